@@ -1,0 +1,1 @@
+//! A net_crypto connection.

@@ -1,0 +1,14 @@
+//! Tox's net_crypto session, sans-IO.
+//!
+//! Data flows: datagrams enter through `handle_*` with the current time; encrypted datagrams,
+//! delivered payloads and events leave through `poll_*`. Nothing here reads a clock, touches a
+//! socket or spawns a thread.
+
+pub mod connection;
+pub mod crypto;
+pub mod endpoint;
+pub mod packets;
+pub mod time;
+pub mod transport;
+
+pub use time::Timestamp;
