@@ -11,4 +11,11 @@ pub mod packets;
 pub mod time;
 pub mod transport;
 
+pub use connection::{
+    CloseReason, Connection, ConnectionEvent, ConnectionId, ConnectionStatus, SendError,
+};
+pub use endpoint::{
+    ConnectError, DropCounters, DropReason, Endpoint, EndpointConfig, EndpointEvent, Transmit,
+};
 pub use time::Timestamp;
+pub use transport::{ControllerKind, PacketClass, TransportConfig, TransportStats};
