@@ -1,0 +1,195 @@
+//! Crypto data packet, kind 0x1b (protocol.md §2.5), and its plaintext with the padding rule.
+//!
+//! Wire:
+//!
+//! | bytes    | content |
+//! |---------:|---------|
+//! | 1        | 0x1b |
+//! | 2        | the last two bytes of the sender's nonce, big-endian |
+//! | 25..1397 | `E(session shared key, full nonce)[ plaintext ]` |
+//!
+//! Total > 27 and ≤ 1400. Plaintext:
+//!
+//! | bytes  | content |
+//! |-------:|---------|
+//! | 4      | buffer_start u32 BE: the sender's receive-array start (a cumulative ack) |
+//! | 4      | packet_number u32 BE: the lossless sequence number, or the send-array end for lossy/request/kill |
+//! | 0..7   | zero padding, `(1373 − |payload|) mod 8` bytes |
+//! | 1..1373| payload, id byte first (never 0) |
+//!
+//! The padding hides small length differences; the receiver skips leading zero bytes, so a
+//! plaintext that is all zeros after the header carries no packet and is refused.
+
+use super::reader::Reader;
+use super::{PacketKind, ParseError, MAX_CRYPTO_PACKET_SIZE};
+use crate::crypto::{Nonce, PrecomputedKey, MAC_SIZE};
+
+/// `CRYPTO_DATA_PACKET_MIN_SIZE` (net_crypto.c) = 1 + 2 + (16 + 4 + 4) + 0: a received data
+/// packet must be *longer* than this.
+pub const MIN_DATA_PACKET_SIZE: usize = 1 + 2 + MAC_SIZE + 8;
+/// The plaintext header: buffer_start and packet_number.
+pub const DATA_HEADER_SIZE: usize = 8;
+/// `MAX_CRYPTO_DATA_SIZE` = 1400 − (1 + 2 + 8 + 16) = 1373: the largest payload, id included.
+pub const MAX_CRYPTO_DATA_SIZE: usize =
+    MAX_CRYPTO_PACKET_SIZE - (1 + 2 + DATA_HEADER_SIZE + MAC_SIZE);
+/// `CRYPTO_MAX_PADDING` (net_crypto.h).
+const MAX_PADDING: usize = 8;
+
+/// Zero bytes placed before a payload of `payload_len` bytes (protocol.md §2.5):
+/// `(MAX_CRYPTO_DATA_SIZE − len) mod 8`, so padding + payload ≡ 1373 (mod 8).
+pub fn padding_len(payload_len: usize) -> usize {
+    MAX_CRYPTO_DATA_SIZE.saturating_sub(payload_len) % MAX_PADDING
+}
+
+/// A data packet on the wire.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DataPacket {
+    /// The last two bytes of the sender's nonce.
+    pub nonce_low: u16,
+    /// The box (MAC first).
+    pub encrypted: Vec<u8>,
+}
+
+impl DataPacket {
+    /// Parses a datagram of more than 27 and at most 1400 bytes starting with 0x1b.
+    pub fn parse(bytes: &[u8]) -> Result<Self, ParseError> {
+        if bytes.len() <= MIN_DATA_PACKET_SIZE || bytes.len() > MAX_CRYPTO_PACKET_SIZE {
+            return Err(ParseError::LengthOutOfRange {
+                min: MIN_DATA_PACKET_SIZE + 1,
+                max: MAX_CRYPTO_PACKET_SIZE,
+                actual: bytes.len(),
+            });
+        }
+        let mut r = Reader::new(bytes);
+        let [kind] = r.array()?;
+        if kind != PacketKind::Data as u8 {
+            return Err(ParseError::WrongKind(kind));
+        }
+        let nonce_low = r.u16_be()?;
+        Ok(DataPacket {
+            nonce_low,
+            encrypted: r.rest().to_vec(),
+        })
+    }
+
+    /// The wire bytes.
+    pub fn to_bytes(&self) -> Vec<u8> {
+        let mut out = Vec::with_capacity(3 + self.encrypted.len());
+        out.push(PacketKind::Data as u8);
+        out.extend_from_slice(&self.nonce_low.to_be_bytes());
+        out.extend_from_slice(&self.encrypted);
+        out
+    }
+
+    /// Encrypts `plaintext` with the session key and the sender's full nonce.
+    pub fn seal(
+        key: &PrecomputedKey,
+        nonce: &Nonce,
+        plaintext: &DataPlaintext,
+    ) -> Result<Self, ParseError> {
+        let plain = plaintext.to_bytes()?;
+        Ok(DataPacket {
+            nonce_low: nonce.low_u16(),
+            encrypted: key.encrypt(nonce, &plain),
+        })
+    }
+
+    /// Decrypts with the full nonce the receiver rebuilt (protocol.md §2.4) and parses the
+    /// plaintext.
+    pub fn open(&self, key: &PrecomputedKey, nonce: &Nonce) -> Result<DataPlaintext, ParseError> {
+        let plain = key.decrypt(nonce, &self.encrypted)?;
+        DataPlaintext::parse(&plain)
+    }
+}
+
+/// The plaintext of a data packet.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DataPlaintext {
+    /// The sender's receive-array start: everything below it arrived (cumulative ack).
+    pub buffer_start: u32,
+    /// Sequence number (lossless) or the sender's send-array end (other kinds).
+    pub packet_number: u32,
+    /// The payload, id byte first, padding removed.
+    pub payload: Vec<u8>,
+}
+
+impl DataPlaintext {
+    /// Header, padding and payload. Refuses an empty payload, one longer than 1373 bytes, and
+    /// one whose id byte is 0 (it would read back as padding).
+    pub fn to_bytes(&self) -> Result<Vec<u8>, ParseError> {
+        match self.payload.first() {
+            Some(&id) if id != 0 && self.payload.len() <= MAX_CRYPTO_DATA_SIZE => {}
+            _ => return Err(ParseError::BadPayload),
+        }
+        let pad = padding_len(self.payload.len());
+        let mut out = Vec::with_capacity(DATA_HEADER_SIZE + pad + self.payload.len());
+        out.extend_from_slice(&self.buffer_start.to_be_bytes());
+        out.extend_from_slice(&self.packet_number.to_be_bytes());
+        out.resize(DATA_HEADER_SIZE + pad, 0);
+        out.extend_from_slice(&self.payload);
+        Ok(out)
+    }
+
+    /// Parses a decrypted plaintext: more than 8 bytes, leading zeros after the header skipped.
+    pub fn parse(bytes: &[u8]) -> Result<Self, ParseError> {
+        if bytes.len() <= DATA_HEADER_SIZE || bytes.len() > DATA_HEADER_SIZE + MAX_CRYPTO_DATA_SIZE
+        {
+            return Err(ParseError::LengthOutOfRange {
+                min: DATA_HEADER_SIZE + 1,
+                max: DATA_HEADER_SIZE + MAX_CRYPTO_DATA_SIZE,
+                actual: bytes.len(),
+            });
+        }
+        let mut r = Reader::new(bytes);
+        let buffer_start = r.u32_be()?;
+        let packet_number = r.u32_be()?;
+        let body = r.rest();
+        let start = body
+            .iter()
+            .position(|&b| b != 0)
+            .ok_or(ParseError::AllPadding)?;
+        Ok(DataPlaintext {
+            buffer_start,
+            packet_number,
+            payload: body[start..].to_vec(),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn padding_makes_padded_payload_congruent_to_1373_mod_8() {
+        for len in 1..=MAX_CRYPTO_DATA_SIZE {
+            let pad = padding_len(len);
+            assert!(pad < 8);
+            assert_eq!((pad + len) % 8, MAX_CRYPTO_DATA_SIZE % 8, "len {len}");
+            assert!(pad + len <= MAX_CRYPTO_DATA_SIZE);
+        }
+        assert_eq!(MAX_CRYPTO_DATA_SIZE, 1373);
+        assert_eq!(padding_len(1), 4);
+        assert_eq!(padding_len(1373), 0);
+    }
+
+    #[test]
+    fn largest_payload_fills_exactly_1400_bytes() {
+        let key = PrecomputedKey::new(
+            &crate::crypto::PublicKey([9; 32]),
+            &crate::crypto::SecretKey::from_bytes([7; 32]),
+        );
+        let plain = DataPlaintext {
+            buffer_start: 1,
+            packet_number: 2,
+            payload: vec![16; MAX_CRYPTO_DATA_SIZE],
+        };
+        let packet = DataPacket::seal(&key, &Nonce([0; 24]), &plain).unwrap();
+        assert_eq!(packet.to_bytes().len(), 1400);
+        let too_big = DataPlaintext {
+            payload: vec![16; MAX_CRYPTO_DATA_SIZE + 1],
+            ..plain
+        };
+        assert_eq!(too_big.to_bytes(), Err(ParseError::BadPayload));
+    }
+}
