@@ -51,14 +51,22 @@ fn precomputed_box_matches_libsodium_box_easy_in_both_directions() {
         let boxed = bytes(v, "boxed");
 
         let ab = PrecomputedKey::new(&pk_b, &a);
-        assert_eq!(ab.encrypt(&n, &plaintext), boxed, "box differs from libsodium");
+        assert_eq!(
+            ab.encrypt(&n, &plaintext),
+            boxed,
+            "box differs from libsodium"
+        );
         let ba = PrecomputedKey::new(&pk_a, &b);
         assert_eq!(ba.decrypt(&n, &boxed).expect("opens"), plaintext);
 
         // beforenm's output, used as a plain XSalsa20-Poly1305 key, gives the same box: this
         // pins the shared key itself, not just the composition.
         let shared = SymmetricKey::from_bytes(arr32(v, "shared_key"));
-        assert_eq!(shared.encrypt(&n, &plaintext), boxed, "beforenm differs from libsodium");
+        assert_eq!(
+            shared.encrypt(&n, &plaintext),
+            boxed,
+            "beforenm differs from libsodium"
+        );
     }
 }
 

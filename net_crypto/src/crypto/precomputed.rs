@@ -107,7 +107,10 @@ mod tests {
         assert_eq!(ba.decrypt(&nonce, &boxed).unwrap(), b"hello");
         let mut tampered = boxed.clone();
         tampered[0] ^= 1;
-        assert_eq!(ba.decrypt(&nonce, &tampered), Err(CryptoError::AuthenticationFailed));
+        assert_eq!(
+            ba.decrypt(&nonce, &tampered),
+            Err(CryptoError::AuthenticationFailed)
+        );
         assert_eq!(ba.decrypt(&nonce, &boxed[..16]), Err(CryptoError::TooShort));
     }
 }
