@@ -1,0 +1,30 @@
+//! Deterministic network simulation for rustox's sans-IO cores, plus the scenarios and
+//! benchmarks built on it.
+//!
+//! Data flows: a [`Simulator`] pops the earliest event from a heap (a datagram arriving or a
+//! node's deadline), hands it to a [`SimNode`], drains the node's transmits onto [`Link`]s —
+//! which delay, queue, lose, corrupt, duplicate or reorder them from a seeded stream — and
+//! schedules their arrivals. Everything random derives from one seed, so a run replays bit
+//! for bit (`SIM_SEED=… cargo test …`).
+//!
+//! Layers: [`sim`]/[`link`]/[`node`] know nothing about Tox; [`netcrypto`] wraps a
+//! `rustox_net_crypto::Endpoint` with a bulk-transfer app; [`transfer`] runs one measured
+//! transfer over a [`profiles::Profile`] and returns [`transfer::TransferMetrics`] — the piece
+//! the benchmark binaries and `rustox sim` call.
+
+pub mod cpu_time;
+pub mod link;
+pub mod metrics;
+pub mod node;
+pub mod profiles;
+pub mod seed;
+pub mod sim;
+pub mod toy;
+pub mod trace;
+
+pub use link::{Link, LinkConfig, LinkStats};
+pub use node::SimNode;
+pub use profiles::Profile;
+pub use seed::{derive_rng, seed_from_env, StreamKind};
+pub use sim::{LinkId, NodeId, SimError, Simulator};
+pub use trace::TraceHash;

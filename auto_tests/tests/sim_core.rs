@@ -1,0 +1,278 @@
+//! The simulator core with toy nodes: determinism, scale, link behaviour end to end, and the
+//! failure path (seed + replay command).
+
+use std::net::SocketAddr;
+use std::time::Duration;
+
+use rustox_auto_tests::link::{BottleneckConfig, LinkConfig, LossModel};
+use rustox_auto_tests::node::SimNode;
+use rustox_auto_tests::toy::{Flooder, Pinger, Sink};
+use rustox_auto_tests::{seed_from_env, Simulator};
+use rustox_net_crypto::Timestamp;
+
+fn addr(i: usize) -> SocketAddr {
+    SocketAddr::from(([10, (i >> 16) as u8, (i >> 8) as u8, i as u8], 33445))
+}
+
+/// A small mixed network: 20 pingers over lossy, jittery, duplicating, corrupting links.
+fn pinger_network(seed: u64) -> (u64, u64, u64) {
+    let link = LinkConfig {
+        delay: Duration::from_millis(15),
+        jitter: rustox_auto_tests::link::Jitter {
+            amplitude: Duration::from_millis(5),
+            correlation: 0.5,
+        },
+        loss: LossModel::bursts(0.05, 3.0),
+        duplicate: 0.01,
+        corrupt: 0.01,
+        ..LinkConfig::default()
+    };
+    let mut sim: Simulator<Pinger> = Simulator::new(seed, link);
+    let n = 20;
+    for i in 0..n {
+        let peers = (0..n).filter(|&j| j != i).map(addr).collect();
+        sim.add_node_with(vec![addr(i)], |rng| {
+            Pinger::new(peers, Duration::from_millis(7), rng)
+        })
+        .unwrap();
+    }
+    if let Err(e) = sim.run_until(Timestamp::from_secs(5)) {
+        sim.fail(&e);
+    }
+    let pongs = (0..n)
+        .map(|i| sim.node(rustox_auto_tests::NodeId(i)).pongs)
+        .sum();
+    (sim.trace().value(), sim.trace().events(), pongs)
+}
+
+#[test]
+fn same_seed_replays_the_same_packet_trace() {
+    let seed = seed_from_env(11);
+    let a = pinger_network(seed);
+    let b = pinger_network(seed);
+    assert_eq!(a, b, "two runs of seed {seed} diverged");
+    assert!(
+        a.1 > 20_000,
+        "the trace covers real traffic: {} events",
+        a.1
+    );
+    let c = pinger_network(seed + 1);
+    assert_ne!(a.0, c.0, "a different seed gives a different trace");
+}
+
+#[test]
+fn five_hundred_nodes_run_quickly_in_virtual_time() {
+    let seed = seed_from_env(5);
+    let mut sim: Simulator<Pinger> =
+        Simulator::new(seed, LinkConfig::with_delay(Duration::from_millis(30)));
+    sim.set_trace_enabled(false);
+    let n = 500;
+    for i in 0..n {
+        let peers = (0..n).filter(|&j| j != i).map(addr).collect();
+        sim.add_node_with(vec![addr(i)], |rng| {
+            Pinger::new(peers, Duration::from_millis(200), rng)
+        })
+        .unwrap();
+    }
+    if let Err(e) = sim.run_until(Timestamp::from_secs(10)) {
+        sim.fail(&e);
+    }
+    let sent: u64 = (0..n)
+        .map(|i| sim.node(rustox_auto_tests::NodeId(i)).sent())
+        .sum();
+    let pongs: u64 = (0..n)
+        .map(|i| sim.node(rustox_auto_tests::NodeId(i)).pongs)
+        .sum();
+    assert_eq!(sent, 500 * 50, "every node pinged every 200 ms for 10 s");
+    // Pings sent in the last 60 ms are still in flight.
+    assert!(pongs >= sent - 500 && pongs <= sent, "{pongs} of {sent}");
+    let rtt = sim.node(rustox_auto_tests::NodeId(0)).rtts[0];
+    assert_eq!(
+        rtt,
+        Duration::from_millis(60),
+        "no jitter or bottleneck: exactly 2 × 30 ms"
+    );
+}
+
+/// Sink plus flooder in one node type.
+enum Toy {
+    Flood(Flooder),
+    Sink(Sink),
+}
+
+impl SimNode for Toy {
+    fn handle_datagram(&mut self, now: Timestamp, from: SocketAddr, to: SocketAddr, bytes: &[u8]) {
+        match self {
+            Toy::Flood(f) => f.handle_datagram(now, from, to, bytes),
+            Toy::Sink(s) => s.handle_datagram(now, from, to, bytes),
+        }
+    }
+    fn handle_timeout(&mut self, now: Timestamp) {
+        match self {
+            Toy::Flood(f) => f.handle_timeout(now),
+            Toy::Sink(s) => s.handle_timeout(now),
+        }
+    }
+    fn poll_transmit(&mut self, now: Timestamp) -> Option<(SocketAddr, Vec<u8>)> {
+        match self {
+            Toy::Flood(f) => f.poll_transmit(now),
+            Toy::Sink(s) => s.poll_transmit(now),
+        }
+    }
+    fn poll_timeout(&self) -> Option<Timestamp> {
+        match self {
+            Toy::Flood(f) => f.poll_timeout(),
+            Toy::Sink(s) => s.poll_timeout(),
+        }
+    }
+    fn check_invariants(&self) -> Result<(), String> {
+        match self {
+            Toy::Flood(f) => f.check_invariants(),
+            Toy::Sink(s) => s.check_invariants(),
+        }
+    }
+}
+
+fn sink(sim: &Simulator<Toy>, id: rustox_auto_tests::NodeId) -> &Sink {
+    match sim.node(id) {
+        Toy::Sink(s) => s,
+        Toy::Flood(_) => unreachable!("node is a sink"),
+    }
+}
+
+#[test]
+fn bottleneck_caps_throughput_and_drops_tail_bytes() {
+    // Offer 20 Mbit/s (1372-byte datagrams = 1400 wire bytes every 560 µs) into 10 Mbit/s.
+    let mut sim: Simulator<Toy> = Simulator::new(seed_from_env(3), LinkConfig::default());
+    let count = 10_000;
+    let s = sim
+        .add_node(
+            vec![addr(2)],
+            Toy::Sink(Sink {
+                require_order: true,
+                ..Sink::default()
+            }),
+        )
+        .unwrap();
+    let f = sim
+        .add_node(
+            vec![addr(1)],
+            Toy::Flood(Flooder::new(
+                addr(2),
+                1372,
+                Duration::from_micros(560),
+                count,
+            )),
+        )
+        .unwrap();
+    let (fwd, _) = sim.connect(
+        f,
+        s,
+        LinkConfig {
+            delay: Duration::from_millis(10),
+            bottleneck: Some(BottleneckConfig {
+                rate_bps: 10_000_000,
+                queue_bytes: 70_000,
+            }),
+            record_samples: true,
+            ..LinkConfig::default()
+        },
+        LinkConfig::default(),
+    );
+    if let Err(e) = sim.run_until(Timestamp::from_secs(60)) {
+        sim.fail(&e);
+    }
+    let got = &sink(&sim, s).received;
+    let stats = sim.link(fwd).stats();
+    assert_eq!(
+        got.len() as u64 + stats.packets_dropped_queue,
+        count,
+        "every datagram delivered or counted as dropped"
+    );
+    assert_eq!(stats.bytes_dropped_loss, 0);
+    // Delivered rate equals the bottleneck rate while it is saturated.
+    let (first, last) = (got[0].1, got[got.len() - 1].1);
+    let rate = (got.len() - 1) as f64 * 1400.0 * 8.0 / (last - first).as_secs_f64();
+    assert!((rate / 10e6 - 1.0).abs() < 0.001, "{rate}");
+    // 70 000 bytes hold 50 packets counting the one in service, so a packet waits behind at
+    // most 49 × 1.12 ms = 54.88 ms.
+    let max_q = stats
+        .samples
+        .iter()
+        .map(|s| s.queue_delay_us)
+        .max()
+        .unwrap();
+    assert!((54_000..=54_880).contains(&max_q), "{max_q} µs");
+    assert!(
+        stats.packets_dropped_queue > 4_000,
+        "half the offered load is dropped"
+    );
+}
+
+#[test]
+fn random_loss_and_outage_are_counted_separately() {
+    let mut sim: Simulator<Toy> = Simulator::new(seed_from_env(4), LinkConfig::default());
+    let s = sim
+        .add_node(vec![addr(2)], Toy::Sink(Sink::default()))
+        .unwrap();
+    let f = sim
+        .add_node(
+            vec![addr(1)],
+            Toy::Flood(Flooder::new(addr(2), 100, Duration::from_millis(1), 10_000)),
+        )
+        .unwrap();
+    let (fwd, _) = sim.connect(
+        f,
+        s,
+        LinkConfig {
+            loss: LossModel::Random(0.1),
+            outages: vec![(Timestamp::from_secs(2), Timestamp::from_secs(3))],
+            ..LinkConfig::default()
+        },
+        LinkConfig::default(),
+    );
+    sim.run_until(Timestamp::from_secs(20)).unwrap();
+    let st = sim.link(fwd).stats();
+    assert_eq!(st.packets_dropped_outage, 1000);
+    assert!(
+        (st.packets_dropped_loss as f64 / 9000.0 - 0.1).abs() < 0.015,
+        "{}",
+        st.packets_dropped_loss
+    );
+    assert_eq!(
+        sink(&sim, s).received.len() as u64,
+        10_000 - st.packets_dropped_outage - st.packets_dropped_loss
+    );
+    assert!(sink(&sim, s)
+        .received
+        .iter()
+        .all(|r| r.1 < Timestamp::from_secs(2) || r.1 >= Timestamp::from_secs(3)));
+}
+
+#[test]
+#[should_panic(expected = "SIM_SEED=78 cargo test --release -p rustox-auto-tests --test sim_core")]
+fn failing_run_panics_with_replay_command() {
+    let mut sim: Simulator<Toy> = Simulator::new(
+        78,
+        LinkConfig {
+            duplicate: 1.0,
+            ..LinkConfig::default()
+        },
+    );
+    sim.add_node(
+        vec![addr(2)],
+        Toy::Sink(Sink {
+            require_order: true,
+            ..Sink::default()
+        }),
+    )
+    .unwrap();
+    sim.add_node(
+        vec![addr(1)],
+        Toy::Flood(Flooder::new(addr(2), 100, Duration::from_millis(1), 10)),
+    )
+    .unwrap();
+    if let Err(e) = sim.run_until(Timestamp::from_secs(1)) {
+        sim.fail(&e);
+    }
+}
