@@ -1,10 +1,49 @@
-//! A net_crypto connection (protocol.md §2.2–§2.6). Work in progress: public API only.
+//! One net_crypto session (protocol.md §2.2–§2.6): the handshake state machine, the session
+//! keys and data nonces, and the framing of what the reliability engine ([`Transport`])
+//! sends and receives.
+//!
+//! Roles. The *initiator* ([`Connection::initiate`]) sends a cookie request and waits
+//! (COOKIE_REQUESTING), then sends its handshake (HANDSHAKE_SENT). The *responder*
+//! ([`Connection::accept`]) is created from a valid handshake and answers with its own, using
+//! the `other_cookie` the initiator sent, so it never needs a cookie round of its own
+//! (NOT_CONFIRMED). When both sides connect at once the handshakes cross: each side takes
+//! the other's handshake while in HANDSHAKE_SENT and goes to NOT_CONFIRMED without sending
+//! another. The first authentic data packet moves NOT_CONFIRMED to ESTABLISHED (§2.3).
+//!
+//! Until ESTABLISHED the last handshake packet (the "temp packet") is resent every 1000 ms;
+//! after 8 sends without progress the connection closes with [`CloseReason::Timeout`].
+//! In NOT_CONFIRMED each send of the temp packet is followed by an empty request packet,
+//! which is the data packet that confirms the session to the peer (c-toxcore sends a request
+//! packet at once and then every second in that state, §2.7).
+//!
+//! The endpoint verifies the outer layers (cookie, boxes, hashes) and routes; this type owns
+//! what changes per connection.
 
+use std::collections::VecDeque;
 use std::net::SocketAddr;
+use std::time::Duration;
 
-use crate::crypto::PublicKey;
-use crate::transport::Transport;
+use crate::crypto::{sha512, CryptoRng, KeyPair, Nonce, PrecomputedKey, PublicKey};
+use crate::drop_reason::DropReason;
+use crate::identity::Identity;
+use crate::packets::{
+    Cookie, CookieRequest, CookieRequestPayload, CookieResponse, DataPacket, DataPlaintext,
+    EncryptedCookie, Handshake, HandshakePayload, ParseError, PayloadKind, MAX_CRYPTO_DATA_SIZE,
+    PACKET_ID_KILL, PACKET_ID_REQUEST,
+};
+use crate::receive_nonce::{ReceiveNonce, ReplayError};
+use crate::transport::{PacketClass, Transport, TransportConfig, TransportError};
 use crate::Timestamp;
+
+/// `CRYPTO_SEND_PACKET_INTERVAL` (net_crypto.h, protocol.md §2.3): temp-packet resend period.
+pub const TEMP_PACKET_INTERVAL: Duration = Duration::from_millis(1000);
+/// `MAX_NUM_SENDPACKET_TRIES` (net_crypto.h): sends of a temp packet before giving up.
+pub const MAX_TEMP_PACKET_SENDS: u8 = 8;
+/// Datagrams a connection holds for `poll_transmit` (lossy packets, temp packets, kill).
+/// Past it `send_lossy` fails rather than buffer: lossy data that cannot go now is stale.
+pub const MAX_QUEUED_DATAGRAMS: usize = 64;
+/// Events (lossy payloads) held for `poll_event`; lossless payloads wait in the transport.
+pub const MAX_QUEUED_EVENTS: usize = 256;
 
 /// An endpoint-local handle for one connection.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -28,7 +67,8 @@ pub enum ConnectionStatus {
 /// Why a connection closed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum CloseReason {
-    /// The peer sent a kill packet.
+    /// The peer sent a kill packet (or came back with a new DHT key, which c-toxcore also
+    /// treats as the end of the old session).
     Killed,
     /// The handshake gave up after 8 sends of the temp packet.
     Timeout,
@@ -58,67 +98,700 @@ pub enum SendError {
     /// Payload empty or longer than 1373 bytes.
     #[error("bad payload length")]
     BadLength,
-    /// The payload's first byte is not in the id range of this kind of packet.
+    /// The payload's first byte is not in the id range of this kind of packet
+    /// (16–191 lossless, 192–254 lossy; protocol.md §2.5).
     #[error("packet id not valid for this kind of packet")]
     InvalidPacketId,
-    /// The send array or queue is full.
+    /// The send array or the datagram queue is full.
     #[error("send queue full")]
     QueueFull,
-    /// `send_budget` is zero.
+    /// `send_budget` is zero: bulk data must wait.
     #[error("no send budget")]
     NoBudget,
 }
 
-/// One net_crypto session.
+/// The packet resent until the handshake completes (c-toxcore's `temp_packet`).
 #[derive(Debug)]
-pub struct Connection {
-    transport: Transport,
+struct TempPacket {
+    bytes: Vec<u8>,
+    last_sent: Timestamp,
+    sends: u8,
 }
 
-#[allow(unused_variables)]
+/// What we learned from the peer's handshake.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct PeerSession {
+    session_pk: PublicKey,
+    base_nonce: Nonce,
+}
+
+/// One net_crypto session. See the module docs.
+pub struct Connection {
+    id: ConnectionId,
+    status: ConnectionStatus,
+    peer_real_pk: PublicKey,
+    peer_dht_pk: PublicKey,
+    peer_addr: SocketAddr,
+    /// beforenm(peer real pk, own real sk): boxes handshakes both ways.
+    real_shared: PrecomputedKey,
+    /// beforenm(peer DHT pk, own DHT sk) and the echo id of our cookie request; only while
+    /// COOKIE_REQUESTING.
+    cookie_request: Option<(PrecomputedKey, u64)>,
+    /// Our per-session key pair (the public half goes in our handshake).
+    session: KeyPair,
+    /// The nonce of our next data packet; its first value is our handshake's base nonce.
+    sent_nonce: Nonce,
+    peer_session: Option<PeerSession>,
+    /// beforenm(peer session pk, own session sk): the data key, both directions (§2.4).
+    data_key: Option<PrecomputedKey>,
+    recv_nonce: Option<ReceiveNonce>,
+    temp: Option<TempPacket>,
+    /// An empty request packet is due to confirm the session to the peer.
+    confirm_pending: bool,
+    transport: Transport,
+    outgoing: VecDeque<Vec<u8>>,
+    events: VecDeque<ConnectionEvent>,
+    close_reason: Option<CloseReason>,
+    close_reported: bool,
+}
+
+impl std::fmt::Debug for Connection {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Connection")
+            .field("id", &self.id)
+            .field("status", &self.status)
+            .field("peer_real_pk", &self.peer_real_pk)
+            .field("peer_addr", &self.peer_addr)
+            .finish_non_exhaustive()
+    }
+}
+
 impl Connection {
+    /// Starts a connection as initiator: sends a cookie request to the peer's DHT key
+    /// (protocol.md §2.2) and waits in COOKIE_REQUESTING.
+    pub(crate) fn initiate(
+        id: ConnectionId,
+        now: Timestamp,
+        addr: SocketAddr,
+        peer_real_pk: PublicKey,
+        peer_dht_pk: PublicKey,
+        identity: &Identity,
+        config: TransportConfig,
+        rng: &mut dyn CryptoRng,
+    ) -> Self {
+        let dht_shared = PrecomputedKey::new(&peer_dht_pk, &identity.dht.secret);
+        let echo_id = rng.next_u64();
+        let request = CookieRequest::seal(
+            identity.dht.public,
+            &dht_shared,
+            Nonce::random(rng),
+            &CookieRequestPayload {
+                sender_real_pk: identity.real.public,
+                echo_id,
+            },
+        );
+        let mut conn = Self::new(
+            id,
+            now,
+            addr,
+            peer_real_pk,
+            peer_dht_pk,
+            PrecomputedKey::new(&peer_real_pk, &identity.real.secret),
+            config,
+            rng,
+        );
+        conn.cookie_request = Some((dht_shared, echo_id));
+        conn.status = ConnectionStatus::CookieRequesting;
+        conn.start_temp(now, request.to_bytes());
+        conn
+    }
+
+    /// Creates the responder's side from a verified handshake (`cookie` is the opened outer
+    /// cookie, `real_shared` the key that opened the box) and answers with our handshake.
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn accept(
+        id: ConnectionId,
+        now: Timestamp,
+        addr: SocketAddr,
+        cookie: &Cookie,
+        payload: &HandshakePayload,
+        real_shared: PrecomputedKey,
+        identity: &Identity,
+        config: TransportConfig,
+        rng: &mut dyn CryptoRng,
+    ) -> Self {
+        let mut conn = Self::new(
+            id,
+            now,
+            addr,
+            cookie.real_pk,
+            cookie.dht_pk,
+            real_shared,
+            config,
+            rng,
+        );
+        conn.adopt_peer_session(payload);
+        let handshake = conn.build_handshake(now, payload.other_cookie, identity, rng);
+        conn.start_temp(now, handshake);
+        conn.status = ConnectionStatus::NotConfirmed;
+        conn
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn new(
+        id: ConnectionId,
+        now: Timestamp,
+        addr: SocketAddr,
+        peer_real_pk: PublicKey,
+        peer_dht_pk: PublicKey,
+        real_shared: PrecomputedKey,
+        config: TransportConfig,
+        rng: &mut dyn CryptoRng,
+    ) -> Self {
+        Connection {
+            id,
+            status: ConnectionStatus::CookieRequesting,
+            peer_real_pk,
+            peer_dht_pk,
+            peer_addr: addr,
+            real_shared,
+            cookie_request: None,
+            session: KeyPair::generate(rng),
+            sent_nonce: Nonce::random(rng),
+            peer_session: None,
+            data_key: None,
+            recv_nonce: None,
+            temp: None,
+            confirm_pending: false,
+            transport: Transport::new(now, config),
+            outgoing: VecDeque::new(),
+            events: VecDeque::new(),
+            close_reason: None,
+            close_reported: false,
+        }
+    }
+
+    /// The endpoint-local id.
+    pub fn id(&self) -> ConnectionId {
+        self.id
+    }
+
     /// Where the connection is in its life.
     pub fn status(&self) -> ConnectionStatus {
-        todo!()
+        self.status
     }
+
     /// The peer's long-term key.
     pub fn peer_real_pk(&self) -> PublicKey {
-        todo!()
+        self.peer_real_pk
     }
+
+    /// The peer's DHT key (from our `connect` call or its cookie).
+    pub fn peer_dht_pk(&self) -> PublicKey {
+        self.peer_dht_pk
+    }
+
     /// The peer's address.
     pub fn peer_addr(&self) -> SocketAddr {
-        todo!()
+        self.peer_addr
     }
-    /// Queue a lossless control payload; returns its packet number.
+
+    /// Queue a lossless control payload (id 16–191 first); returns its packet number.
     pub fn send_lossless(&mut self, now: Timestamp, payload: &[u8]) -> Result<u32, SendError> {
-        todo!()
+        self.queue_lossless(now, PacketClass::Control, payload)
     }
+
     /// Bulk packets allowed now (0 unless established).
     pub fn send_budget(&self, now: Timestamp) -> usize {
-        todo!()
+        if self.status == ConnectionStatus::Established {
+            self.transport.send_budget(now)
+        } else {
+            0
+        }
     }
-    /// Queue a lossless bulk payload; returns its packet number.
+
+    /// Queue a lossless bulk payload (file data) within `send_budget`; returns its number.
     pub fn send_bulk(&mut self, now: Timestamp, payload: &[u8]) -> Result<u32, SendError> {
-        todo!()
+        if self.status == ConnectionStatus::Established && self.transport.send_budget(now) == 0 {
+            return Err(SendError::NoBudget);
+        }
+        self.queue_lossless(now, PacketClass::Bulk, payload)
     }
-    /// Send a lossy payload.
+
+    fn queue_lossless(
+        &mut self,
+        now: Timestamp,
+        class: PacketClass,
+        payload: &[u8],
+    ) -> Result<u32, SendError> {
+        self.check_payload(payload, PayloadKind::Lossless)?;
+        self.transport
+            .queue_lossless(now, class, payload)
+            .map_err(|e| match e {
+                TransportError::BadLength => SendError::BadLength,
+                _ => SendError::QueueFull,
+            })
+    }
+
+    /// Send a lossy payload (id 192–254 first). It is encrypted now and leaves with the
+    /// next `poll_transmit`; it is never resent.
     pub fn send_lossy(&mut self, now: Timestamp, payload: &[u8]) -> Result<(), SendError> {
-        todo!()
+        let _ = now;
+        self.check_payload(payload, PayloadKind::Lossy)?;
+        if self.outgoing.len() >= MAX_QUEUED_DATAGRAMS {
+            return Err(SendError::QueueFull);
+        }
+        let packet_number = self.transport.send_buffer_end();
+        let datagram = self
+            .seal_data(packet_number, payload.to_vec())
+            .ok_or(SendError::NotEstablished)?;
+        self.outgoing.push_back(datagram);
+        Ok(())
     }
-    /// True once the peer acknowledged `packet_number`.
+
+    fn check_payload(&self, payload: &[u8], kind: PayloadKind) -> Result<(), SendError> {
+        if self.status != ConnectionStatus::Established {
+            return Err(SendError::NotEstablished);
+        }
+        let Some(&id) = payload.first() else {
+            return Err(SendError::BadLength);
+        };
+        if payload.len() > MAX_CRYPTO_DATA_SIZE {
+            return Err(SendError::BadLength);
+        }
+        if PayloadKind::of(id) != kind {
+            return Err(SendError::InvalidPacketId);
+        }
+        Ok(())
+    }
+
+    /// True once the peer acknowledged `packet_number` (`cryptpacket_received`).
     pub fn is_delivered(&self, packet_number: u32) -> bool {
-        todo!()
+        self.transport.is_delivered(packet_number)
     }
-    /// Close the connection, telling the peer if established.
+
+    /// Closes the connection. An established one first sends a kill packet (id 2), as
+    /// c-toxcore's `crypto_kill` does; then the keys are wiped. Reports
+    /// `Closed(Local)`.
     pub fn kill(&mut self, now: Timestamp) {
-        todo!()
+        let _ = now;
+        if self.status == ConnectionStatus::Closed {
+            return;
+        }
+        self.outgoing.clear();
+        if self.status == ConnectionStatus::Established {
+            let packet_number = self.transport.send_buffer_end();
+            if let Some(kill) = self.seal_data(packet_number, vec![PACKET_ID_KILL]) {
+                self.outgoing.push_back(kill);
+            }
+        }
+        self.close(CloseReason::Local);
     }
-    /// The reliability engine.
+
+    /// The reliability engine (for its `stats()`).
     pub fn transport(&self) -> &Transport {
         &self.transport
     }
-    /// Bytes held by this connection.
+
+    /// Heap and inline bytes held by this connection, transport included.
     pub fn memory_usage(&self) -> usize {
-        todo!()
+        let queued: usize = self.outgoing.iter().map(Vec::capacity).sum();
+        let events: usize = self
+            .events
+            .iter()
+            .map(|e| match e {
+                ConnectionEvent::Lossless(p) | ConnectionEvent::Lossy(p) => p.capacity(),
+                _ => 0,
+            })
+            .sum();
+        std::mem::size_of::<Self>()
+            + queued
+            + self.outgoing.capacity() * std::mem::size_of::<Vec<u8>>()
+            + events
+            + self.events.capacity() * std::mem::size_of::<ConnectionEvent>()
+            + self.temp.as_ref().map_or(0, |t| t.bytes.capacity())
+            + self.transport.memory_usage()
+    }
+
+    /// Builds a data packet with any payload under this session's keys, without checking
+    /// its id. Consumes a nonce exactly like a real send. For fault injection by tests and
+    /// the simulator (a misbehaving but authenticated peer); `None` before the handshake.
+    pub fn forge_data_packet(&mut self, packet_number: u32, payload: &[u8]) -> Option<Vec<u8>> {
+        self.seal_data(packet_number, payload.to_vec())
+    }
+
+    // ----- inputs from the endpoint -------------------------------------------------------
+
+    /// A cookie response from the peer's address (protocol.md §2.2): accepted only while
+    /// COOKIE_REQUESTING and only with our echo id; then our handshake goes out.
+    pub(crate) fn handle_cookie_response(
+        &mut self,
+        now: Timestamp,
+        response: &CookieResponse,
+        identity: &Identity,
+        rng: &mut dyn CryptoRng,
+    ) -> Result<(), DropReason> {
+        let (dht_shared, echo_id) = match (&self.status, &self.cookie_request) {
+            (ConnectionStatus::CookieRequesting, Some(request)) => request,
+            _ => return Err(DropReason::WrongState),
+        };
+        let payload = response.open(dht_shared).map_err(parse_drop)?;
+        if payload.echo_id != *echo_id {
+            return Err(DropReason::WrongEchoId);
+        }
+        let handshake = self.build_handshake(now, payload.cookie, identity, rng);
+        self.cookie_request = None;
+        self.start_temp(now, handshake);
+        self.status = ConnectionStatus::HandshakeSent;
+        Ok(())
+    }
+
+    /// A verified handshake from this connection's peer (protocol.md §2.3). The endpoint
+    /// has opened the cookie, checked its age and that it names this peer, opened the box
+    /// and checked the cookie hash.
+    pub(crate) fn handle_handshake(
+        &mut self,
+        now: Timestamp,
+        payload: &HandshakePayload,
+        identity: &Identity,
+        rng: &mut dyn CryptoRng,
+    ) -> Result<(), DropReason> {
+        match self.status {
+            ConnectionStatus::CookieRequesting => {
+                // The peer connected to us first: answer with the cookie it gave us.
+                self.adopt_peer_session(payload);
+                let handshake = self.build_handshake(now, payload.other_cookie, identity, rng);
+                self.cookie_request = None;
+                self.start_temp(now, handshake);
+                self.status = ConnectionStatus::NotConfirmed;
+                Ok(())
+            }
+            ConnectionStatus::HandshakeSent => {
+                // Our handshake is out (crossed, or the peer's answer to ours).
+                self.adopt_peer_session(payload);
+                self.status = ConnectionStatus::NotConfirmed;
+                Ok(())
+            }
+            ConnectionStatus::NotConfirmed => {
+                let incoming = PeerSession {
+                    session_pk: payload.session_pk,
+                    base_nonce: payload.base_nonce,
+                };
+                if self.peer_session != Some(incoming) {
+                    // The peer started over (new session key): follow it, as c-toxcore does.
+                    self.adopt_peer_session(payload);
+                }
+                Ok(())
+            }
+            ConnectionStatus::Established | ConnectionStatus::Closed => {
+                Err(DropReason::HandshakeIgnored)
+            }
+        }
+    }
+
+    /// A data packet from the peer's address (protocol.md §2.4–§2.6). Everything that can
+    /// refuse the packet is checked before anything changes.
+    pub(crate) fn handle_data(
+        &mut self,
+        now: Timestamp,
+        packet: &DataPacket,
+    ) -> Result<(), DropReason> {
+        if !matches!(
+            self.status,
+            ConnectionStatus::NotConfirmed | ConnectionStatus::Established
+        ) {
+            return Err(DropReason::WrongState);
+        }
+        let (Some(key), Some(recv)) = (&self.data_key, &self.recv_nonce) else {
+            return Err(DropReason::WrongState);
+        };
+        let candidate = recv.candidate(packet.nonce_low);
+        let plain = packet.open(key, &candidate.nonce).map_err(parse_drop)?;
+        recv.check(&candidate).map_err(|e| match e {
+            ReplayError::Replayed => DropReason::ReplayedNonce,
+            ReplayError::Stale => DropReason::StaleNonce,
+        })?;
+        let Some(&id) = plain.payload.first() else {
+            return Err(DropReason::MalformedPlaintext);
+        };
+        let kind = PayloadKind::of(id);
+        if matches!(kind, PayloadKind::Reserved | PayloadKind::Invalid) {
+            return Err(DropReason::InvalidPacketId);
+        }
+
+        // §2.6 step 2: the cumulative ack first.
+        self.transport
+            .on_peer_buffer_start(now, plain.buffer_start)
+            .map_err(|_| DropReason::AckOutsideWindow)?;
+        if let Some(recv) = self.recv_nonce.as_mut() {
+            recv.accept(&candidate);
+        }
+
+        // Step 3: kill.
+        if kind == PayloadKind::Kill {
+            self.outgoing.clear();
+            self.close(CloseReason::Killed);
+            return Ok(());
+        }
+
+        // Step 4: the first authentic data packet confirms the session.
+        if self.status == ConnectionStatus::NotConfirmed {
+            self.status = ConnectionStatus::Established;
+            self.temp = None;
+            self.confirm_pending = false;
+            self.events.push_back(ConnectionEvent::Established);
+        }
+
+        // Step 5.
+        let payload = plain.payload;
+        match kind {
+            PayloadKind::Request => {
+                self.transport
+                    .on_request(now, &payload[1..])
+                    .map_err(transport_drop)?;
+                self.transport
+                    .on_peer_buffer_end(now, plain.packet_number)
+                    .map_err(transport_drop)
+            }
+            PayloadKind::Lossless => self
+                .transport
+                .on_lossless(now, plain.packet_number, &payload)
+                .map_err(transport_drop),
+            PayloadKind::Lossy => {
+                self.transport
+                    .on_peer_buffer_end(now, plain.packet_number)
+                    .map_err(transport_drop)?;
+                if self.events.len() >= MAX_QUEUED_EVENTS {
+                    return Err(DropReason::EventQueueFull);
+                }
+                self.events.push_back(ConnectionEvent::Lossy(payload));
+                Ok(())
+            }
+            PayloadKind::Kill | PayloadKind::Reserved | PayloadKind::Invalid => {
+                Err(DropReason::InvalidPacketId)
+            }
+        }
+    }
+
+    /// The peer reached us from a new address with a handshake (protocol.md §2.3,
+    /// `handle_new_connection_handshake` adopting a connection).
+    pub(crate) fn set_peer_addr(&mut self, addr: SocketAddr) {
+        self.peer_addr = addr;
+    }
+
+    /// The key that boxes handshakes with this peer.
+    pub(crate) fn real_shared_key(&self) -> &PrecomputedKey {
+        &self.real_shared
+    }
+
+    /// The peer's DHT key changed: c-toxcore kills the old session (§2.2).
+    pub(crate) fn close_replaced(&mut self) {
+        if self.status != ConnectionStatus::Closed {
+            self.outgoing.clear();
+            self.close(CloseReason::Killed);
+        }
+    }
+
+    // ----- outputs --------------------------------------------------------------------------
+
+    /// The next datagram for the peer: queued datagrams (temp packet, lossy, kill), then the
+    /// confirmation, then the transport's request packet, then its lossless data.
+    pub(crate) fn poll_transmit(&mut self, now: Timestamp) -> Option<Vec<u8>> {
+        if let Some(datagram) = self.outgoing.pop_front() {
+            return Some(datagram);
+        }
+        match self.status {
+            ConnectionStatus::NotConfirmed | ConnectionStatus::Established => {}
+            _ => return None,
+        }
+        if self.confirm_pending {
+            self.confirm_pending = false;
+            let packet_number = self.transport.send_buffer_end();
+            if let Some(d) = self.seal_data(packet_number, vec![PACKET_ID_REQUEST]) {
+                return Some(d);
+            }
+        }
+        if self.status != ConnectionStatus::Established {
+            return None;
+        }
+        if let Some(request) = self.transport.poll_request(now) {
+            let packet_number = self.transport.send_buffer_end();
+            if let Some(d) = self.seal_data(packet_number, request) {
+                return Some(d);
+            }
+        }
+        let data = self.transport.poll_send(now)?;
+        self.seal_data(data.packet_number, data.payload)
+    }
+
+    /// The next event: queued ones, then in-order lossless payloads, then the close.
+    pub(crate) fn poll_event(&mut self) -> Option<ConnectionEvent> {
+        if let Some(e) = self.events.pop_front() {
+            return Some(e);
+        }
+        if let Some(payload) = self.transport.poll_delivered() {
+            return Some(ConnectionEvent::Lossless(payload));
+        }
+        match self.close_reason {
+            Some(reason) if !self.close_reported => {
+                self.close_reported = true;
+                Some(ConnectionEvent::Closed(reason))
+            }
+            _ => None,
+        }
+    }
+
+    /// The earliest time `handle_timeout` has work.
+    pub(crate) fn poll_timeout(&self) -> Option<Timestamp> {
+        let temp = match self.status {
+            ConnectionStatus::Closed | ConnectionStatus::Established => None,
+            _ => self
+                .temp
+                .as_ref()
+                .map(|t| t.last_sent + TEMP_PACKET_INTERVAL),
+        };
+        let transport = match self.status {
+            ConnectionStatus::Established => self.transport.poll_timeout(),
+            _ => None,
+        };
+        match (temp, transport) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
+    }
+
+    /// Resends the temp packet when due (and gives up after 8 sends); runs the transport's
+    /// timers.
+    pub(crate) fn handle_timeout(&mut self, now: Timestamp) {
+        match self.status {
+            ConnectionStatus::Closed => return,
+            ConnectionStatus::Established => {
+                self.transport.handle_timeout(now);
+                return;
+            }
+            _ => {}
+        }
+        let Some(temp) = self.temp.as_mut() else {
+            return;
+        };
+        if now < temp.last_sent + TEMP_PACKET_INTERVAL {
+            return;
+        }
+        if temp.sends >= MAX_TEMP_PACKET_SENDS {
+            self.outgoing.clear();
+            self.close(CloseReason::Timeout);
+            return;
+        }
+        temp.sends += 1;
+        temp.last_sent = now;
+        let bytes = temp.bytes.clone();
+        if self.outgoing.len() < MAX_QUEUED_DATAGRAMS {
+            self.outgoing.push_back(bytes);
+        }
+        if self.status == ConnectionStatus::NotConfirmed {
+            self.confirm_pending = true;
+        }
+    }
+
+    /// True when the connection is closed and has nothing left to say.
+    pub(crate) fn is_finished(&self) -> bool {
+        self.status == ConnectionStatus::Closed
+            && self.close_reported
+            && self.outgoing.is_empty()
+            && self.events.is_empty()
+    }
+
+    // ----- internals ------------------------------------------------------------------------
+
+    fn start_temp(&mut self, now: Timestamp, bytes: Vec<u8>) {
+        if self.outgoing.len() < MAX_QUEUED_DATAGRAMS {
+            self.outgoing.push_back(bytes.clone());
+        }
+        self.temp = Some(TempPacket {
+            bytes,
+            last_sent: now,
+            sends: 1,
+        });
+    }
+
+    fn adopt_peer_session(&mut self, payload: &HandshakePayload) {
+        self.data_key = Some(PrecomputedKey::new(
+            &payload.session_pk,
+            &self.session.secret,
+        ));
+        self.recv_nonce = Some(ReceiveNonce::new(payload.base_nonce));
+        self.peer_session = Some(PeerSession {
+            session_pk: payload.session_pk,
+            base_nonce: payload.base_nonce,
+        });
+        self.confirm_pending = true;
+    }
+
+    /// Our handshake, inside the peer's cookie `outer`, carrying a fresh cookie of ours.
+    fn build_handshake(
+        &self,
+        now: Timestamp,
+        outer: EncryptedCookie,
+        identity: &Identity,
+        rng: &mut dyn CryptoRng,
+    ) -> Vec<u8> {
+        let other_cookie = Cookie {
+            time: now.as_secs(),
+            real_pk: self.peer_real_pk,
+            dht_pk: self.peer_dht_pk,
+        }
+        .seal(&identity.cookie_key, rng);
+        let payload = HandshakePayload {
+            base_nonce: self.sent_nonce,
+            session_pk: self.session.public,
+            cookie_hash: sha512(&outer.0),
+            other_cookie,
+        };
+        Handshake::seal(outer, &self.real_shared, Nonce::random(rng), &payload).to_bytes()
+    }
+
+    /// Frames and encrypts one data packet, then advances our nonce (§2.4: after every
+    /// data packet, resends included).
+    fn seal_data(&mut self, packet_number: u32, payload: Vec<u8>) -> Option<Vec<u8>> {
+        let key = self.data_key.as_ref()?;
+        let plain = DataPlaintext {
+            buffer_start: self.transport.recv_buffer_start(),
+            packet_number,
+            payload,
+        };
+        let packet = DataPacket::seal(key, &self.sent_nonce, &plain).ok()?;
+        self.sent_nonce.increment();
+        Some(packet.to_bytes())
+    }
+
+    fn close(&mut self, reason: CloseReason) {
+        self.status = ConnectionStatus::Closed;
+        self.close_reason = Some(reason);
+        self.temp = None;
+        self.confirm_pending = false;
+        self.cookie_request = None;
+        self.data_key = None;
+        self.recv_nonce = None;
+        self.peer_session = None;
+    }
+}
+
+fn parse_drop(e: ParseError) -> DropReason {
+    match e {
+        ParseError::Crypto(_) => DropReason::DecryptionFailed,
+        ParseError::AllPadding => DropReason::MalformedPlaintext,
+        ParseError::LengthOutOfRange { .. } => DropReason::MalformedPlaintext,
+        ParseError::WrongLength { .. } | ParseError::WrongKind(_) | ParseError::BadPayload => {
+            DropReason::BadLength
+        }
+    }
+}
+
+fn transport_drop(e: TransportError) -> DropReason {
+    match e {
+        TransportError::OutsideWindow => DropReason::PacketOutsideWindow,
+        TransportError::Duplicate => DropReason::DuplicatePacket,
+        TransportError::MalformedRequest => DropReason::MalformedRequest,
+        TransportError::SendQueueFull | TransportError::BadLength => DropReason::MalformedPlaintext,
     }
 }

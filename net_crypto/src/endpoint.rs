@@ -1,9 +1,21 @@
-//! The per-socket endpoint. Work in progress: public API only.
+//! The per-socket endpoint (protocol.md §2.2–§2.3): one per UDP socket, many connections.
+//!
+//! It answers cookie requests without keeping state, verifies handshakes (cookie, age,
+//! boxes, hash) before any connection sees them, routes cookie responses and data packets by
+//! source address, and creates responder connections for peers it was told to accept.
+//! Anything refused is counted by [`DropReason`]; every table is bounded ([`EndpointLimits`]).
 
+use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
 use std::net::SocketAddr;
 
-use crate::connection::{Connection, ConnectionEvent, ConnectionId};
-use crate::crypto::{CryptoRng, KeyPair, PublicKey};
+use crate::connection::{Connection, ConnectionEvent, ConnectionId, ConnectionStatus};
+use crate::crypto::{sha512, CryptoRng, KeyPair, Nonce, PrecomputedKey, PublicKey, SymmetricKey};
+pub use crate::drop_reason::{DropCounters, DropReason};
+use crate::identity::Identity;
+use crate::packets::{
+    Cookie, CookieRequest, CookieResponse, CookieResponsePayload, DataPacket, Handshake,
+    PacketKind, ParseError, MAX_CRYPTO_PACKET_SIZE,
+};
 use crate::transport::TransportConfig;
 use crate::Timestamp;
 
@@ -12,8 +24,34 @@ use crate::Timestamp;
 pub struct EndpointConfig {
     /// Tunables for every connection's transport.
     pub transport: TransportConfig,
-    /// Accept handshakes from any peer (demo/CLI receive).
+    /// Accept handshakes from any peer (demo/CLI receive). Otherwise only peers passed to
+    /// [`Endpoint::allow_peer`] (the friend list's stand-in) are accepted.
     pub accept_all: bool,
+}
+
+/// Bounds on what an endpoint holds (DESIGN.md principle 5). What exceeds them is dropped
+/// and counted.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct EndpointLimits {
+    /// Connections of any state, closed ones awaiting their last event included.
+    pub max_connections: usize,
+    /// Connections in COOKIE_REQUESTING, HANDSHAKE_SENT or NOT_CONFIRMED. Incoming
+    /// handshakes beyond it are dropped; each costs an X25519 and a connection's memory.
+    pub max_handshakes_in_progress: usize,
+    /// Stateless cookie responses waiting for `poll_transmit`.
+    pub max_queued_responses: usize,
+}
+
+impl Default for EndpointLimits {
+    /// 1024 connections (an idle one costs ≤ 16 KiB, so 16 MiB at most), 128 handshakes in
+    /// progress, 256 queued cookie responses (a burst a driver drains in one loop).
+    fn default() -> Self {
+        EndpointLimits {
+            max_connections: 1024,
+            max_handshakes_in_progress: 128,
+            max_queued_responses: 256,
+        }
+    }
 }
 
 /// A datagram to send.
@@ -28,7 +66,7 @@ pub struct Transmit {
 /// What the endpoint reports.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum EndpointEvent {
-    /// A peer opened a connection to us.
+    /// A peer opened a connection to us (it is in NOT_CONFIRMED; `Established` follows).
     Incoming {
         /// The new connection.
         id: ConnectionId,
@@ -48,52 +86,100 @@ pub enum EndpointEvent {
     },
 }
 
-/// Why a datagram was dropped.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, thiserror::Error)]
-pub enum DropReason {
-    /// Not a net_crypto packet kind (route it elsewhere).
-    #[error("not a net_crypto packet")]
-    NotNetCrypto,
-}
-
 /// Why `connect` failed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
 pub enum ConnectError {
-    /// Too many connections.
+    /// The connection limit is reached.
     #[error("too many connections")]
     TooManyConnections,
+    /// The handshake limit is reached.
+    #[error("too many handshakes in progress")]
+    TooManyHandshakes,
+    /// A live connection to this peer (by key or address) exists already.
+    #[error("already connected to this peer")]
+    AlreadyConnected,
 }
 
-/// Count of dropped datagrams per reason.
-#[derive(Debug, Clone, Default)]
-pub struct DropCounters {}
-
-/// One endpoint per UDP socket.
+/// One endpoint per UDP socket. See the module docs.
 pub struct Endpoint {
-    _rng: Box<dyn CryptoRng + Send>,
+    identity: Identity,
+    config: EndpointConfig,
+    limits: EndpointLimits,
+    rng: Box<dyn CryptoRng + Send>,
+    connections: BTreeMap<ConnectionId, Connection>,
+    by_addr: HashMap<SocketAddr, ConnectionId>,
+    by_real_pk: HashMap<PublicKey, ConnectionId>,
+    allowed: HashSet<PublicKey>,
+    next_id: u32,
+    responses: VecDeque<Transmit>,
+    events: VecDeque<EndpointEvent>,
+    drops: DropCounters,
+    /// Round-robin position of `poll_transmit` over connections.
+    transmit_cursor: Option<ConnectionId>,
 }
 
-#[allow(unused_variables)]
+impl std::fmt::Debug for Endpoint {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Endpoint")
+            .field("real_pk", &self.identity.real.public)
+            .field("connections", &self.connections.len())
+            .finish_non_exhaustive()
+    }
+}
+
 impl Endpoint {
-    /// A new endpoint.
+    /// An endpoint with our identity and DHT key pairs; it draws its cookie key from `rng`.
     pub fn new(
         now: Timestamp,
         real: KeyPair,
         dht: KeyPair,
         config: EndpointConfig,
-        rng: Box<dyn CryptoRng + Send>,
+        mut rng: Box<dyn CryptoRng + Send>,
     ) -> Self {
-        todo!()
+        let _ = now;
+        let cookie_key = SymmetricKey::generate(rng.as_mut());
+        Endpoint {
+            identity: Identity {
+                real,
+                dht,
+                cookie_key,
+            },
+            config,
+            limits: EndpointLimits::default(),
+            rng,
+            connections: BTreeMap::new(),
+            by_addr: HashMap::new(),
+            by_real_pk: HashMap::new(),
+            allowed: HashSet::new(),
+            next_id: 0,
+            responses: VecDeque::new(),
+            events: VecDeque::new(),
+            drops: DropCounters::default(),
+            transmit_cursor: None,
+        }
     }
+
+    /// Replaces the default bounds.
+    pub fn set_limits(&mut self, limits: EndpointLimits) {
+        self.limits = limits;
+    }
+
+    /// The bounds in force.
+    pub fn limits(&self) -> EndpointLimits {
+        self.limits
+    }
+
     /// Our long-term key.
     pub fn real_public_key(&self) -> PublicKey {
-        todo!()
+        self.identity.real.public
     }
+
     /// Our DHT key.
     pub fn dht_public_key(&self) -> PublicKey {
-        todo!()
+        self.identity.dht.public
     }
-    /// Start a connection.
+
+    /// Starts a connection to a peer at `addr` (we are the initiator).
     pub fn connect(
         &mut self,
         now: Timestamp,
@@ -101,51 +187,391 @@ impl Endpoint {
         peer_real_pk: PublicKey,
         peer_dht_pk: PublicKey,
     ) -> Result<ConnectionId, ConnectError> {
-        todo!()
+        if self.live_by_real_pk(&peer_real_pk).is_some() || self.live_by_addr(&addr).is_some() {
+            return Err(ConnectError::AlreadyConnected);
+        }
+        self.check_capacity().map_err(|r| match r {
+            DropReason::TooManyHandshakes => ConnectError::TooManyHandshakes,
+            _ => ConnectError::TooManyConnections,
+        })?;
+        let id = self.allocate_id();
+        let conn = Connection::initiate(
+            id,
+            now,
+            addr,
+            peer_real_pk,
+            peer_dht_pk,
+            &self.identity,
+            self.config.transport.clone(),
+            self.rng.as_mut(),
+        );
+        self.insert(conn);
+        Ok(id)
     }
-    /// Accept incoming handshakes from this key.
+
+    /// Accept incoming handshakes from this key (a stand-in for the friend list).
     pub fn allow_peer(&mut self, peer_real_pk: PublicKey) {
-        todo!()
+        self.allowed.insert(peer_real_pk);
     }
-    /// One received datagram.
+
+    /// One received datagram. A refused one is counted and its reason returned; nothing
+    /// changes. [`DropReason::NotNetCrypto`] means the datagram belongs to another layer.
     pub fn handle_datagram(
         &mut self,
         now: Timestamp,
         from: SocketAddr,
         datagram: &[u8],
     ) -> Result<(), DropReason> {
-        todo!()
+        let result = self.route(now, from, datagram);
+        if let Err(reason) = result {
+            self.drops.count(reason);
+        }
+        result
     }
-    /// The next datagram to send.
+
+    fn route(
+        &mut self,
+        now: Timestamp,
+        from: SocketAddr,
+        datagram: &[u8],
+    ) -> Result<(), DropReason> {
+        let kind = PacketKind::of(datagram).ok_or(DropReason::NotNetCrypto)?;
+        if datagram.len() > MAX_CRYPTO_PACKET_SIZE {
+            return Err(DropReason::BadLength);
+        }
+        match kind {
+            PacketKind::CookieRequest => self.answer_cookie_request(now, from, datagram),
+            PacketKind::CookieResponse => {
+                let response = CookieResponse::parse(datagram).map_err(length_drop)?;
+                let id = self
+                    .live_by_addr(&from)
+                    .ok_or(DropReason::UnknownConnection)?;
+                let conn = self
+                    .connections
+                    .get_mut(&id)
+                    .ok_or(DropReason::UnknownConnection)?;
+                conn.handle_cookie_response(now, &response, &self.identity, self.rng.as_mut())
+            }
+            PacketKind::Handshake => self.handle_handshake(now, from, datagram),
+            PacketKind::Data => {
+                let packet = DataPacket::parse(datagram).map_err(length_drop)?;
+                let id = self
+                    .live_by_addr(&from)
+                    .ok_or(DropReason::UnknownConnection)?;
+                let conn = self
+                    .connections
+                    .get_mut(&id)
+                    .ok_or(DropReason::UnknownConnection)?;
+                conn.handle_data(now, &packet)
+            }
+        }
+    }
+
+    /// Answers a cookie request statelessly (protocol.md §2.2): the cookie holds the
+    /// requester's real key and DHT key, boxed under our cookie key with the time.
+    fn answer_cookie_request(
+        &mut self,
+        now: Timestamp,
+        from: SocketAddr,
+        datagram: &[u8],
+    ) -> Result<(), DropReason> {
+        let request = CookieRequest::parse(datagram).map_err(length_drop)?;
+        if self.responses.len() >= self.limits.max_queued_responses {
+            return Err(DropReason::ResponseQueueFull);
+        }
+        let shared = PrecomputedKey::new(&request.sender_dht_pk, &self.identity.dht.secret);
+        let payload = request.open(&shared).map_err(crypto_drop)?;
+        let cookie = Cookie {
+            time: now.as_secs(),
+            real_pk: payload.sender_real_pk,
+            dht_pk: request.sender_dht_pk,
+        }
+        .seal(&self.identity.cookie_key, self.rng.as_mut());
+        let response = CookieResponse::seal(
+            &shared,
+            Nonce::random(self.rng.as_mut()),
+            &CookieResponsePayload {
+                cookie,
+                echo_id: payload.echo_id,
+            },
+        );
+        self.responses.push_back(Transmit {
+            destination: from,
+            payload: response.to_bytes(),
+        });
+        Ok(())
+    }
+
+    /// Verifies a handshake and hands it to its connection, or creates one (protocol.md
+    /// §2.2 checks, §2.3 routing).
+    fn handle_handshake(
+        &mut self,
+        now: Timestamp,
+        from: SocketAddr,
+        datagram: &[u8],
+    ) -> Result<(), DropReason> {
+        let handshake = Handshake::parse(datagram).map_err(length_drop)?;
+        let cookie = handshake
+            .cookie
+            .open(&self.identity.cookie_key)
+            .map_err(|_| DropReason::BadCookie)?;
+        if !cookie.is_fresh(now.as_secs()) {
+            return Err(DropReason::StaleCookie);
+        }
+
+        // A connection at this address must be with the peer the cookie names.
+        let at_addr = self.live_by_addr(&from);
+        if let Some(id) = at_addr {
+            if self.connections[&id].peer_real_pk() != cookie.real_pk {
+                return Err(DropReason::WrongPeer);
+            }
+        }
+        let existing = at_addr.or_else(|| self.live_by_real_pk(&cookie.real_pk));
+
+        let fresh_key = match existing {
+            Some(_) => None,
+            None => Some(PrecomputedKey::new(
+                &cookie.real_pk,
+                &self.identity.real.secret,
+            )),
+        };
+        let real_shared = match (existing, &fresh_key) {
+            (Some(id), _) => self.connections[&id].real_shared_key(),
+            (None, Some(key)) => key,
+            (None, None) => return Err(DropReason::UnknownConnection),
+        };
+        let payload = handshake.open(real_shared).map_err(crypto_drop)?;
+        if payload.cookie_hash != sha512(&handshake.cookie.0) {
+            return Err(DropReason::CookieHashMismatch);
+        }
+
+        if let Some(id) = existing {
+            let conn = self
+                .connections
+                .get_mut(&id)
+                .ok_or(DropReason::UnknownConnection)?;
+            if conn.peer_dht_pk() != cookie.dht_pk {
+                // The peer came back with a new DHT key: the old session is over (§2.2).
+                conn.close_replaced();
+            } else if at_addr.is_some() {
+                return conn.handle_handshake(now, &payload, &self.identity, self.rng.as_mut());
+            } else {
+                // Same peer, new address: adopt only a connection still waiting for its
+                // handshake (`handle_new_connection_handshake`).
+                match conn.status() {
+                    ConnectionStatus::CookieRequesting | ConnectionStatus::HandshakeSent => {
+                        let old_addr = conn.peer_addr();
+                        conn.set_peer_addr(from);
+                        conn.handle_handshake(now, &payload, &self.identity, self.rng.as_mut())?;
+                        if self.by_addr.get(&old_addr) == Some(&id) {
+                            self.by_addr.remove(&old_addr);
+                        }
+                        self.by_addr.insert(from, id);
+                        return Ok(());
+                    }
+                    _ => return Err(DropReason::HandshakeIgnored),
+                }
+            }
+        }
+
+        if !self.config.accept_all && !self.allowed.contains(&cookie.real_pk) {
+            return Err(DropReason::PeerNotAllowed);
+        }
+        self.check_capacity()?;
+        let real_shared = fresh_key
+            .unwrap_or_else(|| PrecomputedKey::new(&cookie.real_pk, &self.identity.real.secret));
+        let id = self.allocate_id();
+        let conn = Connection::accept(
+            id,
+            now,
+            from,
+            &cookie,
+            &payload,
+            real_shared,
+            &self.identity,
+            self.config.transport.clone(),
+            self.rng.as_mut(),
+        );
+        self.insert(conn);
+        self.events.push_back(EndpointEvent::Incoming {
+            id,
+            peer_real_pk: cookie.real_pk,
+            peer_dht_pk: cookie.dht_pk,
+            addr: from,
+        });
+        Ok(())
+    }
+
+    /// The next datagram to send: cookie responses first, then connections in turn.
     pub fn poll_transmit(&mut self, now: Timestamp) -> Option<Transmit> {
-        todo!()
+        if let Some(t) = self.responses.pop_front() {
+            return Some(t);
+        }
+        let ids: Vec<ConnectionId> = match self.transmit_cursor {
+            Some(cursor) => self
+                .connections
+                .range(cursor..)
+                .skip(1)
+                .chain(self.connections.range(..=cursor))
+                .map(|(id, _)| *id)
+                .collect(),
+            None => self.connections.keys().copied().collect(),
+        };
+        for id in ids {
+            if let Some(conn) = self.connections.get_mut(&id) {
+                if let Some(payload) = conn.poll_transmit(now) {
+                    self.transmit_cursor = Some(id);
+                    return Some(Transmit {
+                        destination: conn.peer_addr(),
+                        payload,
+                    });
+                }
+            }
+        }
+        self.reap();
+        None
     }
-    /// The next event.
+
+    /// The next event: new incoming connections, then each connection's events.
     pub fn poll_event(&mut self) -> Option<EndpointEvent> {
-        todo!()
+        if let Some(e) = self.events.pop_front() {
+            return Some(e);
+        }
+        for (id, conn) in self.connections.iter_mut() {
+            if let Some(event) = conn.poll_event() {
+                return Some(EndpointEvent::Connection { id: *id, event });
+            }
+        }
+        None
     }
+
     /// When `handle_timeout` should next be called.
     pub fn poll_timeout(&self) -> Option<Timestamp> {
-        todo!()
+        self.connections
+            .values()
+            .filter_map(Connection::poll_timeout)
+            .min()
     }
-    /// Run expired timers.
+
+    /// Runs expired timers of every connection and forgets finished ones.
     pub fn handle_timeout(&mut self, now: Timestamp) {
-        todo!()
+        for conn in self.connections.values_mut() {
+            conn.handle_timeout(now);
+        }
+        self.reap();
     }
+
     /// A connection by id.
     pub fn connection(&self, id: ConnectionId) -> Option<&Connection> {
-        todo!()
+        self.connections.get(&id)
     }
+
     /// A connection by id, mutably.
     pub fn connection_mut(&mut self, id: ConnectionId) -> Option<&mut Connection> {
-        todo!()
+        self.connections.get_mut(&id)
     }
-    /// Ids of all live connections.
+
+    /// Ids of all connections still held (closed ones until their last event is polled).
     pub fn connection_ids(&self) -> Vec<ConnectionId> {
-        todo!()
+        self.connections.keys().copied().collect()
     }
+
     /// Drops per reason.
     pub fn drop_counters(&self) -> &DropCounters {
-        todo!()
+        &self.drops
+    }
+
+    // ----- internals ------------------------------------------------------------------------
+
+    fn allocate_id(&mut self) -> ConnectionId {
+        loop {
+            let id = ConnectionId(self.next_id);
+            self.next_id = self.next_id.wrapping_add(1);
+            if !self.connections.contains_key(&id) {
+                return id;
+            }
+        }
+    }
+
+    fn insert(&mut self, conn: Connection) {
+        let id = conn.id();
+        self.by_addr.insert(conn.peer_addr(), id);
+        self.by_real_pk.insert(conn.peer_real_pk(), id);
+        self.connections.insert(id, conn);
+    }
+
+    fn is_live(&self, id: ConnectionId) -> bool {
+        self.connections
+            .get(&id)
+            .is_some_and(|c| c.status() != ConnectionStatus::Closed)
+    }
+
+    fn live_by_addr(&self, addr: &SocketAddr) -> Option<ConnectionId> {
+        self.by_addr
+            .get(addr)
+            .copied()
+            .filter(|id| self.is_live(*id))
+    }
+
+    fn live_by_real_pk(&self, pk: &PublicKey) -> Option<ConnectionId> {
+        self.by_real_pk
+            .get(pk)
+            .copied()
+            .filter(|id| self.is_live(*id))
+    }
+
+    fn check_capacity(&self) -> Result<(), DropReason> {
+        if self.connections.len() >= self.limits.max_connections {
+            return Err(DropReason::TooManyConnections);
+        }
+        let in_progress = self
+            .connections
+            .values()
+            .filter(|c| {
+                matches!(
+                    c.status(),
+                    ConnectionStatus::CookieRequesting
+                        | ConnectionStatus::HandshakeSent
+                        | ConnectionStatus::NotConfirmed
+                )
+            })
+            .count();
+        if in_progress >= self.limits.max_handshakes_in_progress {
+            return Err(DropReason::TooManyHandshakes);
+        }
+        Ok(())
+    }
+
+    /// Forgets closed connections whose last event was polled and last datagram sent.
+    fn reap(&mut self) {
+        let finished: Vec<ConnectionId> = self
+            .connections
+            .iter()
+            .filter(|(_, c)| c.is_finished())
+            .map(|(id, _)| *id)
+            .collect();
+        for id in finished {
+            if let Some(conn) = self.connections.remove(&id) {
+                if self.by_addr.get(&conn.peer_addr()) == Some(&id) {
+                    self.by_addr.remove(&conn.peer_addr());
+                }
+                if self.by_real_pk.get(&conn.peer_real_pk()) == Some(&id) {
+                    self.by_real_pk.remove(&conn.peer_real_pk());
+                }
+            }
+        }
+    }
+}
+
+/// A fixed layout of the wrong size.
+fn length_drop(_: ParseError) -> DropReason {
+    DropReason::BadLength
+}
+
+/// A box that did not open.
+fn crypto_drop(e: ParseError) -> DropReason {
+    match e {
+        ParseError::Crypto(_) => DropReason::DecryptionFailed,
+        _ => DropReason::BadLength,
     }
 }

@@ -6,8 +6,11 @@
 
 pub mod connection;
 pub mod crypto;
+mod drop_reason;
 pub mod endpoint;
+mod identity;
 pub mod packets;
+mod receive_nonce;
 pub mod time;
 pub mod transport;
 
@@ -15,7 +18,8 @@ pub use connection::{
     CloseReason, Connection, ConnectionEvent, ConnectionId, ConnectionStatus, SendError,
 };
 pub use endpoint::{
-    ConnectError, DropCounters, DropReason, Endpoint, EndpointConfig, EndpointEvent, Transmit,
+    ConnectError, DropCounters, DropReason, Endpoint, EndpointConfig, EndpointEvent,
+    EndpointLimits, Transmit,
 };
 pub use time::Timestamp;
 pub use transport::{ControllerKind, PacketClass, TransportConfig, TransportStats};

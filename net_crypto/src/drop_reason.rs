@@ -1,0 +1,110 @@
+//! Why an endpoint dropped a datagram, and how often (DESIGN.md principle 5: what is refused
+//! is counted, not buffered). Every refusal leaves the session's state as it was.
+
+use std::collections::BTreeMap;
+
+/// Why a datagram was dropped. Field-less so it can be counted.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, thiserror::Error)]
+pub enum DropReason {
+    /// Not a net_crypto packet kind: a core routes it to DHT/onion on the same socket.
+    #[error("not a net_crypto packet")]
+    NotNetCrypto,
+    /// Truncated, oversized, or not the layout's size (protocol.md §2.1, §2.2, §2.5).
+    #[error("bad length")]
+    BadLength,
+    /// A cookie response or data packet from an address with no connection.
+    #[error("no connection for this address")]
+    UnknownConnection,
+    /// A packet the connection's state does not expect (e.g. a cookie response after the
+    /// handshake, data before the handshake).
+    #[error("packet not expected in this state")]
+    WrongState,
+    /// A box did not open: wrong key, tampered bytes, or a data nonce below the receive base.
+    #[error("decryption failed")]
+    DecryptionFailed,
+    /// A data packet whose nonce was accepted before.
+    #[error("replayed nonce")]
+    ReplayedNonce,
+    /// A data packet whose nonce is older than the anti-replay window.
+    #[error("stale nonce")]
+    StaleNonce,
+    /// A handshake whose cookie we cannot open (not ours, or tampered).
+    #[error("bad cookie")]
+    BadCookie,
+    /// A handshake whose cookie is more than 15 s old or from the future (protocol.md §2.2).
+    #[error("stale cookie")]
+    StaleCookie,
+    /// A cookie response whose echo id is not the one we sent.
+    #[error("wrong echo id")]
+    WrongEchoId,
+    /// A handshake whose cookie names another peer than the connection at that address.
+    #[error("handshake from another peer")]
+    WrongPeer,
+    /// A handshake whose inner SHA-512 does not match its cookie.
+    #[error("cookie hash mismatch")]
+    CookieHashMismatch,
+    /// A handshake to a connection that no longer takes one (NOT_CONFIRMED with another
+    /// connection at a different address, or ESTABLISHED; protocol.md §2.3).
+    #[error("handshake ignored")]
+    HandshakeIgnored,
+    /// A handshake from a peer we were not told to accept.
+    #[error("peer not allowed")]
+    PeerNotAllowed,
+    /// The limit of handshakes in progress is reached.
+    #[error("too many handshakes in progress")]
+    TooManyHandshakes,
+    /// The limit of connections is reached.
+    #[error("too many connections")]
+    TooManyConnections,
+    /// The queue of stateless cookie responses is full.
+    #[error("response queue full")]
+    ResponseQueueFull,
+    /// A data plaintext that is too short or all padding (protocol.md §2.5).
+    #[error("malformed data plaintext")]
+    MalformedPlaintext,
+    /// Payload id 0, 3–15 or 255 (protocol.md §2.5).
+    #[error("invalid packet id")]
+    InvalidPacketId,
+    /// The peer's buffer_start acknowledges packets we never sent.
+    #[error("acknowledgement outside the send window")]
+    AckOutsideWindow,
+    /// A packet number outside the receive window.
+    #[error("packet number outside the window")]
+    PacketOutsideWindow,
+    /// A lossless packet we already hold or delivered (a spurious resend).
+    #[error("duplicate packet")]
+    DuplicatePacket,
+    /// A request packet that does not decode (protocol.md §2.7).
+    #[error("malformed request packet")]
+    MalformedRequest,
+    /// A lossy payload arrived while the event queue was full.
+    #[error("event queue full")]
+    EventQueueFull,
+}
+
+/// How many datagrams were dropped, per reason.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct DropCounters {
+    counts: BTreeMap<DropReason, u64>,
+}
+
+impl DropCounters {
+    /// Drops counted for `reason`.
+    pub fn get(&self, reason: DropReason) -> u64 {
+        self.counts.get(&reason).copied().unwrap_or(0)
+    }
+
+    /// All drops.
+    pub fn total(&self) -> u64 {
+        self.counts.values().sum()
+    }
+
+    /// Every reason seen, with its count, in a fixed order.
+    pub fn iter(&self) -> impl Iterator<Item = (DropReason, u64)> + '_ {
+        self.counts.iter().map(|(r, n)| (*r, *n))
+    }
+
+    pub(crate) fn count(&mut self, reason: DropReason) {
+        *self.counts.entry(reason).or_insert(0) += 1;
+    }
+}
