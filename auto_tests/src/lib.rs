@@ -15,12 +15,14 @@
 pub mod cpu_time;
 pub mod link;
 pub mod metrics;
+pub mod netcrypto;
 pub mod node;
 pub mod profiles;
 pub mod seed;
 pub mod sim;
 pub mod toy;
 pub mod trace;
+pub mod transfer;
 
 pub use link::{Link, LinkConfig, LinkStats};
 pub use node::SimNode;
