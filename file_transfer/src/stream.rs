@@ -431,6 +431,9 @@ impl FileStreams {
                     self.events
                         .push_back(StreamEvent::PeerControl { file, control });
                 }
+                // A request raised before its transfer failed or was cancelled: stale.
+                FileEvent::ChunkRequest { file, length, .. }
+                    if length > 0 && self.transfers.transfer(file).is_none() => {}
                 other => self.events.push_back(StreamEvent::Other(other)),
             }
         }

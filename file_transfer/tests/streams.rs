@@ -1,0 +1,362 @@
+//! The streaming helper: `Read + Seek` source → `Write + Seek` sink, with SHA-256
+//! verification and resume from an offset.
+
+mod common;
+
+use std::cell::Cell;
+use std::io::{Cursor, Read, Seek, SeekFrom};
+use std::rc::Rc;
+use std::time::Duration;
+
+use common::content;
+use rustox_file_transfer::stream::{FileStreams, StreamError, StreamEvent};
+use rustox_file_transfer::testing::MockSession;
+use rustox_file_transfer::{FileControl, FileKind, UNKNOWN_FILE_SIZE};
+use rustox_net_crypto::Timestamp;
+use sha2::{Digest, Sha256};
+
+/// A source that counts the bytes read from it.
+struct Counting {
+    inner: Cursor<Vec<u8>>,
+    read: Rc<Cell<u64>>,
+}
+
+impl Read for Counting {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        self.read.set(self.read.get() + n as u64);
+        Ok(n)
+    }
+}
+
+impl Seek for Counting {
+    fn seek(&mut self, pos: SeekFrom) -> std::io::Result<u64> {
+        self.inner.seek(pos)
+    }
+}
+
+/// A shared in-memory sink the test can inspect after the helper consumed the box.
+#[derive(Clone, Default)]
+struct SharedSink(Rc<std::cell::RefCell<Cursor<Vec<u8>>>>);
+
+impl std::io::Write for SharedSink {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0.borrow_mut().write(buf)
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+impl Seek for SharedSink {
+    fn seek(&mut self, pos: SeekFrom) -> std::io::Result<u64> {
+        self.0.borrow_mut().seek(pos)
+    }
+}
+
+impl Read for SharedSink {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        self.0.borrow_mut().read(buf)
+    }
+}
+
+struct Ends {
+    a: FileStreams,
+    b: FileStreams,
+    sa: MockSession,
+    sb: MockSession,
+    now: Timestamp,
+    a_events: Vec<StreamEvent>,
+    b_events: Vec<StreamEvent>,
+}
+
+impl Ends {
+    fn new() -> Self {
+        Ends {
+            a: FileStreams::new(),
+            b: FileStreams::new(),
+            sa: MockSession::new(),
+            sb: MockSession::new(),
+            now: Timestamp::ZERO,
+            a_events: Vec::new(),
+            b_events: Vec::new(),
+        }
+    }
+
+    fn step(&mut self, budget: usize) {
+        self.sa.grant(budget);
+        self.sb.grant(budget);
+        self.a.pump(self.now, &mut self.sa);
+        self.b.pump(self.now, &mut self.sb);
+        for (_, _, payload) in self.sa.drain() {
+            let _ = self.b.handle_packet(self.now, &mut self.sb, &payload);
+        }
+        for (_, _, payload) in self.sb.drain() {
+            let _ = self.a.handle_packet(self.now, &mut self.sa, &payload);
+        }
+        while let Some(e) = self.a.poll_event() {
+            self.a_events.push(e);
+        }
+        while let Some(e) = self.b.poll_event() {
+            self.b_events.push(e);
+        }
+        self.now += Duration::from_millis(1);
+    }
+
+    fn take_offer(&mut self) -> Option<(u32, [u8; 32], u64)> {
+        let i = self
+            .b_events
+            .iter()
+            .position(|e| matches!(e, StreamEvent::Offered { .. }))?;
+        match self.b_events.remove(i) {
+            StreamEvent::Offered {
+                file,
+                file_id,
+                size,
+                ..
+            } => Some((file, file_id, size)),
+            _ => None,
+        }
+    }
+}
+
+#[test]
+fn file_streams_byte_exact_and_verified() {
+    let mut e = Ends::new();
+    let data = content(300_000, 1);
+    let read = Rc::new(Cell::new(0));
+    let source = Counting {
+        inner: Cursor::new(data.clone()),
+        read: read.clone(),
+    };
+    let file =
+        e.a.send_file(
+            e.now,
+            &mut e.sa,
+            FileKind::Data,
+            Box::new(source),
+            b"doc.pdf",
+        )
+        .unwrap();
+    assert_eq!(read.get(), data.len() as u64, "one pass to hash");
+    e.step(0);
+    let (incoming, file_id, size) = e.take_offer().unwrap();
+    assert_eq!(file_id, <[u8; 32]>::from(Sha256::digest(&data)));
+    assert_eq!(size, data.len() as u64);
+    let sink = SharedSink::default();
+    e.b.accept(e.now, &mut e.sb, incoming, Box::new(sink.clone()), true)
+        .unwrap();
+    e.step(0);
+    // Reads follow the budget: after k steps of budget 3, at most 3k chunks were read.
+    for k in 1..=10u64 {
+        e.step(3);
+        let streamed = read.get() - data.len() as u64;
+        assert!(
+            streamed <= k * 3 * 1371,
+            "read {streamed} bytes after {k} steps"
+        );
+    }
+    for _ in 0..200 {
+        e.step(3);
+    }
+    assert!(e.b_events.iter().any(|ev| matches!(ev,
+        StreamEvent::Received { file, bytes, verified: true } if *file == incoming && *bytes == data.len() as u64)),
+        "{:?}", e.b_events);
+    assert!(e
+        .a_events
+        .iter()
+        .any(|ev| matches!(ev, StreamEvent::Sent { file: f, .. } if *f == file)));
+    assert_eq!(sink.0.borrow().get_ref(), &data);
+}
+
+#[test]
+fn a_wrong_hash_fails_verification() {
+    let mut e = Ends::new();
+    let data = content(5000, 2);
+    e.a.send_with_id(
+        e.now,
+        &mut e.sa,
+        FileKind::Data,
+        5000,
+        [9; 32],
+        Box::new(Cursor::new(data)),
+        b"x",
+    )
+    .unwrap();
+    e.step(0);
+    let (incoming, _, _) = e.take_offer().unwrap();
+    e.b.accept(
+        e.now,
+        &mut e.sb,
+        incoming,
+        Box::new(Cursor::new(Vec::new())),
+        true,
+    )
+    .unwrap();
+    for _ in 0..20 {
+        e.step(4);
+    }
+    assert!(
+        e.b_events.iter().any(|ev| matches!(
+            ev,
+            StreamEvent::Failed {
+                error: StreamError::HashMismatch,
+                ..
+            }
+        )),
+        "{:?}",
+        e.b_events
+    );
+    assert!(!e
+        .b_events
+        .iter()
+        .any(|ev| matches!(ev, StreamEvent::Received { .. })));
+}
+
+#[test]
+fn resume_from_a_partial_sink_is_byte_exact_and_verified() {
+    let mut e = Ends::new();
+    let data = content(100_000, 3);
+    let read = Rc::new(Cell::new(0));
+    e.a.send_file(
+        e.now,
+        &mut e.sa,
+        FileKind::Data,
+        Box::new(Counting {
+            inner: Cursor::new(data.clone()),
+            read: read.clone(),
+        }),
+        b"x",
+    )
+    .unwrap();
+    e.step(0);
+    let (incoming, _, _) = e.take_offer().unwrap();
+    let offset = 40_000;
+    let sink = SharedSink::default();
+    sink.0
+        .borrow_mut()
+        .get_mut()
+        .extend_from_slice(&data[..offset]);
+    e.b.accept_from(
+        e.now,
+        &mut e.sb,
+        incoming,
+        sink.clone(),
+        offset as u64,
+        true,
+    )
+    .unwrap();
+    for _ in 0..100 {
+        e.step(4);
+    }
+    assert!(
+        e.b_events
+            .iter()
+            .any(|ev| matches!(ev, StreamEvent::Received { verified: true, .. })),
+        "{:?}",
+        e.b_events
+    );
+    assert_eq!(sink.0.borrow().get_ref(), &data);
+    assert_eq!(
+        read.get() - data.len() as u64,
+        (data.len() - offset) as u64,
+        "only the missing part was read"
+    );
+}
+
+#[test]
+fn unknown_size_source_streams_to_its_end() {
+    let mut e = Ends::new();
+    let data = content(12_345, 4);
+    e.a.send_with_id(
+        e.now,
+        &mut e.sa,
+        FileKind::Data,
+        UNKNOWN_FILE_SIZE,
+        [0; 32],
+        Box::new(Cursor::new(data.clone())),
+        b"pipe",
+    )
+    .unwrap();
+    e.step(0);
+    let (incoming, _, size) = e.take_offer().unwrap();
+    assert_eq!(size, u64::MAX);
+    let sink = SharedSink::default();
+    e.b.accept(e.now, &mut e.sb, incoming, Box::new(sink.clone()), false)
+        .unwrap();
+    for _ in 0..50 {
+        e.step(2);
+    }
+    assert!(
+        e.b_events.iter().any(|ev| matches!(
+            ev,
+            StreamEvent::Received {
+                verified: false,
+                bytes: 12_345,
+                ..
+            }
+        )),
+        "{:?}",
+        e.b_events
+    );
+    assert_eq!(sink.0.borrow().get_ref(), &data);
+}
+
+#[test]
+fn a_source_shorter_than_announced_fails_and_cancels() {
+    let mut e = Ends::new();
+    e.a.send_with_id(
+        e.now,
+        &mut e.sa,
+        FileKind::Data,
+        10_000,
+        [0; 32],
+        Box::new(Cursor::new(vec![1; 3000])),
+        b"x",
+    )
+    .unwrap();
+    e.step(0);
+    let (incoming, _, _) = e.take_offer().unwrap();
+    e.b.accept(
+        e.now,
+        &mut e.sb,
+        incoming,
+        Box::new(Cursor::new(Vec::new())),
+        false,
+    )
+    .unwrap();
+    for _ in 0..10 {
+        e.step(4);
+    }
+    assert!(
+        e.a_events.iter().any(|ev| matches!(
+            ev,
+            StreamEvent::Failed {
+                error: StreamError::SourceEnded(3000),
+                ..
+            }
+        )),
+        "{:?}",
+        e.a_events
+    );
+    assert!(
+        e.b_events.iter().any(|ev| matches!(
+            ev,
+            StreamEvent::PeerControl {
+                control: FileControl::Cancel,
+                ..
+            }
+        )),
+        "{:?}",
+        e.b_events
+    );
+    assert_eq!(e.a.transfers().active(), (0, 0));
+    assert_eq!(e.b.transfers().active(), (0, 0));
+    assert!(
+        !e.a_events
+            .iter()
+            .any(|ev| matches!(ev, StreamEvent::Other(_))),
+        "{:?}",
+        e.a_events
+    );
+}
