@@ -297,7 +297,7 @@ mod tests {
             Err(BulkError::Corrupt(1371 + 698))
         );
         assert_eq!(
-            r.on_payload(Timestamp::ZERO, &[82]),
+            r.on_payload(Timestamp::ZERO, &[82, 0]),
             Err(BulkError::ShortChunk {
                 len: 0,
                 offset: 1371
