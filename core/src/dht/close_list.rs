@@ -1,0 +1,173 @@
+//! The close list: 128 k-buckets of 8 nodes (protocol.md §5.3, c-toxcore 0.2.18
+//! `close_clientlist`, `add_to_close`).
+//!
+//! A node's bucket is the number of leading bits its key shares with ours, capped at 127.
+//! A node enters only an empty or bad slot of its bucket: good nodes are never evicted, so a
+//! flood of fresh keys cannot push out nodes that keep answering. Only nodes that answered
+//! a request of ours are ever added (the caller guarantees it, see `node.rs`).
+
+use std::net::SocketAddr;
+
+use rustox_net_crypto::crypto::PublicKey;
+use rustox_net_crypto::Timestamp;
+
+use super::client::ClientEntry;
+use super::distance::common_prefix_bits;
+use super::timers::{LCLIENT_LENGTH, LCLIENT_NODES};
+
+/// 1024 slots in 128 buckets.
+#[derive(Debug, Clone)]
+pub struct CloseList {
+    own: PublicKey,
+    slots: Vec<Option<ClientEntry>>,
+}
+
+impl CloseList {
+    /// An empty list around our key.
+    pub fn new(own: PublicKey) -> Self {
+        CloseList {
+            own,
+            slots: vec![None; LCLIENT_LENGTH * LCLIENT_NODES],
+        }
+    }
+
+    /// The bucket index of `pk` (`bit_by_bit_cmp`, capped at `LCLIENT_LENGTH - 1`).
+    pub fn bucket_of(&self, pk: &PublicKey) -> usize {
+        common_prefix_bits(&self.own, pk).min(LCLIENT_LENGTH - 1)
+    }
+
+    fn bucket(&self, pk: &PublicKey) -> std::ops::Range<usize> {
+        let b = self.bucket_of(pk);
+        b * LCLIENT_NODES..(b + 1) * LCLIENT_NODES
+    }
+
+    /// The entry for `pk`, if present.
+    pub fn get(&self, pk: &PublicKey) -> Option<&ClientEntry> {
+        self.slots[self.bucket(pk)]
+            .iter()
+            .flatten()
+            .find(|e| e.pk == *pk)
+    }
+
+    /// The entry for `pk`, if present, mutably.
+    pub fn get_mut(&mut self, pk: &PublicKey) -> Option<&mut ClientEntry> {
+        let range = self.bucket(pk);
+        self.slots[range].iter_mut().flatten().find(|e| e.pk == *pk)
+    }
+
+    /// Whether `pk` is in the list or would get a slot (`node_addable_to_close_list`).
+    pub fn addable(&self, pk: &PublicKey, now: Timestamp) -> bool {
+        if *pk == self.own {
+            return false;
+        }
+        self.slots[self.bucket(pk)]
+            .iter()
+            .any(|s| s.as_ref().is_none_or(|e| e.pk == *pk || !e.is_good(now)))
+    }
+
+    /// Records a node that answered us from `addr`; returns true if it is (now) in the list.
+    pub fn add(&mut self, pk: PublicKey, addr: SocketAddr, now: Timestamp) -> bool {
+        if pk == self.own {
+            return false;
+        }
+        if let Some(e) = self.get_mut(&pk) {
+            e.heard_from(addr, now);
+            return true;
+        }
+        let range = self.bucket(&pk);
+        let bucket = &mut self.slots[range];
+        let free = bucket.iter().position(|s| s.is_none()).or_else(|| {
+            bucket
+                .iter()
+                .position(|s| s.as_ref().is_some_and(|e| !e.is_good(now)))
+        });
+        match free {
+            Some(i) => {
+                bucket[i] = Some(ClientEntry::new(pk, addr, now));
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// All entries.
+    pub fn iter(&self) -> impl Iterator<Item = &ClientEntry> {
+        self.slots.iter().flatten()
+    }
+
+    /// All entries, mutably.
+    pub fn iter_mut(&mut self) -> impl Iterator<Item = &mut ClientEntry> {
+        self.slots.iter_mut().flatten()
+    }
+
+    /// Number of entries that are good at `now`.
+    pub fn good_count(&self, now: Timestamp) -> usize {
+        self.iter().filter(|e| e.is_good(now)).count()
+    }
+
+    /// Drops dead entries so their slots are free; if *every* entry is dead, they are all
+    /// kept and made merely bad instead, so that pinging goes on (protocol.md §5.4: a node
+    /// that lost its network must not forget the whole table).
+    pub fn expire(&mut self, now: Timestamp, revive_as_of: Timestamp) {
+        let any = self.iter().next().is_some();
+        if any && self.iter().all(|e| e.is_dead(now)) {
+            for e in self.iter_mut() {
+                for a in e.assocs_mut() {
+                    a.last_seen = revive_as_of;
+                }
+            }
+            return;
+        }
+        for slot in self.slots.iter_mut() {
+            if slot.as_ref().is_some_and(|e| e.is_dead(now)) {
+                *slot = None;
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::dht::timers::BAD_NODE_TIMEOUT;
+
+    fn key(first: u8, last: u8) -> PublicKey {
+        let mut k = [0u8; 32];
+        k[0] = first;
+        k[31] = last;
+        PublicKey(k)
+    }
+
+    #[test]
+    fn bucket_index_is_capped_at_127() {
+        let own = PublicKey([0; 32]);
+        let l = CloseList::new(own);
+        assert_eq!(l.bucket_of(&key(0x80, 0)), 0);
+        assert_eq!(l.bucket_of(&key(0x01, 0)), 7);
+        assert_eq!(l.bucket_of(&key(0, 1)), 127);
+    }
+
+    #[test]
+    fn good_nodes_are_never_evicted_bad_ones_are() {
+        let mut l = CloseList::new(PublicKey([0; 32]));
+        let addr: SocketAddr = "127.0.0.1:1".parse().unwrap();
+        let t0 = Timestamp::from_secs(1);
+        for i in 0..8 {
+            assert!(l.add(key(0x80, i), addr, t0));
+        }
+        assert!(!l.addable(&key(0x80, 99), t0));
+        assert!(!l.add(key(0x80, 99), addr, t0));
+        assert!(l.addable(&key(0x80, 3), t0), "present nodes stay addable");
+        let later = t0 + BAD_NODE_TIMEOUT;
+        assert!(l.add(key(0x80, 99), addr, later));
+        assert_eq!(l.iter().count(), 8);
+        assert!(l.get(&key(0x80, 99)).is_some());
+    }
+
+    #[test]
+    fn own_key_is_never_added() {
+        let own = key(5, 5);
+        let mut l = CloseList::new(own);
+        assert!(!l.add(own, "127.0.0.1:1".parse().unwrap(), Timestamp::ZERO));
+    }
+}

@@ -1,0 +1,293 @@
+//! The gate between raw datagrams and the DHT state machine: admission (per-source limits),
+//! decryption on the way in, encryption and amplification checks on the way out.
+//!
+//! It is split from [`super::node::DhtNode`] so a multi-worker driver can give every worker
+//! its own gate (own key cache, own RNG, no lock) and hold the shared node's lock only for
+//! the table work: the key agreement and the two boxes — most of a packet's CPU — then run
+//! in parallel. A single-threaded user never sees it: `DhtNode::handle_datagram` and
+//! `poll_transmit` use the node's own gate.
+
+use std::net::SocketAddr;
+
+use rustox_net_crypto::crypto::{CryptoRng, KeyPair, Nonce, PublicKey};
+use rustox_net_crypto::Timestamp;
+
+use super::key_cache::KeyCache;
+use super::source_guard::{GuardConfig, Refusal, SourceGuard};
+use super::wire::crypto_request::{self, RequestEnvelope};
+use super::wire::dht_packet::{DhtMessage, Envelope};
+use super::wire::packed_node::canonical;
+use super::wire::{bootstrap_info, kind, lan_discovery, WireError};
+
+/// A datagram that passed the gate.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Incoming {
+    /// A ping or node-list packet, decrypted.
+    Dht {
+        /// Its sender.
+        sender: PublicKey,
+        /// The message.
+        msg: DhtMessage,
+    },
+    /// A 0x20 request addressed to us, decrypted.
+    Request {
+        /// Its sender.
+        sender: PublicKey,
+        /// The request id (254 NAT ping, 156 DHT-PK, ...).
+        request_id: u8,
+        /// The data after the id.
+        data: Vec<u8>,
+    },
+    /// A 0x20 request for someone else: to be routed unchanged.
+    Route {
+        /// Its receiver.
+        receiver: PublicKey,
+        /// The whole datagram.
+        packet: Vec<u8>,
+    },
+    /// LAN discovery from `pk`.
+    Lan {
+        /// The sender's DHT key.
+        pk: PublicKey,
+    },
+    /// A bootstrap-info request.
+    BootstrapInfo,
+}
+
+/// A packet the node wants sent, before encryption.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum OutPacket {
+    /// A generic DHT packet to `to`.
+    Dht {
+        /// The receiver's key.
+        to: PublicKey,
+        /// The message.
+        msg: DhtMessage,
+    },
+    /// A 0x20 request whose box is for `to` (it may travel through another node).
+    Request {
+        /// The final receiver.
+        to: PublicKey,
+        /// Request id.
+        request_id: u8,
+        /// Data.
+        data: Vec<u8>,
+    },
+    /// Bytes sent as they are.
+    Raw(Vec<u8>),
+}
+
+/// An output of the node: where, what, and whether it answers an unverified source (then
+/// the amplification limit applies).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Outgoing {
+    /// Destination.
+    pub dst: SocketAddr,
+    /// Contents.
+    pub packet: OutPacket,
+    /// True for a reply to whoever sent a request.
+    pub reply: bool,
+}
+
+/// A datagram ready for the socket.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Transmit {
+    /// Destination.
+    pub dst: SocketAddr,
+    /// Bytes.
+    pub payload: Vec<u8>,
+}
+
+/// Why a datagram was dropped at the gate.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum GateError {
+    /// The source is over its datagram rate.
+    #[error("source over its rate limit")]
+    RateLimited,
+    /// The bytes do not parse or do not open.
+    #[error(transparent)]
+    Wire(#[from] WireError),
+    /// A packet that claims to come from our own key.
+    #[error("packet from our own key")]
+    FromSelf,
+}
+
+/// Counters of one gate; a driver sums its workers' gates when reading.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct GateStats {
+    /// Datagrams received.
+    pub datagrams_in: u64,
+    /// Bytes received.
+    pub bytes_in: u64,
+    /// Datagrams dropped by the rate limit.
+    pub rate_limited: u64,
+    /// Datagrams that did not parse or open.
+    pub malformed: u64,
+    /// Replies not sent because of the amplification limit.
+    pub amplification_refused: u64,
+    /// Datagrams sent.
+    pub datagrams_out: u64,
+    /// Bytes sent.
+    pub bytes_out: u64,
+}
+
+impl std::ops::AddAssign for GateStats {
+    fn add_assign(&mut self, o: Self) {
+        self.datagrams_in += o.datagrams_in;
+        self.bytes_in += o.bytes_in;
+        self.rate_limited += o.rate_limited;
+        self.malformed += o.malformed;
+        self.amplification_refused += o.amplification_refused;
+        self.datagrams_out += o.datagrams_out;
+        self.bytes_out += o.bytes_out;
+    }
+}
+
+/// Per-thread admission and crypto.
+#[derive(Debug)]
+pub struct Gate {
+    own: PublicKey,
+    cache: KeyCache,
+    guard: SourceGuard,
+    /// Counters.
+    pub stats: GateStats,
+}
+
+impl Gate {
+    /// A gate for our key pair.
+    pub fn new(keys: &KeyPair, guard: GuardConfig, rng: &mut dyn CryptoRng) -> Self {
+        Gate {
+            own: keys.public,
+            cache: KeyCache::new(keys.secret.clone()),
+            guard: SourceGuard::new(guard, rng),
+            stats: GateStats::default(),
+        }
+    }
+
+    /// Key agreements computed so far.
+    pub fn key_agreements(&self) -> u64 {
+        self.cache.computed
+    }
+
+    /// Admits, parses and decrypts one datagram.
+    pub fn open(
+        &mut self,
+        now: Timestamp,
+        from: SocketAddr,
+        bytes: &[u8],
+    ) -> Result<Incoming, GateError> {
+        let from = canonical(from);
+        self.stats.datagrams_in += 1;
+        self.stats.bytes_in += bytes.len() as u64;
+        if self.guard.on_receive(now, from.ip(), bytes.len()).is_err() {
+            self.stats.rate_limited += 1;
+            return Err(GateError::RateLimited);
+        }
+        let result = self.parse(now, bytes);
+        if matches!(result, Err(GateError::Wire(_))) {
+            self.stats.malformed += 1;
+        }
+        result
+    }
+
+    fn parse(&mut self, now: Timestamp, bytes: &[u8]) -> Result<Incoming, GateError> {
+        let k = *bytes
+            .first()
+            .ok_or(WireError::BadLength { kind: 0, len: 0 })?;
+        match k {
+            kind::PING_REQUEST
+            | kind::PING_RESPONSE
+            | kind::NODES_REQUEST
+            | kind::NODES_RESPONSE => {
+                let env = Envelope::parse(bytes)?;
+                if env.sender == self.own {
+                    return Err(GateError::FromSelf);
+                }
+                let msg = env.open(self.cache.get(now, &env.sender))?;
+                Ok(Incoming::Dht {
+                    sender: env.sender,
+                    msg,
+                })
+            }
+            kind::CRYPTO_REQUEST => {
+                let env = RequestEnvelope::parse(bytes)?;
+                if env.receiver != self.own {
+                    return Ok(Incoming::Route {
+                        receiver: env.receiver,
+                        packet: bytes.to_vec(),
+                    });
+                }
+                if env.sender == self.own {
+                    return Err(GateError::FromSelf);
+                }
+                let (request_id, data) = env.open(self.cache.get(now, &env.sender))?;
+                Ok(Incoming::Request {
+                    sender: env.sender,
+                    request_id,
+                    data,
+                })
+            }
+            kind::LAN_DISCOVERY => {
+                let pk = lan_discovery::decode(bytes)?;
+                if pk == self.own {
+                    return Err(GateError::FromSelf);
+                }
+                Ok(Incoming::Lan { pk })
+            }
+            kind::BOOTSTRAP_INFO if bootstrap_info::is_request(bytes) => {
+                Ok(Incoming::BootstrapInfo)
+            }
+            kind::BOOTSTRAP_INFO => Err(WireError::BadLength {
+                kind: k,
+                len: bytes.len(),
+            }
+            .into()),
+            other => Err(WireError::UnknownKind(other).into()),
+        }
+    }
+
+    /// Encrypts one output; `None` if the amplification limit refuses a reply.
+    pub fn seal(
+        &mut self,
+        now: Timestamp,
+        out: Outgoing,
+        rng: &mut dyn CryptoRng,
+    ) -> Option<Transmit> {
+        let payload = match out.packet {
+            OutPacket::Raw(bytes) => bytes,
+            OutPacket::Dht { to, msg } => {
+                let nonce = Nonce::random(rng);
+                msg.seal(&self.own, self.cache.get(now, &to), &nonce)
+            }
+            OutPacket::Request {
+                to,
+                request_id,
+                data,
+            } => {
+                let nonce = Nonce::random(rng);
+                crypto_request::seal(
+                    &to,
+                    &self.own,
+                    self.cache.get(now, &to),
+                    &nonce,
+                    request_id,
+                    &data,
+                )?
+            }
+        };
+        if out.reply {
+            if let Err(Refusal::Amplification) | Err(Refusal::RateLimited) =
+                self.guard.on_reply(out.dst.ip(), payload.len())
+            {
+                self.stats.amplification_refused += 1;
+                return None;
+            }
+        }
+        self.stats.datagrams_out += 1;
+        self.stats.bytes_out += payload.len() as u64;
+        Some(Transmit {
+            dst: out.dst,
+            payload,
+        })
+    }
+}

@@ -1,0 +1,898 @@
+//! The DHT node as a sans-IO state machine (protocol.md §5).
+//!
+//! Inputs: [`DhtNode::handle_datagram`] (or [`DhtNode::handle_incoming`] after a worker's own
+//! [`Gate`]), [`DhtNode::handle_timeout`], and API calls (`bootstrap`, `add_friend`). Outputs
+//! are pulled: [`DhtNode::poll_transmit`] (or [`DhtNode::poll_outgoing`]),
+//! [`DhtNode::poll_event`], [`DhtNode::poll_timeout`]. Every input takes `now`; randomness
+//! (nonces, ping ids, fake-friend keys) comes from the caller's RNG.
+//!
+//! Rules that keep the node safe under abuse, beyond c-toxcore 0.2.18 (which has none):
+//! * A node enters a list only after answering *our* ping or get-nodes (id checked against
+//!   the pending table, same key and address, within 5 s): the table cannot be filled with
+//!   nodes that never answered. Nodes named in a send-nodes are only *asked*, at most 8 per
+//!   second for the close list and 4 per searched key (c-toxcore's `to_bootstrap` lists).
+//! * Requests that would make us ping a stranger go through the 32-entry, 2-second
+//!   `to_ping` batch, so spoofed requests cannot turn the node into a ping cannon.
+//! * Replies pass the gate's amplification check; the outbox and event queue are bounded.
+
+use std::collections::VecDeque;
+use std::net::SocketAddr;
+
+use rustox_net_crypto::crypto::{CryptoRng, KeyPair, PublicKey};
+use rustox_net_crypto::Timestamp;
+
+use super::close_list::CloseList;
+use super::distance::cmp_distance;
+use super::gate::{Gate, GateError, GateStats, Incoming, OutPacket, Outgoing, Transmit};
+use super::lan::{discovery_targets, is_lan};
+use super::nat::{common_ip, ports_for, punch_ports};
+use super::pending::{PendingRequests, RequestKind};
+use super::search_list::SearchList;
+use super::source_guard::GuardConfig;
+use super::timers::*;
+use super::wire::bootstrap_info;
+use super::wire::crypto_request::{NatPing, CRYPTO_PACKET_NAT_PING};
+use super::wire::dht_packet::DhtMessage;
+use super::wire::lan_discovery;
+use super::wire::nodes::{NodesRequest, NodesResponse, MAX_SENT_NODES};
+use super::wire::packed_node::{canonical, PackedNode};
+use super::wire::ping::Ping;
+
+/// Most datagrams waiting in the outbox; beyond it new ones are dropped and counted.
+pub const MAX_OUTBOX: usize = 4096;
+/// Most events waiting to be polled.
+pub const MAX_EVENTS: usize = 1024;
+/// `MAX_CLOSE_TO_BOOTSTRAP_NODES`: close-list candidates asked per tick.
+pub const MAX_CLOSE_TO_BOOTSTRAP_NODES: usize = 8;
+/// Most friends (searched keys besides the fake ones); bounds the per-tick work.
+pub const MAX_FRIENDS: usize = 1024;
+
+/// What the bootstrap-info reply says (§5.8).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BootstrapInfo {
+    /// The version number sent.
+    pub version: u32,
+    /// Message of the day (at most 256 bytes are sent).
+    pub motd: Vec<u8>,
+}
+
+/// Node settings.
+#[derive(Debug, Clone)]
+pub struct DhtConfig {
+    /// Per-source limits.
+    pub guard: GuardConfig,
+    /// Accept LAN discovery packets and send them every 10 s.
+    pub lan_discovery: bool,
+    /// Also send LAN discovery to `ff02::1`.
+    pub lan_discovery_ipv6: bool,
+    /// Answer 0xf0 requests with this (bootstrap daemons only).
+    pub bootstrap_info: Option<BootstrapInfo>,
+    /// Random keys searched for diversity (`DHT_FAKE_FRIEND_NUMBER`).
+    pub fake_friends: usize,
+    /// Punch holes towards friends behind NATs.
+    pub hole_punching: bool,
+}
+
+impl Default for DhtConfig {
+    fn default() -> Self {
+        DhtConfig {
+            guard: GuardConfig::default(),
+            lan_discovery: true,
+            lan_discovery_ipv6: false,
+            bootstrap_info: None,
+            fake_friends: DHT_FAKE_FRIEND_NUMBER,
+            hole_punching: true,
+        }
+    }
+}
+
+/// What the node tells its user.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum DhtEvent {
+    /// A friend answered us directly at this address (`dht_ip_callback`).
+    FriendAddr {
+        /// The friend's DHT key.
+        pk: PublicKey,
+        /// Where it answered from.
+        addr: SocketAddr,
+    },
+    /// A 0x20 request for us that the DHT itself does not handle (DHT-PK, friend request).
+    Request {
+        /// Sender's DHT key.
+        sender: PublicKey,
+        /// Request id.
+        request_id: u8,
+        /// Data after the id.
+        data: Vec<u8>,
+    },
+}
+
+/// Counters of the state machine.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct DhtStats {
+    /// Ping requests answered.
+    pub pings_answered: u64,
+    /// Get-nodes answered.
+    pub nodes_answered: u64,
+    /// Bootstrap-info requests answered.
+    pub info_answered: u64,
+    /// Pings we sent.
+    pub pings_sent: u64,
+    /// Get-nodes we sent.
+    pub nodes_requests_sent: u64,
+    /// Responses matching a request of ours.
+    pub responses_accepted: u64,
+    /// Responses matching nothing (late, forged or replayed).
+    pub responses_unsolicited: u64,
+    /// 0x20 packets routed to a close node.
+    pub routed: u64,
+    /// 0x20 packets for keys we do not hold.
+    pub unroutable: u64,
+    /// LAN discovery packets acted upon.
+    pub lan_discovery: u64,
+    /// NAT pings received.
+    pub nat_pings_received: u64,
+    /// Outputs or events dropped because a queue was full.
+    pub queue_overflow: u64,
+}
+
+/// The DHT node.
+#[derive(Debug)]
+pub struct DhtNode {
+    keys: KeyPair,
+    config: DhtConfig,
+    gate: Gate,
+    close: CloseList,
+    close_last_get_node: Option<Timestamp>,
+    close_bootstrap_times: u32,
+    close_to_bootstrap: Vec<PackedNode>,
+    searches: Vec<SearchList>,
+    search_to_bootstrap: Vec<Vec<PackedNode>>,
+    pending: PendingRequests,
+    to_ping: Vec<PackedNode>,
+    last_to_ping: Timestamp,
+    outbox: VecDeque<Outgoing>,
+    events: VecDeque<DhtEvent>,
+    next_tick: Timestamp,
+    next_lan: Timestamp,
+    lan_cursor: u16,
+    stats: DhtStats,
+}
+
+impl DhtNode {
+    /// A node with the given key pair (a fresh one per run, or a bootstrap node's saved one).
+    pub fn new(keys: KeyPair, config: DhtConfig, now: Timestamp, rng: &mut dyn CryptoRng) -> Self {
+        let gate = Gate::new(&keys, config.guard, rng);
+        let mut node = DhtNode {
+            close: CloseList::new(keys.public),
+            keys,
+            gate,
+            close_last_get_node: None,
+            close_bootstrap_times: 0,
+            close_to_bootstrap: Vec::new(),
+            searches: Vec::new(),
+            search_to_bootstrap: Vec::new(),
+            pending: PendingRequests::default(),
+            to_ping: Vec::new(),
+            last_to_ping: now,
+            outbox: VecDeque::new(),
+            events: VecDeque::new(),
+            next_tick: now,
+            next_lan: now,
+            lan_cursor: 0,
+            stats: DhtStats::default(),
+            config,
+        };
+        for _ in 0..node.config.fake_friends {
+            let fake = KeyPair::generate(rng).public;
+            node.push_search(fake, true, rng);
+        }
+        node
+    }
+
+    fn push_search(&mut self, pk: PublicKey, fake: bool, rng: &mut dyn CryptoRng) {
+        self.searches
+            .push(SearchList::new(pk, fake, rng.next_u64()));
+        self.search_to_bootstrap.push(Vec::new());
+    }
+
+    /// Our DHT public key.
+    pub fn public_key(&self) -> PublicKey {
+        self.keys.public
+    }
+
+    /// Our key pair (a worker needs it to build its own [`Gate`]).
+    pub fn keys(&self) -> &KeyPair {
+        &self.keys
+    }
+
+    /// The configuration.
+    pub fn config(&self) -> &DhtConfig {
+        &self.config
+    }
+
+    /// Counters.
+    pub fn stats(&self) -> DhtStats {
+        self.stats
+    }
+
+    /// The node's own gate's counters.
+    pub fn gate_stats(&self) -> GateStats {
+        self.gate.stats
+    }
+
+    /// The close list.
+    pub fn close_list(&self) -> &CloseList {
+        &self.close
+    }
+
+    /// Good nodes of the close list.
+    pub fn close_nodes(&self, now: Timestamp) -> Vec<PackedNode> {
+        self.close
+            .iter()
+            .filter_map(|e| e.best_good(now).map(|a| PackedNode::udp(a.addr, e.pk)))
+            .collect()
+    }
+
+    /// The search lists (friends and fake friends).
+    pub fn searches(&self) -> &[SearchList] {
+        &self.searches
+    }
+
+    /// Starts from a known node: sends it a get-nodes for our own key (`dht_bootstrap`).
+    pub fn bootstrap(
+        &mut self,
+        now: Timestamp,
+        addr: SocketAddr,
+        pk: PublicKey,
+        rng: &mut dyn CryptoRng,
+    ) {
+        let own = self.keys.public;
+        self.send_nodes_request(now, canonical(addr), pk, own, rng);
+    }
+
+    /// Starts searching for a friend's DHT key. Returns false if already searched or full.
+    pub fn add_friend(&mut self, pk: PublicKey, rng: &mut dyn CryptoRng) -> bool {
+        let friends = self.searches.iter().filter(|s| !s.fake).count();
+        if pk == self.keys.public
+            || friends >= MAX_FRIENDS
+            || self.searches.iter().any(|s| s.pk == pk && !s.fake)
+        {
+            return false;
+        }
+        self.push_search(pk, false, rng);
+        true
+    }
+
+    /// Stops searching for a friend.
+    pub fn remove_friend(&mut self, pk: &PublicKey) {
+        if let Some(i) = self.searches.iter().position(|s| s.pk == *pk && !s.fake) {
+            self.searches.remove(i);
+            self.search_to_bootstrap.remove(i);
+        }
+    }
+
+    /// One datagram from the network.
+    pub fn handle_datagram(
+        &mut self,
+        now: Timestamp,
+        from: SocketAddr,
+        bytes: &[u8],
+        rng: &mut dyn CryptoRng,
+    ) -> Result<(), GateError> {
+        let incoming = self.gate.open(now, from, bytes)?;
+        self.handle_incoming(now, canonical(from), incoming, rng);
+        Ok(())
+    }
+
+    /// A datagram that already passed a [`Gate`].
+    pub fn handle_incoming(
+        &mut self,
+        now: Timestamp,
+        from: SocketAddr,
+        incoming: Incoming,
+        rng: &mut dyn CryptoRng,
+    ) {
+        match incoming {
+            Incoming::Dht { sender, msg } => self.handle_dht(now, from, sender, msg),
+            Incoming::Request {
+                sender,
+                request_id,
+                data,
+            } => {
+                if request_id == CRYPTO_PACKET_NAT_PING {
+                    self.handle_nat_ping(now, sender, &data, rng);
+                } else {
+                    self.push_event(DhtEvent::Request {
+                        sender,
+                        request_id,
+                        data,
+                    });
+                }
+            }
+            Incoming::Route { receiver, packet } => self.route(now, receiver, packet),
+            Incoming::Lan { pk } => {
+                if self.config.lan_discovery && is_lan(from.ip()) {
+                    self.stats.lan_discovery += 1;
+                    let own = self.keys.public;
+                    let id = self.pending.add(now, RequestKind::Nodes, pk, from, rng);
+                    self.stats.nodes_requests_sent += 1;
+                    self.push_out(Outgoing {
+                        dst: from,
+                        packet: OutPacket::Dht {
+                            to: pk,
+                            msg: DhtMessage::NodesRequest(NodesRequest {
+                                searched: own,
+                                sendback: id,
+                            }),
+                        },
+                        reply: true,
+                    });
+                }
+            }
+            Incoming::BootstrapInfo => {
+                if let Some(info) = &self.config.bootstrap_info {
+                    let reply = bootstrap_info::encode_reply(info.version, &info.motd);
+                    self.stats.info_answered += 1;
+                    self.push_out(Outgoing {
+                        dst: from,
+                        packet: OutPacket::Raw(reply),
+                        reply: true,
+                    });
+                }
+            }
+        }
+    }
+
+    fn handle_dht(&mut self, now: Timestamp, from: SocketAddr, sender: PublicKey, msg: DhtMessage) {
+        match msg {
+            DhtMessage::Ping(Ping {
+                response: false,
+                id,
+            }) => {
+                self.stats.pings_answered += 1;
+                self.push_out(Outgoing {
+                    dst: from,
+                    packet: OutPacket::Dht {
+                        to: sender,
+                        msg: DhtMessage::Ping(Ping { response: true, id }),
+                    },
+                    reply: true,
+                });
+                self.add_to_ping(now, sender, from);
+            }
+            DhtMessage::Ping(Ping { response: true, id }) => {
+                if self.pending.take(now, id, RequestKind::Ping, &sender, from) {
+                    self.stats.responses_accepted += 1;
+                    self.add_to_lists(now, sender, from);
+                } else {
+                    self.stats.responses_unsolicited += 1;
+                }
+            }
+            DhtMessage::NodesRequest(req) => {
+                self.stats.nodes_answered += 1;
+                let nodes = self.closest_nodes(now, &req.searched, is_lan(from.ip()));
+                self.push_out(Outgoing {
+                    dst: from,
+                    packet: OutPacket::Dht {
+                        to: sender,
+                        msg: DhtMessage::NodesResponse(NodesResponse {
+                            nodes,
+                            sendback: req.sendback,
+                        }),
+                    },
+                    reply: true,
+                });
+                self.add_to_ping(now, sender, from);
+            }
+            DhtMessage::NodesResponse(resp) => {
+                if !self
+                    .pending
+                    .take(now, resp.sendback, RequestKind::Nodes, &sender, from)
+                {
+                    self.stats.responses_unsolicited += 1;
+                    return;
+                }
+                self.stats.responses_accepted += 1;
+                self.add_to_lists(now, sender, from);
+                for node in resp.nodes {
+                    self.consider_node(now, node);
+                    self.returned_ip(now, node, sender);
+                }
+            }
+        }
+    }
+
+    /// Up to 4 good nodes closest to `target` from every list (`get_close_nodes`); LAN
+    /// addresses only for LAN requesters.
+    pub fn closest_nodes(
+        &self,
+        now: Timestamp,
+        target: &PublicKey,
+        requester_on_lan: bool,
+    ) -> Vec<PackedNode> {
+        let mut best: Vec<PackedNode> = Vec::with_capacity(MAX_SENT_NODES + 1);
+        let candidates = self
+            .close
+            .iter()
+            .chain(self.searches.iter().flat_map(|s| s.clients.iter()));
+        for entry in candidates {
+            let Some(assoc) = entry.best_good(now) else {
+                continue;
+            };
+            if is_lan(assoc.addr.ip()) && !requester_on_lan {
+                continue;
+            }
+            if best.iter().any(|n| n.pk == entry.pk) {
+                continue;
+            }
+            if best.len() == MAX_SENT_NODES {
+                let last = &best[MAX_SENT_NODES - 1];
+                if cmp_distance(target, &entry.pk, &last.pk) != std::cmp::Ordering::Less {
+                    continue;
+                }
+                best.pop();
+            }
+            let node = PackedNode::udp(assoc.addr, entry.pk);
+            let at = best
+                .iter()
+                .position(|n| cmp_distance(target, &node.pk, &n.pk) == std::cmp::Ordering::Less)
+                .unwrap_or(best.len());
+            best.insert(at, node);
+        }
+        best
+    }
+
+    /// A node answered a request of ours: it enters every list with room for it.
+    fn add_to_lists(&mut self, now: Timestamp, pk: PublicKey, addr: SocketAddr) {
+        self.close.add(pk, addr, now);
+        let mut found_friend = false;
+        for s in &mut self.searches {
+            if s.add(pk, addr, now) && s.pk == pk && !s.fake {
+                found_friend = true;
+            }
+        }
+        if found_friend {
+            self.push_event(DhtEvent::FriendAddr { pk, addr });
+        }
+    }
+
+    /// A node named in a send-nodes: ask it too if it would be kept somewhere
+    /// (`ping_node_from_getnodes_ok`), through the bounded `to_bootstrap` lists.
+    fn consider_node(&mut self, now: Timestamp, node: PackedNode) {
+        if node.pk == self.keys.public {
+            return;
+        }
+        let known = |e: Option<&super::client::ClientEntry>| {
+            e.is_some_and(|e| e.assocs().any(|a| a.addr == node.addr && a.is_good(now)))
+        };
+        let own = self.keys.public;
+        if self.close.addable(&node.pk, now) && !known(self.close.get(&node.pk)) {
+            insert_closest(
+                &mut self.close_to_bootstrap,
+                MAX_CLOSE_TO_BOOTSTRAP_NODES,
+                node,
+                &own,
+            );
+        }
+        for (s, list) in self
+            .searches
+            .iter_mut()
+            .zip(self.search_to_bootstrap.iter_mut())
+        {
+            let in_list = known(s.clients.iter().find(|c| c.pk == node.pk));
+            if s.addable(&node.pk, now) && !in_list {
+                insert_closest(list, MAX_SENT_NODES, node, &s.pk);
+            }
+        }
+    }
+
+    /// A node reported an address for a key: our own (what the world sees of us) or a
+    /// friend's (used for hole punching) — `returnedip_ports`.
+    fn returned_ip(&mut self, now: Timestamp, node: PackedNode, returner: PublicKey) {
+        let record = |entry: &mut super::client::ClientEntry| {
+            if let Some(a) = entry.assoc_slot(node.addr).as_mut() {
+                a.returned = Some((node.addr, now));
+            }
+        };
+        if node.pk == self.keys.public {
+            if let Some(e) = self.close.get_mut(&returner) {
+                record(e);
+            }
+            return;
+        }
+        for s in self.searches.iter_mut().filter(|s| s.pk == node.pk) {
+            if let Some(e) = s.get_mut(&returner) {
+                record(e);
+            }
+        }
+    }
+
+    /// Someone pinged or asked us: ping them back later if they would fit the close list.
+    fn add_to_ping(&mut self, now: Timestamp, pk: PublicKey, addr: SocketAddr) {
+        if !self.close.addable(&pk, now) {
+            return;
+        }
+        if self
+            .close
+            .get(&pk)
+            .is_some_and(|e| e.assocs().any(|a| a.addr == addr && a.is_good(now)))
+        {
+            return;
+        }
+        let own = self.keys.public;
+        insert_closest(
+            &mut self.to_ping,
+            MAX_TO_PING,
+            PackedNode::udp(addr, pk),
+            &own,
+        );
+    }
+
+    fn route(&mut self, now: Timestamp, receiver: PublicKey, packet: Vec<u8>) {
+        let dst = self.close.get(&receiver).and_then(|e| {
+            e.v6.iter()
+                .chain(e.v4.iter())
+                .find(|a| !a.is_dead(now))
+                .map(|a| a.addr)
+        });
+        match dst {
+            Some(dst) => {
+                self.stats.routed += 1;
+                self.push_out(Outgoing {
+                    dst,
+                    packet: OutPacket::Raw(packet),
+                    reply: false,
+                });
+            }
+            None => self.stats.unroutable += 1,
+        }
+    }
+
+    fn handle_nat_ping(
+        &mut self,
+        now: Timestamp,
+        sender: PublicKey,
+        data: &[u8],
+        rng: &mut dyn CryptoRng,
+    ) {
+        let Ok(ping) = NatPing::decode(data) else {
+            return;
+        };
+        let Some(i) = self.searches.iter().position(|s| s.pk == sender && !s.fake) else {
+            return;
+        };
+        self.stats.nat_pings_received += 1;
+        if !ping.response {
+            let reply = NatPing {
+                response: true,
+                id: ping.id,
+            };
+            self.route_to_friend(now, i, reply, true);
+            self.searches[i].nat.nat_ping_received = Some(now);
+        } else if ping.id == self.searches[i].nat.nat_ping_id {
+            self.searches[i].nat.nat_ping_id = rng.next_u64();
+            self.searches[i].nat.hole_punching = true;
+        }
+    }
+
+    /// Addresses the friend's close nodes report for it; empty if we reach it directly
+    /// (`friend_iplist`).
+    fn friend_ips(&self, now: Timestamp, i: usize) -> Vec<SocketAddr> {
+        let s = &self.searches[i];
+        if s.clients.iter().any(|c| c.pk == s.pk && c.is_good(now)) {
+            return Vec::new();
+        }
+        s.clients
+            .iter()
+            .flat_map(|c| c.assocs())
+            .filter(|a| a.is_good(now))
+            .filter_map(|a| {
+                a.returned
+                    .filter(|(_, t)| now < *t + BAD_NODE_TIMEOUT)
+                    .map(|(addr, _)| addr)
+            })
+            .collect()
+    }
+
+    /// Sends a NAT ping through the friend's close nodes that know its address
+    /// (`route_to_friend` / `route_one_to_friend`); at least 2 such nodes are required.
+    fn route_to_friend(&mut self, now: Timestamp, i: usize, ping: NatPing, only_one: bool) {
+        let s = &self.searches[i];
+        let routes: Vec<SocketAddr> = s
+            .clients
+            .iter()
+            .flat_map(|c| c.assocs())
+            .filter(|a| {
+                a.is_good(now) && a.returned.is_some_and(|(_, t)| now < t + BAD_NODE_TIMEOUT)
+            })
+            .map(|a| a.addr)
+            .collect();
+        if routes.len() < MAX_FRIEND_CLIENTS / 4 {
+            return;
+        }
+        let to = s.pk;
+        let n = if only_one { 1 } else { routes.len() };
+        for dst in routes.into_iter().take(n) {
+            self.push_out(Outgoing {
+                dst,
+                packet: OutPacket::Request {
+                    to,
+                    request_id: CRYPTO_PACKET_NAT_PING,
+                    data: ping.encode().to_vec(),
+                },
+                reply: false,
+            });
+        }
+    }
+
+    fn do_nat(&mut self, now: Timestamp, rng: &mut dyn CryptoRng) {
+        if !self.config.hole_punching {
+            return;
+        }
+        for i in 0..self.searches.len() {
+            if self.searches[i].fake {
+                continue;
+            }
+            let ips = self.friend_ips(now, i);
+            if ips.len() < MAX_FRIEND_CLIENTS / 2 {
+                continue;
+            }
+            let nat = &self.searches[i].nat;
+            if nat.nat_ping_sent.is_none_or(|t| t + PUNCH_INTERVAL < now) {
+                let ping = NatPing {
+                    response: false,
+                    id: nat.nat_ping_id,
+                };
+                self.route_to_friend(now, i, ping, false);
+                self.searches[i].nat.nat_ping_sent = Some(now);
+            }
+            let nat = &self.searches[i].nat;
+            let punch_due = nat.hole_punching
+                && nat.punching_at.is_none_or(|t| t + PUNCH_INTERVAL < now)
+                && nat
+                    .nat_ping_received
+                    .is_some_and(|t| t + PUNCH_INTERVAL * 2 >= now);
+            if !punch_due {
+                continue;
+            }
+            let Some(ip) = common_ip(&ips, MAX_FRIEND_CLIENTS / 2) else {
+                continue;
+            };
+            let friend = self.searches[i].pk;
+            let nat = &mut self.searches[i].nat;
+            if nat.punching_at.is_some_and(|t| t + PUNCH_RESET_TIME < now) {
+                nat.reset_guessing();
+            }
+            let ports = punch_ports(nat, &ports_for(&ips, ip));
+            nat.punching_at = Some(now);
+            nat.hole_punching = false;
+            for port in ports {
+                self.send_ping(now, SocketAddr::new(ip, port), friend, rng);
+            }
+        }
+    }
+
+    fn send_ping(
+        &mut self,
+        now: Timestamp,
+        addr: SocketAddr,
+        pk: PublicKey,
+        rng: &mut dyn CryptoRng,
+    ) {
+        let id = self.pending.add(now, RequestKind::Ping, pk, addr, rng);
+        self.stats.pings_sent += 1;
+        self.push_out(Outgoing {
+            dst: addr,
+            packet: OutPacket::Dht {
+                to: pk,
+                msg: DhtMessage::Ping(Ping {
+                    response: false,
+                    id,
+                }),
+            },
+            reply: false,
+        });
+    }
+
+    fn send_nodes_request(
+        &mut self,
+        now: Timestamp,
+        addr: SocketAddr,
+        pk: PublicKey,
+        searched: PublicKey,
+        rng: &mut dyn CryptoRng,
+    ) {
+        if pk == self.keys.public {
+            return;
+        }
+        let id = self.pending.add(now, RequestKind::Nodes, pk, addr, rng);
+        self.stats.nodes_requests_sent += 1;
+        self.push_out(Outgoing {
+            dst: addr,
+            packet: OutPacket::Dht {
+                to: pk,
+                msg: DhtMessage::NodesRequest(NodesRequest {
+                    searched,
+                    sendback: id,
+                }),
+            },
+            reply: false,
+        });
+    }
+
+    /// When [`handle_timeout`](Self::handle_timeout) next has work.
+    pub fn poll_timeout(&self) -> Timestamp {
+        if self.config.lan_discovery {
+            self.next_tick.min(self.next_lan)
+        } else {
+            self.next_tick
+        }
+    }
+
+    /// Runs the timers that are due: the once-a-second `do_dht` round and LAN discovery.
+    pub fn handle_timeout(&mut self, now: Timestamp, rng: &mut dyn CryptoRng) {
+        if now >= self.next_tick {
+            self.do_dht(now, rng);
+            self.next_tick = now + DHT_TICK;
+        }
+        if self.config.lan_discovery && now >= self.next_lan {
+            self.next_lan = now + LAN_DISCOVERY_INTERVAL;
+            let packet = lan_discovery::encode(&self.keys.public);
+            for dst in discovery_targets(&mut self.lan_cursor, self.config.lan_discovery_ipv6) {
+                self.push_out(Outgoing {
+                    dst,
+                    packet: OutPacket::Raw(packet.to_vec()),
+                    reply: false,
+                });
+            }
+        }
+    }
+
+    fn do_dht(&mut self, now: Timestamp, rng: &mut dyn CryptoRng) {
+        // A node whose every close node died is probably offline: make them merely bad
+        // (as of BAD_NODE_TIMEOUT ago) so they keep being pinged.
+        self.close.expire(now, now.saturating_sub(BAD_NODE_TIMEOUT));
+        for s in &mut self.searches {
+            s.expire(now);
+        }
+        let own = self.keys.public;
+        // Close list.
+        for node in std::mem::take(&mut self.close_to_bootstrap) {
+            self.send_nodes_request(now, node.addr, node.pk, own, rng);
+        }
+        let mut due = Vec::new();
+        let mut good = Vec::new();
+        for e in self.close.iter_mut() {
+            let pk = e.pk;
+            for a in e.assocs_mut() {
+                if a.is_dead(now) {
+                    continue;
+                }
+                if a.last_pinged.is_none_or(|t| t + PING_INTERVAL <= now) {
+                    a.last_pinged = Some(now);
+                    due.push((a.addr, pk));
+                }
+                if a.is_good(now) {
+                    good.push((a.addr, pk));
+                }
+            }
+        }
+        for (addr, pk) in due {
+            self.send_nodes_request(now, addr, pk, own, rng);
+        }
+        if !good.is_empty()
+            && (self
+                .close_last_get_node
+                .is_none_or(|t| t + GET_NODE_INTERVAL <= now)
+                || self.close_bootstrap_times < MAX_BOOTSTRAP_TIMES)
+        {
+            let (addr, pk) = good[(rng.next_u64() % good.len() as u64) as usize];
+            self.send_nodes_request(now, addr, pk, own, rng);
+            self.close_last_get_node = Some(now);
+            self.close_bootstrap_times = self.close_bootstrap_times.saturating_add(1);
+        }
+        // Searched keys.
+        for i in 0..self.searches.len() {
+            let target = self.searches[i].pk;
+            for node in std::mem::take(&mut self.search_to_bootstrap[i]) {
+                self.send_nodes_request(now, node.addr, node.pk, target, rng);
+            }
+            let mut due = Vec::new();
+            let mut good = Vec::new();
+            for c in self.searches[i].clients.iter_mut() {
+                let pk = c.pk;
+                for a in c.assocs_mut() {
+                    if a.is_dead(now) {
+                        continue;
+                    }
+                    if a.last_pinged.is_none_or(|t| t + PING_INTERVAL <= now) {
+                        a.last_pinged = Some(now);
+                        due.push((a.addr, pk));
+                    }
+                    if a.is_good(now) {
+                        good.push((a.addr, pk));
+                    }
+                }
+            }
+            for (addr, pk) in due {
+                self.send_nodes_request(now, addr, pk, target, rng);
+            }
+            let s = &self.searches[i];
+            if !good.is_empty()
+                && (s.last_get_node.is_none_or(|t| t + GET_NODE_INTERVAL <= now)
+                    || s.bootstrap_times < MAX_BOOTSTRAP_TIMES)
+            {
+                let (addr, pk) = good[(rng.next_u64() % good.len() as u64) as usize];
+                self.send_nodes_request(now, addr, pk, target, rng);
+                let s = &mut self.searches[i];
+                s.last_get_node = Some(now);
+                s.bootstrap_times = s.bootstrap_times.saturating_add(1);
+            }
+        }
+        self.do_nat(now, rng);
+        if now >= self.last_to_ping + TIME_TO_PING {
+            self.last_to_ping = now;
+            for node in std::mem::take(&mut self.to_ping) {
+                if self.close.addable(&node.pk, now) {
+                    self.send_ping(now, node.addr, node.pk, rng);
+                }
+            }
+        }
+    }
+
+    /// The next output before encryption (multi-worker drivers seal it in their own gate).
+    pub fn poll_outgoing(&mut self) -> Option<Outgoing> {
+        self.outbox.pop_front()
+    }
+
+    /// The next datagram to send.
+    pub fn poll_transmit(&mut self, now: Timestamp, rng: &mut dyn CryptoRng) -> Option<Transmit> {
+        while let Some(out) = self.outbox.pop_front() {
+            if let Some(t) = self.gate.seal(now, out, rng) {
+                return Some(t);
+            }
+        }
+        None
+    }
+
+    /// The next event.
+    pub fn poll_event(&mut self) -> Option<DhtEvent> {
+        self.events.pop_front()
+    }
+
+    fn push_out(&mut self, out: Outgoing) {
+        if self.outbox.len() >= MAX_OUTBOX {
+            self.stats.queue_overflow += 1;
+            return;
+        }
+        self.outbox.push_back(out);
+    }
+
+    fn push_event(&mut self, e: DhtEvent) {
+        if self.events.len() >= MAX_EVENTS {
+            self.stats.queue_overflow += 1;
+            return;
+        }
+        self.events.push_back(e);
+    }
+}
+
+/// Keeps `list` as the `max` nodes closest to `target`, replacing the farthest
+/// (`add_to_list`).
+fn insert_closest(list: &mut Vec<PackedNode>, max: usize, node: PackedNode, target: &PublicKey) {
+    if list.iter().any(|n| n.pk == node.pk) {
+        return;
+    }
+    if list.len() < max {
+        list.push(node);
+        return;
+    }
+    if let Some(far) =
+        (0..list.len()).max_by(|&a, &b| cmp_distance(target, &list[a].pk, &list[b].pk))
+    {
+        if cmp_distance(target, &node.pk, &list[far].pk) == std::cmp::Ordering::Less {
+            list[far] = node;
+        }
+    }
+}

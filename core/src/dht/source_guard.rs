@@ -1,0 +1,203 @@
+//! Flood and amplification limits per source address (DESIGN.md principle 5).
+//!
+//! c-toxcore 0.2.18 answers every well-formed request; a DHT node with a public address is
+//! then a reflector. Two limits, both per source IP, kept in a fixed table of 4096 slots
+//! indexed by a keyed hash (sources that collide share a slot, which only ever makes the
+//! limit stricter; the random key stops an attacker from aiming collisions at a victim):
+//!
+//! * **Request rate**: a token bucket of `burst` datagrams refilled at `rate` per second.
+//!   A datagram over the limit is dropped before any decryption, so a flood costs a hash
+//!   and a compare, not a key agreement.
+//! * **Amplification**: every byte received earns [`AMPLIFICATION_FACTOR`] bytes of reply
+//!   credit (capped); a reply is sent only if the credit covers it. The largest legitimate
+//!   ratios are 2.53 (113-byte get-nodes → 286-byte send-nodes with four IPv6 nodes) and 3.35
+//!   (78-byte info request → 261-byte reply with a full MOTD), so a factor of 4 never refuses a
+//!   single honest exchange, and a spoofed source never gets more than 4× what was sent in its
+//!   name — however many requests are made.
+
+use std::net::IpAddr;
+use std::time::Duration;
+
+use rustox_net_crypto::crypto::CryptoRng;
+use rustox_net_crypto::Timestamp;
+
+/// Slots in the table (a power of two).
+const SLOTS: usize = 4096;
+/// Reply bytes allowed per byte received.
+pub const AMPLIFICATION_FACTOR: u32 = 4;
+/// Most reply credit a source can bank: 16 full send-nodes replies.
+pub const MAX_CREDIT: u32 = 16 * 286;
+
+/// Limits of the guard.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct GuardConfig {
+    /// Datagrams per second a source may send; `None` disables the rate limit.
+    pub rate: Option<f64>,
+    /// Burst of the rate limit.
+    pub burst: f64,
+}
+
+impl Default for GuardConfig {
+    /// 32 datagrams/s, burst 64: a c-toxcore peer sends a given node a handful of packets a
+    /// minute in steady state (one get-nodes per 60 s per list it appears in, pings every 2
+    /// s at most), so honest peers — even dozens behind one NAT — stay far below it.
+    fn default() -> Self {
+        GuardConfig {
+            rate: Some(32.0),
+            burst: 64.0,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, Default)]
+struct Slot {
+    tokens: f64,
+    credit: u32,
+    last: Timestamp,
+    used: bool,
+}
+
+/// Why the guard refused.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Refusal {
+    /// Over the per-source datagram rate.
+    RateLimited,
+    /// The reply would exceed the source's amplification credit.
+    Amplification,
+}
+
+/// The table.
+#[derive(Debug, Clone)]
+pub struct SourceGuard {
+    config: GuardConfig,
+    key: [u64; 2],
+    slots: Vec<Slot>,
+}
+
+impl SourceGuard {
+    /// A guard with a random hash key.
+    pub fn new(config: GuardConfig, rng: &mut dyn CryptoRng) -> Self {
+        SourceGuard {
+            config,
+            key: [rng.next_u64(), rng.next_u64()],
+            slots: vec![Slot::default(); SLOTS],
+        }
+    }
+
+    fn index(&self, ip: IpAddr) -> usize {
+        let bytes = match ip {
+            IpAddr::V4(v4) => v4.to_ipv6_mapped().octets(),
+            IpAddr::V6(v6) => v6.octets(),
+        };
+        let hi = u64::from_be_bytes(bytes[..8].try_into().expect("8 bytes"));
+        let lo = u64::from_be_bytes(bytes[8..].try_into().expect("8 bytes"));
+        let mut h = mix(hi ^ self.key[0]);
+        h = mix(h ^ lo ^ self.key[1]);
+        (h as usize) & (SLOTS - 1)
+    }
+
+    /// Accounts a received datagram of `len` bytes; `Err` if the source is over its rate.
+    pub fn on_receive(&mut self, now: Timestamp, ip: IpAddr, len: usize) -> Result<(), Refusal> {
+        let i = self.index(ip);
+        let config = self.config;
+        let slot = &mut self.slots[i];
+        if !slot.used {
+            *slot = Slot {
+                tokens: config.burst,
+                credit: 0,
+                last: now,
+                used: true,
+            };
+        }
+        let elapsed = now.saturating_duration_since(slot.last);
+        slot.last = slot.last.max(now);
+        if let Some(rate) = config.rate {
+            slot.tokens = (slot.tokens + elapsed.as_secs_f64() * rate).min(config.burst);
+            if slot.tokens < 1.0 {
+                return Err(Refusal::RateLimited);
+            }
+            slot.tokens -= 1.0;
+        }
+        let earned = u32::try_from(len)
+            .unwrap_or(u32::MAX)
+            .saturating_mul(AMPLIFICATION_FACTOR);
+        slot.credit = slot.credit.saturating_add(earned).min(MAX_CREDIT);
+        Ok(())
+    }
+
+    /// Spends credit for a reply of `len` bytes to `ip`; `Err` if it is not covered.
+    pub fn on_reply(&mut self, ip: IpAddr, len: usize) -> Result<(), Refusal> {
+        let i = self.index(ip);
+        let slot = &mut self.slots[i];
+        let len = u32::try_from(len).unwrap_or(u32::MAX);
+        if slot.credit < len {
+            return Err(Refusal::Amplification);
+        }
+        slot.credit -= len;
+        Ok(())
+    }
+}
+
+/// splitmix64's finaliser.
+fn mix(mut z: u64) -> u64 {
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^ (z >> 31)
+}
+
+/// How long a source takes to regain one datagram of allowance at `rate`.
+pub fn refill_time(rate: f64) -> Duration {
+    Duration::from_secs_f64(1.0 / rate.max(1e-9))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rand_chacha::rand_core::SeedableRng;
+
+    fn guard() -> SourceGuard {
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(5);
+        SourceGuard::new(GuardConfig::default(), &mut rng)
+    }
+
+    #[test]
+    fn a_flood_is_cut_to_burst_then_rate() {
+        let mut g = guard();
+        let ip: IpAddr = "203.0.113.9".parse().unwrap();
+        let t = Timestamp::from_secs(1);
+        let passed = (0..1000)
+            .filter(|_| g.on_receive(t, ip, 113).is_ok())
+            .count();
+        assert_eq!(passed, 64);
+        let later = t + refill_time(32.0) * 10;
+        let passed = (0..1000)
+            .filter(|_| g.on_receive(later, ip, 113).is_ok())
+            .count();
+        assert_eq!(passed, 10);
+        assert!(g
+            .on_receive(t, "203.0.113.10".parse().unwrap(), 113)
+            .is_ok());
+    }
+
+    #[test]
+    fn replies_never_exceed_four_times_what_was_received() {
+        let mut g = guard();
+        let ip: IpAddr = "198.51.100.1".parse().unwrap();
+        let t = Timestamp::from_secs(1);
+        let mut received = 0;
+        let mut sent = 0;
+        for _ in 0..50 {
+            g.on_receive(t, ip, 78).unwrap();
+            received += 78;
+            while g.on_reply(ip, 261).is_ok() {
+                sent += 261;
+            }
+            assert!(sent <= 4 * received);
+        }
+        assert!(sent > 3 * received, "honest exchanges are answered");
+        assert_eq!(
+            g.on_reply("198.51.100.2".parse().unwrap(), 1),
+            Err(Refusal::Amplification)
+        );
+    }
+}
