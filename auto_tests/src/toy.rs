@@ -77,7 +77,7 @@ impl SimNode for Flooder {
         }
         let d = encode(KIND_DATA, self.sent, now, self.size);
         self.sent += 1;
-        self.next = self.next + self.interval;
+        self.next += self.interval;
         Some((self.dst, d))
     }
     fn poll_timeout(&self) -> Option<Timestamp> {
@@ -202,7 +202,7 @@ impl SimNode for Pinger {
             self.outbox
                 .push_back((peer, encode(KIND_PING, self.seq, now, 64)));
             self.seq += 1;
-            self.next = self.next + self.interval;
+            self.next += self.interval;
         }
     }
     fn poll_transmit(&mut self, now: Timestamp) -> Option<(SocketAddr, Vec<u8>)> {

@@ -191,7 +191,7 @@ fn opt(v: Option<f64>, prec: usize) -> String {
 fn print_table(rows: &[TransferMetrics], mib: u64) {
     println!("transport-bench: {mib} MiB per transfer, virtual time (goodput η = bytes / (time × bottleneck); ceiling 0.96)");
     println!(
-        "{:<9} {:<6} {:>4} {:>4} {:>6} {:>6} {:>8} {:>7} {:>6} {:>8} {:>7} {:>8} {:>8} {:>9}  {}",
+        "{:<9} {:<6} {:>4} {:>4} {:>6} {:>6} {:>8} {:>7} {:>6} {:>8} {:>7} {:>8} {:>8} {:>9}  verdict",
         "profile",
         "ctrl",
         "seed",
@@ -205,8 +205,7 @@ fn print_table(rows: &[TransferMetrics], mib: u64) {
         "rtt err",
         "q95 ms",
         "mem KiB",
-        "MiB/cpu-s",
-        "verdict"
+        "MiB/cpu-s"
     );
     for r in rows {
         let target = goodput_target(&r.profile);
