@@ -1,0 +1,3 @@
+//! File-transfer benchmark (work in progress).
+
+fn main() {}
