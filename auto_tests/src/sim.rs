@@ -46,9 +46,17 @@ pub enum SimError {
         /// What it reported.
         reason: String,
     },
-    /// The clock stopped advancing.
-    #[error("livelock at {0:?}: {MAX_EVENTS_AT_ONE_INSTANT} events without time advancing")]
-    Livelock(Timestamp),
+    /// The clock stopped advancing: a node keeps asking to be woken at or before `now`
+    /// without making progress (a sans-IO core must move its deadline once it has run).
+    #[error("livelock at {at:?}: {MAX_EVENTS_AT_ONE_INSTANT} events without time advancing; node {node} last asked for a wake-up at {deadline:?}")]
+    Livelock {
+        /// When.
+        at: Timestamp,
+        /// The node handling the last event.
+        node: usize,
+        /// That node's deadline.
+        deadline: Option<Timestamp>,
+    },
     /// A scenario-level check failed.
     #[error("{0}")]
     Scenario(String),
@@ -405,7 +413,16 @@ impl<N: SimNode> Simulator<N> {
         }
         self.events_this_instant += 1;
         if self.events_this_instant > MAX_EVENTS_AT_ONE_INSTANT {
-            return Err(SimError::Livelock(self.now));
+            let node = match &event.kind {
+                EventKind::Deliver { node, .. }
+                | EventKind::Timer { node, .. }
+                | EventKind::Service { node } => *node,
+            };
+            return Err(SimError::Livelock {
+                at: self.now,
+                node: node.0,
+                deadline: self.nodes[node.0].node.poll_timeout(),
+            });
         }
         let now = self.now;
         let id = match event.kind {

@@ -30,3 +30,33 @@ fn one_mib_on_wan20_arrives_byte_exact() {
     eprintln!("efficiency {:?}", run.goodput_efficiency());
     let _ = Duration::ZERO;
 }
+
+#[test]
+#[ignore]
+fn probe_compare() {
+    use rustox_auto_tests::transfer::{run_transfer, TransferSpec};
+    for profile in [Profile::wan20(), Profile::wan100(), Profile::vpn300()] {
+        let bytes = 16 * MIB;
+        let t0 = std::time::Instant::now();
+        let spec = FileSpec::new(profile.clone(), ControllerKind::Bbr, 1, vec![bytes]);
+        let mut run = FileRun::new(spec).unwrap();
+        let ok = run.run();
+        let t1 = t0.elapsed();
+        let bulk = run_transfer(&TransferSpec {
+            profile: profile.clone(),
+            controller: ControllerKind::Bbr,
+            seed: 1,
+            bytes,
+        })
+        .unwrap();
+        eprintln!(
+            "{}: file ok={ok} eff={:?} cpu={:?} | bulk eff={} completed={} cpu={}",
+            profile.name,
+            run.goodput_efficiency(),
+            t1,
+            bulk.goodput_efficiency,
+            bulk.completed,
+            bulk.cpu_seconds
+        );
+    }
+}

@@ -249,4 +249,15 @@ fn print_table(rows: &[TransferMetrics], mib: u64) {
             r.error.as_ref().map_or(String::new(), |e| format!(" error: {e}")),
         );
     }
+    let mib: f64 = rows
+        .iter()
+        .map(|r| r.bytes_delivered as f64 / 1048576.0)
+        .sum();
+    let cpu: f64 = rows.iter().map(|r| r.cpu_seconds).sum();
+    let events: u64 = rows.iter().map(|r| r.sim_events).sum();
+    println!(
+        "simulator: {mib:.0} MiB delivered in {cpu:.1} CPU s ({:.1} MiB per CPU second, {:.2} M events per CPU second)",
+        if cpu > 0.0 { mib / cpu } else { 0.0 },
+        if cpu > 0.0 { events as f64 / cpu / 1e6 } else { 0.0 }
+    );
 }
