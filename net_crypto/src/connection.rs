@@ -536,9 +536,9 @@ impl Connection {
 
         // Step 4: the first authentic data packet confirms the session.
         if self.status == ConnectionStatus::NotConfirmed {
+            // `confirm_pending` stays: the peer may still be waiting for our first packet.
             self.status = ConnectionStatus::Established;
             self.temp = None;
-            self.confirm_pending = false;
             self.events.push_back(ConnectionEvent::Established);
         }
 

@@ -7,6 +7,7 @@
 
 use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
 use std::net::SocketAddr;
+use std::ops::Bound;
 
 use crate::connection::{Connection, ConnectionEvent, ConnectionId, ConnectionStatus};
 use crate::crypto::{sha512, CryptoRng, KeyPair, Nonce, PrecomputedKey, PublicKey, SymmetricKey};
@@ -410,8 +411,7 @@ impl Endpoint {
         let ids: Vec<ConnectionId> = match self.transmit_cursor {
             Some(cursor) => self
                 .connections
-                .range(cursor..)
-                .skip(1)
+                .range((Bound::Excluded(cursor), Bound::Unbounded))
                 .chain(self.connections.range(..=cursor))
                 .map(|(id, _)| *id)
                 .collect(),
@@ -442,6 +442,7 @@ impl Endpoint {
                 return Some(EndpointEvent::Connection { id: *id, event });
             }
         }
+        self.reap();
         None
     }
 
