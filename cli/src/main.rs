@@ -5,6 +5,8 @@
 
 use clap::{Parser, Subcommand};
 
+mod bootstrap;
+
 #[derive(Parser)]
 #[command(name = "rustox", version, about = "A Tox-compatible messenger core")]
 struct Cli {
@@ -13,11 +15,16 @@ struct Cli {
 }
 
 #[derive(Subcommand)]
-enum Command {}
+enum Command {
+    /// Run a DHT bootstrap node.
+    Bootstrap(bootstrap::Args),
+}
 
 fn main() {
     let cli = Cli::parse();
-    let result: anyhow::Result<()> = match cli.command {};
+    let result: anyhow::Result<()> = match cli.command {
+        Command::Bootstrap(args) => bootstrap::run(args),
+    };
     if let Err(err) = result {
         eprintln!("rustox: {err:#}");
         std::process::exit(1);

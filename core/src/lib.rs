@@ -4,5 +4,6 @@
 //! datagrams to send, events and the next deadline are pulled out of it. [`driver`] is the
 //! only part that touches sockets, clocks and threads.
 
+pub mod bootstrap_node;
 pub mod dht;
 pub mod driver;

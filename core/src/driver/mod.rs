@@ -1,1 +1,18 @@
+//! Drivers: the only code in this crate that touches sockets, clocks and threads.
+//!
+//! * [`workers`]: the production UDP path for a DHT / bootstrap node, built after the
+//!   opentracker lessons (DESIGN.md lesson 4): one `SO_REUSEPORT` socket per worker, a
+//!   blocking read per worker, a separate timer thread, per-worker counters summed on read.
+//!   Each of these choices has its measurement beside the code that made it.
+//! * [`tokio_driver`]: the thin async loop (one task: `select!` over the socket and the
+//!   node's deadline), for embedding a node in an async application — and the baseline the
+//!   blocking-read workers were measured against.
+//! * [`keyfile`]: a bootstrap node's key pair across restarts.
 
+pub mod clock;
+pub mod keyfile;
+pub mod socket;
+pub mod tokio_driver;
+pub mod workers;
+
+pub use clock::Clock;

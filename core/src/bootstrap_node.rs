@@ -1,0 +1,173 @@
+//! A long-running DHT bootstrap node (`rustox bootstrap`): a DHT node with a stable key that
+//! answers ping, get-nodes and bootstrap-info (protocol.md §5.8), the way tox-bootstrapd does.
+//!
+//! Start-up order (opentracker lesson, DESIGN.md lesson 4): the key file is read (or
+//! created) before any socket exists, so no request is ever answered under a key that is
+//! then replaced; the caller installs its signal handlers before calling [`BootstrapNode::start`],
+//! so no worker thread starts with a default disposition.
+
+use std::net::{IpAddr, Ipv6Addr, SocketAddr};
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use rand::rngs::StdRng;
+use rand::SeedableRng;
+use rustox_net_crypto::crypto::{KeyPair, PublicKey};
+
+use crate::dht::node::{BootstrapInfo, DhtConfig};
+use crate::dht::source_guard::GuardConfig;
+use crate::driver::keyfile::{self, KeyFileError};
+use crate::driver::workers::{NodeRunner, RunnerConfig, RunnerStats, UdpMode};
+
+/// The version a bootstrap-info reply carries: rustox 0.1.0 encoded as
+/// major × 1 000 000 + minor × 1000 + patch (tox-bootstrapd uses the same scheme for its own).
+pub const BOOTSTRAP_VERSION: u32 = 1000;
+
+/// Settings of a bootstrap node.
+#[derive(Debug, Clone)]
+pub struct BootstrapOptions {
+    /// Address to listen on (`[::]` = dual stack).
+    pub ip: IpAddr,
+    /// UDP port.
+    pub port: u16,
+    /// Worker threads.
+    pub workers: usize,
+    /// Socket layout.
+    pub mode: UdpMode,
+    /// Key file path.
+    pub keys: PathBuf,
+    /// Message of the day.
+    pub motd: String,
+    /// Per-source datagram rate (`None` = unlimited, for load tests on loopback).
+    pub rate: Option<f64>,
+    /// Answer LAN discovery and send it.
+    pub lan_discovery: bool,
+    /// Nodes to bootstrap from.
+    pub bootstrap: Vec<(SocketAddr, PublicKey)>,
+}
+
+impl Default for BootstrapOptions {
+    fn default() -> Self {
+        BootstrapOptions {
+            ip: IpAddr::V6(Ipv6Addr::UNSPECIFIED),
+            port: 33445,
+            workers: 1,
+            mode: UdpMode::ReusePort,
+            keys: PathBuf::from("rustox-bootstrap.keys"),
+            motd: "rustox bootstrap node".into(),
+            rate: GuardConfig::default().rate,
+            lan_discovery: false,
+            bootstrap: Vec::new(),
+        }
+    }
+}
+
+/// Why the node could not start.
+#[derive(Debug, thiserror::Error)]
+pub enum BootstrapError {
+    /// The key file.
+    #[error(transparent)]
+    Keys(#[from] KeyFileError),
+    /// Binding or starting threads.
+    #[error("cannot start the node: {0}")]
+    Io(#[from] std::io::Error),
+}
+
+/// The DHT settings a bootstrap node runs with.
+pub fn dht_config(opts: &BootstrapOptions) -> DhtConfig {
+    // tox-bootstrapd sends the MOTD with its terminating NUL.
+    let mut motd = opts.motd.clone().into_bytes();
+    motd.truncate(crate::dht::wire::bootstrap_info::MAX_MOTD_LENGTH - 1);
+    motd.push(0);
+    DhtConfig {
+        guard: GuardConfig {
+            rate: opts.rate,
+            ..GuardConfig::default()
+        },
+        lan_discovery: opts.lan_discovery,
+        bootstrap_info: Some(BootstrapInfo {
+            version: BOOTSTRAP_VERSION,
+            motd,
+        }),
+        hole_punching: false,
+        ..DhtConfig::default()
+    }
+}
+
+/// Loads (or creates) the key file.
+pub fn load_keys(opts: &BootstrapOptions) -> Result<(KeyPair, bool), BootstrapError> {
+    let mut rng = StdRng::from_entropy();
+    Ok(keyfile::load_or_create(&opts.keys, &mut rng)?)
+}
+
+/// A running bootstrap node.
+pub struct BootstrapNode {
+    runner: NodeRunner,
+    started: Instant,
+    last: (Instant, RunnerStats),
+}
+
+impl BootstrapNode {
+    /// Starts the workers with already-loaded keys.
+    pub fn start(keys: KeyPair, opts: &BootstrapOptions) -> Result<Self, BootstrapError> {
+        let runner = NodeRunner::start(
+            keys,
+            RunnerConfig {
+                bind: SocketAddr::new(opts.ip, opts.port),
+                workers: opts.workers,
+                mode: opts.mode,
+                dht: dht_config(opts),
+            },
+        )?;
+        for (addr, pk) in &opts.bootstrap {
+            runner.bootstrap(*addr, *pk);
+        }
+        let now = Instant::now();
+        Ok(BootstrapNode {
+            runner,
+            started: now,
+            last: (now, RunnerStats::default()),
+        })
+    }
+
+    /// The underlying runner.
+    pub fn runner(&self) -> &NodeRunner {
+        &self.runner
+    }
+
+    /// One statistics line; rates are over the time since the previous line, measured.
+    pub fn stats_line(&mut self) -> String {
+        let now = Instant::now();
+        let s = self.runner.stats();
+        let (then, prev) = self.last;
+        let secs = now.duration_since(then).as_secs_f64().max(1e-3);
+        let rate = |a: u64, b: u64| (a.saturating_sub(b)) as f64 / secs;
+        self.last = (now, s);
+        format!(
+            "up {:.0}s close_nodes={} in={} ({:.0}/s) out={} ({:.0}/s) pings={} get_nodes={} info={} \
+             rate_limited={} amplification_refused={} malformed={} unsolicited={} key_agreements={}",
+            self.started.elapsed().as_secs_f64(),
+            s.close_nodes,
+            s.gate.datagrams_in,
+            rate(s.gate.datagrams_in, prev.gate.datagrams_in),
+            s.gate.datagrams_out,
+            rate(s.gate.datagrams_out, prev.gate.datagrams_out),
+            s.dht.pings_answered,
+            s.dht.nodes_answered,
+            s.dht.info_answered,
+            s.gate.rate_limited,
+            s.gate.amplification_refused,
+            s.gate.malformed,
+            s.dht.responses_unsolicited,
+            s.key_agreements,
+        )
+    }
+
+    /// Stops the node (timer first, then workers).
+    pub fn shutdown(self) {
+        self.runner.shutdown();
+    }
+}
+
+/// How often statistics are logged by default.
+pub const STATS_INTERVAL: Duration = Duration::from_secs(60);

@@ -1,0 +1,31 @@
+//! The drivers' clock: a monotonic [`Instant`] mapped onto the cores' [`Timestamp`].
+
+use std::time::{Duration, Instant};
+
+use rustox_net_crypto::Timestamp;
+
+/// Microseconds since the driver started.
+#[derive(Debug, Clone, Copy)]
+pub struct Clock {
+    origin: Instant,
+}
+
+impl Default for Clock {
+    fn default() -> Self {
+        Clock {
+            origin: Instant::now(),
+        }
+    }
+}
+
+impl Clock {
+    /// The current time.
+    pub fn now(&self) -> Timestamp {
+        Timestamp::from_micros(u64::try_from(self.origin.elapsed().as_micros()).unwrap_or(u64::MAX))
+    }
+
+    /// The instant a core deadline corresponds to.
+    pub fn instant(&self, t: Timestamp) -> Instant {
+        self.origin + Duration::from_micros(t.as_micros().min(u64::MAX / 2))
+    }
+}

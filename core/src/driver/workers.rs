@@ -1,0 +1,347 @@
+//! The multi-worker UDP driver of a DHT / bootstrap node (DESIGN.md lesson 4).
+//!
+//! ```text
+//!   worker i:  blocking recv_from ─► own Gate (limits, decrypt) ─► lock node: handle,
+//!              drain outputs ─► unlock ─► own Gate (encrypt) ─► send_to
+//!   timer:     sleep until the node's deadline ─► lock: handle_timeout, drain ─► send
+//! ```
+//!
+//! Choices and the measurements behind them (`auto_tests/src/bin/dht-load.rs`; the tables
+//! are in `core/BENCH.md`):
+//! * **One socket per worker with `SO_REUSEPORT`** ([`UdpMode::ReusePort`]) against one
+//!   socket shared by all workers ([`UdpMode::Shared`]): kept as the default only as far as
+//!   the 2-worker figures in BENCH.md support it.
+//! * **A blocking read per worker** against the tokio event loop
+//!   ([`super::tokio_driver`]): one system call per datagram instead of two.
+//! * **Crypto outside the lock**: each worker owns a [`Gate`] (key cache, limits, RNG), so
+//!   only list work is serialised.
+//! * **Workers woken by `shutdown(SHUT_RD)`** ([`super::socket::wake_reader`]), not by a
+//!   receive timeout that would wake every worker every tick; only the timer thread keeps a
+//!   deadline, the node's own.
+//! * **Counters per worker, summed when read**: a reader may see one packet's worth of
+//!   skew between fields; nothing on the packet path shares a cache line with another worker.
+//! * **Order**: keys are loaded before the first socket exists (the caller's job); teardown
+//!   stops the timer thread first (it is the one that sends unprompted), then the workers.
+
+use std::net::{SocketAddr, UdpSocket};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+use rand::rngs::StdRng;
+use rand::SeedableRng;
+use rustox_net_crypto::crypto::{KeyPair, PublicKey};
+use rustox_net_crypto::Timestamp;
+
+use super::clock::Clock;
+use super::socket::{bind_udp, wake_reader};
+use crate::dht::gate::{Gate, GateStats};
+use crate::dht::node::{DhtConfig, DhtNode, DhtStats};
+use crate::dht::wire::packed_node::PackedNode;
+
+/// How workers share the port.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum UdpMode {
+    /// One socket per worker, bound with `SO_REUSEPORT`; the kernel spreads datagrams.
+    ReusePort,
+    /// One socket, all workers blocked in `recv_from` on it.
+    Shared,
+}
+
+/// What to run.
+#[derive(Debug, Clone)]
+pub struct RunnerConfig {
+    /// Address to bind (port 0 for any).
+    pub bind: SocketAddr,
+    /// Worker threads (at least 1).
+    pub workers: usize,
+    /// Socket layout.
+    pub mode: UdpMode,
+    /// The node's settings.
+    pub dht: DhtConfig,
+}
+
+/// Counters of one worker, written only by it.
+#[derive(Debug, Default)]
+struct WorkerCounters {
+    datagrams_in: AtomicU64,
+    bytes_in: AtomicU64,
+    rate_limited: AtomicU64,
+    malformed: AtomicU64,
+    amplification_refused: AtomicU64,
+    datagrams_out: AtomicU64,
+    bytes_out: AtomicU64,
+    key_agreements: AtomicU64,
+}
+
+impl WorkerCounters {
+    fn publish(&self, g: &Gate) {
+        let s = g.stats;
+        self.datagrams_in.store(s.datagrams_in, Ordering::Relaxed);
+        self.bytes_in.store(s.bytes_in, Ordering::Relaxed);
+        self.rate_limited.store(s.rate_limited, Ordering::Relaxed);
+        self.malformed.store(s.malformed, Ordering::Relaxed);
+        self.amplification_refused
+            .store(s.amplification_refused, Ordering::Relaxed);
+        self.datagrams_out.store(s.datagrams_out, Ordering::Relaxed);
+        self.bytes_out.store(s.bytes_out, Ordering::Relaxed);
+        self.key_agreements
+            .store(g.key_agreements(), Ordering::Relaxed);
+    }
+
+    fn read(&self) -> (GateStats, u64) {
+        (
+            GateStats {
+                datagrams_in: self.datagrams_in.load(Ordering::Relaxed),
+                bytes_in: self.bytes_in.load(Ordering::Relaxed),
+                rate_limited: self.rate_limited.load(Ordering::Relaxed),
+                malformed: self.malformed.load(Ordering::Relaxed),
+                amplification_refused: self.amplification_refused.load(Ordering::Relaxed),
+                datagrams_out: self.datagrams_out.load(Ordering::Relaxed),
+                bytes_out: self.bytes_out.load(Ordering::Relaxed),
+            },
+            self.key_agreements.load(Ordering::Relaxed),
+        )
+    }
+}
+
+/// Statistics of a running node.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct RunnerStats {
+    /// Gate counters summed over the workers and the timer thread.
+    pub gate: GateStats,
+    /// Key agreements computed, summed.
+    pub key_agreements: u64,
+    /// The state machine's counters.
+    pub dht: DhtStats,
+    /// Good nodes in the close list.
+    pub close_nodes: usize,
+}
+
+struct Shared {
+    node: Mutex<DhtNode>,
+    keys: KeyPair,
+    clock: Clock,
+    stop: AtomicBool,
+    kick: Mutex<bool>,
+    kick_cv: Condvar,
+    counters: Vec<WorkerCounters>,
+}
+
+impl Shared {
+    fn lock(&self) -> MutexGuard<'_, DhtNode> {
+        // A worker that panicked mid-update leaves lists that are still well-formed
+        // (every mutation is a single assignment), so the poison is ignored.
+        self.node.lock().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
+/// A running node: worker threads plus a timer thread.
+pub struct NodeRunner {
+    shared: Arc<Shared>,
+    sockets: Vec<UdpSocket>,
+    workers: Vec<JoinHandle<()>>,
+    timer: Option<JoinHandle<()>>,
+    local_addr: SocketAddr,
+}
+
+impl NodeRunner {
+    /// Binds the sockets and starts the threads.
+    pub fn start(keys: KeyPair, config: RunnerConfig) -> std::io::Result<NodeRunner> {
+        let workers = config.workers.max(1);
+        let first = bind_udp(config.bind, config.mode == UdpMode::ReusePort)?;
+        let local_addr = first.local_addr()?;
+        let mut sockets = vec![first];
+        for _ in 1..workers {
+            sockets.push(match config.mode {
+                UdpMode::ReusePort => bind_udp(local_addr, true)?,
+                UdpMode::Shared => sockets[0].try_clone()?,
+            });
+        }
+        let clock = Clock::default();
+        let mut rng = StdRng::from_entropy();
+        let node = DhtNode::new(keys.clone(), config.dht.clone(), clock.now(), &mut rng);
+        let shared = Arc::new(Shared {
+            node: Mutex::new(node),
+            keys,
+            clock,
+            stop: AtomicBool::new(false),
+            kick: Mutex::new(false),
+            kick_cv: Condvar::new(),
+            counters: (0..=workers).map(|_| WorkerCounters::default()).collect(),
+        });
+        let timer_socket = sockets[0].try_clone()?;
+        let guard = config.dht.guard;
+        let timer = {
+            let shared = shared.clone();
+            std::thread::Builder::new()
+                .name("dht-timer".into())
+                .spawn(move || timer_loop(&shared, &timer_socket, guard))?
+        };
+        let mut handles = Vec::new();
+        for (i, s) in sockets.iter().enumerate() {
+            let socket = s.try_clone()?;
+            let shared = shared.clone();
+            handles.push(
+                std::thread::Builder::new()
+                    .name(format!("dht-worker-{i}"))
+                    .spawn(move || worker_loop(&shared, &socket, i, guard))?,
+            );
+        }
+        Ok(NodeRunner {
+            shared,
+            sockets,
+            workers: handles,
+            timer: Some(timer),
+            local_addr,
+        })
+    }
+
+    /// The bound address.
+    pub fn local_addr(&self) -> SocketAddr {
+        self.local_addr
+    }
+
+    /// The node's DHT public key.
+    pub fn public_key(&self) -> PublicKey {
+        self.shared.keys.public
+    }
+
+    /// Sends a get-nodes for our key to a known node.
+    pub fn bootstrap(&self, addr: SocketAddr, pk: PublicKey) {
+        let now = self.shared.clock.now();
+        let mut rng = StdRng::from_entropy();
+        self.shared.lock().bootstrap(now, addr, pk, &mut rng);
+        self.kick();
+    }
+
+    /// Runs `f` on the node under its lock.
+    pub fn with_node<R>(&self, f: impl FnOnce(&mut DhtNode, Timestamp) -> R) -> R {
+        let now = self.shared.clock.now();
+        let r = f(&mut self.shared.lock(), now);
+        self.kick();
+        r
+    }
+
+    /// Good close-list nodes.
+    pub fn close_nodes(&self) -> Vec<PackedNode> {
+        let now = self.shared.clock.now();
+        self.shared.lock().close_nodes(now)
+    }
+
+    /// Counters, summed over the threads.
+    pub fn stats(&self) -> RunnerStats {
+        let mut out = RunnerStats::default();
+        for c in &self.shared.counters {
+            let (g, k) = c.read();
+            out.gate += g;
+            out.key_agreements += k;
+        }
+        let now = self.shared.clock.now();
+        let node = self.shared.lock();
+        out.dht = node.stats();
+        out.close_nodes = node.close_list().good_count(now);
+        out
+    }
+
+    /// Wakes the timer thread to flush outputs queued by an API call.
+    fn kick(&self) {
+        *self.shared.kick.lock().unwrap_or_else(|p| p.into_inner()) = true;
+        self.shared.kick_cv.notify_one();
+    }
+
+    /// Stops the timer, then the workers, and waits for them.
+    pub fn shutdown(mut self) {
+        self.stop_threads();
+    }
+
+    fn stop_threads(&mut self) {
+        self.shared.stop.store(true, Ordering::SeqCst);
+        self.kick();
+        if let Some(t) = self.timer.take() {
+            let _ = t.join();
+        }
+        for s in &self.sockets {
+            wake_reader(s);
+        }
+        for w in self.workers.drain(..) {
+            let _ = w.join();
+        }
+    }
+}
+
+impl Drop for NodeRunner {
+    fn drop(&mut self) {
+        self.stop_threads();
+    }
+}
+
+fn worker_loop(shared: &Shared, socket: &UdpSocket, index: usize, guard: crate::dht::GuardConfig) {
+    let mut rng = StdRng::from_entropy();
+    let mut gate = Gate::new(&shared.keys, guard, &mut rng);
+    // MAX_UDP_PACKET_SIZE (protocol.md §2.1).
+    let mut buf = [0u8; 2048];
+    let mut outs = Vec::new();
+    loop {
+        let received = socket.recv_from(&mut buf);
+        if shared.stop.load(Ordering::Relaxed) {
+            break;
+        }
+        let (len, from) = match received {
+            Ok(r) => r,
+            // ICMP errors (ECONNREFUSED from an earlier send) and EINTR: keep reading.
+            Err(_) => continue,
+        };
+        let now = shared.clock.now();
+        if let Ok(incoming) = gate.open(now, from, &buf[..len]) {
+            let mut node = shared.lock();
+            node.handle_incoming(
+                now,
+                crate::dht::wire::packed_node::canonical(from),
+                incoming,
+                &mut rng,
+            );
+            outs.extend(std::iter::from_fn(|| node.poll_outgoing()));
+        }
+        for out in outs.drain(..) {
+            if let Some(t) = gate.seal(now, out, &mut rng) {
+                let _ = socket.send_to(&t.payload, t.dst);
+            }
+        }
+        shared.counters[index].publish(&gate);
+    }
+}
+
+fn timer_loop(shared: &Shared, socket: &UdpSocket, guard: crate::dht::GuardConfig) {
+    let mut rng = StdRng::from_entropy();
+    let mut gate = Gate::new(&shared.keys, guard, &mut rng);
+    let index = shared.counters.len() - 1;
+    let mut outs = Vec::new();
+    while !shared.stop.load(Ordering::Relaxed) {
+        let now = shared.clock.now();
+        let deadline = {
+            let mut node = shared.lock();
+            if node.poll_timeout() <= now {
+                node.handle_timeout(now, &mut rng);
+            }
+            outs.extend(std::iter::from_fn(|| node.poll_outgoing()));
+            node.poll_timeout()
+        };
+        for out in outs.drain(..) {
+            if let Some(t) = gate.seal(now, out, &mut rng) {
+                let _ = socket.send_to(&t.payload, t.dst);
+            }
+        }
+        shared.counters[index].publish(&gate);
+        let wait = deadline
+            .saturating_duration_since(shared.clock.now())
+            .max(Duration::from_millis(1));
+        let kicked = shared.kick.lock().unwrap_or_else(|p| p.into_inner());
+        let (mut kicked, _) = shared
+            .kick_cv
+            .wait_timeout_while(kicked, wait, |k| !*k)
+            .unwrap_or_else(|p| p.into_inner());
+        *kicked = false;
+    }
+}
