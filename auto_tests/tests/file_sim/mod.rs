@@ -31,6 +31,11 @@ use sha2::{Digest, Sha256};
 const PACKET_ID_MESSAGE: u8 = 64;
 /// Wait after a session closes before dialling again.
 const RECONNECT_DELAY: Duration = Duration::from_secs(1);
+/// Silence after which a host declares its friend offline and drops the session — the
+/// simulator's stand-in for friend_connection's ping timeout (protocol.md §4), shortened so
+/// that a 30 s outage reliably breaks the session as it would on a real path where NAT
+/// mappings and relays also time out.
+const FRIEND_TIMEOUT: Duration = Duration::from_secs(10);
 
 // ------------------------------------------------------------------ content
 
@@ -180,6 +185,8 @@ pub struct FileHost {
     streams: FileStreams,
     peer: Option<(SocketAddr, PublicKey, PublicKey)>,
     reconnect_at: Option<Timestamp>,
+    /// Last datagram from the peer.
+    last_heard: Timestamp,
     offers: Vec<Offer>,
     chat_interval: Option<Duration>,
     next_chat: Option<Timestamp>,
@@ -235,6 +242,7 @@ impl FileHost {
             streams: FileStreams::new(),
             peer: None,
             reconnect_at: None,
+            last_heard: now,
             offers: Vec::new(),
             chat_interval: None,
             next_chat: None,
@@ -254,6 +262,22 @@ impl FileHost {
         }
     }
 
+    /// The components of `poll_timeout`, for diagnosing stalls.
+    pub fn debug_timeouts(&self) -> String {
+        format!(
+            "endpoint {:?} reconnect {:?} script {:?} chat {:?} up {} session {:?} budget {:?}",
+            self.endpoint.poll_timeout(),
+            self.reconnect_at,
+            self.script.first().map(|(t, _)| *t),
+            self.next_chat,
+            self.connection_up(),
+            self.session,
+            self.session
+                .and_then(|id| self.endpoint.connection(id))
+                .map(|c| c.send_budget(Timestamp::MAX)),
+        )
+    }
+
     pub fn failures(&self) -> &[String] {
         &self.failures
     }
@@ -268,7 +292,10 @@ impl FileHost {
     fn dial(&mut self, now: Timestamp) {
         if let Some((addr, real, dht)) = self.peer {
             match self.endpoint.connect(now, addr, real, dht) {
-                Ok(id) => self.session = Some(id),
+                Ok(id) => {
+                    self.session = Some(id);
+                    self.last_heard = now;
+                }
                 Err(e) => self.failures.push(format!("connect: {e}")),
             }
         }
@@ -311,9 +338,15 @@ impl FileHost {
     fn pump(&mut self, now: Timestamp) {
         while let Some(event) = self.endpoint.poll_event() {
             match event {
-                EndpointEvent::Incoming { id, .. } => self.session = Some(id),
+                EndpointEvent::Incoming { id, .. } => {
+                    self.session = Some(id);
+                    self.last_heard = now;
+                }
                 EndpointEvent::Connection { id, event } => self.on_connection(now, id, event),
             }
+        }
+        if self.session.is_some() && now >= self.last_heard + FRIEND_TIMEOUT {
+            self.friend_offline(now);
         }
         if let Some(at) = self.reconnect_at {
             if now >= at && self.session.is_none() {
@@ -412,16 +445,30 @@ impl FileHost {
                 _ => {}
             },
             ConnectionEvent::Lossy(_) => {}
-            ConnectionEvent::Closed(_) => {
-                self.streams.friend_offline();
-                self.drain_stream_events(now);
-                self.session = None;
-                for o in &mut self.offers {
-                    o.number = None;
-                }
-                if self.peer.is_some() {
-                    self.reconnect_at = Some(now + RECONNECT_DELAY);
-                }
+            ConnectionEvent::Closed(_) => self.friend_offline(now),
+        }
+    }
+
+    /// The session is gone (closed, or silent for [`FRIEND_TIMEOUT`]): reset every transfer
+    /// as c-toxcore does, and let the dialling side try again.
+    fn friend_offline(&mut self, now: Timestamp) {
+        if let Some(conn) = self.session.and_then(|id| self.endpoint.connection_mut(id)) {
+            conn.kill(now);
+        }
+        self.streams.friend_offline();
+        self.session = None;
+        self.incoming_ids.clear();
+        for o in &mut self.offers {
+            o.number = None;
+        }
+        if self.peer.is_some() {
+            self.reconnect_at = Some(now + RECONNECT_DELAY);
+        }
+        // Failures reported by friend_offline are the expected reset, not errors.
+        while let Some(event) = self.streams.poll_event() {
+            if !matches!(event, StreamEvent::Failed { .. }) {
+                self.failures
+                    .push(format!("unexpected event on reset: {event:?}"));
             }
         }
     }
@@ -493,7 +540,9 @@ impl FileHost {
 
 impl SimNode for FileHost {
     fn handle_datagram(&mut self, now: Timestamp, from: SocketAddr, _to: SocketAddr, bytes: &[u8]) {
-        let _ = self.endpoint.handle_datagram(now, from, bytes);
+        if self.endpoint.handle_datagram(now, from, bytes).is_ok() {
+            self.last_heard = now;
+        }
         self.pump(now);
     }
 
@@ -516,6 +565,7 @@ impl SimNode for FileHost {
         [
             self.endpoint.poll_timeout(),
             self.reconnect_at,
+            self.session.map(|_| self.last_heard + FRIEND_TIMEOUT),
             self.script.first().map(|(t, _)| *t),
             self.next_chat.filter(|_| self.connection_up()),
         ]
@@ -578,7 +628,15 @@ pub struct FileRun {
 }
 
 impl FileRun {
-    pub fn new(spec: FileSpec) -> Result<Self, SimError> {
+    /// Build the two hosts and links; the sender dials at once.
+    pub fn new(spec: FileSpec) -> Self {
+        match Self::try_new(spec) {
+            Ok(run) => run,
+            Err(e) => panic!("scenario setup failed: {e}"),
+        }
+    }
+
+    fn try_new(spec: FileSpec) -> Result<Self, SimError> {
         let mut link = spec.profile.link_config();
         link.outages = spec.outages.clone();
         let mut sim: Simulator<FileHost> = Simulator::new(spec.seed, link.clone());
