@@ -169,6 +169,7 @@ impl std::fmt::Debug for Connection {
 impl Connection {
     /// Starts a connection as initiator: sends a cookie request to the peer's DHT key
     /// (protocol.md §2.2) and waits in COOKIE_REQUESTING.
+    #[allow(clippy::too_many_arguments)]
     pub(crate) fn initiate(
         id: ConnectionId,
         now: Timestamp,

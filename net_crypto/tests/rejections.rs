@@ -249,7 +249,7 @@ fn handshake_with_a_stale_cookie_is_dropped() {
     p.connect(Side::A);
     p.run_for(Duration::from_millis(10));
     let hs = p.sent(Side::A, HANDSHAKE)[0].transmit.payload.clone();
-    p.now = p.now + Duration::from_secs(16);
+    p.now += Duration::from_secs(16);
     expect_drop(&mut p, Side::B, &hs, DropReason::StaleCookie);
     assert!(p.b.endpoint.connection_ids().is_empty());
 }
@@ -263,7 +263,7 @@ fn handshake_within_fifteen_seconds_of_its_cookie_is_accepted() {
     p.connect(Side::A);
     p.run_for(Duration::from_millis(10));
     let hs = p.sent(Side::A, HANDSHAKE)[0].transmit.payload.clone();
-    p.now = p.now + Duration::from_secs(14);
+    p.now += Duration::from_secs(14);
     assert_eq!(p.deliver(Side::B, &hs), Ok(()));
 }
 

@@ -226,7 +226,7 @@ impl Pair {
     pub fn establish(&mut self, side: Side) -> (ConnectionId, ConnectionId) {
         let id = self.connect(side);
         let end = self.now + Duration::from_secs(10);
-        let ok = self.run_until(end, |p| both_established(p));
+        let ok = self.run_until(end, both_established);
         assert!(ok, "handshake did not complete");
         let other = only_connection(&self.node(side.other()).endpoint);
         match side {
