@@ -720,6 +720,25 @@ impl FileRun {
         }
     }
 
+    /// Like [`FileRun::run`], but a simulation failure (invariant, livelock) is returned
+    /// instead of panicking, for the benchmark.
+    pub fn try_run(&mut self) -> Result<bool, String> {
+        let deadline = self.spec.deadline;
+        loop {
+            if self.all_received() {
+                return Ok(true);
+            }
+            match self.sim.next_event_time() {
+                Some(t) if t <= deadline => {
+                    self.sim
+                        .step()
+                        .map_err(|e| format!("seed {}: {e}", self.sim.seed()))?;
+                }
+                _ => return Ok(self.all_received()),
+            }
+        }
+    }
+
     /// Run every file to completion (or the deadline).
     pub fn run(&mut self) -> bool {
         self.run_until(|r| r.all_received())
