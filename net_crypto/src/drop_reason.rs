@@ -56,6 +56,9 @@ pub enum DropReason {
     /// The limit of connections is reached.
     #[error("too many connections")]
     TooManyConnections,
+    /// More cookie requests than the endpoint's token bucket allows (protocol.md §2.2).
+    #[error("cookie request rate limited")]
+    CookieRequestRateLimited,
     /// The queue of stateless cookie responses is full.
     #[error("response queue full")]
     ResponseQueueFull,

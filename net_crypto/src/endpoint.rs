@@ -8,6 +8,7 @@
 use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
 use std::net::SocketAddr;
 use std::ops::Bound;
+use std::time::Duration;
 
 use crate::connection::{Connection, ConnectionEvent, ConnectionId, ConnectionStatus};
 use crate::crypto::{sha512, CryptoRng, KeyPair, Nonce, PrecomputedKey, PublicKey, SymmetricKey};
@@ -17,6 +18,7 @@ use crate::packets::{
     Cookie, CookieRequest, CookieResponse, CookieResponsePayload, DataPacket, Handshake,
     PacketKind, ParseError, MAX_CRYPTO_PACKET_SIZE,
 };
+use crate::token_bucket::TokenBucket;
 use crate::transport::TransportConfig;
 use crate::Timestamp;
 
@@ -41,16 +43,23 @@ pub struct EndpointLimits {
     pub max_handshakes_in_progress: usize,
     /// Stateless cookie responses waiting for `poll_transmit`.
     pub max_queued_responses: usize,
+    /// Cookie requests answered in a burst ...
+    pub cookie_request_burst: u32,
+    /// ... and then one per this interval (c-toxcore v0.2.22+: 10 and 100 ms).
+    pub cookie_request_interval: Duration,
 }
 
 impl Default for EndpointLimits {
     /// 1024 connections (an idle one costs ≤ 16 KiB, so 16 MiB at most), 128 handshakes in
-    /// progress, 256 queued cookie responses (a burst a driver drains in one loop).
+    /// progress, 256 queued cookie responses (a burst a driver drains in one loop), and
+    /// c-toxcore's cookie-request bucket (protocol.md §2.2).
     fn default() -> Self {
         EndpointLimits {
             max_connections: 1024,
             max_handshakes_in_progress: 128,
             max_queued_responses: 256,
+            cookie_request_burst: 10,
+            cookie_request_interval: Duration::from_millis(100),
         }
     }
 }
@@ -115,6 +124,7 @@ pub struct Endpoint {
     responses: VecDeque<Transmit>,
     events: VecDeque<EndpointEvent>,
     drops: DropCounters,
+    cookie_requests: TokenBucket,
     /// Round-robin position of `poll_transmit` over connections.
     transmit_cursor: Option<ConnectionId>,
 }
@@ -137,8 +147,8 @@ impl Endpoint {
         config: EndpointConfig,
         mut rng: Box<dyn CryptoRng + Send>,
     ) -> Self {
-        let _ = now;
         let cookie_key = SymmetricKey::generate(rng.as_mut());
+        let limits = EndpointLimits::default();
         Endpoint {
             identity: Identity {
                 real,
@@ -146,7 +156,12 @@ impl Endpoint {
                 cookie_key,
             },
             config,
-            limits: EndpointLimits::default(),
+            limits,
+            cookie_requests: TokenBucket::new(
+                now,
+                limits.cookie_request_burst,
+                limits.cookie_request_interval,
+            ),
             rng,
             connections: BTreeMap::new(),
             by_addr: HashMap::new(),
@@ -163,6 +178,12 @@ impl Endpoint {
     /// Replaces the default bounds.
     pub fn set_limits(&mut self, limits: EndpointLimits) {
         self.limits = limits;
+        // The new bucket starts full; its start time only matters once it is drained.
+        self.cookie_requests = TokenBucket::new(
+            Timestamp::ZERO,
+            limits.cookie_request_burst,
+            limits.cookie_request_interval,
+        );
     }
 
     /// The bounds in force.
@@ -279,6 +300,9 @@ impl Endpoint {
         let request = CookieRequest::parse(datagram).map_err(length_drop)?;
         if self.responses.len() >= self.limits.max_queued_responses {
             return Err(DropReason::ResponseQueueFull);
+        }
+        if !self.cookie_requests.try_take(now) {
+            return Err(DropReason::CookieRequestRateLimited);
         }
         let shared = PrecomputedKey::new(&request.sender_dht_pk, &self.identity.dht.secret);
         let payload = request.open(&shared).map_err(crypto_drop)?;

@@ -11,6 +11,7 @@ pub mod endpoint;
 mod identity;
 pub mod packets;
 mod receive_nonce;
+mod token_bucket;
 pub mod time;
 pub mod transport;
 

@@ -521,3 +521,22 @@ proptest! {
         prop_assert_eq!(before, snapshot(&mut p, Side::B));
     }
 }
+
+#[test]
+fn cookie_requests_beyond_the_rate_limit_are_dropped() {
+    let mut p = Pair::new(41);
+    p.filter = Some(Box::new(|_, _| false));
+    p.connect(Side::A);
+    p.flush();
+    let req = p.sent(Side::A, COOKIE_REQUEST)[0].transmit.payload.clone();
+    // c-toxcore v0.2.22+: a burst of 10, then one per 100 ms.
+    for _ in 0..10 {
+        assert_eq!(p.deliver(Side::B, &req), Ok(()));
+    }
+    let now = p.now;
+    let responses = std::iter::from_fn(|| p.b.endpoint.poll_transmit(now)).count();
+    assert_eq!(responses, 10);
+    expect_drop(&mut p, Side::B, &req, DropReason::CookieRequestRateLimited);
+    p.now += Duration::from_millis(100);
+    assert_eq!(p.deliver(Side::B, &req), Ok(()));
+}

@@ -1,0 +1,84 @@
+//! A token bucket in virtual time, for the cookie-request limit (protocol.md §2.2: c-toxcore
+//! v0.2.22+ allows 10 UDP cookie requests in a burst and one more per 100 ms). Answering a
+//! cookie request costs an X25519 and a reply; the bucket caps what a flood of them costs.
+
+use std::time::Duration;
+
+use crate::Timestamp;
+
+/// Up to `burst` events at once, then one per `interval`.
+#[derive(Debug, Clone)]
+pub(crate) struct TokenBucket {
+    burst: u32,
+    interval: Duration,
+    tokens: u32,
+    /// When the last whole token was added (or the bucket was last full).
+    refilled_at: Timestamp,
+}
+
+impl TokenBucket {
+    /// A full bucket.
+    pub(crate) fn new(now: Timestamp, burst: u32, interval: Duration) -> Self {
+        TokenBucket {
+            burst,
+            interval,
+            tokens: burst,
+            refilled_at: now,
+        }
+    }
+
+    /// Takes one token if there is one.
+    pub(crate) fn try_take(&mut self, now: Timestamp) -> bool {
+        self.refill(now);
+        if self.tokens == 0 {
+            return false;
+        }
+        self.tokens -= 1;
+        true
+    }
+
+    fn refill(&mut self, now: Timestamp) {
+        if self.tokens >= self.burst {
+            self.refilled_at = now;
+            return;
+        }
+        let interval_us = self.interval.as_micros().max(1);
+        let elapsed_us = (now - self.refilled_at).as_micros();
+        let new = elapsed_us / interval_us;
+        if new == 0 {
+            return;
+        }
+        let new = u32::try_from(new).unwrap_or(u32::MAX);
+        self.tokens = self.tokens.saturating_add(new).min(self.burst);
+        if self.tokens >= self.burst {
+            self.refilled_at = now;
+        } else {
+            self.refilled_at = self.refilled_at + self.interval * new;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn burst_then_one_token_per_interval() {
+        let t0 = Timestamp::from_secs(5);
+        let mut b = TokenBucket::new(t0, 10, Duration::from_millis(100));
+        for _ in 0..10 {
+            assert!(b.try_take(t0));
+        }
+        assert!(!b.try_take(t0));
+        assert!(!b.try_take(t0 + Duration::from_millis(99)));
+        assert!(b.try_take(t0 + Duration::from_millis(100)));
+        assert!(!b.try_take(t0 + Duration::from_millis(150)));
+        assert!(b.try_take(t0 + Duration::from_millis(250)));
+        // A long pause refills to the burst, not beyond.
+        let later = t0 + Duration::from_secs(60);
+        for _ in 0..10 {
+            assert!(b.try_take(later));
+        }
+        assert!(!b.try_take(later));
+    }
+}
