@@ -24,15 +24,17 @@ fn splitmix64(mut z: u64) -> u64 {
     z ^ (z >> 31)
 }
 
-/// The expected byte at absolute `offset` of the transfer keyed `key`.
-fn pattern_byte(key: u64, offset: u64) -> u8 {
-    splitmix64(key ^ (offset / 8)).to_le_bytes()[(offset % 8) as usize]
-}
-
-/// Write the chunk starting at `offset` into `out` (its length is the chunk length).
+/// Write the chunk starting at `offset` into `out` (its length is the chunk length): byte
+/// `x` of the transfer is byte `x % 8` of `splitmix64(key ^ (x / 8))`, one mix per 8 bytes.
 pub fn fill_chunk(key: u64, offset: u64, out: &mut [u8]) {
-    for (i, b) in out.iter_mut().enumerate() {
-        *b = pattern_byte(key, offset + i as u64);
+    let mut pos = 0usize;
+    while pos < out.len() {
+        let abs = offset + pos as u64;
+        let word = splitmix64(key ^ (abs / 8)).to_le_bytes();
+        let from = (abs % 8) as usize;
+        let n = (8 - from).min(out.len() - pos);
+        out[pos..pos + n].copy_from_slice(&word[from..from + n]);
+        pos += n;
     }
     if out.len() >= 8 {
         out[..8].copy_from_slice(&offset.to_le_bytes());
@@ -256,6 +258,20 @@ mod tests {
             out.push(p);
         }
         out
+    }
+
+    #[test]
+    fn pattern_is_a_function_of_the_absolute_offset() {
+        let mut whole = [0u8; 64];
+        fill_chunk(5, 1000, &mut whole);
+        let mut part = [0u8; 13];
+        fill_chunk(5, 1000 + 21, &mut part);
+        assert_eq!(&whole[21 + 8..34], &part[8..], "same offsets, same bytes");
+        assert_eq!(
+            &part[..8],
+            &1021u64.to_le_bytes(),
+            "a chunk starts with its offset"
+        );
     }
 
     #[test]
