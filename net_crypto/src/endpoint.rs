@@ -432,16 +432,23 @@ impl Endpoint {
         if let Some(t) = self.responses.pop_front() {
             return Some(t);
         }
-        let ids: Vec<ConnectionId> = match self.transmit_cursor {
-            Some(cursor) => self
-                .connections
-                .range((Bound::Excluded(cursor), Bound::Unbounded))
-                .chain(self.connections.range(..=cursor))
+        // Round robin: start after the connection served last, wrap once around.
+        let mut cursor = self.transmit_cursor;
+        for _ in 0..self.connections.len() {
+            let after = match cursor {
+                Some(c) => self
+                    .connections
+                    .range((Bound::Excluded(c), Bound::Unbounded))
+                    .next(),
+                None => None,
+            };
+            let Some(id) = after
+                .or_else(|| self.connections.iter().next())
                 .map(|(id, _)| *id)
-                .collect(),
-            None => self.connections.keys().copied().collect(),
-        };
-        for id in ids {
+            else {
+                break;
+            };
+            cursor = Some(id);
             if let Some(conn) = self.connections.get_mut(&id) {
                 if let Some(payload) = conn.poll_transmit(now) {
                     self.transmit_cursor = Some(id);

@@ -3,6 +3,12 @@
 //! Data flows: datagrams enter through `handle_*` with the current time; encrypted datagrams,
 //! delivered payloads and events leave through `poll_*`. Nothing here reads a clock, touches a
 //! socket or spawns a thread.
+//!
+//! One [`Endpoint`] per UDP socket answers cookie requests, verifies handshakes and routes
+//! datagrams by source address to its [`Connection`]s (protocol.md §2.2–§2.3). A connection
+//! owns the session keys and nonces and frames data packets (§2.4–§2.6) around what its
+//! [`transport::Transport`] (arrays, RTT, loss, congestion control, pacing) sends and
+//! receives. [`packets`] holds the wire layouts, [`crypto`] the primitives (§1).
 
 pub mod connection;
 pub mod crypto;

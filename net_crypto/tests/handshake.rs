@@ -377,3 +377,26 @@ fn established_session_has_no_handshake_timeout() {
     assert_eq!(p.status(Side::B, id_b), Some(ConnectionStatus::Established));
     let _ = Timestamp::ZERO;
 }
+
+#[test]
+fn handshake_received_while_requesting_a_cookie_is_answered_with_the_other_cookie() {
+    let mut p = Pair::new(17);
+    // A's cookie request is lost, so A is still COOKIE_REQUESTING when B's handshake comes.
+    let mut dropped = false;
+    p.filter = Some(Box::new(move |side, t| {
+        if side == Side::A && t.payload[0] == COOKIE_REQUEST && !dropped {
+            dropped = true;
+            return false;
+        }
+        true
+    }));
+    let id_a = p.connect(Side::A);
+    let id_b = p.connect(Side::B);
+    p.flush();
+    assert_eq!(p.status(Side::A, id_a), Some(ConnectionStatus::Established));
+    assert_eq!(p.status(Side::B, id_b), Some(ConnectionStatus::Established));
+    // A answered B's handshake without a cookie of its own: one request (the lost one).
+    assert_eq!(p.sent(Side::A, COOKIE_REQUEST).len(), 1);
+    assert_eq!(p.sent(Side::A, HANDSHAKE).len(), 1);
+    assert_eq!(p.a.endpoint.connection_ids(), vec![id_a]);
+}
