@@ -58,7 +58,8 @@ pub struct TransferInfo {
 pub struct FileStats {
     /// Packets from the peer rejected with a [`FileError`].
     pub packets_rejected: u64,
-    /// KILL answers sent for controls about unknown transfers.
+    /// KILLs sent from the reply queue (answers to controls for unknown transfers, and
+    /// transfers killed on event-queue overflow).
     pub kills_answered: u64,
     /// KILL answers dropped because the reply queue was full or the session refused.
     pub replies_dropped: u64,
@@ -66,6 +67,8 @@ pub struct FileStats {
     pub chunks_requested: u64,
     /// FILE_DATA packets queued into the session.
     pub chunks_sent: u64,
+    /// Incoming transfers killed because data arrived while the event queue was full.
+    pub transfers_killed_on_overflow: u64,
 }
 
 /// All transfers with one friend. See the module docs.
@@ -513,6 +516,7 @@ impl FileTransfers {
     fn handle_packet_inner(&mut self, payload: &[u8]) -> Result<(), FileError> {
         // Each packet raises at most two events.
         if self.events.len() + 2 > MAX_PENDING_EVENTS {
+            self.on_event_overflow(payload);
             return Err(FileError::EventQueueFull);
         }
         match FilePacket::parse(payload)? {
@@ -520,6 +524,34 @@ impl FileTransfers {
             FilePacket::Control(p) => self.on_control(p),
             FilePacket::Data(p) => self.on_data(p),
         }
+    }
+
+    /// A packet arrived while the event queue was full. Dropping a FILE_DATA would leave a
+    /// hole that the next chunk silently fills at the wrong offset, so its transfer is
+    /// killed instead (KILL to the peer, one `Cancel` event allowed past the cap — at most
+    /// one per slot, so the queue stays bounded).
+    fn on_event_overflow(&mut self, payload: &[u8]) {
+        let Ok(FilePacket::Data(p)) = FilePacket::parse(payload) else {
+            return;
+        };
+        let number = FileNumber::Incoming(p.file_number);
+        if self.incoming[usize::from(p.file_number)].take().is_none() {
+            return;
+        }
+        self.stats.transfers_killed_on_overflow += 1;
+        if self.replies.len() < MAX_PENDING_REPLIES {
+            self.replies.push_back(ControlPacket {
+                direction: our_direction(number),
+                file_number: p.file_number,
+                control: ControlKind::Kill,
+            });
+        } else {
+            self.stats.replies_dropped += 1;
+        }
+        self.events.push_back(FileEvent::RecvControl {
+            file: number.to_u32(),
+            control: FileControl::Cancel,
+        });
     }
 
     fn on_send_request(&mut self, p: SendRequestPacket) -> Result<(), FileError> {

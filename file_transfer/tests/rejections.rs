@@ -540,3 +540,51 @@ fn data_after_friend_offline_is_for_an_unknown_transfer() {
         Err(FileError::UnknownTransfer(FileNumber::Incoming(0)))
     );
 }
+
+#[test]
+fn an_application_that_never_polls_gets_its_transfer_killed_not_corrupted() {
+    use rustox_file_transfer::transfers::MAX_PENDING_EVENTS;
+    use rustox_file_transfer::{FileEvent, FileTransfers};
+    let mut rx = FileTransfers::new();
+    let mut session = rustox_file_transfer::testing::MockSession::new();
+    let now = rustox_net_crypto::Timestamp::ZERO;
+    let mut req = vec![80, 0, 0, 0, 0, 0];
+    req.extend_from_slice(&u64::MAX.to_be_bytes());
+    req.extend_from_slice(&[0; 32]);
+    rx.handle_packet(now, &req).unwrap();
+    rx.control(now, &mut session, INCOMING_0, FileControl::Resume)
+        .unwrap();
+    let mut chunk = vec![82, 0];
+    chunk.extend_from_slice(&[1; 1371]);
+    let mut accepted = 0;
+    let overflow = loop {
+        match rx.handle_packet(now, &chunk) {
+            Ok(()) => accepted += 1,
+            Err(e) => break e,
+        }
+        assert!(accepted <= MAX_PENDING_EVENTS, "queue grew past its bound");
+    };
+    assert_eq!(overflow, FileError::EventQueueFull);
+    assert_eq!(rx.stats().transfers_killed_on_overflow, 1);
+    assert_eq!(rx.active(), (0, 0), "the transfer with a hole is gone");
+    let mut last = None;
+    while let Some(e) = rx.poll_event() {
+        last = Some(e);
+    }
+    assert_eq!(
+        last,
+        Some(FileEvent::RecvControl {
+            file: INCOMING_0,
+            control: FileControl::Cancel
+        })
+    );
+    // With the queue drained, the next chunk cannot land at the wrong offset.
+    assert_eq!(
+        rx.handle_packet(now, &chunk),
+        Err(FileError::UnknownTransfer(FileNumber::Incoming(0)))
+    );
+    session.outbox.clear();
+    rx.poll_send(now, &mut session);
+    let sent: Vec<Vec<u8>> = session.outbox.iter().map(|(_, _, b)| b.clone()).collect();
+    assert_eq!(sent, [vec![81, 1, 0, 2]], "the sender is told to stop");
+}
