@@ -588,6 +588,12 @@ impl FileTransfers {
         };
         if !exists {
             // protocol.md §3.4: answer with KILL, direction flipped, so the peer frees it.
+            // Not a KILL, though: c-toxcore answers those too, so two peers that both
+            // forgot a transfer (one cancelled as the other finished) would bounce KILLs
+            // forever; the peer that sent a KILL has already freed its slot.
+            if p.control == ControlKind::Kill {
+                return Err(FileError::UnknownTransfer(number));
+            }
             if self.replies.len() < MAX_PENDING_REPLIES {
                 self.replies.push_back(ControlPacket {
                     direction: p.direction.flipped(),

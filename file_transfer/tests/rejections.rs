@@ -588,3 +588,21 @@ fn an_application_that_never_polls_gets_its_transfer_killed_not_corrupted() {
     let sent: Vec<Vec<u8>> = session.outbox.iter().map(|(_, _, b)| b.clone()).collect();
     assert_eq!(sent, [vec![81, 1, 0, 2]], "the sender is told to stop");
 }
+
+#[test]
+fn a_kill_for_an_unknown_transfer_is_not_answered() {
+    let (mut p, data) = half_done();
+    let kill = ControlPacket {
+        direction: Direction::SenderIsSending,
+        file_number: 9,
+        control: ControlKind::Kill,
+    };
+    assert_eq!(
+        p.b.ft.handle_packet(p.now, &kill.encode()),
+        Err(FileError::UnknownTransfer(FileNumber::Incoming(9)))
+    );
+    p.b.session.grant(0);
+    p.b.ft.poll_send(p.now, &mut p.b.session);
+    assert!(p.b.session.outbox.is_empty(), "no KILL ping-pong");
+    finish(p, &data);
+}
