@@ -53,7 +53,7 @@ impl TokenBucket {
         if self.tokens >= self.burst {
             self.refilled_at = now;
         } else {
-            self.refilled_at = self.refilled_at + self.interval * new;
+            self.refilled_at += self.interval.saturating_mul(new);
         }
     }
 }

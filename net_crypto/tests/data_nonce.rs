@@ -17,8 +17,8 @@ fn every_data_packet_uses_the_next_nonce_including_resends() {
     let mut n = 0u32;
     p.filter = Some(Box::new(move |side, t| {
         if side == Side::A && t.payload[0] == DATA {
-            n += 1;
-            return n % 5 != 0;
+            n = (n + 1) % 5;
+            return n != 0;
         }
         true
     }));
