@@ -145,7 +145,7 @@ impl BootstrapNode {
         self.last = (now, s);
         format!(
             "up {:.0}s close_nodes={} in={} ({:.0}/s) out={} ({:.0}/s) pings={} get_nodes={} info={} \
-             rate_limited={} amplification_refused={} malformed={} unsolicited={} key_agreements={}",
+             rate_limited={} amplification_refused={} malformed={} unsupported={} unsolicited={} key_agreements={}",
             self.started.elapsed().as_secs_f64(),
             s.close_nodes,
             s.gate.datagrams_in,
@@ -158,6 +158,7 @@ impl BootstrapNode {
             s.gate.rate_limited,
             s.gate.amplification_refused,
             s.gate.malformed,
+            s.gate.unsupported,
             s.dht.responses_unsolicited,
             s.key_agreements,
         )

@@ -203,7 +203,7 @@ fn table_cannot_be_filled_with_nodes_that_never_answered() {
             let bytes = msg.seal(&attacker.public, &key, &Nonce::random(&mut rng));
             node.handle_datagram(now, from, &bytes, &mut rng).unwrap();
         }
-        now = now + Duration::from_millis(5);
+        now += Duration::from_millis(5);
         node.handle_timeout(now, &mut rng);
         while node.poll_transmit(now, &mut rng).is_some() {}
     }
@@ -274,7 +274,7 @@ fn bytes_sent_to_a_spoofed_source_stay_within_four_times_received() {
         let req = bootstrap_info::encode_request();
         received += req.len();
         node.handle_datagram(now, victim, &req, &mut rng).unwrap();
-        now = now + Duration::from_millis(10);
+        now += Duration::from_millis(10);
         node.handle_timeout(now, &mut rng);
         while let Some(t) = node.poll_transmit(now, &mut rng) {
             if t.dst == victim {

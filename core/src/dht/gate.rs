@@ -123,6 +123,8 @@ pub struct GateStats {
     pub rate_limited: u64,
     /// Datagrams that did not parse or open.
     pub malformed: u64,
+    /// Datagrams of kinds a DHT node does not handle (onion, net_crypto, announcements).
+    pub unsupported: u64,
     /// Replies not sent because of the amplification limit.
     pub amplification_refused: u64,
     /// Datagrams sent.
@@ -137,6 +139,7 @@ impl std::ops::AddAssign for GateStats {
         self.bytes_in += o.bytes_in;
         self.rate_limited += o.rate_limited;
         self.malformed += o.malformed;
+        self.unsupported += o.unsupported;
         self.amplification_refused += o.amplification_refused;
         self.datagrams_out += o.datagrams_out;
         self.bytes_out += o.bytes_out;
@@ -184,8 +187,10 @@ impl Gate {
             return Err(GateError::RateLimited);
         }
         let result = self.parse(now, bytes);
-        if matches!(result, Err(GateError::Wire(_))) {
-            self.stats.malformed += 1;
+        match result {
+            Err(GateError::Wire(WireError::UnknownKind(_))) => self.stats.unsupported += 1,
+            Err(GateError::Wire(_)) => self.stats.malformed += 1,
+            _ => {}
         }
         result
     }

@@ -122,6 +122,8 @@ pub struct DhtStats {
     pub nodes_requests_sent: u64,
     /// Responses matching a request of ours.
     pub responses_accepted: u64,
+    /// Of those, ping responses.
+    pub pings_accepted: u64,
     /// Responses matching nothing (late, forged or replayed).
     pub responses_unsolicited: u64,
     /// 0x20 packets routed to a close node.
@@ -251,6 +253,17 @@ impl DhtNode {
         self.send_nodes_request(now, canonical(addr), pk, own, rng);
     }
 
+    /// Sends a 0x00 ping; the answer adds the node to the lists (ping.c `ping_send_request`).
+    pub fn ping(
+        &mut self,
+        now: Timestamp,
+        addr: SocketAddr,
+        pk: PublicKey,
+        rng: &mut dyn CryptoRng,
+    ) {
+        self.send_ping(now, canonical(addr), pk, rng);
+    }
+
     /// Starts searching for a friend's DHT key. Returns false if already searched or full.
     pub fn add_friend(&mut self, pk: PublicKey, rng: &mut dyn CryptoRng) -> bool {
         let friends = self.searches.iter().filter(|s| !s.fake).count();
@@ -364,6 +377,7 @@ impl DhtNode {
             DhtMessage::Ping(Ping { response: true, id }) => {
                 if self.pending.take(now, id, RequestKind::Ping, &sender, from) {
                     self.stats.responses_accepted += 1;
+                    self.stats.pings_accepted += 1;
                     self.add_to_lists(now, sender, from);
                 } else {
                     self.stats.responses_unsolicited += 1;

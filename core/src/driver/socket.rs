@@ -32,3 +32,25 @@ pub fn bind_udp(addr: SocketAddr, reuse_port: bool) -> std::io::Result<UdpSocket
 pub fn wake_reader(socket: &UdpSocket) {
     let _ = socket2::SockRef::from(socket).shutdown(std::net::Shutdown::Read);
 }
+
+/// `recvfrom` that tolerates a missing source address: after [`wake_reader`], Linux returns
+/// 0 bytes with no address, on which `std`'s `UdpSocket::recv_from` panics (an assertion on
+/// the address length). `Ok(None)` means "woken, no datagram".
+pub fn recv_from(
+    socket: &UdpSocket,
+    buf: &mut [u8],
+) -> std::io::Result<Option<(usize, SocketAddr)>> {
+    use nix::sys::socket::{recvfrom, SockaddrStorage};
+    use std::os::fd::AsRawFd;
+    let (len, addr) =
+        recvfrom::<SockaddrStorage>(socket.as_raw_fd(), buf).map_err(std::io::Error::from)?;
+    let addr = addr.and_then(|a| {
+        a.as_sockaddr_in()
+            .map(|v4| SocketAddr::V4(std::net::SocketAddrV4::from(*v4)))
+            .or_else(|| {
+                a.as_sockaddr_in6()
+                    .map(|v6| SocketAddr::V6(std::net::SocketAddrV6::from(*v6)))
+            })
+    });
+    Ok(addr.map(|a| (len, a)))
+}

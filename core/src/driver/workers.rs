@@ -35,7 +35,7 @@ use rustox_net_crypto::crypto::{KeyPair, PublicKey};
 use rustox_net_crypto::Timestamp;
 
 use super::clock::Clock;
-use super::socket::{bind_udp, wake_reader};
+use super::socket::{bind_udp, recv_from, wake_reader};
 use crate::dht::gate::{Gate, GateStats};
 use crate::dht::node::{DhtConfig, DhtNode, DhtStats};
 use crate::dht::wire::packed_node::PackedNode;
@@ -69,6 +69,7 @@ struct WorkerCounters {
     bytes_in: AtomicU64,
     rate_limited: AtomicU64,
     malformed: AtomicU64,
+    unsupported: AtomicU64,
     amplification_refused: AtomicU64,
     datagrams_out: AtomicU64,
     bytes_out: AtomicU64,
@@ -82,6 +83,7 @@ impl WorkerCounters {
         self.bytes_in.store(s.bytes_in, Ordering::Relaxed);
         self.rate_limited.store(s.rate_limited, Ordering::Relaxed);
         self.malformed.store(s.malformed, Ordering::Relaxed);
+        self.unsupported.store(s.unsupported, Ordering::Relaxed);
         self.amplification_refused
             .store(s.amplification_refused, Ordering::Relaxed);
         self.datagrams_out.store(s.datagrams_out, Ordering::Relaxed);
@@ -97,6 +99,7 @@ impl WorkerCounters {
                 bytes_in: self.bytes_in.load(Ordering::Relaxed),
                 rate_limited: self.rate_limited.load(Ordering::Relaxed),
                 malformed: self.malformed.load(Ordering::Relaxed),
+                unsupported: self.unsupported.load(Ordering::Relaxed),
                 amplification_refused: self.amplification_refused.load(Ordering::Relaxed),
                 datagrams_out: self.datagrams_out.load(Ordering::Relaxed),
                 bytes_out: self.bytes_out.load(Ordering::Relaxed),
@@ -284,14 +287,15 @@ fn worker_loop(shared: &Shared, socket: &UdpSocket, index: usize, guard: crate::
     let mut buf = [0u8; 2048];
     let mut outs = Vec::new();
     loop {
-        let received = socket.recv_from(&mut buf);
+        let received = recv_from(socket, &mut buf);
         if shared.stop.load(Ordering::Relaxed) {
             break;
         }
         let (len, from) = match received {
-            Ok(r) => r,
-            // ICMP errors (ECONNREFUSED from an earlier send) and EINTR: keep reading.
-            Err(_) => continue,
+            Ok(Some(r)) => r,
+            // Woken without a datagram, an ICMP error (ECONNREFUSED from an earlier send)
+            // or EINTR: keep reading.
+            Ok(None) | Err(_) => continue,
         };
         let now = shared.clock.now();
         if let Ok(incoming) = gate.open(now, from, &buf[..len]) {
