@@ -1,0 +1,425 @@
+//! `rustox demo`: the first thing to run. Two nodes, Alice and Bob, each with its own UDP
+//! socket on 127.0.0.1 and its own thread, open a net_crypto session, chat a little, and
+//! Alice sends Bob a freshly generated file. The demo then hashes both files from disk and
+//! exits 0 only if they match.
+
+use std::fs::File;
+use std::io::{BufReader, BufWriter, Read, Write};
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use anyhow::{bail, Context};
+use indicatif::ProgressBar;
+use rand::rngs::OsRng;
+use rand::{RngCore, SeedableRng};
+use rustox_core::driver::Clock;
+use rustox_net_crypto::crypto::KeyPair;
+use rustox_net_crypto::{ConnectionId, ControllerKind, Timestamp, TransportConfig, TransportStats};
+use sha2::{Digest, Sha256};
+
+use crate::controller::parse_controller;
+use crate::driver::{self, App, Host, HostEvent};
+use crate::progress::transfer_bar;
+use crate::send::closed_error;
+use crate::size::parse_size;
+
+/// Alice's lines; the last one precedes the file.
+const ALICE_SAYS: [&str; 2] = [
+    "Hello Bob! Alice here, over an encrypted Tox session.",
+    "I have a file for you, sending it now.",
+];
+/// Bob's answers, one per line of Alice's.
+const BOB_SAYS: [&str; 2] = ["Hi Alice, loud and clear.", "Go ahead, I'm ready."];
+
+/// How long Bob stays after the file arrived, waiting for Alice to close the session (so
+/// his last acknowledgements reach her).
+const LINGER: Duration = Duration::from_secs(2);
+
+/// Options of `rustox demo`.
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    /// Size of the generated file.
+    #[arg(long, default_value = "64MiB", value_parser = parse_size)]
+    size: u64,
+    /// Congestion controller: bbr (default), cubic, or legacy (a model of c-toxcore 0.2.18).
+    #[arg(long, default_value = "bbr", value_parser = parse_controller)]
+    controller: ControllerKind,
+    /// Give up after this many seconds.
+    #[arg(long, default_value_t = 300)]
+    timeout: u64,
+}
+
+/// What Alice measured.
+struct AliceReport {
+    handshake: Duration,
+    bytes: u64,
+    elapsed: Duration,
+    stats: Option<TransportStats>,
+}
+
+/// Runs the demo.
+pub fn run(args: Args) -> anyhow::Result<()> {
+    let dir = std::env::temp_dir().join(format!("rustox-demo-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    let result = run_in(&args, &dir);
+    let _ = std::fs::remove_dir_all(&dir);
+    result
+}
+
+fn run_in(args: &Args, dir: &Path) -> anyhow::Result<()> {
+    let source = dir.join("alice-file.bin");
+    let inbox = dir.join("bob");
+    std::fs::create_dir_all(&inbox)
+        .with_context(|| format!("cannot create {}", inbox.display()))?;
+    println!(
+        "Generating a {} file of random bytes ...",
+        human_bytes(args.size)
+    );
+    generate(&source, args.size)?;
+
+    let loopback = SocketAddr::from(([127, 0, 0, 1], 0));
+    let alice_socket = driver::socket::bind(loopback)?;
+    let bob_socket = driver::socket::bind(loopback)?;
+    let bob_addr = bob_socket.local_addr()?;
+    let alice_addr = alice_socket.local_addr()?;
+    let alice_keys = KeyPair::generate(&mut OsRng);
+    let bob_keys = KeyPair::generate(&mut OsRng);
+    let (alice_pk, bob_pk) = (alice_keys.public, bob_keys.public);
+    println!("Alice {alice_addr}  key {}", alice_pk.to_hex());
+    println!("Bob   {bob_addr}  key {}", bob_pk.to_hex());
+
+    let transport = TransportConfig {
+        controller: args.controller,
+    };
+    let limit = Duration::from_secs(args.timeout.max(1));
+    let bob = {
+        let inbox = inbox.clone();
+        let transport = transport.clone();
+        std::thread::Builder::new().name("bob".into()).spawn(
+            move || -> anyhow::Result<PathBuf> {
+                let clock = Clock::default();
+                let mut host = Host::new(clock.now(), bob_keys, transport, false, Box::new(OsRng));
+                host.allow_peer(alice_pk);
+                let mut app = Bob {
+                    inbox,
+                    bar: ProgressBar::hidden(),
+                    heard: 0,
+                    file: None,
+                    received: None,
+                    linger_until: None,
+                };
+                drive(bob_socket, clock, host, &mut app, limit)?
+            },
+        )?
+    };
+    let alice = std::thread::Builder::new().name("alice".into()).spawn(
+        move || -> anyhow::Result<AliceReport> {
+            let clock = Clock::default();
+            let mut host = Host::new(clock.now(), alice_keys, transport, false, Box::new(OsRng));
+            let session = host.connect(clock.now(), bob_addr, bob_pk)?;
+            let mut app = Alice {
+                bob: bob_addr,
+                session,
+                source: Some(source),
+                heard: 0,
+                file: None,
+                connected_at: Instant::now(),
+                handshake: None,
+                started: None,
+            };
+            drive(alice_socket, clock, host, &mut app, limit)?
+        },
+    )?;
+    let alice = alice
+        .join()
+        .map_err(|_| anyhow::anyhow!("Alice's thread failed"))?;
+    let bob = bob
+        .join()
+        .map_err(|_| anyhow::anyhow!("Bob's thread failed"))?;
+    let report = alice.context("Alice")?;
+    let received = bob.context("Bob")?;
+
+    let sent_hash = sha256_file(&dir.join("alice-file.bin"))?;
+    let received_hash = sha256_file(&received)?;
+    let secs = report.elapsed.as_secs_f64();
+    let rate = report.bytes as f64 / secs.max(1e-9);
+    println!();
+    println!(
+        "handshake        {:.2} ms",
+        report.handshake.as_secs_f64() * 1e3
+    );
+    println!(
+        "file             {} in {:.2} s",
+        human_bytes(report.bytes),
+        secs
+    );
+    println!(
+        "goodput          {:.0} Mbit/s ({:.1} MiB/s)",
+        rate * 8.0 / 1e6,
+        rate / 1048576.0
+    );
+    let stats = report.stats.unwrap_or_default();
+    match stats.smoothed_rtt {
+        Some(rtt) => println!("RTT (smoothed)   {:.3} ms", rtt.as_secs_f64() * 1e3),
+        None => println!("RTT (smoothed)   no sample"),
+    }
+    println!(
+        "resent packets   {} of {} sent",
+        stats.packets_resent, stats.packets_sent
+    );
+    println!("SHA-256 sent     {}", hex::encode(sent_hash));
+    println!("SHA-256 received {}", hex::encode(received_hash));
+    if sent_hash != received_hash {
+        bail!("the received file differs from the one sent");
+    }
+    println!("SHA-256 match: the file arrived intact.");
+    Ok(())
+}
+
+/// One node's thread: a runtime, the socket, the driver, a deadline.
+fn drive<A: App>(
+    socket: std::net::UdpSocket,
+    clock: Clock,
+    mut host: Host,
+    app: &mut A,
+    limit: Duration,
+) -> anyhow::Result<A::Output> {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .context("cannot start the async runtime")?;
+    runtime.block_on(async {
+        let socket = tokio::net::UdpSocket::from_std(socket)?;
+        match tokio::time::timeout(limit, driver::run(&mut host, &socket, clock, app)).await {
+            Ok(result) => Ok(result?),
+            Err(_) => bail!("the demo did not finish within {} s", limit.as_secs()),
+        }
+    })
+}
+
+/// Alice: dials, chats, sends the file, measures.
+struct Alice {
+    bob: SocketAddr,
+    session: ConnectionId,
+    source: Option<PathBuf>,
+    heard: usize,
+    file: Option<u32>,
+    connected_at: Instant,
+    handshake: Option<Duration>,
+    started: Option<Instant>,
+}
+
+impl Alice {
+    fn say(&self, host: &mut Host, now: Timestamp, line: &str) -> anyhow::Result<()> {
+        host.send_message(now, self.session, line.as_bytes())?;
+        Ok(())
+    }
+
+    fn offer(&mut self, host: &mut Host, now: Timestamp) -> anyhow::Result<()> {
+        let Some(path) = self.source.take() else {
+            return Ok(());
+        };
+        let file = File::open(&path).with_context(|| format!("cannot read {}", path.display()))?;
+        let reader = BufReader::with_capacity(256 * 1024, file);
+        self.started = Some(Instant::now());
+        self.file = Some(host.send_file(now, self.session, Box::new(reader), b"alice-file.bin")?);
+        Ok(())
+    }
+
+    fn step(
+        &mut self,
+        host: &mut Host,
+        now: Timestamp,
+        event: HostEvent,
+    ) -> anyhow::Result<Option<AliceReport>> {
+        match event {
+            HostEvent::Established(id) if id == self.session => {
+                self.handshake = Some(self.connected_at.elapsed());
+                self.say(host, now, ALICE_SAYS[0])?;
+            }
+            HostEvent::Message(id, text) if id == self.session => {
+                println!("bob   → alice: {}", String::from_utf8_lossy(&text));
+                self.heard += 1;
+                if self.heard < ALICE_SAYS.len() {
+                    self.say(host, now, ALICE_SAYS[self.heard])?;
+                } else {
+                    self.offer(host, now)?;
+                }
+            }
+            HostEvent::FileSent { id, bytes, .. } if id == self.session => {
+                let report = AliceReport {
+                    handshake: self.handshake.unwrap_or_default(),
+                    bytes,
+                    elapsed: self.started.map_or(Duration::ZERO, |s| s.elapsed()),
+                    stats: host.stats(self.session),
+                };
+                host.close(now, self.session);
+                return Ok(Some(report));
+            }
+            HostEvent::FileFailed { id, reason, .. } if id == self.session => {
+                bail!("the transfer failed: {reason}")
+            }
+            HostEvent::Closed(id, reason) if id == self.session => {
+                return Err(closed_error(self.bob, reason, self.handshake.is_some()));
+            }
+            _ => {}
+        }
+        Ok(None)
+    }
+}
+
+impl App for Alice {
+    type Output = anyhow::Result<AliceReport>;
+
+    fn on_event(
+        &mut self,
+        host: &mut Host,
+        now: Timestamp,
+        event: HostEvent,
+    ) -> Option<Self::Output> {
+        self.step(host, now, event).transpose()
+    }
+}
+
+/// Bob: answers, accepts the file into his inbox, shows progress.
+struct Bob {
+    inbox: PathBuf,
+    bar: ProgressBar,
+    heard: usize,
+    file: Option<(ConnectionId, u32, PathBuf)>,
+    received: Option<PathBuf>,
+    linger_until: Option<Timestamp>,
+}
+
+impl Bob {
+    fn step(
+        &mut self,
+        host: &mut Host,
+        now: Timestamp,
+        event: HostEvent,
+    ) -> anyhow::Result<Option<PathBuf>> {
+        match event {
+            HostEvent::Message(id, text) => {
+                println!("alice → bob  : {}", String::from_utf8_lossy(&text));
+                if let Some(answer) = BOB_SAYS.get(self.heard) {
+                    host.send_message(now, id, answer.as_bytes())?;
+                }
+                self.heard += 1;
+            }
+            HostEvent::FileOffered { id, file, size, .. } => {
+                let path = self.inbox.join("received.bin");
+                let sink = BufWriter::with_capacity(1 << 20, File::create(&path)?);
+                host.accept_file(now, id, file, Box::new(sink))?;
+                self.bar = transfer_bar(size, "alice → bob");
+                let line = format!("bob accepts a {} file", human_bytes(size));
+                if self.bar.is_hidden() {
+                    println!("{line}");
+                } else {
+                    self.bar.println(line);
+                }
+                self.file = Some((id, file, path));
+            }
+            HostEvent::FileReceived { file, verified, .. } => {
+                self.bar.finish();
+                if !verified {
+                    bail!("the file arrived but was not verified");
+                }
+                if let Some((_, f, path)) = self.file.take() {
+                    if f == file {
+                        self.received = Some(path);
+                        self.linger_until = Some(now + LINGER);
+                    }
+                }
+            }
+            HostEvent::FileFailed { reason, .. } => {
+                self.bar.abandon();
+                bail!("receiving failed: {reason}")
+            }
+            HostEvent::Closed(..) => {
+                return match self.received.take() {
+                    Some(path) => Ok(Some(path)),
+                    None => bail!("Alice closed the session before the file arrived"),
+                };
+            }
+            _ => {}
+        }
+        Ok(None)
+    }
+}
+
+impl App for Bob {
+    type Output = anyhow::Result<PathBuf>;
+
+    fn on_event(
+        &mut self,
+        host: &mut Host,
+        now: Timestamp,
+        event: HostEvent,
+    ) -> Option<Self::Output> {
+        self.step(host, now, event).transpose()
+    }
+
+    fn after_io(&mut self, host: &mut Host, _now: Timestamp) {
+        if let Some((id, file, _)) = &self.file {
+            if let Some(done) = host.file_progress(*id, *file) {
+                self.bar.set_position(done);
+            }
+        }
+    }
+
+    fn poll_timeout(&self) -> Option<Timestamp> {
+        self.linger_until
+    }
+
+    fn on_timeout(&mut self, _host: &mut Host, _now: Timestamp) -> Option<Self::Output> {
+        self.received.take().map(Ok)
+    }
+}
+
+/// Writes `size` random bytes (a fast seeded generator: the content only has to be
+/// unpredictable enough that a misplaced chunk changes the hash).
+pub fn generate(path: &Path, size: u64) -> anyhow::Result<()> {
+    let mut rng = rand::rngs::StdRng::from_rng(OsRng).context("no OS randomness")?;
+    let file = File::create(path).with_context(|| format!("cannot create {}", path.display()))?;
+    let mut out = BufWriter::with_capacity(1 << 20, file);
+    let mut block = vec![0u8; 1 << 16];
+    let mut left = size;
+    while left > 0 {
+        let n = left.min(block.len() as u64) as usize;
+        rng.fill_bytes(&mut block[..n]);
+        out.write_all(&block[..n])?;
+        left -= n as u64;
+    }
+    out.flush()?;
+    Ok(())
+}
+
+/// SHA-256 of a file on disk.
+pub fn sha256_file(path: &Path) -> anyhow::Result<[u8; 32]> {
+    let mut file = File::open(path).with_context(|| format!("cannot read {}", path.display()))?;
+    let mut hasher = Sha256::new();
+    let mut buf = vec![0u8; 1 << 16];
+    loop {
+        let n = file.read(&mut buf)?;
+        if n == 0 {
+            break;
+        }
+        hasher.update(&buf[..n]);
+    }
+    Ok(hasher.finalize().into())
+}
+
+/// "64.0 MiB".
+pub fn human_bytes(bytes: u64) -> String {
+    let b = bytes as f64;
+    if b >= 1024.0 * 1024.0 * 1024.0 {
+        format!("{:.1} GiB", b / (1024.0 * 1024.0 * 1024.0))
+    } else if b >= 1024.0 * 1024.0 {
+        format!("{:.1} MiB", b / (1024.0 * 1024.0))
+    } else if b >= 1024.0 {
+        format!("{:.1} KiB", b / 1024.0)
+    } else {
+        format!("{bytes} B")
+    }
+}

@@ -1,0 +1,444 @@
+//! A node as the CLI sees it: one net_crypto [`Endpoint`] plus, per session, the chat
+//! messages and the streamed file transfers riding on it — still sans-IO.
+//!
+//! The endpoint knows nothing about files and the file layer nothing about routing; this
+//! type is the glue the socket driver ([`super::run`]) and the commands talk to. Data flows:
+//! a datagram (with `now`) enters [`Host::handle_datagram`]; lossless payloads with a file
+//! id (80/81/82) go to that session's [`FileStreams`], chat messages (id 64) and everything
+//! that happened become [`HostEvent`]s; then every established session's file layer is
+//! topped up to its send budget (transport.md §3.9). Datagrams leave through
+//! [`Host::poll_transmit`], the next deadline through [`Host::poll_timeout`].
+
+use std::collections::{BTreeMap, VecDeque};
+use std::net::SocketAddr;
+
+use rustox_file_transfer::stream::{FileStreams, Sink, Source, StreamEvent};
+use rustox_file_transfer::{FileControl, FileKind};
+use rustox_net_crypto::crypto::{CryptoRng, KeyPair, PublicKey};
+use rustox_net_crypto::{
+    CloseReason, ConnectError, ConnectionEvent, ConnectionId, ConnectionStatus, Endpoint,
+    EndpointConfig, EndpointEvent, SendError, Timestamp, Transmit, TransportConfig, TransportStats,
+};
+
+/// Messenger's `PACKET_ID_MESSAGE` (protocol.md §3.1): a chat message, text after the id.
+pub const PACKET_ID_MESSAGE: u8 = 64;
+/// The file-transfer packet ids (protocol.md §3.2): send request, control, data.
+const FILE_PACKET_IDS: std::ops::RangeInclusive<u8> = 80..=82;
+/// The longest chat message text: a lossless payload is at most 1373 bytes, one is the id.
+pub const MAX_MESSAGE_LEN: usize = 1372;
+
+/// What happened on a node.
+#[derive(Debug)]
+pub enum HostEvent {
+    /// A peer opened a session to us.
+    Incoming {
+        /// The session.
+        id: ConnectionId,
+        /// The peer's long-term key.
+        peer: PublicKey,
+        /// Where it came from.
+        addr: SocketAddr,
+    },
+    /// A session is up: messages and files may flow.
+    Established(ConnectionId),
+    /// A chat message (its text bytes, not necessarily UTF-8).
+    Message(ConnectionId, Vec<u8>),
+    /// The peer offers a file; accept it with [`Host::accept_file`].
+    FileOffered {
+        /// The session.
+        id: ConnectionId,
+        /// The transfer's number.
+        file: u32,
+        /// Announced size (`u64::MAX` when unknown).
+        size: u64,
+        /// Announced name (untrusted bytes).
+        name: Vec<u8>,
+        /// The file id, which this CLI's senders set to the content's SHA-256.
+        file_id: [u8; 32],
+    },
+    /// The peer acknowledged every byte of a file we sent.
+    FileSent {
+        /// The session.
+        id: ConnectionId,
+        /// The transfer's number.
+        file: u32,
+        /// Bytes sent.
+        bytes: u64,
+    },
+    /// A file arrived whole (and, when asked, its SHA-256 matched its file id).
+    FileReceived {
+        /// The session.
+        id: ConnectionId,
+        /// The transfer's number.
+        file: u32,
+        /// Bytes written.
+        bytes: u64,
+        /// True when the SHA-256 was checked.
+        verified: bool,
+    },
+    /// A transfer failed or the peer cancelled it.
+    FileFailed {
+        /// The session.
+        id: ConnectionId,
+        /// The transfer's number.
+        file: u32,
+        /// Why, in words.
+        reason: String,
+    },
+    /// The session is over.
+    Closed(ConnectionId, CloseReason),
+}
+
+/// Why a host call was refused.
+#[derive(Debug, thiserror::Error)]
+pub enum HostError {
+    /// No such session.
+    #[error("no such session")]
+    UnknownSession,
+    /// The endpoint refused to dial.
+    #[error("cannot connect: {0}")]
+    Connect(#[from] ConnectError),
+    /// The session refused the payload.
+    #[error("cannot send: {0}")]
+    Send(#[from] SendError),
+    /// The message does not fit one packet.
+    #[error("message longer than {MAX_MESSAGE_LEN} bytes")]
+    MessageTooLong,
+    /// The file layer refused.
+    #[error(transparent)]
+    Stream(#[from] rustox_file_transfer::stream::StreamError),
+}
+
+/// One session's application state.
+struct SessionState {
+    files: FileStreams,
+}
+
+/// A node: endpoint, sessions, their files. See the module docs.
+pub struct Host {
+    endpoint: Endpoint,
+    sessions: BTreeMap<ConnectionId, SessionState>,
+    events: VecDeque<HostEvent>,
+}
+
+impl Host {
+    /// A node with identity `keys`. The same key pair serves as the DHT key, so a peer
+    /// needs only one key to dial us directly (there is no DHT lookup on this path).
+    /// `accept_all` lets any peer open a session (what `rustox recv` does).
+    pub fn new(
+        now: Timestamp,
+        keys: KeyPair,
+        transport: TransportConfig,
+        accept_all: bool,
+        rng: Box<dyn CryptoRng + Send>,
+    ) -> Self {
+        let config = EndpointConfig {
+            transport,
+            accept_all,
+        };
+        Host {
+            endpoint: Endpoint::new(now, keys.clone(), keys, config, rng),
+            sessions: BTreeMap::new(),
+            events: VecDeque::new(),
+        }
+    }
+
+    /// Dial a peer whose (single) key is `peer`.
+    pub fn connect(
+        &mut self,
+        now: Timestamp,
+        addr: SocketAddr,
+        peer: PublicKey,
+    ) -> Result<ConnectionId, HostError> {
+        let id = self.endpoint.connect(now, addr, peer, peer)?;
+        self.sessions.insert(
+            id,
+            SessionState {
+                files: FileStreams::new(),
+            },
+        );
+        Ok(id)
+    }
+
+    /// Let `peer` open sessions to us even when not accepting everyone.
+    pub fn allow_peer(&mut self, peer: PublicKey) {
+        self.endpoint.allow_peer(peer);
+    }
+
+    /// Send a chat message.
+    pub fn send_message(
+        &mut self,
+        now: Timestamp,
+        id: ConnectionId,
+        text: &[u8],
+    ) -> Result<(), HostError> {
+        if text.len() > MAX_MESSAGE_LEN {
+            return Err(HostError::MessageTooLong);
+        }
+        let conn = self
+            .endpoint
+            .connection_mut(id)
+            .ok_or(HostError::UnknownSession)?;
+        let mut payload = Vec::with_capacity(text.len() + 1);
+        payload.push(PACKET_ID_MESSAGE);
+        payload.extend_from_slice(text);
+        conn.send_lossless(now, &payload)?;
+        Ok(())
+    }
+
+    /// Offer a file whose id is its SHA-256 (the source is read once to hash it).
+    pub fn send_file(
+        &mut self,
+        now: Timestamp,
+        id: ConnectionId,
+        source: Box<dyn Source>,
+        name: &[u8],
+    ) -> Result<u32, HostError> {
+        let (conn, state) = self.session(id)?;
+        let file = state
+            .files
+            .send_file(now, conn, FileKind::Data, source, name)?;
+        self.after_input(now);
+        Ok(file)
+    }
+
+    /// Accept an offered file into `sink`, checking its SHA-256 against the file id.
+    pub fn accept_file(
+        &mut self,
+        now: Timestamp,
+        id: ConnectionId,
+        file: u32,
+        sink: Box<dyn Sink>,
+    ) -> Result<(), HostError> {
+        let (conn, state) = self.session(id)?;
+        state.files.accept(now, conn, file, sink, true)?;
+        Ok(())
+    }
+
+    /// Refuse an offer or stop a transfer.
+    pub fn cancel_file(
+        &mut self,
+        now: Timestamp,
+        id: ConnectionId,
+        file: u32,
+    ) -> Result<(), HostError> {
+        let (conn, state) = self.session(id)?;
+        state.files.cancel(now, conn, file)?;
+        Ok(())
+    }
+
+    /// Bytes of a transfer done so far (sent and acknowledged, or received).
+    pub fn file_progress(&mut self, id: ConnectionId, file: u32) -> Option<u64> {
+        let state = self.sessions.get_mut(&id)?;
+        state
+            .files
+            .transfers()
+            .transfer(file)
+            .map(|t| t.transferred)
+    }
+
+    /// The file id of a transfer (the content's SHA-256 for files this CLI sends).
+    pub fn file_id(&mut self, id: ConnectionId, file: u32) -> Option<[u8; 32]> {
+        let state = self.sessions.get_mut(&id)?;
+        state.files.transfers().file_id(file).ok()
+    }
+
+    /// Close a session (a kill packet goes to the peer when it was up).
+    pub fn close(&mut self, now: Timestamp, id: ConnectionId) {
+        if let Some(conn) = self.endpoint.connection_mut(id) {
+            conn.kill(now);
+        }
+    }
+
+    /// The transport's statistics of a session.
+    pub fn stats(&self, id: ConnectionId) -> Option<TransportStats> {
+        self.endpoint.connection(id).map(|c| c.transport().stats())
+    }
+
+    /// Whether a session is up.
+    pub fn is_established(&self, id: ConnectionId) -> bool {
+        self.endpoint
+            .connection(id)
+            .is_some_and(|c| c.status() == ConnectionStatus::Established)
+    }
+
+    /// A received datagram. Datagrams that are not net_crypto or fail its checks are the
+    /// endpoint's to count; a node on the open Internet gets plenty of them.
+    pub fn handle_datagram(&mut self, now: Timestamp, from: SocketAddr, datagram: &[u8]) {
+        let _ = self.endpoint.handle_datagram(now, from, datagram);
+        self.after_input(now);
+    }
+
+    /// The deadline from [`Host::poll_timeout`] passed.
+    pub fn handle_timeout(&mut self, now: Timestamp) {
+        self.endpoint.handle_timeout(now);
+        self.after_input(now);
+    }
+
+    /// The next datagram to send. When the endpoint has none, the file layer gets one more
+    /// chance to fill budget that sending just opened.
+    pub fn poll_transmit(&mut self, now: Timestamp) -> Option<Transmit> {
+        if let Some(t) = self.endpoint.poll_transmit(now) {
+            return Some(t);
+        }
+        if self.pump_files(now) == 0 {
+            return None;
+        }
+        self.endpoint.poll_transmit(now)
+    }
+
+    /// The next event.
+    pub fn poll_event(&mut self) -> Option<HostEvent> {
+        self.events.pop_front()
+    }
+
+    /// When [`Host::handle_timeout`] should next be called.
+    pub fn poll_timeout(&self) -> Option<Timestamp> {
+        self.endpoint.poll_timeout()
+    }
+
+    // ----- internals --------------------------------------------------------------------
+
+    fn session(
+        &mut self,
+        id: ConnectionId,
+    ) -> Result<(&mut rustox_net_crypto::Connection, &mut SessionState), HostError> {
+        let conn = self
+            .endpoint
+            .connection_mut(id)
+            .ok_or(HostError::UnknownSession)?;
+        let state = self
+            .sessions
+            .get_mut(&id)
+            .ok_or(HostError::UnknownSession)?;
+        Ok((conn, state))
+    }
+
+    /// Drain the endpoint's events into the file layer and ours, then top up the files.
+    fn after_input(&mut self, now: Timestamp) {
+        self.drain_endpoint(now);
+        self.pump_files(now);
+    }
+
+    fn drain_endpoint(&mut self, now: Timestamp) {
+        while let Some(event) = self.endpoint.poll_event() {
+            match event {
+                EndpointEvent::Incoming {
+                    id,
+                    peer_real_pk,
+                    addr,
+                    ..
+                } => {
+                    self.sessions.insert(
+                        id,
+                        SessionState {
+                            files: FileStreams::new(),
+                        },
+                    );
+                    self.events.push_back(HostEvent::Incoming {
+                        id,
+                        peer: peer_real_pk,
+                        addr,
+                    });
+                }
+                EndpointEvent::Connection { id, event } => self.on_connection(now, id, event),
+            }
+        }
+    }
+
+    fn on_connection(&mut self, now: Timestamp, id: ConnectionId, event: ConnectionEvent) {
+        match event {
+            ConnectionEvent::Established => self.events.push_back(HostEvent::Established(id)),
+            ConnectionEvent::Lossless(payload) => match payload.first() {
+                Some(&PACKET_ID_MESSAGE) => self
+                    .events
+                    .push_back(HostEvent::Message(id, payload[1..].to_vec())),
+                Some(kind) if FILE_PACKET_IDS.contains(kind) => {
+                    if let Ok((conn, state)) = self.session(id) {
+                        // A malformed or out-of-place file packet is the file layer's to
+                        // refuse and count; the session goes on.
+                        let _ = state.files.handle_packet(now, conn, &payload);
+                        self.drain_streams(id);
+                    }
+                }
+                // Other messenger packets (status, typing, ...) have no use here.
+                _ => {}
+            },
+            ConnectionEvent::Lossy(_) => {}
+            ConnectionEvent::Closed(reason) => {
+                // Unfinished transfers are reported as failed, then the session is gone.
+                if let Some(state) = self.sessions.get_mut(&id) {
+                    state.files.friend_offline();
+                }
+                self.drain_streams(id);
+                self.sessions.remove(&id);
+                self.events.push_back(HostEvent::Closed(id, reason));
+            }
+        }
+    }
+
+    /// Top up every established session's file layer; returns file bytes queued.
+    fn pump_files(&mut self, now: Timestamp) -> u64 {
+        let mut queued = 0;
+        let ids: Vec<ConnectionId> = self.sessions.keys().copied().collect();
+        for id in ids {
+            if !self.is_established(id) {
+                continue;
+            }
+            if let Ok((conn, state)) = self.session(id) {
+                queued += state.files.pump(now, conn);
+            }
+            self.drain_streams(id);
+        }
+        queued
+    }
+
+    fn drain_streams(&mut self, id: ConnectionId) {
+        let Some(state) = self.sessions.get_mut(&id) else {
+            return;
+        };
+        while let Some(event) = state.files.poll_event() {
+            let event = match event {
+                StreamEvent::Offered {
+                    file,
+                    size,
+                    file_id,
+                    name,
+                    ..
+                } => HostEvent::FileOffered {
+                    id,
+                    file,
+                    size,
+                    name,
+                    file_id,
+                },
+                StreamEvent::Sent { file, bytes } => HostEvent::FileSent { id, file, bytes },
+                StreamEvent::Received {
+                    file,
+                    bytes,
+                    verified,
+                } => HostEvent::FileReceived {
+                    id,
+                    file,
+                    bytes,
+                    verified,
+                },
+                StreamEvent::PeerControl {
+                    file,
+                    control: FileControl::Cancel,
+                } => HostEvent::FileFailed {
+                    id,
+                    file,
+                    reason: "the peer cancelled the transfer".into(),
+                },
+                StreamEvent::Failed { file, error } => HostEvent::FileFailed {
+                    id,
+                    file,
+                    reason: error.to_string(),
+                },
+                StreamEvent::PeerControl { .. } | StreamEvent::Other(_) => continue,
+            };
+            self.events.push_back(event);
+        }
+    }
+}

@@ -1,0 +1,187 @@
+//! The tokio driver: one [`Host`] on one UDP socket, the sans-IO cores untouched.
+//!
+//! str0m's discipline (STYLE.md): after every input, drain the outputs — events to the
+//! application, datagrams to the socket — then sleep until a datagram arrives or the
+//! core's own deadline ([`Host::poll_timeout`]) passes. There is no fixed tick: an idle
+//! node wakes only when a timer of the protocol says so.
+//!
+//! The application is an [`App`]: it sees every [`HostEvent`], may call the host's API in
+//! response, and ends the loop by returning its output.
+
+pub mod host;
+pub mod socket;
+
+use std::io;
+use std::net::SocketAddr;
+
+use rustox_core::driver::Clock;
+use rustox_net_crypto::Timestamp;
+use tokio::net::UdpSocket;
+
+pub use host::{Host, HostEvent};
+
+/// Largest datagram we read: net_crypto packets are at most 1400 bytes (protocol.md §2.5);
+/// anything longer is someone else's and is truncated into a parse error.
+const RECV_BUFFER: usize = 2048;
+
+/// Datagrams read per wake-up before the outputs are drained again: batching saves a trip
+/// through the reactor per datagram, the bound keeps acknowledgements and timers flowing
+/// while a fast peer floods us.
+const RECV_BATCH: usize = 64;
+
+/// What drives a node: the commands (`demo`, `send`, `recv`) implement it.
+pub trait App {
+    /// What the loop returns when the application is done.
+    type Output;
+
+    /// An event happened; `Some` ends the loop (after the datagrams already queued are sent).
+    fn on_event(
+        &mut self,
+        host: &mut Host,
+        now: Timestamp,
+        event: HostEvent,
+    ) -> Option<Self::Output>;
+
+    /// Called once per loop turn, after the outputs were drained (progress bars).
+    fn after_io(&mut self, _host: &mut Host, _now: Timestamp) {}
+
+    /// The application's own next deadline (a watchdog), if any.
+    fn poll_timeout(&self) -> Option<Timestamp> {
+        None
+    }
+
+    /// The deadline from [`App::poll_timeout`] passed; `Some` ends the loop.
+    fn on_timeout(&mut self, _host: &mut Host, _now: Timestamp) -> Option<Self::Output> {
+        None
+    }
+}
+
+/// Why the driver stopped before the application was done.
+#[derive(Debug, thiserror::Error)]
+pub enum DriverError {
+    /// The OS refused to send a datagram (unreachable network, no route, ...).
+    #[error("cannot send to {addr}: {source}")]
+    Send {
+        /// The destination.
+        addr: SocketAddr,
+        /// What the OS said.
+        source: io::Error,
+    },
+    /// Reading the socket failed.
+    #[error("cannot receive: {0}")]
+    Recv(io::Error),
+}
+
+/// Runs `host` on `socket` until `app` returns its output.
+pub async fn run<A: App>(
+    host: &mut Host,
+    socket: &UdpSocket,
+    clock: Clock,
+    app: &mut A,
+) -> Result<A::Output, DriverError> {
+    let mut buf = vec![0u8; RECV_BUFFER];
+    loop {
+        let now = clock.now();
+        if let Some(output) = drain(host, socket, now, app).await? {
+            return Ok(output);
+        }
+        app.after_io(host, now);
+        if app.poll_timeout().is_some_and(|t| t <= now) {
+            if let Some(output) = app.on_timeout(host, now) {
+                flush(host, socket, now).await?;
+                return Ok(output);
+            }
+            continue;
+        }
+        let deadline = match (host.poll_timeout(), app.poll_timeout()) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
+        let sleep = async {
+            match deadline {
+                Some(t) => tokio::time::sleep_until(clock.instant(t).into()).await,
+                None => std::future::pending().await,
+            }
+        };
+        tokio::select! {
+            received = socket.recv_from(&mut buf) => {
+                if let Some((len, from)) = received_datagram(received)? {
+                    host.handle_datagram(clock.now(), from, &buf[..len]);
+                }
+                for _ in 1..RECV_BATCH {
+                    match received_datagram(socket.try_recv_from(&mut buf)) {
+                        Ok(Some((len, from))) => host.handle_datagram(clock.now(), from, &buf[..len]),
+                        Ok(None) => {}
+                        Err(DriverError::Recv(e)) if e.kind() == io::ErrorKind::WouldBlock => break,
+                        Err(e) => return Err(e),
+                    }
+                }
+                // Under a steady flood the timer branch may lose every race: run it here.
+                if deadline.is_some_and(|t| t <= clock.now()) {
+                    host.handle_timeout(clock.now());
+                }
+            }
+            // The app's own deadline is checked at the top of the loop.
+            () = sleep => host.handle_timeout(clock.now()),
+        }
+    }
+}
+
+/// Hands events to the app and datagrams to the socket until neither is left.
+async fn drain<A: App>(
+    host: &mut Host,
+    socket: &UdpSocket,
+    now: Timestamp,
+    app: &mut A,
+) -> Result<Option<A::Output>, DriverError> {
+    loop {
+        let mut quiet = true;
+        while let Some(event) = host.poll_event() {
+            quiet = false;
+            if let Some(output) = app.on_event(host, now, event) {
+                flush(host, socket, now).await?;
+                return Ok(Some(output));
+            }
+        }
+        quiet &= !flush(host, socket, now).await?;
+        if quiet {
+            return Ok(None);
+        }
+    }
+}
+
+/// Sends every datagram the host has now; true when there was at least one.
+async fn flush(host: &mut Host, socket: &UdpSocket, now: Timestamp) -> Result<bool, DriverError> {
+    let mut any = false;
+    while let Some(t) = host.poll_transmit(now) {
+        any = true;
+        if let Err(source) = socket.send_to(&t.payload, t.destination).await {
+            // A full interface queue loses this datagram like a congested link would; the
+            // transport resends it. Anything else will not get better by retrying.
+            if source.raw_os_error() != Some(NO_BUFFER_SPACE) {
+                return Err(DriverError::Send {
+                    addr: t.destination,
+                    source,
+                });
+            }
+        }
+    }
+    Ok(any)
+}
+
+/// Linux's ENOBUFS.
+const NO_BUFFER_SPACE: i32 = 105;
+
+/// One `recv_from` result: `Ok(None)` for the errors a UDP socket reports about earlier
+/// sends (an ICMP "port unreachable" surfaces as ECONNREFUSED on the next read), which are
+/// no reason to stop.
+fn received_datagram(
+    result: io::Result<(usize, SocketAddr)>,
+) -> Result<Option<(usize, SocketAddr)>, DriverError> {
+    match result {
+        Ok(r) => Ok(Some(r)),
+        Err(e) if e.kind() == io::ErrorKind::ConnectionRefused => Ok(None),
+        Err(e) if e.kind() == io::ErrorKind::ConnectionReset => Ok(None),
+        Err(e) => Err(DriverError::Recv(e)),
+    }
+}

@@ -1,0 +1,321 @@
+//! `rustox recv`: listens on one UDP address, accepts sessions from anyone who knows its
+//! public key, and writes every offered file into the output directory, checking each
+//! file's SHA-256 against the id its sender announced.
+//!
+//! It prints its address and public key first (stdout, so a script can read them), then one
+//! JSON summary line per file received.
+
+use std::collections::HashMap;
+use std::fs::{File, OpenOptions};
+use std::io::BufWriter;
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use anyhow::Context;
+use indicatif::ProgressBar;
+use rand::rngs::OsRng;
+use rustox_core::driver::Clock;
+use rustox_net_crypto::crypto::KeyPair;
+use rustox_net_crypto::{ConnectionId, ControllerKind, Timestamp, TransportConfig};
+
+use crate::addr::parse_addr;
+use crate::controller::parse_controller;
+use crate::driver::{self, App, Host, HostEvent};
+use crate::progress::{say, transfer_bar};
+use crate::summary::TransferSummary;
+
+/// Write-behind for received files: chunks arrive 1371 bytes at a time.
+const WRITE_BUFFER: usize = 1 << 20;
+
+/// Options of `rustox recv`.
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    /// Address to listen on (HOST:PORT; port 0 lets the OS choose, and the address used is
+    /// printed).
+    #[arg(long, value_parser = parse_addr)]
+    listen: SocketAddr,
+    /// Directory for received files (created if missing).
+    #[arg(long, default_value = ".")]
+    out: PathBuf,
+    /// Key file: the node's secret key, created on first use so the public key stays the
+    /// same across restarts.
+    #[arg(long, default_value = "rustox-recv.key")]
+    key_file: PathBuf,
+    /// Exit after the first file (status 0 only if it arrived whole and verified).
+    #[arg(long)]
+    once: bool,
+    /// Congestion controller for what this side sends (acknowledgements, messages).
+    #[arg(long, default_value = "bbr", value_parser = parse_controller)]
+    controller: ControllerKind,
+}
+
+/// Runs `rustox recv`.
+pub fn run(args: Args) -> anyhow::Result<()> {
+    std::fs::create_dir_all(&args.out)
+        .with_context(|| format!("cannot use output directory {}", args.out.display()))?;
+    if !args.out.is_dir() {
+        anyhow::bail!("output directory {} is not a directory", args.out.display());
+    }
+    let (keys, created) =
+        crate::keys::load_or_create(&args.key_file, KeyPair::generate(&mut OsRng))?;
+    let socket = driver::socket::bind(args.listen)?;
+    let local = socket
+        .local_addr()
+        .context("cannot read the socket's address")?;
+    println!("rustox recv listening on {local}");
+    println!("public key {}", keys.public.to_hex());
+    eprintln!(
+        "rustox recv: {} key file {}; files go to {}",
+        if created { "created" } else { "loaded" },
+        args.key_file.display(),
+        args.out.display()
+    );
+    eprintln!(
+        "send a file here with: rustox send --to {local} --key {} FILE",
+        keys.public.to_hex()
+    );
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .context("cannot start the async runtime")?;
+    runtime.block_on(async {
+        let socket = tokio::net::UdpSocket::from_std(socket).context("cannot use the socket")?;
+        let clock = Clock::default();
+        let mut host = Host::new(
+            clock.now(),
+            keys,
+            TransportConfig {
+                controller: args.controller,
+            },
+            true,
+            Box::new(OsRng),
+        );
+        let mut app = RecvApp {
+            out: args.out.clone(),
+            once: args.once,
+            peers: HashMap::new(),
+            incoming: HashMap::new(),
+            bar: ProgressBar::hidden(),
+        };
+        driver::run(&mut host, &socket, clock, &mut app).await?
+    })
+}
+
+/// A file being received.
+struct Incoming {
+    path: PathBuf,
+    started: Instant,
+}
+
+/// The receiver's side of every conversation.
+struct RecvApp {
+    out: PathBuf,
+    once: bool,
+    peers: HashMap<ConnectionId, SocketAddr>,
+    incoming: HashMap<(ConnectionId, u32), Incoming>,
+    /// The bar of the most recent incoming file.
+    bar: ProgressBar,
+}
+
+impl RecvApp {
+    fn accept(
+        &mut self,
+        host: &mut Host,
+        now: Timestamp,
+        id: ConnectionId,
+        file: u32,
+        size: u64,
+        name: &[u8],
+        file_id: &[u8; 32],
+    ) -> anyhow::Result<()> {
+        let (path, handle) = create_unique(&self.out, &safe_name(name))?;
+        let sink = BufWriter::with_capacity(WRITE_BUFFER, handle);
+        host.accept_file(now, id, file, Box::new(sink))
+            .with_context(|| format!("cannot accept {}", path.display()))?;
+        let from = self
+            .peers
+            .get(&id)
+            .map_or_else(|| "?".into(), |a| a.to_string());
+        self.bar = transfer_bar(if size == u64::MAX { 0 } else { size }, &from);
+        say(
+            &self.bar,
+            &format!(
+                "rustox recv: receiving {} ({size} bytes, SHA-256 {}) from {from}",
+                path.display(),
+                hex::encode(file_id)
+            ),
+        );
+        self.incoming.insert(
+            (id, file),
+            Incoming {
+                path,
+                started: Instant::now(),
+            },
+        );
+        Ok(())
+    }
+}
+
+impl App for RecvApp {
+    type Output = anyhow::Result<()>;
+
+    fn on_event(
+        &mut self,
+        host: &mut Host,
+        now: Timestamp,
+        event: HostEvent,
+    ) -> Option<Self::Output> {
+        match event {
+            HostEvent::Incoming { id, peer, addr } => {
+                self.peers.insert(id, addr);
+                say(
+                    &self.bar,
+                    &format!("rustox recv: session from {addr} (key {})", peer.to_hex()),
+                );
+            }
+            HostEvent::Message(id, text) => {
+                let from = self
+                    .peers
+                    .get(&id)
+                    .map_or_else(|| "?".into(), |a| a.to_string());
+                say(
+                    &self.bar,
+                    &format!("{from}: {}", String::from_utf8_lossy(&text)),
+                );
+            }
+            HostEvent::FileOffered {
+                id,
+                file,
+                size,
+                name,
+                file_id,
+            } => {
+                if let Err(e) = self.accept(host, now, id, file, size, &name, &file_id) {
+                    let _ = host.cancel_file(now, id, file);
+                    if self.once {
+                        return Some(Err(e));
+                    }
+                    say(&self.bar, &format!("rustox recv: {e:#}"));
+                }
+            }
+            HostEvent::FileReceived {
+                id,
+                file,
+                bytes,
+                verified,
+            } => {
+                self.bar.finish_and_clear();
+                let Some(incoming) = self.incoming.remove(&(id, file)) else {
+                    return None;
+                };
+                let sha = host.file_id(id, file).unwrap_or([0; 32]);
+                if !verified {
+                    return Some(Err(anyhow::anyhow!(
+                        "{} was not verified",
+                        incoming.path.display()
+                    )));
+                }
+                let elapsed: Duration = incoming.started.elapsed();
+                let summary = TransferSummary::new(bytes, elapsed, host.stats(id).as_ref(), sha);
+                eprintln!(
+                    "rustox recv: wrote {} ({bytes} bytes, SHA-256 verified)",
+                    incoming.path.display()
+                );
+                println!("{}", summary.to_json());
+                if self.once {
+                    return Some(Ok(()));
+                }
+            }
+            HostEvent::FileFailed { id, file, reason } => {
+                self.bar.finish_and_clear();
+                let path = self
+                    .incoming
+                    .remove(&(id, file))
+                    .map_or_else(|| "a file".into(), |i| i.path.display().to_string());
+                let message = format!("receiving {path} failed: {reason}");
+                if self.once {
+                    return Some(Err(anyhow::anyhow!(message)));
+                }
+                eprintln!("rustox recv: {message}");
+            }
+            HostEvent::Closed(id, reason) => {
+                if let Some(addr) = self.peers.remove(&id) {
+                    say(
+                        &self.bar,
+                        &format!("rustox recv: session with {addr} closed ({reason:?})"),
+                    );
+                }
+            }
+            HostEvent::Established(_) | HostEvent::FileSent { .. } => {}
+        }
+        None
+    }
+
+    fn after_io(&mut self, host: &mut Host, _now: Timestamp) {
+        if self.bar.is_hidden() {
+            return;
+        }
+        if let Some(&(id, file)) = self.incoming.keys().next() {
+            if let Some(done) = host.file_progress(id, file) {
+                self.bar.set_position(done);
+            }
+        }
+    }
+}
+
+/// The last path component of an offered name, or `received.bin`: a peer must not be
+/// able to write outside the output directory (`../x`, `/etc/x`) or hide a file (`.x`).
+pub fn safe_name(name: &[u8]) -> String {
+    let text = String::from_utf8_lossy(name);
+    let last = text
+        .rsplit(['/', '\\'])
+        .next()
+        .unwrap_or("")
+        .trim_start_matches('.')
+        .chars()
+        .filter(|c| !c.is_control())
+        .collect::<String>();
+    if last.is_empty() {
+        "received.bin".into()
+    } else {
+        last
+    }
+}
+
+/// Creates `dir/name`, or `dir/name.1`, `.2`, ... when taken: a received file never
+/// overwrites one already there.
+fn create_unique(dir: &Path, name: &str) -> anyhow::Result<(PathBuf, File)> {
+    for n in 0..1000u32 {
+        let path = if n == 0 {
+            dir.join(name)
+        } else {
+            dir.join(format!("{name}.{n}"))
+        };
+        match OpenOptions::new().write(true).create_new(true).open(&path) {
+            Ok(file) => return Ok((path, file)),
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
+            Err(e) => return Err(e).with_context(|| format!("cannot create {}", path.display())),
+        }
+    }
+    anyhow::bail!(
+        "cannot create {name} in {}: 1000 files of that name exist",
+        dir.display()
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::safe_name;
+
+    #[test]
+    fn offered_names_cannot_escape_the_output_directory() {
+        assert_eq!(safe_name(b"../../etc/passwd"), "passwd");
+        assert_eq!(safe_name(b"/abs/path.txt"), "path.txt");
+        assert_eq!(safe_name(b"..\\win.txt"), "win.txt");
+        assert_eq!(safe_name(b".."), "received.bin");
+        assert_eq!(safe_name(b""), "received.bin");
+        assert_eq!(safe_name(b".hidden"), "hidden");
+        assert_eq!(safe_name(b"ok.bin"), "ok.bin");
+    }
+}

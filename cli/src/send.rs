@@ -1,0 +1,236 @@
+//! `rustox send`: one file to a `rustox recv` over a direct net_crypto session.
+//!
+//! Everything a person can get wrong is checked before the first datagram leaves (key
+//! syntax, the file), and what can only be learnt from the network (nobody answering, the
+//! receiver going away) ends the run with one line saying so and a non-zero exit.
+
+use std::fs::File;
+use std::io::BufReader;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use anyhow::{bail, Context};
+use indicatif::ProgressBar;
+use rand::rngs::OsRng;
+use rustox_core::driver::Clock;
+use rustox_net_crypto::crypto::KeyPair;
+use rustox_net_crypto::{CloseReason, ConnectionId, ControllerKind, Timestamp, TransportConfig};
+
+use crate::addr::{any_for, parse_addr};
+use crate::controller::parse_controller;
+use crate::driver::{self, App, Host, HostEvent};
+use crate::progress::{say, transfer_bar};
+use crate::summary::TransferSummary;
+
+/// Read-ahead for the file: chunk requests ask for 1371 bytes at a time.
+const READ_BUFFER: usize = 256 * 1024;
+
+/// Options of `rustox send`.
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    /// The receiver's address, as `rustox recv` printed it (HOST:PORT).
+    #[arg(long, value_parser = parse_addr)]
+    to: SocketAddr,
+    /// The receiver's public key (64 hex digits, as `rustox recv` printed it).
+    #[arg(long)]
+    key: String,
+    /// Congestion controller: bbr (default), cubic, or legacy (a model of c-toxcore 0.2.18).
+    #[arg(long, default_value = "bbr", value_parser = parse_controller)]
+    controller: ControllerKind,
+    /// Local address to send from (default: any, port chosen by the OS).
+    #[arg(long, value_parser = parse_addr)]
+    bind: Option<SocketAddr>,
+    /// Give up when no byte is acknowledged for this many seconds.
+    #[arg(long, default_value_t = 20)]
+    stall_timeout: u64,
+    /// The file to send.
+    file: PathBuf,
+}
+
+/// Runs `rustox send`.
+pub fn run(args: Args) -> anyhow::Result<()> {
+    let key = crate::keys::parse_public_key(&args.key)?;
+    let file =
+        File::open(&args.file).with_context(|| format!("cannot read {}", args.file.display()))?;
+    let meta = file
+        .metadata()
+        .with_context(|| format!("cannot read {}", args.file.display()))?;
+    if meta.is_dir() {
+        bail!(
+            "{} is a directory; send one file at a time",
+            args.file.display()
+        );
+    }
+    let name = args
+        .file
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "file".into());
+    let socket = driver::socket::bind(args.bind.unwrap_or_else(|| any_for(args.to)))?;
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .context("cannot start the async runtime")?;
+    let summary = runtime.block_on(async {
+        let socket = tokio::net::UdpSocket::from_std(socket).context("cannot use the socket")?;
+        let clock = Clock::default();
+        let mut host = Host::new(
+            clock.now(),
+            KeyPair::generate(&mut OsRng),
+            TransportConfig {
+                controller: args.controller,
+            },
+            false,
+            Box::new(OsRng),
+        );
+        let session = host
+            .connect(clock.now(), args.to, key)
+            .context("cannot start the session")?;
+        eprintln!("rustox send: connecting to {} ...", args.to);
+        let mut app = SendApp {
+            to: args.to,
+            session,
+            source: Some((file, name)),
+            size: meta.len(),
+            file: None,
+            started: None,
+            bar: ProgressBar::hidden(),
+            stall: Duration::from_secs(args.stall_timeout.max(1)),
+            last_progress: (0, Timestamp::ZERO),
+            established: false,
+        };
+        driver::run(&mut host, &socket, clock, &mut app).await?
+    })?;
+    println!("{}", summary.to_json());
+    Ok(())
+}
+
+/// The sender's side of the conversation.
+struct SendApp {
+    to: SocketAddr,
+    session: ConnectionId,
+    /// The file and its name until it is offered.
+    source: Option<(File, String)>,
+    size: u64,
+    file: Option<u32>,
+    started: Option<Instant>,
+    bar: ProgressBar,
+    stall: Duration,
+    /// Bytes acknowledged and when that figure last grew.
+    last_progress: (u64, Timestamp),
+    established: bool,
+}
+
+impl SendApp {
+    fn offer(&mut self, host: &mut Host, now: Timestamp) -> anyhow::Result<()> {
+        let Some((file, name)) = self.source.take() else {
+            return Ok(());
+        };
+        let reader = BufReader::with_capacity(READ_BUFFER, file);
+        let number = host
+            .send_file(now, self.session, Box::new(reader), name.as_bytes())
+            .with_context(|| format!("cannot offer {name}"))?;
+        self.file = Some(number);
+        self.started = Some(Instant::now());
+        self.last_progress = (0, now);
+        self.bar = transfer_bar(self.size, &name);
+        Ok(())
+    }
+
+    fn finish(
+        &mut self,
+        host: &mut Host,
+        now: Timestamp,
+        bytes: u64,
+    ) -> anyhow::Result<TransferSummary> {
+        self.bar.finish_and_clear();
+        let elapsed = self.started.map_or(Duration::ZERO, |s| s.elapsed());
+        let sha = self
+            .file
+            .and_then(|f| host.file_id(self.session, f))
+            .context("the file's hash is gone")?;
+        let summary = TransferSummary::new(bytes, elapsed, host.stats(self.session).as_ref(), sha);
+        host.close(now, self.session);
+        Ok(summary)
+    }
+}
+
+impl App for SendApp {
+    type Output = anyhow::Result<TransferSummary>;
+
+    fn on_event(
+        &mut self,
+        host: &mut Host,
+        now: Timestamp,
+        event: HostEvent,
+    ) -> Option<Self::Output> {
+        match event {
+            HostEvent::Established(id) if id == self.session => {
+                self.established = true;
+                eprintln!("rustox send: session up with {}", self.to);
+                if let Err(e) = self.offer(host, now) {
+                    return Some(Err(e));
+                }
+            }
+            HostEvent::FileSent { id, file, bytes } if id == self.session && Some(file) == self.file => {
+                return Some(self.finish(host, now, bytes));
+            }
+            HostEvent::FileFailed { id, reason, .. } if id == self.session => {
+                self.bar.finish_and_clear();
+                return Some(Err(anyhow::anyhow!("the transfer failed: {reason}")));
+            }
+            HostEvent::Message(id, text) if id == self.session => {
+                say(
+                    &self.bar,
+                    &format!("{}: {}", self.to, String::from_utf8_lossy(&text)),
+                );
+            }
+            HostEvent::Closed(id, reason) if id == self.session => {
+                self.bar.finish_and_clear();
+                return Some(Err(closed_error(self.to, reason, self.established)));
+            }
+            _ => {}
+        }
+        None
+    }
+
+    fn after_io(&mut self, host: &mut Host, now: Timestamp) {
+        if let Some(file) = self.file {
+            if let Some(done) = host.file_progress(self.session, file) {
+                self.bar.set_position(done);
+                if done > self.last_progress.0 {
+                    self.last_progress = (done, now);
+                }
+            }
+        }
+    }
+
+    fn poll_timeout(&self) -> Option<Timestamp> {
+        self.file.map(|_| self.last_progress.1 + self.stall)
+    }
+
+    fn on_timeout(&mut self, _host: &mut Host, _now: Timestamp) -> Option<Self::Output> {
+        self.bar.finish_and_clear();
+        Some(Err(anyhow::anyhow!(
+            "no progress for {} s: {} stopped acknowledging data",
+            self.stall.as_secs(),
+            self.to
+        )))
+    }
+}
+
+/// The one line for a session that ended before the file was delivered.
+pub fn closed_error(to: SocketAddr, reason: CloseReason, established: bool) -> anyhow::Error {
+    match (reason, established) {
+        (CloseReason::Timeout, false) => anyhow::anyhow!(
+            "no answer from {to}: the handshake timed out after 8 s (is `rustox recv` running \
+             there and reachable, and is --key its public key?)"
+        ),
+        (CloseReason::Timeout, true) => anyhow::anyhow!("lost the session with {to}: it timed out"),
+        (CloseReason::Killed, _) => {
+            anyhow::anyhow!("{to} closed the session before the file was delivered")
+        }
+        (CloseReason::Local, _) => anyhow::anyhow!("the session with {to} was closed"),
+    }
+}
