@@ -130,7 +130,7 @@ fn file_outage_of_30_s_resumes_from_the_receivers_offset() {
     );
     let (down, up) = (Timestamp::from_secs(3), Timestamp::from_secs(33));
     spec.outages = vec![(down, up)];
-    spec.deadline = spec.deadline + Duration::from_secs(60);
+    spec.deadline += Duration::from_secs(60);
     let mut run = FileRun::new(spec);
     run.run_to(down);
     let before = run.received_bytes(0);

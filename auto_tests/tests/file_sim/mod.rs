@@ -660,7 +660,7 @@ impl FileRun {
         let mut file_ids = Vec::new();
         let mut offers = Vec::new();
         for (i, &size) in spec.files.iter().enumerate() {
-            let source = PatternSource::new(spec.seed ^ (i as u64 + 1) * 0x1000_0001, size);
+            let source = PatternSource::new(spec.seed ^ ((i as u64 + 1) * 0x1000_0001), size);
             let file_id = source.sha256();
             file_ids.push(file_id);
             offers.push(Offer {
