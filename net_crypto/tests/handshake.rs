@@ -400,3 +400,38 @@ fn handshake_received_while_requesting_a_cookie_is_answered_with_the_other_cooki
     assert_eq!(p.sent(Side::A, HANDSHAKE).len(), 1);
     assert_eq!(p.a.endpoint.connection_ids(), vec![id_a]);
 }
+
+#[test]
+fn peer_back_with_a_new_dht_key_replaces_the_old_session() {
+    let mut p = Pair::new(18);
+    let (_, old_b) = p.establish(Side::A);
+    // A restarts: same identity, new DHT key (DHT keys are per run), same address.
+    let mut rng =
+        <rand_chacha::ChaCha8Rng as rand_chacha::rand_core::SeedableRng>::seed_from_u64(4242);
+    let new_dht = rustox_net_crypto::crypto::KeyPair::generate(&mut rng);
+    let mut endpoint = rustox_net_crypto::Endpoint::new(
+        p.now,
+        p.a.real.clone(),
+        new_dht.clone(),
+        common::config(false),
+        common::rng(4243),
+    );
+    endpoint.allow_peer(p.b.real.public);
+    p.a.endpoint = endpoint;
+    p.a.dht = new_dht;
+    p.a.events.clear();
+    p.b.events.clear();
+    p.connect(Side::A);
+    assert!(p.run_until(p.now + Duration::from_secs(5), both_established));
+    assert_eq!(
+        p.connection_events(Side::B).first(),
+        Some(&ConnectionEvent::Closed(CloseReason::Killed)),
+        "the old session ends"
+    );
+    let new_b = only_connection(&p.b.endpoint);
+    assert_ne!(new_b, old_b);
+    assert_eq!(
+        p.b.endpoint.connection(new_b).unwrap().peer_dht_pk(),
+        p.a.dht.public
+    );
+}
