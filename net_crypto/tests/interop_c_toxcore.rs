@@ -182,8 +182,8 @@ impl Host {
             }
             while let Some(t) = self.endpoint.poll_transmit(now) {
                 if t.payload[0] == 0x1b && self.drop_every > 0 {
-                    self.data_sent += 1;
-                    if self.data_sent % self.drop_every == 0 {
+                    self.data_sent = (self.data_sent + 1) % self.drop_every;
+                    if self.data_sent == 0 {
                         continue;
                     }
                 }
