@@ -420,6 +420,10 @@ impl FileTransfers {
     ///
     /// Returns the number of chunk requests raised.
     pub fn poll_send<S: Session>(&mut self, now: Timestamp, session: &mut S) -> usize {
+        // The receiving side calls this as often as the sending side; keep it cheap.
+        if self.replies.is_empty() && self.outgoing.iter().all(Option::is_none) {
+            return 0;
+        }
         while let Some(reply) = self.replies.pop_front() {
             if session.send_lossless(now, &reply.encode()).is_ok() {
                 self.stats.kills_answered += 1;
