@@ -14,8 +14,41 @@
 //!   `poll_delivered`, `poll_request`;
 //! - timers: `poll_timeout`, `handle_timeout`; introspection: `stats`, `check_invariants`,
 //!   `memory_usage`.
+//!
+//! Layout, one concern per file: [`send_array`] and [`recv_array`] (the windows),
+//! [`request`] (NACK payload), [`rtt`], [`loss`] (thresholds), [`cc`] (controllers and the
+//! delivery-rate sampler), [`pacer`], [`ack_timing`] (when requests go out), [`rate`]
+//! (rate counters), [`stats`]. This file wires them: ack processing, loss detection runs,
+//! the send order and the timers.
 
+mod ack_timing;
+mod cc;
+mod loss;
+mod minmax;
+mod pacer;
+pub mod rate;
+mod recv_array;
+mod request;
+mod rtt;
+mod send_array;
+mod stats;
+
+use std::collections::VecDeque;
 use std::time::Duration;
+
+pub use rate::RateCounter;
+pub use stats::TransportStats;
+
+use ack_timing::AckTiming;
+use cc::delivery_rate::DeliveryRate;
+use cc::legacy::Legacy;
+use cc::{AckEvent, Controller, LossEvent, PacketInfo, MAX_PACKET};
+use loss::LossThresholds;
+use pacer::Pacer;
+use recv_array::RecvArray;
+use request::Walk;
+use rtt::RttEstimator;
+use send_array::{SendArray, SendSlot, SlotState, WINDOW};
 
 use crate::Timestamp;
 
@@ -42,7 +75,7 @@ pub enum PacketClass {
 }
 
 /// Tunables of a transport.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Default)]
 pub struct TransportConfig {
     /// The congestion controller.
     pub controller: ControllerKind,
@@ -79,86 +112,370 @@ pub enum TransportError {
     BadLength,
 }
 
-/// Counters and estimates, for tests, benchmarks and the CLI.
-#[derive(Debug, Clone, Default)]
-pub struct TransportStats {
-    /// Smoothed RTT, once a sample exists.
-    pub smoothed_rtt: Option<Duration>,
-    /// RTT variance.
-    pub rtt_var: Option<Duration>,
-    /// Windowed minimum RTT.
-    pub min_rtt: Option<Duration>,
-    /// Latest RTT sample.
-    pub latest_rtt: Option<Duration>,
-    /// Number of RTT samples taken (never from resent packets).
-    pub rtt_samples: u64,
-    /// Congestion window in bytes.
-    pub cwnd_bytes: u64,
-    /// Pacing rate in bytes per second.
-    pub pacing_rate: u64,
-    /// Payload bytes sent and not yet acknowledged or declared lost.
-    pub bytes_in_flight: u64,
-    /// Lossless packets sent for the first time / their payload bytes.
-    pub packets_sent: u64,
-    /// Payload bytes of first transmissions.
-    pub bytes_sent: u64,
-    /// Retransmissions / their payload bytes.
-    pub packets_resent: u64,
-    /// Payload bytes of retransmissions.
-    pub bytes_resent: u64,
-    /// Packets declared lost.
-    pub packets_declared_lost: u64,
-    /// Losses later found spurious (the original copy was delivered).
-    pub spurious_losses: u64,
-    /// Lossless packets the receiver got twice (truth for spurious resends).
-    pub duplicates_received: u64,
-    /// Lossless payload bytes delivered in order to the layer above.
-    pub bytes_delivered: u64,
-    /// Request packets sent / received.
-    pub requests_sent: u64,
-    /// Request packets received.
-    pub requests_received: u64,
-    /// Lossless packets acknowledged (cumulatively or by request).
-    pub packets_acked: u64,
+/// `MAX_CRYPTO_DATA_SIZE` (protocol.md §2.5): the largest payload, id byte included.
+pub const MAX_PAYLOAD: usize = 1373;
+/// Messenger's MIN_SLOTS_FREE (protocol.md §3.6, transport.md §3.9): send slots kept for
+/// non-bulk packets.
+pub const RESERVED_SLOTS: u32 = 16;
+/// Consecutive PTO backoff cap (quinn MAX_BACKOFF_EXPONENT).
+const MAX_PTO_BACKOFF: u32 = 16;
+/// Absolute PTO cap (RFC 6298 §2.5 allows an upper bound ≥ 60 s).
+const MAX_PTO: Duration = Duration::from_secs(60);
+/// Packets resent as probes per PTO (RFC 9002 §6.2.4: one or two).
+const PTO_PROBES: usize = 2;
+
+/// True if `a` comes before `b` in serial (wrapping u32) order.
+fn serial_lt(a: u32, b: u32) -> bool {
+    a != b && b.wrapping_sub(a) < 1 << 31
+}
+
+/// What one ack event (a buffer_start advance or a request) acknowledged.
+#[derive(Debug, Default)]
+struct AckBatch {
+    packets: u64,
+    /// Bytes of acked packets that were counted in flight.
+    inflight_bytes: u64,
+    /// Bytes of all acked packets (delivered).
+    bytes: u64,
+    /// Newest never-resent packet: (first_sent, info).
+    newest_clean: Option<(Timestamp, PacketInfo)>,
+    /// Some acked packet had been resent (a hole filled by a retransmission).
+    any_resent: bool,
+    /// Spurious losses found, and the largest reorder distance among them.
+    spurious: u64,
+    spurious_distance: u32,
+    /// Largest packet number acked.
+    largest: Option<u32>,
+    /// Latest last-send time among acked packets.
+    newest_sent: Timestamp,
+    app_limited: bool,
+}
+
+impl AckBatch {
+    fn add(&mut self, now: Timestamp, pn: u32, slot: &SendSlot, min_rtt: Option<Duration>) {
+        if slot.state == SlotState::Unsent {
+            return;
+        }
+        self.packets += 1;
+        self.bytes += slot.size();
+        if slot.state == SlotState::InFlight {
+            self.inflight_bytes += slot.size();
+        }
+        if slot.tx_count == 1 {
+            if self.newest_clean.is_none_or_older(slot.first_sent) {
+                self.newest_clean = Some((slot.first_sent, slot.info));
+                self.app_limited = slot.info.is_app_limited;
+            }
+        } else {
+            self.any_resent = true;
+        }
+        // Declared lost, yet acked: still waiting for its resend, or acked sooner than one
+        // min RTT after the resend — either way the original copy arrived (transport.md §3.3).
+        if slot.declared_lost {
+            let early = min_rtt.is_some_and(|m| now - slot.last_sent < m);
+            if slot.state == SlotState::Lost || early {
+                self.spurious += 1;
+                self.spurious_distance = self.spurious_distance.max(slot.lost_distance);
+            }
+        }
+        if self.largest.map_or(true, |l| serial_lt(l, pn)) {
+            self.largest = Some(pn);
+        }
+        self.newest_sent = self.newest_sent.max(slot.last_sent);
+    }
+}
+
+/// Small helper so the "newest first_sent" comparison reads as what it is.
+trait NewestClean {
+    fn is_none_or_older(&self, t: Timestamp) -> bool;
+}
+impl NewestClean for Option<(Timestamp, PacketInfo)> {
+    fn is_none_or_older(&self, t: Timestamp) -> bool {
+        self.map_or(true, |(s, _)| s <= t)
+    }
 }
 
 /// See the module docs.
 #[derive(Debug)]
 pub struct Transport {
-    _private: (),
+    kind: ControllerKind,
+    // ---- sender ----
+    send: SendArray,
+    /// One past the highest packet number transmitted: what we advertise as buffer_end.
+    sent_end: u32,
+    resend_queue: VecDeque<u32>,
+    probe_queue: VecDeque<u32>,
+    control_queue: VecDeque<u32>,
+    bulk_queue: VecDeque<u32>,
+    queued_bulk_bytes: u64,
+    bytes_in_flight: u64,
+    largest_acked: Option<u32>,
+    /// Highest packet number a request named (loss-scan bound).
+    largest_nacked: Option<u32>,
+    rtt: RttEstimator,
+    /// first_sent of the packet that gave the last RTT sample (one sample per packet).
+    last_sampled_sent: Option<Timestamp>,
+    loss: LossThresholds,
+    loss_timer: Option<Timestamp>,
+    cc: Box<dyn Controller>,
+    legacy: Option<Box<Legacy>>,
+    delivery: DeliveryRate,
+    pacer: Pacer,
+    pto_count: u32,
+    last_inflight_sent: Timestamp,
+    /// Set if an RTT sample ever came from a resent packet (must stay false; bbr/cubic).
+    karn_violated: bool,
+    // ---- receiver ----
+    recv: RecvArray,
+    ack_timing: AckTiming,
+    stats: TransportStats,
 }
 
-#[allow(unused_variables)]
 impl Transport {
     /// A transport whose arrays start at packet number 0 in both directions.
     pub fn new(now: Timestamp, config: TransportConfig) -> Self {
-        todo!()
+        let legacy =
+            (config.controller == ControllerKind::Legacy).then(|| Box::new(Legacy::new(now)));
+        Self {
+            kind: config.controller,
+            send: SendArray::new(0),
+            sent_end: 0,
+            resend_queue: VecDeque::new(),
+            probe_queue: VecDeque::new(),
+            control_queue: VecDeque::new(),
+            bulk_queue: VecDeque::new(),
+            queued_bulk_bytes: 0,
+            bytes_in_flight: 0,
+            largest_acked: None,
+            largest_nacked: None,
+            rtt: RttEstimator::new(),
+            last_sampled_sent: None,
+            loss: LossThresholds::new(),
+            loss_timer: None,
+            cc: cc::build(config.controller, now),
+            legacy,
+            delivery: DeliveryRate::new(now),
+            pacer: Pacer::default(),
+            pto_count: 0,
+            last_inflight_sent: now,
+            karn_violated: false,
+            recv: RecvArray::new(0),
+            ack_timing: AckTiming::new(now),
+            stats: TransportStats::default(),
+        }
     }
 
+    /// The controller this transport runs.
+    pub fn controller(&self) -> ControllerKind {
+        self.kind
+    }
+
+    // ------------------------------------------------------------------ sender side
+
     /// Queue a lossless payload (id byte first, 1..=1373 bytes). Returns its packet number.
+    ///
+    /// Control packets are refused only by a full array; Bulk packets also leave the last
+    /// [`RESERVED_SLOTS`] free, and under the legacy model need a `packets_left` token
+    /// (c-toxcore refuses the congestion-controlled write).
     pub fn queue_lossless(
         &mut self,
         now: Timestamp,
         class: PacketClass,
         payload: &[u8],
     ) -> Result<u32, TransportError> {
-        todo!()
+        if payload.is_empty() || payload.len() > MAX_PAYLOAD {
+            return Err(TransportError::BadLength);
+        }
+        if class == PacketClass::Bulk {
+            if self.send.free() <= RESERVED_SLOTS {
+                return Err(TransportError::SendQueueFull);
+            }
+            if let Some(l) = self.legacy.as_mut() {
+                l.refill(now);
+                if !l.can_write() {
+                    return Err(TransportError::SendQueueFull);
+                }
+            }
+        }
+        let pn = self.send.push(SendSlot::new(class, payload.to_vec()))?;
+        match class {
+            PacketClass::Control => self.control_queue.push_back(pn),
+            PacketClass::Bulk => {
+                if let Some(l) = self.legacy.as_mut() {
+                    l.on_write();
+                }
+                self.queued_bulk_bytes += payload.len() as u64;
+                self.bulk_queue.push_back(pn);
+            }
+        }
+        Ok(pn)
     }
 
-    /// How many more Bulk packets may be queued now (cwnd, pacer quantum, window, reserve).
+    /// How many more Bulk packets may be queued now (cwnd, pacer quantum, window, reserve):
+    /// about one pacing quantum beyond what is already queued (transport.md §3.9), so
+    /// nothing waits in the sender longer than one quantum and a chat message never sits
+    /// behind seconds of file data.
     pub fn send_budget(&self, now: Timestamp) -> usize {
-        todo!()
+        let free = self.send.free().saturating_sub(RESERVED_SLOTS) as u64;
+        if let Some(l) = self.legacy.as_ref() {
+            let mut l = l.as_ref().clone();
+            l.refill(now);
+            return u64::from(l.packets_left()).min(free) as usize;
+        }
+        let cwnd = self.cc.window();
+        let room = cwnd
+            .saturating_sub(self.bytes_in_flight)
+            .saturating_sub(self.queued_bulk_bytes)
+            / MAX_PACKET;
+        let quantum = match self.cc.pacing_rate(&self.rtt) {
+            Some(rate) => pacer::quantum_packets(rate).max(2),
+            None => u64::MAX,
+        };
+        let quantum = quantum.saturating_sub(self.bulk_queue.len() as u64);
+        room.min(quantum).min(free) as usize
     }
 
     /// The next lossless packet to transmit now (resends, then control, then bulk), if the
     /// pacer and congestion window allow one.
     pub fn poll_send(&mut self, now: Timestamp) -> Option<OutgoingData> {
-        todo!()
+        if let Some(l) = self.legacy.as_mut() {
+            l.refill(now);
+            l.tick(now, self.send.len());
+        }
+        // Tail-loss probes bypass pacer and window (RFC 9002 §6.2.4).
+        while let Some(pn) = self.probe_queue.pop_front() {
+            if self
+                .send
+                .get(pn)
+                .is_some_and(|s| s.state == SlotState::InFlight)
+            {
+                return Some(self.transmit(now, pn));
+            }
+        }
+        let rate = self.cc.pacing_rate(&self.rtt);
+        let legacy = self.legacy.is_some();
+        let paced_ok = legacy || self.pacer.can_send(now, rate);
+        let cwnd = self.cc.window();
+
+        while let Some(&pn) = self.resend_queue.front() {
+            if !self
+                .send
+                .get(pn)
+                .is_some_and(|s| s.state == SlotState::Lost)
+            {
+                self.resend_queue.pop_front();
+                continue;
+            }
+            if let Some(l) = self.legacy.as_mut() {
+                if !l.can_resend() {
+                    break;
+                }
+                l.on_resend(now);
+            } else if !paced_ok || self.bytes_in_flight >= cwnd {
+                return None; // resends go first: nothing new overtakes a hole's repair
+            }
+            self.resend_queue.pop_front();
+            return Some(self.transmit(now, pn));
+        }
+
+        while let Some(&pn) = self.control_queue.front() {
+            if !self
+                .send
+                .get(pn)
+                .is_some_and(|s| s.state == SlotState::Unsent)
+            {
+                self.control_queue.pop_front();
+                continue;
+            }
+            if !paced_ok {
+                return None;
+            }
+            self.control_queue.pop_front();
+            return Some(self.transmit(now, pn));
+        }
+
+        while let Some(&pn) = self.bulk_queue.front() {
+            let Some(slot) = self.send.get(pn) else {
+                self.bulk_queue.pop_front();
+                continue;
+            };
+            if slot.state != SlotState::Unsent {
+                self.queued_bulk_bytes = self.queued_bulk_bytes.saturating_sub(slot.size());
+                self.bulk_queue.pop_front();
+                continue;
+            }
+            if !legacy && (!paced_ok || self.bytes_in_flight + slot.size() > cwnd) {
+                return None;
+            }
+            self.queued_bulk_bytes = self.queued_bulk_bytes.saturating_sub(slot.size());
+            self.bulk_queue.pop_front();
+            return Some(self.transmit(now, pn));
+        }
+
+        // Nothing to send while the window has room: samples taken now are app-limited.
+        if self.bytes_in_flight + MAX_PACKET <= cwnd && self.resend_queue.is_empty() {
+            self.delivery.on_app_limited(self.bytes_in_flight);
+        }
+        None
+    }
+
+    /// Puts packet `pn` on the wire (first send, resend or probe) and does the bookkeeping.
+    fn transmit(&mut self, now: Timestamp, pn: u32) -> OutgoingData {
+        let rate = self.cc.pacing_rate(&self.rtt);
+        let mut in_flight_after = self.bytes_in_flight;
+        let out;
+        {
+            let Some(slot) = self.send.get_mut(pn) else {
+                // Callers only pass held slots; keep going rather than panic.
+                return OutgoingData {
+                    packet_number: pn,
+                    payload: Vec::new(),
+                    is_resend: true,
+                };
+            };
+            let size = slot.size();
+            let first = slot.tx_count == 0;
+            if slot.state != SlotState::InFlight {
+                in_flight_after += size;
+            }
+            if first {
+                slot.first_sent = now;
+                slot.info = self.delivery.on_sent(now, in_flight_after, size);
+                self.stats.packets_sent += 1;
+                self.stats.bytes_sent += size;
+            } else {
+                self.stats.packets_resent += 1;
+                self.stats.bytes_resent += size;
+            }
+            slot.last_sent = now;
+            slot.tx_count = slot.tx_count.saturating_add(1);
+            slot.state = SlotState::InFlight;
+            slot.nacked = false;
+            out = OutgoingData {
+                packet_number: pn,
+                payload: slot.payload.clone(),
+                is_resend: !first,
+            };
+        }
+        let size = out.payload.len() as u64;
+        self.bytes_in_flight = in_flight_after;
+        if serial_lt(self.sent_end, pn.wrapping_add(1)) {
+            self.sent_end = pn.wrapping_add(1);
+        }
+        self.last_inflight_sent = now;
+        self.cc.on_sent(now, size, self.bytes_in_flight);
+        if self.legacy.is_none() {
+            self.pacer.on_sent(now, size, rate);
+        }
+        out
     }
 
     /// The number the next lossless packet will get (carried by lossy/request/kill packets).
+    ///
+    /// This is one past the highest number actually transmitted: packets queued but not yet
+    /// sent are not advertised, so the peer does not NACK what is still waiting here.
     pub fn send_buffer_end(&self) -> u32 {
-        todo!()
+        self.sent_end
     }
 
     /// The peer's cumulative acknowledgement, from any data packet header.
@@ -167,22 +484,266 @@ impl Transport {
         now: Timestamp,
         buffer_start: u32,
     ) -> Result<(), TransportError> {
-        todo!()
+        let start = self.send.start();
+        let off = buffer_start.wrapping_sub(start);
+        if off == 0 {
+            return Ok(());
+        }
+        if off > self.sent_end.wrapping_sub(start) {
+            if self.send.is_before_start(buffer_start) {
+                return Ok(()); // a reordered, older header: nothing new
+            }
+            return Err(TransportError::OutsideWindow);
+        }
+        // c-toxcore samples the (overwritten) send time of the packet at buffer_start.
+        let legacy_candidate = self
+            .send
+            .get(start)
+            .filter(|s| s.tx_count > 0)
+            .map(|s| s.last_sent);
+        let mut batch = AckBatch::default();
+        let min_rtt = self.rtt.min_rtt();
+        self.send
+            .ack_below(buffer_start, |pn, slot| batch.add(now, pn, &slot, min_rtt));
+        if let (Some(l), Some(c)) = (self.legacy.as_mut(), legacy_candidate) {
+            l.on_rtt_candidate(now, c);
+        }
+        self.finish_ack(now, batch, true);
+        self.detect_lost(now);
+        Ok(())
     }
 
     /// A request packet's payload, without its id byte (protocol.md §2.7).
     pub fn on_request(&mut self, now: Timestamp, request: &[u8]) -> Result<(), TransportError> {
-        todo!()
+        let start = self.send.start();
+        let len = self.sent_end.wrapping_sub(start);
+        request::validate(request, len)?;
+        self.stats.requests_received += 1;
+        self.rtt.on_request(now, self.bytes_in_flight > 0);
+        let min_rtt = self.rtt.min_rtt();
+        let mut batch = AckBatch::default();
+        let mut legacy_newest: Option<Timestamp> = None;
+        let legacy = self.legacy.as_deref();
+        let send = &mut self.send;
+        let resend_queue = &mut self.resend_queue;
+        let bytes_in_flight = &mut self.bytes_in_flight;
+        let largest_nacked = &mut self.largest_nacked;
+        request::decode(request, len, |off, walk| {
+            let pn = start.wrapping_add(off);
+            match walk {
+                Walk::Named => {
+                    let Some(slot) = send.get_mut(pn) else { return };
+                    if slot.state != SlotState::InFlight {
+                        return;
+                    }
+                    if let Some(l) = legacy {
+                        // c-toxcore: resend iff sent_time + rtt_time < now.
+                        if l.should_resend(now, slot.last_sent) {
+                            slot.state = SlotState::Lost;
+                            *bytes_in_flight -= slot.size();
+                            resend_queue.push_back(pn);
+                        }
+                    } else {
+                        slot.nacked = true;
+                        if largest_nacked.map_or(true, |l| serial_lt(l, pn)) {
+                            *largest_nacked = Some(pn);
+                        }
+                    }
+                }
+                Walk::Passed => {
+                    if send.get(pn).is_some_and(|s| s.state != SlotState::Unsent) {
+                        if let Some(slot) = send.take(pn) {
+                            if slot.tx_count > 0 {
+                                legacy_newest = legacy_newest.max(Some(slot.last_sent));
+                            }
+                            batch.add(now, pn, &slot, min_rtt);
+                        }
+                    }
+                }
+            }
+        })?;
+        if let (Some(l), Some(t)) = (self.legacy.as_mut(), legacy_newest) {
+            l.on_rtt_candidate(now, t);
+        }
+        self.finish_ack(now, batch, false);
+        self.detect_lost(now);
+        Ok(())
+    }
+
+    /// Applies one ack event: in-flight accounting, RTT and delivery-rate samples (Karn),
+    /// the ack-loop floor, spurious-loss undo, the controller.
+    fn finish_ack(&mut self, now: Timestamp, batch: AckBatch, cumulative: bool) {
+        if batch.packets == 0 {
+            return;
+        }
+        self.stats.packets_acked += batch.packets;
+        self.bytes_in_flight = self.bytes_in_flight.saturating_sub(batch.inflight_bytes);
+        self.delivery.on_delivered(now, batch.bytes);
+        if let Some(l) = batch.largest {
+            if self.largest_acked.map_or(true, |cur| serial_lt(cur, l)) {
+                self.largest_acked = Some(l);
+            }
+        }
+        let mut sample = None;
+        if self.legacy.is_none() {
+            if let Some((sent, info)) = batch.newest_clean {
+                // A cumulative jump that includes a retransmission acks packets that sat
+                // behind a hole: their ack was withheld, not slow — no RTT sample.
+                let tainted = cumulative && batch.any_resent;
+                let fresh = self.last_sampled_sent.map_or(true, |last| sent > last);
+                if !tainted && fresh {
+                    self.rtt.on_sample(now, now - sent);
+                    self.last_sampled_sent = Some(sent);
+                    self.loss.on_ack_loop(now, now - sent);
+                }
+                sample = self.delivery.sample(now, &info, sent, self.rtt.min_rtt());
+            }
+        }
+        if batch.spurious > 0 {
+            self.stats.spurious_losses += batch.spurious;
+            self.loss.on_spurious(batch.spurious_distance);
+            self.cc.on_spurious_loss();
+        }
+        let ack = AckEvent {
+            now,
+            bytes_acked: batch.inflight_bytes,
+            bytes_in_flight: self.bytes_in_flight,
+            delivered: self.delivery.delivered(),
+            lost: self.delivery.lost(),
+            sample,
+            newest_acked_sent: batch.newest_sent,
+            app_limited: batch.app_limited && batch.newest_clean.is_some(),
+        };
+        self.cc.on_ack(&ack, &self.rtt);
+        self.pto_count = 0;
+    }
+
+    /// Runs loss detection (transport.md §3.5) and arms the loss timer.
+    fn detect_lost(&mut self, now: Timestamp) {
+        self.loss_timer = None;
+        if self.legacy.is_some() {
+            return; // c-toxcore resends only on NACK (see on_request)
+        }
+        let bound = match (self.largest_acked, self.largest_nacked) {
+            (Some(a), Some(n)) => {
+                if serial_lt(a, n) {
+                    n
+                } else {
+                    a
+                }
+            }
+            (Some(a), None) => a,
+            (None, Some(n)) => n,
+            (None, None) => return,
+        };
+        let loss_delay = self.loss.loss_delay(now, &self.rtt);
+        let loop_max = self.loss.ack_loop_max(now);
+        let pkt_thresh = self.loss.pkt_thresh();
+        let largest = self.largest_acked;
+        let mut timer: Option<Timestamp> = None;
+        let mut lost_bytes = 0u64;
+        let mut lost_packets = 0u64;
+        let mut largest_lost_sent = Timestamp::ZERO;
+        let mut lost_info = PacketInfo::default();
+        for (pn, slot) in self.send.iter_mut() {
+            if serial_lt(bound, pn) {
+                break;
+            }
+            if slot.state != SlotState::InFlight {
+                continue;
+            }
+            let distance = largest.map_or(0, |l| l.wrapping_sub(pn));
+            let before_largest = largest.is_some_and(|l| serial_lt(pn, l));
+            if !(slot.nacked || before_largest) {
+                continue;
+            }
+            let age = now - slot.last_sent;
+            let by_time = age >= loss_delay;
+            // The packet rule needs later packets sent after this one: not for resends.
+            let by_count =
+                before_largest && slot.tx_count == 1 && distance >= pkt_thresh && age >= loop_max;
+            if by_time || by_count {
+                slot.state = SlotState::Lost;
+                slot.declared_lost = true;
+                slot.lost_distance = distance;
+                lost_bytes += slot.size();
+                lost_packets += 1;
+                if slot.last_sent >= largest_lost_sent {
+                    largest_lost_sent = slot.last_sent;
+                    lost_info = slot.info;
+                }
+                self.resend_queue.push_back(pn);
+            } else {
+                let at = slot.last_sent + loss_delay;
+                timer = Some(timer.map_or(at, |t| t.min(at)));
+            }
+        }
+        self.loss_timer = timer;
+        if lost_packets > 0 {
+            self.bytes_in_flight = self.bytes_in_flight.saturating_sub(lost_bytes);
+            self.stats.packets_declared_lost += lost_packets;
+            self.stats.bytes_declared_lost += lost_bytes;
+            self.delivery.on_lost(lost_bytes);
+            let ev = LossEvent {
+                now,
+                lost_bytes,
+                largest_lost_sent,
+                bytes_in_flight: self.bytes_in_flight,
+                delivered: self.delivery.delivered(),
+                lost: self.delivery.lost(),
+                info: lost_info,
+                persistent: false,
+            };
+            self.cc.on_loss(&ev, &self.rtt);
+        }
+    }
+
+    /// When the probe timeout fires (RFC 9002 §6.2.1), if anything is in flight.
+    fn pto_deadline(&self) -> Option<Timestamp> {
+        if self.legacy.is_some() || self.bytes_in_flight == 0 {
+            return None;
+        }
+        let backoff = 1u32 << self.pto_count.min(MAX_PTO_BACKOFF);
+        let pto = (self.rtt.pto_base() * backoff).min(MAX_PTO);
+        Some(self.last_inflight_sent + pto)
+    }
+
+    /// PTO: resend the newest unacknowledged packets as probes and advertise buffer_end;
+    /// declare nothing lost (RFC 9002 §6.2.4).
+    fn on_pto(&mut self, now: Timestamp) {
+        self.pto_count = self.pto_count.saturating_add(1);
+        self.stats.pto_count += 1;
+        self.probe_queue.clear();
+        let newest: Vec<u32> = self
+            .send
+            .iter()
+            .filter(|(_, s)| s.state == SlotState::InFlight)
+            .map(|(pn, _)| pn)
+            .collect::<Vec<_>>()
+            .into_iter()
+            .rev()
+            .take(PTO_PROBES)
+            .collect();
+        self.probe_queue.extend(newest.into_iter().rev());
+        self.ack_timing.request_advertise();
+        // Restart the timer from now even if the probes wait for the driver.
+        self.last_inflight_sent = now;
     }
 
     /// True once the peer has acknowledged `packet_number` (`cryptpacket_received`).
     pub fn is_delivered(&self, packet_number: u32) -> bool {
-        todo!()
+        if self.send.is_before_start(packet_number) {
+            return true;
+        }
+        // Freed by a request inside the window (implicitly acknowledged).
+        self.send.offset(packet_number).is_some() && self.send.get(packet_number).is_none()
     }
+
+    // ---------------------------------------------------------------- receiver side
 
     /// The next lossless packet number we have not yet delivered (our cumulative ack).
     pub fn recv_buffer_start(&self) -> u32 {
-        todo!()
+        self.recv.start()
     }
 
     /// A lossless packet from the peer.
@@ -192,7 +753,27 @@ impl Transport {
         packet_number: u32,
         payload: &[u8],
     ) -> Result<(), TransportError> {
-        todo!()
+        let _ = now;
+        if payload.is_empty() || payload.len() > MAX_PAYLOAD {
+            return Err(TransportError::BadLength);
+        }
+        match self.recv.store(packet_number, payload) {
+            Ok(stored) => {
+                self.stats.packets_received += 1;
+                self.ack_timing.on_packet(stored.new_hole);
+                if let Some(l) = self.legacy.as_mut() {
+                    l.on_received();
+                }
+                Ok(())
+            }
+            Err(TransportError::Duplicate) => {
+                self.stats.duplicates_received += 1;
+                // The sender may not have seen our ack: answer soon.
+                self.ack_timing.on_packet(false);
+                Err(TransportError::Duplicate)
+            }
+            Err(e) => Err(e),
+        }
     }
 
     /// The peer's send `buffer_end`, from a lossy/request/kill packet header.
@@ -201,42 +782,178 @@ impl Transport {
         now: Timestamp,
         buffer_end: u32,
     ) -> Result<(), TransportError> {
-        todo!()
+        let _ = now;
+        self.recv.set_end(buffer_end)
     }
 
     /// The next in-order lossless payload for the layer above.
     pub fn poll_delivered(&mut self) -> Option<Vec<u8>> {
-        todo!()
+        let p = self.recv.pop()?;
+        self.stats.bytes_delivered += p.len() as u64;
+        Some(p)
+    }
+
+    /// When our next request is due.
+    fn request_due(&self) -> Timestamp {
+        match self.legacy.as_deref() {
+            // c-toxcore's receiver: its own interval (1 s when receiving slowly), no
+            // hole-triggered requests.
+            Some(l) => self.ack_timing.last_request() + l.request_interval(self.recv.len()),
+            None => self.ack_timing.due(self.recv.holes() > 0),
+        }
     }
 
     /// A request payload (id byte 1 first) when one is due (transport.md §3.4).
     pub fn poll_request(&mut self, now: Timestamp) -> Option<Vec<u8>> {
-        todo!()
+        if now < self.request_due() {
+            return None;
+        }
+        let recv = &self.recv;
+        let req = request::encode(recv.len(), |o| recv.is_filled(o));
+        self.ack_timing.on_sent(now);
+        self.stats.requests_sent += 1;
+        Some(req)
     }
+
+    // ---------------------------------------------------------------------- timers
 
     /// The earliest time `handle_timeout` or `poll_send`/`poll_request` has work.
     pub fn poll_timeout(&self) -> Option<Timestamp> {
-        todo!()
+        let mut t = self.request_due();
+        let mut consider = |x: Option<Timestamp>| {
+            if let Some(x) = x {
+                t = t.min(x);
+            }
+        };
+        consider(self.loss_timer);
+        consider(self.pto_deadline());
+        if !self.probe_queue.is_empty() {
+            consider(Some(Timestamp::ZERO));
+        }
+        if let Some(l) = self.legacy.as_deref() {
+            consider(Some(l.next_tick()));
+            if !self.resend_queue.is_empty() || !self.bulk_queue.is_empty() {
+                // Token refills happen on the next call; c-toxcore polls once per iterate.
+                consider(Some(Timestamp::from_millis(
+                    l.next_tick()
+                        .as_millis()
+                        .min(self.last_inflight_sent.as_millis() + 1),
+                )));
+            }
+            if !self.control_queue.is_empty() {
+                consider(Some(Timestamp::ZERO));
+            }
+        } else if !self.resend_queue.is_empty()
+            || !self.control_queue.is_empty()
+            || (!self.bulk_queue.is_empty()
+                && self.bytes_in_flight + MAX_PACKET <= self.cc.window())
+        {
+            consider(Some(
+                self.pacer.release_time(self.cc.pacing_rate(&self.rtt)),
+            ));
+        }
+        Some(t)
     }
 
     /// Run expired timers (loss timer, PTO, request timer, legacy ticks).
     pub fn handle_timeout(&mut self, now: Timestamp) {
-        todo!()
+        if self.loss_timer.is_some_and(|t| t <= now) {
+            self.detect_lost(now);
+        }
+        if self.pto_deadline().is_some_and(|t| t <= now) {
+            self.on_pto(now);
+        }
+        if let Some(l) = self.legacy.as_mut() {
+            l.refill(now);
+            l.tick(now, self.send.len());
+        }
     }
+
+    // --------------------------------------------------------------- introspection
 
     /// Counters and estimates.
     pub fn stats(&self) -> TransportStats {
-        todo!()
+        let mut s = self.stats.clone();
+        if let Some(l) = self.legacy.as_deref() {
+            let has = l.rtt_samples() > 0;
+            s.smoothed_rtt = Some(l.rtt());
+            s.min_rtt = has.then(|| l.rtt());
+            s.latest_rtt = l.latest_sample();
+            s.rtt_var = None;
+            s.rtt_samples = l.rtt_samples();
+            s.cwnd_bytes = l.window_bytes();
+            s.pacing_rate = (l.send_rate() * MAX_PACKET as f64) as u64;
+        } else {
+            s.smoothed_rtt = self.rtt.smoothed();
+            s.rtt_var = self.rtt.has_sample().then(|| self.rtt.var());
+            s.min_rtt = self.rtt.min_rtt();
+            s.latest_rtt = self.rtt.has_sample().then(|| self.rtt.latest());
+            s.rtt_samples = self.rtt.samples();
+            s.cwnd_bytes = self.cc.window();
+            s.pacing_rate = self.cc.pacing_rate(&self.rtt).unwrap_or(0);
+            s.peer_ack_delay = Some(self.rtt.peer_ack_delay());
+        }
+        s.bytes_in_flight = self.bytes_in_flight;
+        s.in_slow_start = self.cc.in_slow_start();
+        s.send_queue_len =
+            (self.control_queue.len() + self.bulk_queue.len() + self.resend_queue.len()) as u64;
+        s.loss_packet_threshold = self.loss.pkt_thresh();
+        s
     }
 
     /// Internal invariants (bytes in flight = Σ unacked sizes, no RTT sample from a resent
     /// packet, ...). The simulator calls this on every step.
     pub fn check_invariants(&self) -> Result<(), String> {
-        todo!()
+        let mut inflight = 0u64;
+        for (pn, s) in self.send.iter() {
+            if s.state == SlotState::InFlight {
+                inflight += s.size();
+            }
+            if s.tx_count > 0 && s.first_sent > s.last_sent {
+                return Err(format!(
+                    "packet {pn}: first_sent {:?} > last_sent {:?}",
+                    s.first_sent, s.last_sent
+                ));
+            }
+            if s.tx_count == 0 && s.state != SlotState::Unsent {
+                return Err(format!("packet {pn}: state {:?} but never sent", s.state));
+            }
+        }
+        if inflight != self.bytes_in_flight {
+            return Err(format!(
+                "bytes_in_flight {} != Σ in-flight slot sizes {inflight}",
+                self.bytes_in_flight
+            ));
+        }
+        if self.karn_violated {
+            return Err("an RTT sample was taken from a resent packet".into());
+        }
+        if self.send.len() > WINDOW || self.recv.len() > WINDOW {
+            return Err(format!(
+                "window too large: send {} recv {}",
+                self.send.len(),
+                self.recv.len()
+            ));
+        }
+        if self.sent_end.wrapping_sub(self.send.start()) > self.send.len() {
+            return Err("sent_end beyond the send array".into());
+        }
+        Ok(())
     }
 
     /// Heap bytes held by this transport (for the idle-session memory bound).
     pub fn memory_usage(&self) -> usize {
-        todo!()
+        let q = |d: &VecDeque<u32>| d.capacity() * std::mem::size_of::<u32>();
+        self.send.memory_usage()
+            + self.recv.memory_usage()
+            + q(&self.resend_queue)
+            + q(&self.probe_queue)
+            + q(&self.control_queue)
+            + q(&self.bulk_queue)
+            + std::mem::size_of_val(self.cc.as_ref())
+            + self
+                .legacy
+                .as_ref()
+                .map_or(0, |_| std::mem::size_of::<Legacy>())
     }
 }
