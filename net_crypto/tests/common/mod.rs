@@ -218,7 +218,15 @@ impl Pair {
             self.a.endpoint.handle_timeout(now);
             self.b.endpoint.handle_timeout(now);
             steps += 1;
-            assert!(steps < 1_000_000, "simulation does not settle");
+            // A deadline that handle_timeout never clears (and that yields nothing to send)
+            // is a livelock; report who is stuck instead of spinning forever.
+            assert!(
+                steps < 1_000_000,
+                "simulation does not settle at {:?}: A wants {:?}, B wants {:?}",
+                self.now,
+                self.a.endpoint.poll_timeout(),
+                self.b.endpoint.poll_timeout()
+            );
         }
     }
 
