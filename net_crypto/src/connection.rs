@@ -2,10 +2,10 @@
 //! keys and data nonces, and the framing of what the reliability engine ([`Transport`])
 //! sends and receives.
 //!
-//! Roles. The *initiator* ([`Connection::initiate`]) sends a cookie request and waits
+//! Roles. The *initiator* (`Endpoint::connect`) sends a cookie request and waits
 //! (COOKIE_REQUESTING), then sends its handshake (HANDSHAKE_SENT). The *responder*
-//! ([`Connection::accept`]) is created from a valid handshake and answers with its own, using
-//! the `other_cookie` the initiator sent, so it never needs a cookie round of its own
+//! is created by the endpoint from a valid handshake and answers with its own, using the
+//! `other_cookie` the initiator sent, so it never needs a cookie round of its own
 //! (NOT_CONFIRMED). When both sides connect at once the handshakes cross: each side takes
 //! the other's handshake while in HANDSHAKE_SENT and goes to NOT_CONFIRMED without sending
 //! another. The first authentic data packet moves NOT_CONFIRMED to ESTABLISHED (§2.3).
