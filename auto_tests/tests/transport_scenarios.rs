@@ -25,7 +25,8 @@ fn seed() -> u64 {
     seed_from_env(1)
 }
 
-type Cell = Arc<OnceLock<TransferMetrics>>;
+/// A run's outcome; failures are cached too, so a broken run costs its time only once.
+type Cell = Arc<OnceLock<Result<TransferMetrics, String>>>;
 
 /// Run (or fetch the already-run) transfer of `profile` with `controller`.
 fn transfer(profile: Profile, controller: ControllerKind) -> TransferMetrics {
@@ -44,18 +45,18 @@ fn transfer(profile: Profile, controller: ControllerKind) -> TransferMetrics {
             seed: seed(),
             bytes: BYTES,
         };
-        match run_transfer(&spec) {
-            Ok(m) => m,
-            Err(e) => panic!(
+        run_transfer(&spec).map_err(|e| {
+            format!(
                 "{} {:?} seed {}: {e}\nreplay: {}",
                 spec.profile,
                 controller,
                 spec.seed,
                 replay_command(spec.seed)
-            ),
-        }
+            )
+        })
     })
     .clone()
+    .unwrap_or_else(|e| panic!("{e}"))
 }
 
 fn fmt_opt(v: Option<f64>) -> String {
