@@ -21,6 +21,7 @@ use rustox_net_crypto::{ConnectionId, ControllerKind, Timestamp, TransportConfig
 
 use crate::addr::parse_addr;
 use crate::controller::parse_controller;
+use crate::driver::host::FileOffer;
 use crate::driver::{self, App, Host, HostEvent};
 use crate::progress::{say, transfer_bar};
 use crate::summary::TransferSummary;
@@ -105,6 +106,8 @@ pub fn run(args: Args) -> anyhow::Result<()> {
 /// A file being received.
 struct Incoming {
     path: PathBuf,
+    /// The announced SHA-256, which the file layer checks the written bytes against.
+    sha256: [u8; 32],
     started: Instant,
 }
 
@@ -119,16 +122,14 @@ struct RecvApp {
 }
 
 impl RecvApp {
-    fn accept(
-        &mut self,
-        host: &mut Host,
-        now: Timestamp,
-        id: ConnectionId,
-        file: u32,
-        size: u64,
-        name: &[u8],
-        file_id: &[u8; 32],
-    ) -> anyhow::Result<()> {
+    fn accept(&mut self, host: &mut Host, now: Timestamp, offer: &FileOffer) -> anyhow::Result<()> {
+        let FileOffer {
+            id,
+            file,
+            size,
+            ref name,
+            ref file_id,
+        } = *offer;
         let (path, handle) = create_unique(&self.out, &safe_name(name))?;
         let sink = BufWriter::with_capacity(WRITE_BUFFER, handle);
         host.accept_file(now, id, file, Box::new(sink))
@@ -150,6 +151,7 @@ impl RecvApp {
             (id, file),
             Incoming {
                 path,
+                sha256: *file_id,
                 started: Instant::now(),
             },
         );
@@ -184,15 +186,9 @@ impl App for RecvApp {
                     &format!("{from}: {}", String::from_utf8_lossy(&text)),
                 );
             }
-            HostEvent::FileOffered {
-                id,
-                file,
-                size,
-                name,
-                file_id,
-            } => {
-                if let Err(e) = self.accept(host, now, id, file, size, &name, &file_id) {
-                    let _ = host.cancel_file(now, id, file);
+            HostEvent::FileOffered(offer) => {
+                if let Err(e) = self.accept(host, now, &offer) {
+                    let _ = host.cancel_file(now, offer.id, offer.file);
                     if self.once {
                         return Some(Err(e));
                     }
@@ -206,10 +202,7 @@ impl App for RecvApp {
                 verified,
             } => {
                 self.bar.finish_and_clear();
-                let Some(incoming) = self.incoming.remove(&(id, file)) else {
-                    return None;
-                };
-                let sha = host.file_id(id, file).unwrap_or([0; 32]);
+                let incoming = self.incoming.remove(&(id, file))?;
                 if !verified {
                     return Some(Err(anyhow::anyhow!(
                         "{} was not verified",
@@ -217,7 +210,8 @@ impl App for RecvApp {
                     )));
                 }
                 let elapsed: Duration = incoming.started.elapsed();
-                let summary = TransferSummary::new(bytes, elapsed, host.stats(id).as_ref(), sha);
+                let summary =
+                    TransferSummary::new(bytes, elapsed, host.stats(id).as_ref(), incoming.sha256);
                 eprintln!(
                     "rustox recv: wrote {} ({bytes} bytes, SHA-256 verified)",
                     incoming.path.display()

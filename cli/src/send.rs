@@ -99,6 +99,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             stall: Duration::from_secs(args.stall_timeout.max(1)),
             last_progress: (0, Timestamp::ZERO),
             established: false,
+            sha256: None,
         };
         driver::run(&mut host, &socket, clock, &mut app).await?
     })?;
@@ -120,6 +121,8 @@ struct SendApp {
     /// Bytes acknowledged and when that figure last grew.
     last_progress: (u64, Timestamp),
     established: bool,
+    /// The file id announced with the offer: the SHA-256 of the source.
+    sha256: Option<[u8; 32]>,
 }
 
 impl SendApp {
@@ -132,6 +135,7 @@ impl SendApp {
             .send_file(now, self.session, Box::new(reader), name.as_bytes())
             .with_context(|| format!("cannot offer {name}"))?;
         self.file = Some(number);
+        self.sha256 = host.file_id(self.session, number);
         self.started = Some(Instant::now());
         self.last_progress = (0, now);
         self.bar = transfer_bar(self.size, &name);
@@ -146,10 +150,7 @@ impl SendApp {
     ) -> anyhow::Result<TransferSummary> {
         self.bar.finish_and_clear();
         let elapsed = self.started.map_or(Duration::ZERO, |s| s.elapsed());
-        let sha = self
-            .file
-            .and_then(|f| host.file_id(self.session, f))
-            .context("the file's hash is gone")?;
+        let sha = self.sha256.context("the file was never offered")?;
         let summary = TransferSummary::new(bytes, elapsed, host.stats(self.session).as_ref(), sha);
         host.close(now, self.session);
         Ok(summary)
@@ -173,7 +174,9 @@ impl App for SendApp {
                     return Some(Err(e));
                 }
             }
-            HostEvent::FileSent { id, file, bytes } if id == self.session && Some(file) == self.file => {
+            HostEvent::FileSent { id, file, bytes }
+                if id == self.session && Some(file) == self.file =>
+            {
                 return Some(self.finish(host, now, bytes));
             }
             HostEvent::FileFailed { id, reason, .. } if id == self.session => {
