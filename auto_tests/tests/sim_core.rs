@@ -276,3 +276,65 @@ fn failing_run_panics_with_replay_command() {
         sim.fail(&e);
     }
 }
+
+/// A node that always claims work is due now and never does any.
+struct Spinner;
+
+impl SimNode for Spinner {
+    fn handle_datagram(&mut self, _: Timestamp, _: SocketAddr, _: SocketAddr, _: &[u8]) {}
+    fn handle_timeout(&mut self, _: Timestamp) {}
+    fn poll_transmit(&mut self, _: Timestamp) -> Option<(SocketAddr, Vec<u8>)> {
+        None
+    }
+    fn poll_timeout(&self) -> Option<Timestamp> {
+        Some(Timestamp::ZERO)
+    }
+}
+
+#[test]
+fn a_deadline_stuck_in_the_past_is_reported_as_livelock() {
+    let mut sim: Simulator<Spinner> = Simulator::new(1, LinkConfig::default());
+    sim.add_node(vec![addr(1)], Spinner).unwrap();
+    match sim.run_until(Timestamp::from_secs(1)) {
+        Err(rustox_auto_tests::SimError::Livelock {
+            node: 0,
+            deadline: Some(t),
+            ..
+        }) => assert_eq!(t, Timestamp::ZERO),
+        other => panic!("expected a livelock, got {other:?}"),
+    }
+}
+
+#[test]
+fn a_node_receives_on_each_of_its_addresses() {
+    let mut sim: Simulator<Toy> = Simulator::new(
+        seed_from_env(6),
+        LinkConfig::with_delay(Duration::from_millis(1)),
+    );
+    let s = sim
+        .add_node(vec![addr(2), addr(3)], Toy::Sink(Sink::default()))
+        .unwrap();
+    assert!(
+        sim.add_node(vec![addr(3)], Toy::Sink(Sink::default()))
+            .is_none(),
+        "an address has one owner"
+    );
+    sim.add_node(
+        vec![addr(1)],
+        Toy::Flood(Flooder::new(addr(2), 50, Duration::from_millis(1), 5)),
+    )
+    .unwrap();
+    sim.add_node(
+        vec![addr(4)],
+        Toy::Flood(Flooder::new(addr(3), 50, Duration::from_millis(1), 7)),
+    )
+    .unwrap();
+    sim.add_node(
+        vec![addr(5)],
+        Toy::Flood(Flooder::new(addr(9), 50, Duration::from_millis(1), 3)),
+    )
+    .unwrap();
+    sim.run_until(Timestamp::from_secs(1)).unwrap();
+    assert_eq!(sink(&sim, s).received.len(), 12);
+    assert_eq!(sim.stats().unroutable, 3, "nobody owns 10.0.0.9");
+}
