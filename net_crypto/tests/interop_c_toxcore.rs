@@ -399,7 +399,15 @@ fn lossless_stream_with_losses_round_trips_through_c_toxcore_in_order() {
             _ => None,
         })
         .collect();
-    assert_eq!(got.len() as u32, count, "echoes received");
+    assert_eq!(
+        got.len() as u32,
+        count,
+        "echoes received; sent {next}; stats {:?}; drops {:?}; poll_timeout {:?} at {:?}",
+        host.endpoint.connection(id).unwrap().transport().stats(),
+        host.endpoint.drop_counters(),
+        host.endpoint.poll_timeout(),
+        host.now()
+    );
     for (i, p) in got.iter().enumerate() {
         assert_eq!(*p, payload(i as u32), "echo {i} in order and intact");
     }

@@ -18,6 +18,7 @@ fn lossy(delay_ms: u64, jitter_ms: u64, loss: f64, dup: f64) -> LinkConfig {
         buffer: 200_000,
         loss,
         duplicate: dup,
+        drop_first_data: 0,
     }
 }
 

@@ -54,6 +54,8 @@ pub struct LinkConfig {
     pub buffer: u64,
     pub loss: f64,
     pub duplicate: f64,
+    /// Drop the first this-many data frames (scripted loss of the first packets).
+    pub drop_first_data: u64,
 }
 
 impl LinkConfig {
@@ -65,6 +67,7 @@ impl LinkConfig {
             buffer: u64::MAX,
             loss: 0.0,
             duplicate: 0.0,
+            drop_first_data: 0,
         }
     }
 }
@@ -85,6 +88,7 @@ pub struct Link {
     seq: u64,
     pub dropped: u64,
     pub dropped_data_bytes: u64,
+    data_seen: u64,
 }
 
 impl Link {
@@ -97,6 +101,7 @@ impl Link {
             seq: 0,
             dropped: 0,
             dropped_data_bytes: 0,
+            data_seen: 0,
         }
     }
 
@@ -119,7 +124,13 @@ impl Link {
             leave = start + Duration::from_micros(size * 1_000_000 / self.cfg.rate);
             self.free_at = leave;
         }
-        if unit(rng) < self.cfg.loss {
+        let scripted = if let Frame::Data { .. } = &f {
+            self.data_seen += 1;
+            self.data_seen <= self.cfg.drop_first_data
+        } else {
+            false
+        };
+        if scripted || unit(rng) < self.cfg.loss {
             self.dropped += 1;
             if let Frame::Data { payload, .. } = &f {
                 self.dropped_data_bytes += payload.len() as u64;

@@ -585,6 +585,7 @@ impl Transport {
             }
         }
         let mut sample = None;
+        let mut rtt_sample = None;
         if self.legacy.is_none() {
             if let Some((sent, info)) = batch.newest_clean {
                 // A cumulative jump that includes a retransmission acks packets that sat
@@ -593,6 +594,7 @@ impl Transport {
                 let fresh = self.last_sampled_sent.map_or(true, |last| sent > last);
                 if !tainted && fresh {
                     self.rtt.on_sample(now, now - sent);
+                    rtt_sample = Some(now - sent);
                     self.last_sampled_sent = Some(sent);
                     self.loss.on_ack_loop(now, now - sent);
                 }
@@ -607,6 +609,8 @@ impl Transport {
         let ack = AckEvent {
             now,
             bytes_acked: batch.inflight_bytes,
+            newly_delivered: batch.bytes,
+            rtt_sample,
             bytes_in_flight: self.bytes_in_flight,
             delivered: self.delivery.delivered(),
             lost: self.delivery.lost(),
@@ -833,24 +837,24 @@ impl Transport {
         if let Some(l) = self.legacy.as_deref() {
             consider(Some(l.next_tick()));
             if !self.resend_queue.is_empty() || !self.bulk_queue.is_empty() {
-                // Token refills happen on the next call; c-toxcore polls once per iterate.
-                consider(Some(Timestamp::from_millis(
-                    l.next_tick()
-                        .as_millis()
-                        .min(self.last_inflight_sent.as_millis() + 1),
-                )));
+                // Token buckets refill on the next call after their refill time.
+                consider(Some(l.next_refill()));
             }
             if !self.control_queue.is_empty() {
                 consider(Some(Timestamp::ZERO));
             }
-        } else if !self.resend_queue.is_empty()
-            || !self.control_queue.is_empty()
-            || (!self.bulk_queue.is_empty()
-                && self.bytes_in_flight + MAX_PACKET <= self.cc.window())
-        {
-            consider(Some(
-                self.pacer.release_time(self.cc.pacing_rate(&self.rtt)),
-            ));
+        } else {
+            // Only wait for the pacer when the window would let the packet go; a
+            // window-limited sender waits for an ack instead.
+            let cwnd = self.cc.window();
+            let resend_ready = !self.resend_queue.is_empty() && self.bytes_in_flight < cwnd;
+            let bulk_ready =
+                !self.bulk_queue.is_empty() && self.bytes_in_flight + MAX_PACKET <= cwnd;
+            if resend_ready || !self.control_queue.is_empty() || bulk_ready {
+                consider(Some(
+                    self.pacer.release_time(self.cc.pacing_rate(&self.rtt)),
+                ));
+            }
         }
         Some(t)
     }

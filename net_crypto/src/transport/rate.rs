@@ -3,8 +3,8 @@
 //!
 //! libtorrent's 30-second counter divided by its whole span, so one second into a
 //! connection it read a thirtieth of the true rate. Here the divisor is
-//! `clamp(now − created_at, one bucket, window)`: a young counter reads the rate it has
-//! seen, an old one the rate over its window. Congestion control never reads these; they
+//! `clamp(now − created_at, min(one bucket, 100 ms), window)`: a young counter reads the
+//! rate it has seen, an old one the rate over its window. Congestion control never reads these; they
 //! are for statistics, queue sizing and the legacy model's receive rate.
 
 use std::time::Duration;
@@ -13,6 +13,9 @@ use crate::Timestamp;
 
 /// Buckets per window: 10 buckets of 100 ms for a 1 s counter (transport.md §3.8).
 const BUCKETS: usize = 10;
+/// Smallest divisor: a counter younger than this reads amount / 100 ms rather than
+/// dividing by (almost) zero.
+const MIN_ELAPSED_US: u64 = 100_000;
 
 /// Bytes (or packets) per unit time over a sliding window of [`BUCKETS`] buckets.
 #[derive(Debug, Clone)]
@@ -63,7 +66,7 @@ impl RateCounter {
     }
 
     /// Units per second at `now`: the amount in the window divided by the time the counter
-    /// has really been collecting, clamped to [one bucket, the window].
+    /// has really been collecting, clamped to [min(one bucket, 100 ms), the window].
     pub fn rate(&self, now: Timestamp) -> u64 {
         let idx = self.index(now);
         // Sum the buckets still inside the window ending at `now`'s bucket.
@@ -84,7 +87,7 @@ impl RateCounter {
         } else {
             age
         }
-        .clamp(self.bucket_len, window);
+        .clamp(self.bucket_len.min(MIN_ELAPSED_US), window);
         ((sum as u128 * 1_000_000) / elapsed as u128).min(u64::MAX as u128) as u64
     }
 

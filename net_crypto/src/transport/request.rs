@@ -130,13 +130,21 @@ mod tests {
     }
 
     #[test]
-    fn unnamed_255_without_zero_is_rejected() {
-        // 255 passed slots then a byte that is not 0.
-        assert_eq!(validate(&[7], 300), Err(TransportError::MalformedRequest));
-        // A missing packet at distance exactly 255 is encoded as 255 and accepted.
+    fn zero_bytes_skip_255_and_a_hole_at_255_is_named_by_255() {
+        // A 0 passes 255 filled slots; then 7 names the 7th slot after them.
+        let mut named = Vec::new();
+        validate(&[0, 7], 300).unwrap();
+        decode(&[0, 7], 300, |o, w| {
+            if w == Walk::Named {
+                named.push(o)
+            }
+        })
+        .unwrap();
+        assert_eq!(named, vec![255 + 6]);
+        // A missing packet at distance exactly 255 is encoded as 255, not as 0.
         let req = encode(300, |o| o != 254);
         assert_eq!(req, vec![1, 255]);
-        let mut named = Vec::new();
+        named.clear();
         decode(&req[1..], 300, |o, w| {
             if w == Walk::Named {
                 named.push(o)
@@ -144,6 +152,9 @@ mod tests {
         })
         .unwrap();
         assert_eq!(named, vec![254]);
+        // The 255-rule can only fire on a byte the counter never matched, i.e. 0, so a
+        // well-formed counter never rejects; a walk that runs out of window just stops.
+        validate(&[200, 200, 200], 10).unwrap();
     }
 
     #[test]
@@ -151,5 +162,27 @@ mod tests {
         // Every other slot missing: far more than 1372 holes.
         let req = encode(32768, |o| o % 2 == 1);
         assert_eq!(req.len(), MAX_REQUEST_LEN);
+    }
+
+    proptest::proptest! {
+        /// Any hole pattern survives encode → decode: the walk names exactly the holes
+        /// and passes exactly the filled slots before the last hole.
+        #[test]
+        fn encode_decode_round_trip(filled in proptest::collection::vec(proptest::bool::weighted(0.9), 0..3000)) {
+            let len = filled.len() as u32;
+            let req = encode(len, |o| filled[o as usize]);
+            let mut named = Vec::new();
+            let mut passed = Vec::new();
+            decode(&req[1..], len, |o, w| match w {
+                Walk::Named => named.push(o),
+                Walk::Passed => passed.push(o),
+            }).unwrap();
+            let holes: Vec<u32> = (0..len).filter(|&o| !filled[o as usize]).collect();
+            proptest::prop_assert_eq!(&named, &holes);
+            for o in passed {
+                proptest::prop_assert!(filled[o as usize]);
+                proptest::prop_assert!(holes.last().is_some_and(|&h| o < h) || holes.is_empty());
+            }
+        }
     }
 }

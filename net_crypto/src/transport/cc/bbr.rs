@@ -1,8 +1,446 @@
-//! Placeholder until the BBR controller lands: delegates to CUBIC.
-use super::cubic::Cubic;
+//! BBR-style delivery-rate congestion control (transport.md §3.6): BBRv1's core (windowed
+//! max bandwidth, windowed min RTT, pacing at gain × bandwidth, cwnd ≈ 2 × BDP) with
+//! BBRv3's loss guard and ack-aggregation allowance.
+//!
+//! Why: on Tox paths (Wi-Fi, cellular, VPNs, relays) loss is mostly not congestion; a
+//! loss-based controller at 1 % loss and 300 ms caps near 0.4 Mbit/s whatever the link
+//! (§1.3). Here loss only counts as congestion when a round loses more than
+//! [`LOSS_THRESH`] of its data *and* the round's minimum RTT has risen above the path
+//! minimum (a standing queue): random loss on a flat-RTT path leaves the rate alone.
+//!
+//! - Startup: pacing gain 4·ln2 ≈ 2.77, cwnd gain 2 (draft-ietf-ccwg-bbr); leave when the
+//!   bandwidth grew < 25 % for 3 rounds, or on a congested round (loss + queue, the
+//!   HyStart++ delay threshold re-used). Drain at 1/2.885 until inflight ≤ BDP.
+//! - ProbeBW: v1's eight-phase cycle [1.25, 0.75, 1, 1, 1, 1, 1, 1], one min RTT each;
+//!   cwnd = 2·BDP + extra_acked (ack aggregation, 10-round max): a hole in Tox's request
+//!   format withholds the acks of everything after it until the hole fills, then acks
+//!   it at once — exactly the aggregation BBR's extra_acked term absorbs.
+//! - Loss guard (v3): a congested round cuts a lower bound on bandwidth and an upper bound
+//!   on inflight by Beta = 0.7; both are lifted when the next probe-up phase starts.
+//! - ProbeRTT: if the min RTT was not refreshed for 10 s, hold inflight ≤ 0.5·BDP for
+//!   max(200 ms, one round) (v3's gentler depth).
+//! Only never-resent packets feed the samples (the transport enforces Karn's rule).
+
+use std::time::Duration;
+
+use super::{AckEvent, Controller, LossEvent, INITIAL_WINDOW, MAX_PACKET, MIN_WINDOW};
+use crate::transport::minmax::MinMax;
+use crate::transport::rtt::RttEstimator;
 use crate::Timestamp;
 
-pub(crate) type Bbr = Cubic;
+/// draft-ietf-ccwg-bbr StartupPacingGain = 4·ln 2.
+const STARTUP_PACING_GAIN: f64 = 2.77;
+/// draft-ietf-ccwg-bbr DefaultCwndGain.
+const CWND_GAIN: f64 = 2.0;
+/// BBRv1 / Google QUICHE drain gain 1/2.885.
+const DRAIN_PACING_GAIN: f64 = 1.0 / 2.885;
+/// BBRv1 ProbeBW gain cycle (Linux `tcp_bbr.c` bbr_pacing_gain).
+const CYCLE: [f64; 8] = [1.25, 0.75, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0];
+/// draft-ietf-ccwg-bbr PacingMarginPercent: pace 1 % below the estimate.
+const PACING_MARGIN: f64 = 0.99;
+/// BBRv1 bandwidth filter length, in rounds (transport.md §1.4).
+const BW_FILTER_ROUNDS: u64 = 10;
+/// draft-ietf-ccwg-bbr ExtraAckedFilterLen, in rounds.
+const EXTRA_ACKED_ROUNDS: u64 = 10;
+/// BBR MinRTTFilterLen.
+const MIN_RTT_WINDOW: Duration = Duration::from_secs(10);
+/// draft-ietf-ccwg-bbr ProbeRTTDuration.
+const PROBE_RTT_DURATION: Duration = Duration::from_millis(200);
+/// Full-pipe test: growth factor and rounds (transport.md §1.4).
+const FULL_BW_GROWTH: f64 = 1.25;
+const FULL_BW_ROUNDS: u32 = 3;
+/// draft-ietf-ccwg-bbr LossThresh: 2 % of a round's data lost.
+const LOSS_THRESH: f64 = 0.02;
+/// draft-ietf-ccwg-bbr Beta: multiplicative cut per congested round.
+const BETA: f64 = 0.7;
+/// Queue-rise threshold bounds (RFC 9406 MIN/MAX_RTT_THRESH), re-used to tell a standing
+/// queue from a flat RTT.
+const MIN_QUEUE_THRESH: Duration = Duration::from_millis(4);
+const MAX_QUEUE_THRESH: Duration = Duration::from_millis(16);
 
-#[allow(dead_code)]
-fn _unused(_: Timestamp) {}
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Mode {
+    Startup,
+    Drain,
+    ProbeBw,
+    ProbeRtt,
+}
+
+/// The bounds a congested round set, for undo after a spurious loss.
+#[derive(Debug, Clone, Copy)]
+struct Bounds {
+    bw_lo: Option<u64>,
+    inflight_hi: Option<u64>,
+}
+
+/// BBR state.
+#[derive(Debug, Clone)]
+pub(crate) struct Bbr {
+    mode: Mode,
+    /// Bytes per second, windowed max over rounds.
+    max_bw: MinMax,
+    min_rtt: Option<Duration>,
+    min_rtt_stamp: Timestamp,
+    cwnd: u64,
+    pacing_gain: f64,
+    cwnd_gain: f64,
+    // rounds
+    round_count: u64,
+    next_round_delivered: u64,
+    round_start: bool,
+    round_lost_start: u64,
+    round_delivered_start: u64,
+    round_min_rtt: Option<Duration>,
+    // full pipe
+    filled_pipe: bool,
+    full_bw: u64,
+    full_bw_count: u32,
+    // probe bw
+    cycle_index: usize,
+    cycle_stamp: Timestamp,
+    // probe rtt
+    probe_rtt_done: Option<Timestamp>,
+    probe_rtt_round_done: bool,
+    prior_cwnd: u64,
+    probe_min: Option<Duration>,
+    // loss guard
+    bounds: Bounds,
+    saved: Option<Bounds>,
+    // ack aggregation
+    extra_acked: MinMax,
+    ack_epoch_start: Timestamp,
+    ack_epoch_acked: u64,
+    bytes_in_flight: u64,
+}
+
+impl Bbr {
+    pub(crate) fn new(now: Timestamp) -> Self {
+        Self {
+            mode: Mode::Startup,
+            max_bw: MinMax::new_max(BW_FILTER_ROUNDS),
+            min_rtt: None,
+            min_rtt_stamp: now,
+            cwnd: INITIAL_WINDOW,
+            pacing_gain: STARTUP_PACING_GAIN,
+            cwnd_gain: CWND_GAIN,
+            round_count: 0,
+            next_round_delivered: 0,
+            round_start: false,
+            round_lost_start: 0,
+            round_delivered_start: 0,
+            round_min_rtt: None,
+            filled_pipe: false,
+            full_bw: 0,
+            full_bw_count: 0,
+            cycle_index: 0,
+            cycle_stamp: now,
+            probe_rtt_done: None,
+            probe_rtt_round_done: false,
+            prior_cwnd: 0,
+            probe_min: None,
+            bounds: Bounds {
+                bw_lo: None,
+                inflight_hi: None,
+            },
+            saved: None,
+            extra_acked: MinMax::new_max(EXTRA_ACKED_ROUNDS),
+            ack_epoch_start: now,
+            ack_epoch_acked: 0,
+            bytes_in_flight: 0,
+        }
+    }
+
+    /// The bandwidth the model uses: the max filter, capped by the loss guard's lower bound.
+    fn bw(&self) -> Option<u64> {
+        let max = self.max_bw.get()?;
+        Some(self.bounds.bw_lo.map_or(max, |lo| lo.min(max)))
+    }
+
+    /// Bandwidth-delay product in bytes at `gain`.
+    fn bdp(&self, gain: f64) -> Option<u64> {
+        let bw = self.bw()?;
+        let rtt = self.min_rtt?;
+        Some((gain * bw as f64 * rtt.as_secs_f64()) as u64)
+    }
+
+    fn target_cwnd(&self) -> u64 {
+        let Some(bdp) = self.bdp(self.cwnd_gain) else {
+            return INITIAL_WINDOW;
+        };
+        let extra = self.extra_acked.get().unwrap_or(0);
+        let mut t = (bdp + extra).max(MIN_WINDOW);
+        if let Some(hi) = self.bounds.inflight_hi {
+            t = t.min(hi.max(MIN_WINDOW));
+        }
+        t
+    }
+
+    fn update_round(&mut self, ack: &AckEvent) {
+        self.round_start = false;
+        if let Some(s) = ack.sample {
+            if s.prior_delivered >= self.next_round_delivered {
+                self.next_round_delivered = ack.delivered;
+                self.round_count += 1;
+                self.round_start = true;
+            }
+        }
+    }
+
+    fn update_min_rtt(&mut self, now: Timestamp, sample: Option<Duration>) {
+        if let Some(r) = sample {
+            self.round_min_rtt = Some(self.round_min_rtt.map_or(r, |m| m.min(r)));
+            if self.mode == Mode::ProbeRtt {
+                self.probe_min = Some(self.probe_min.map_or(r, |m| m.min(r)));
+            }
+            if self.min_rtt.map_or(true, |m| r <= m) {
+                self.min_rtt = Some(r);
+                self.min_rtt_stamp = now;
+            }
+        }
+        let expired = now - self.min_rtt_stamp > MIN_RTT_WINDOW;
+        if expired && self.mode != Mode::ProbeRtt && self.min_rtt.is_some() {
+            self.enter_probe_rtt();
+        }
+    }
+
+    fn enter_probe_rtt(&mut self) {
+        self.mode = Mode::ProbeRtt;
+        self.pacing_gain = 1.0;
+        self.cwnd_gain = 1.0;
+        self.prior_cwnd = self.cwnd.max(self.prior_cwnd);
+        self.probe_rtt_done = None;
+        self.probe_rtt_round_done = false;
+        self.probe_min = None;
+    }
+
+    fn probe_rtt_cwnd(&self) -> u64 {
+        self.bdp(0.5).unwrap_or(MIN_WINDOW).max(MIN_WINDOW)
+    }
+
+    fn handle_probe_rtt(&mut self, now: Timestamp, rtt: &RttEstimator) {
+        if self.mode != Mode::ProbeRtt {
+            return;
+        }
+        match self.probe_rtt_done {
+            None => {
+                if self.bytes_in_flight <= self.probe_rtt_cwnd() {
+                    self.probe_rtt_done = Some(now + PROBE_RTT_DURATION);
+                    self.probe_rtt_round_done = false;
+                    self.next_round_delivered = 0; // force a round boundary soon
+                }
+            }
+            Some(done) => {
+                if self.round_start {
+                    self.probe_rtt_round_done = true;
+                }
+                if self.probe_rtt_round_done && now >= done {
+                    // The lowest RTT seen during the probe becomes the new minimum.
+                    if let Some(r) = self.probe_min.or(rtt.min_rtt()) {
+                        self.min_rtt = Some(r);
+                    }
+                    self.min_rtt_stamp = now;
+                    self.cwnd = self.cwnd.max(self.prior_cwnd);
+                    self.prior_cwnd = 0;
+                    if self.filled_pipe {
+                        self.enter_probe_bw(now);
+                    } else {
+                        self.mode = Mode::Startup;
+                        self.pacing_gain = STARTUP_PACING_GAIN;
+                        self.cwnd_gain = CWND_GAIN;
+                    }
+                }
+            }
+        }
+    }
+
+    fn enter_probe_bw(&mut self, now: Timestamp) {
+        self.mode = Mode::ProbeBw;
+        self.cwnd_gain = CWND_GAIN;
+        // Start in a cruise phase (not the 0.75 drain) at a position varied by the round
+        // count, so competing flows do not probe in lockstep.
+        self.cycle_index = 2 + (self.round_count as usize % 6);
+        self.pacing_gain = CYCLE[self.cycle_index];
+        self.cycle_stamp = now;
+    }
+
+    fn advance_cycle(&mut self, now: Timestamp, ack: &AckEvent) {
+        if self.mode != Mode::ProbeBw {
+            return;
+        }
+        let min_rtt = self.min_rtt.unwrap_or(Duration::from_millis(1));
+        let full_length = now - self.cycle_stamp > min_rtt;
+        let gain = self.pacing_gain;
+        let inflight = ack.bytes_in_flight;
+        let should_advance = if gain > 1.0 {
+            // Probe until the pipe holds gain × BDP, or loss.
+            full_length
+                && (ack.lost > self.round_lost_start || inflight >= self.bdp(gain).unwrap_or(0))
+        } else if gain < 1.0 {
+            full_length || inflight <= self.bdp(1.0).unwrap_or(0)
+        } else {
+            full_length
+        };
+        if should_advance {
+            self.cycle_index = (self.cycle_index + 1) % CYCLE.len();
+            self.cycle_stamp = now;
+            self.pacing_gain = CYCLE[self.cycle_index];
+            if self.cycle_index == 0 {
+                // Probing up: lift the loss guard's bounds and try for more.
+                self.bounds = Bounds {
+                    bw_lo: None,
+                    inflight_hi: None,
+                };
+            }
+        }
+    }
+
+    fn check_full_pipe(&mut self, ack: &AckEvent) {
+        if self.filled_pipe || !self.round_start || ack.app_limited {
+            return;
+        }
+        let bw = self.max_bw.get().unwrap_or(0);
+        if bw as f64 >= self.full_bw as f64 * FULL_BW_GROWTH {
+            self.full_bw = bw;
+            self.full_bw_count = 0;
+            return;
+        }
+        self.full_bw_count += 1;
+        if self.full_bw_count >= FULL_BW_ROUNDS {
+            self.filled_pipe = true;
+        }
+    }
+
+    /// At a round boundary: was the round that just ended congested (loss > 2 % and a
+    /// standing queue)? If so, apply the loss guard.
+    fn end_of_round_loss_check(&mut self, ack: &AckEvent) {
+        if !self.round_start {
+            return;
+        }
+        let lost = ack.lost.saturating_sub(self.round_lost_start);
+        let delivered = ack.delivered.saturating_sub(self.round_delivered_start);
+        let round_min = self.round_min_rtt.take();
+        self.round_lost_start = ack.lost;
+        self.round_delivered_start = ack.delivered;
+        let total = lost + delivered;
+        if total == 0 || (lost as f64) <= LOSS_THRESH * total as f64 {
+            return;
+        }
+        let (Some(min), Some(rmin)) = (self.min_rtt, round_min) else {
+            return;
+        };
+        let thresh = (min / 8).clamp(MIN_QUEUE_THRESH, MAX_QUEUE_THRESH);
+        if rmin < min + thresh {
+            return; // random loss on a flat RTT: not congestion
+        }
+        self.saved = Some(self.bounds);
+        let bw = self.bw().unwrap_or(0);
+        self.bounds.bw_lo = Some((bw as f64 * BETA) as u64);
+        self.bounds.inflight_hi = Some(((self.cwnd as f64) * BETA) as u64);
+        if self.mode == Mode::Startup {
+            self.filled_pipe = true;
+        }
+    }
+
+    fn update_ack_aggregation(&mut self, ack: &AckEvent) {
+        let Some(bw) = self.bw() else { return };
+        let elapsed = ack.now - self.ack_epoch_start;
+        let expected = (u128::from(bw) * elapsed.as_micros() / 1_000_000) as u64;
+        if self.ack_epoch_acked <= expected {
+            self.ack_epoch_acked = 0;
+            self.ack_epoch_start = ack.now;
+        }
+        self.ack_epoch_acked += ack.newly_delivered;
+        let extra = self
+            .ack_epoch_acked
+            .saturating_sub(expected.min(self.ack_epoch_acked));
+        let extra = if self.ack_epoch_acked <= expected {
+            0
+        } else {
+            extra
+        };
+        self.extra_acked
+            .update(self.round_count, extra.min(self.cwnd));
+    }
+
+    fn set_cwnd(&mut self, ack: &AckEvent) {
+        let target = self.target_cwnd();
+        let acked = ack.newly_delivered;
+        if self.filled_pipe {
+            self.cwnd = (self.cwnd + acked).min(target);
+        } else if self.cwnd < target || ack.delivered < INITIAL_WINDOW {
+            self.cwnd += acked;
+        }
+        self.cwnd = self.cwnd.max(MIN_WINDOW);
+        if self.mode == Mode::ProbeRtt {
+            self.cwnd = self.cwnd.min(self.probe_rtt_cwnd());
+        }
+    }
+}
+
+impl Controller for Bbr {
+    fn on_sent(&mut self, _now: Timestamp, _bytes: u64, bytes_in_flight: u64) {
+        self.bytes_in_flight = bytes_in_flight;
+    }
+
+    fn on_ack(&mut self, ack: &AckEvent, rtt: &RttEstimator) {
+        self.bytes_in_flight = ack.bytes_in_flight;
+        self.update_round(ack);
+        if let Some(s) = ack.sample {
+            let current = self.max_bw.get().unwrap_or(0);
+            if !s.is_app_limited || s.delivery_rate > current {
+                self.max_bw.update(self.round_count, s.delivery_rate);
+            }
+        }
+        self.update_min_rtt(ack.now, ack.rtt_sample);
+        self.end_of_round_loss_check(ack);
+        self.update_ack_aggregation(ack);
+        self.check_full_pipe(ack);
+        match self.mode {
+            Mode::Startup if self.filled_pipe => {
+                self.mode = Mode::Drain;
+                self.pacing_gain = DRAIN_PACING_GAIN;
+                self.cwnd_gain = CWND_GAIN;
+            }
+            Mode::Drain if ack.bytes_in_flight <= self.bdp(1.0).unwrap_or(0) => {
+                self.enter_probe_bw(ack.now);
+            }
+            _ => {}
+        }
+        self.advance_cycle(ack.now, ack);
+        self.handle_probe_rtt(ack.now, rtt);
+        self.set_cwnd(ack);
+    }
+
+    fn on_loss(&mut self, loss: &LossEvent, _rtt: &RttEstimator) {
+        self.bytes_in_flight = loss.bytes_in_flight;
+        if loss.persistent {
+            self.cwnd = MIN_WINDOW;
+        }
+    }
+
+    fn on_spurious_loss(&mut self) {
+        if let Some(b) = self.saved.take() {
+            self.bounds = b;
+        }
+    }
+
+    fn window(&self) -> u64 {
+        self.cwnd
+    }
+
+    fn pacing_rate(&self, rtt: &RttEstimator) -> Option<u64> {
+        let rate = match self.bw() {
+            Some(bw) => self.pacing_gain * bw as f64,
+            None => {
+                // No bandwidth sample yet: pace the initial window over the first RTT.
+                let srtt = rtt.smoothed()?;
+                self.pacing_gain * self.cwnd as f64 / srtt.as_secs_f64().max(1e-6)
+            }
+        };
+        Some(((rate * PACING_MARGIN) as u64).max(MAX_PACKET))
+    }
+
+    fn in_slow_start(&self) -> bool {
+        self.mode == Mode::Startup
+    }
+}

@@ -143,6 +143,14 @@ impl Legacy {
         Timestamp::from_millis(self.packet_counter_set_ms + TICK_MS + 1)
     }
 
+    /// When the next token-bucket refill can happen (either bucket).
+    pub(crate) fn next_refill(&self) -> Timestamp {
+        let a = ((1000.0 / self.send_rate) + 0.5) as u64 + self.last_left_set_ms;
+        let b =
+            ((1000.0 / self.send_rate_requested) + 0.5) as u64 + self.last_left_requested_set_ms;
+        Timestamp::from_millis(a.min(b))
+    }
+
     /// (a) the measurement tick, if due. `queue_len` = `num_packets_array(send_array)`.
     pub(crate) fn tick(&mut self, now: Timestamp, queue_len: u32) {
         let t = now.as_millis();

@@ -73,6 +73,11 @@ pub(crate) struct AckEvent {
     pub(crate) now: Timestamp,
     /// Bytes newly acknowledged by this event (in-flight ones).
     pub(crate) bytes_acked: u64,
+    /// Bytes newly delivered by this event (all acked packets, including ones declared
+    /// lost earlier).
+    pub(crate) newly_delivered: u64,
+    /// The RTT sample this event produced, if any (never from a resent packet).
+    pub(crate) rtt_sample: Option<Duration>,
     /// Bytes in flight after the event.
     pub(crate) bytes_in_flight: u64,
     /// Total bytes delivered so far (after this event).

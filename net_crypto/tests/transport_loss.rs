@@ -1,0 +1,129 @@
+//! Loss detection (DESIGN.md lesson 3, transport.md §3.5): a request (NACK) generated
+//! before a just-sent packet could arrive must not get that packet resent.
+
+use std::time::Duration;
+
+use rustox_net_crypto::transport::{ControllerKind, PacketClass, Transport, TransportConfig};
+use rustox_net_crypto::Timestamp;
+
+fn ms(m: u64) -> Timestamp {
+    Timestamp::from_millis(m)
+}
+
+fn drain(t: &mut Transport, now: Timestamp) -> Vec<(u32, bool)> {
+    let mut out = Vec::new();
+    while let Some(d) = t.poll_send(now) {
+        out.push((d.packet_number, d.is_resend));
+    }
+    out
+}
+
+#[test]
+fn request_crossing_a_just_sent_packet_does_not_resend_it() {
+    for kind in [ControllerKind::Bbr, ControllerKind::Cubic] {
+        let mut t = Transport::new(ms(0), TransportConfig { controller: kind });
+        for i in 0..10u8 {
+            t.queue_lossless(ms(0), PacketClass::Control, &[64, i])
+                .unwrap();
+        }
+        assert_eq!(drain(&mut t, ms(0)).len(), 10);
+        // 0..4 acked after 100 ms: RTT 100 ms.
+        t.on_peer_buffer_start(ms(100), 5).unwrap();
+        assert_eq!(t.stats().smoothed_rtt, Some(Duration::from_millis(100)));
+        // Packet 10 leaves at 100 ms.
+        t.queue_lossless(ms(100), PacketClass::Control, &[64, 10])
+            .unwrap();
+        assert_eq!(drain(&mut t, ms(100)), vec![(10, false)]);
+        // 2 ms later a request arrives that the peer generated before packet 10 could
+        // reach it: 5..9 received, 10 "missing" (offset 5 from buffer_start 5 → byte 6).
+        t.on_request(ms(102), &[6]).unwrap();
+        assert!(t.is_delivered(9));
+        // Nothing is resent, now or while the loss delay runs.
+        let mut now = ms(102);
+        while now < ms(200) {
+            t.handle_timeout(now);
+            assert_eq!(drain(&mut t, now), vec![], "{kind:?} resent at {now:?}");
+            now += Duration::from_millis(1);
+        }
+        assert_eq!(t.stats().packets_resent, 0);
+        assert_eq!(t.stats().packets_declared_lost, 0);
+        // Packet 10's ack arrives in time: no loss at all.
+        t.on_peer_buffer_start(ms(205), 11).unwrap();
+        for step in 0..2000 {
+            t.handle_timeout(ms(205 + step));
+            assert!(drain(&mut t, ms(205 + step)).is_empty());
+        }
+        assert_eq!(t.stats().packets_resent, 0);
+        t.check_invariants().unwrap();
+    }
+}
+
+#[test]
+fn fresh_nack_of_an_old_packet_resends_it() {
+    // The other side of the rule: a request generated after the packet should have
+    // arrived does get it resent (so the test above is not passing by never resending).
+    for kind in [
+        ControllerKind::Bbr,
+        ControllerKind::Cubic,
+        ControllerKind::Legacy,
+    ] {
+        let mut t = Transport::new(ms(0), TransportConfig { controller: kind });
+        for i in 0..10u8 {
+            t.queue_lossless(ms(0), PacketClass::Control, &[64, i])
+                .unwrap();
+        }
+        drain(&mut t, ms(0));
+        t.on_peer_buffer_start(ms(100), 5).unwrap();
+        t.queue_lossless(ms(100), PacketClass::Control, &[64, 10])
+            .unwrap();
+        drain(&mut t, ms(100));
+        // At 1300 ms the peer still misses 10: older than any loss delay, legacy's
+        // initial 1000 ms rtt_time included.
+        t.on_request(ms(1300), &[6]).unwrap();
+        let mut resent = Vec::new();
+        // (Within 150 ms: later, a PTO probe may legitimately resend it again.)
+        for step in 0..150 {
+            let now = ms(1300 + step);
+            t.handle_timeout(now);
+            resent.extend(drain(&mut t, now));
+        }
+        assert_eq!(resent, vec![(10, true)], "{kind:?}");
+        t.check_invariants().unwrap();
+    }
+}
+
+#[test]
+fn tail_loss_is_probed_without_a_request() {
+    // All packets lost, no request ever arrives: PTO resends the newest packet(s) and asks
+    // for a request to advertise buffer_end.
+    let mut t = Transport::new(ms(0), TransportConfig::default());
+    for i in 0..3u8 {
+        t.queue_lossless(ms(0), PacketClass::Control, &[64, i])
+            .unwrap();
+    }
+    drain(&mut t, ms(0));
+    let mut probes = Vec::new();
+    let mut requests = 0;
+    let mut now = ms(0);
+    while now < ms(3000) {
+        if t.poll_timeout().is_some_and(|d| d <= now) {
+            t.handle_timeout(now);
+        }
+        probes.extend(drain(&mut t, now));
+        if t.poll_request(now).is_some() {
+            requests += 1;
+        }
+        now += Duration::from_millis(1);
+    }
+    assert!(
+        !probes.is_empty() && probes.iter().all(|&(_, resend)| resend),
+        "{probes:?}"
+    );
+    assert!(
+        probes.iter().any(|&(pn, _)| pn == 2),
+        "newest packet probed: {probes:?}"
+    );
+    assert!(requests >= 2);
+    assert_eq!(t.stats().packets_declared_lost, 0, "PTO declares nothing");
+    t.check_invariants().unwrap();
+}
