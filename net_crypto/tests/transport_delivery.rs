@@ -58,7 +58,7 @@ fn check_transfer(kind: ControllerKind, delay: u64, jitter: u64, loss: f64, dup:
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 24, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: 64, ..ProptestConfig::default() })]
 
     #[test]
     fn lossy_reordering_duplicating_link_delivers_everything_once_in_order(

@@ -181,6 +181,8 @@ pub struct Node {
     pub expect_control: u64,
     pub delivered_bytes: u64,
     pub errors: Vec<String>,
+    /// The last frames received (debugging aid).
+    pub log: std::collections::VecDeque<String>,
 }
 
 impl Node {
@@ -196,6 +198,7 @@ impl Node {
             expect_control: 0,
             delivered_bytes: 0,
             errors: Vec::new(),
+            log: Default::default(),
         }
     }
 }
@@ -310,6 +313,24 @@ impl Pair {
     }
 
     fn receive(now: Timestamp, n: &mut Node, f: Frame) {
+        if n.log.len() >= 12 {
+            n.log.pop_front();
+        }
+        n.log.push_back(match &f {
+            Frame::Data {
+                buffer_start, pn, ..
+            } => format!("{now:?} data bs={buffer_start} pn={pn}"),
+            Frame::Request {
+                buffer_start,
+                buffer_end,
+                payload,
+            } => {
+                format!(
+                    "{now:?} req bs={buffer_start} be={buffer_end} {:?}",
+                    &payload[..payload.len().min(20)]
+                )
+            }
+        });
         match f {
             Frame::Data {
                 buffer_start,

@@ -127,3 +127,23 @@ fn tail_loss_is_probed_without_a_request() {
     assert_eq!(t.stats().packets_declared_lost, 0, "PTO declares nothing");
     t.check_invariants().unwrap();
 }
+
+#[test]
+fn request_reordered_behind_a_newer_header_is_decoded_against_its_own_window() {
+    let mut t = Transport::new(ms(0), TransportConfig::default());
+    for i in 0..10u8 {
+        t.queue_lossless(ms(0), PacketClass::Control, &[64, i])
+            .unwrap();
+    }
+    drain(&mut t, ms(0));
+    // Newer packet first: cumulative ack up to 3.
+    t.on_peer_buffer_start(ms(100), 3).unwrap();
+    // Then an older request (header buffer_start 1): 1 and 2 received, 3 missing, so its
+    // walk names offset 2 from 1 → byte 3. Decoded against our start (3) instead, it
+    // would pass 3 and 4 and name 5 — acknowledging packets the peer does not have.
+    t.on_peer_buffer_start(ms(101), 1).unwrap();
+    t.on_request(ms(101), &[3]).unwrap();
+    assert!(!t.is_delivered(3), "packet 3 must not be acknowledged");
+    assert!(!t.is_delivered(4), "packet 4 must not be acknowledged");
+    t.check_invariants().unwrap();
+}

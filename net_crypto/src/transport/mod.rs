@@ -210,6 +210,9 @@ pub struct Transport {
     queued_bulk_bytes: u64,
     bytes_in_flight: u64,
     largest_acked: Option<u32>,
+    /// buffer_start of the latest data-packet header, until a request consumes it (a
+    /// request is relative to its own packet's header).
+    peer_header_start: Option<u32>,
     /// Highest packet number a request named (loss-scan bound).
     largest_nacked: Option<u32>,
     rtt: RttEstimator,
@@ -247,6 +250,7 @@ impl Transport {
             queued_bulk_bytes: 0,
             bytes_in_flight: 0,
             largest_acked: None,
+            peer_header_start: None,
             largest_nacked: None,
             rtt: RttEstimator::new(),
             last_sampled_sent: None,
@@ -371,9 +375,13 @@ impl Transport {
                     break;
                 }
                 l.on_resend(now);
-            } else if !paced_ok || self.bytes_in_flight >= cwnd {
+            } else if !paced_ok {
                 return None; // resends go first: nothing new overtakes a hole's repair
             }
+            // Resends are paced but not window-limited: a lost packet left the flight when
+            // it was declared, and the window may be full of packets the peer holds but
+            // cannot acknowledge until this very hole is filled (the request format only
+            // acks between holes) — waiting for the window would deadlock.
             self.resend_queue.pop_front();
             return Some(self.transmit(now, pn));
         }
@@ -487,11 +495,15 @@ impl Transport {
         let start = self.send.start();
         let off = buffer_start.wrapping_sub(start);
         if off == 0 {
+            self.peer_header_start = Some(buffer_start);
             return Ok(());
         }
         if off > self.sent_end.wrapping_sub(start) {
             if self.send.is_before_start(buffer_start) {
-                return Ok(()); // a reordered, older header: nothing new
+                // A reordered, older header: nothing new, but a request in the same
+                // packet is relative to it.
+                self.peer_header_start = Some(buffer_start);
+                return Ok(());
             }
             return Err(TransportError::OutsideWindow);
         }
@@ -505,6 +517,7 @@ impl Transport {
         let min_rtt = self.rtt.min_rtt();
         self.send
             .ack_below(buffer_start, |pn, slot| batch.add(now, pn, &slot, min_rtt));
+        self.peer_header_start = Some(buffer_start);
         if let (Some(l), Some(c)) = (self.legacy.as_mut(), legacy_candidate) {
             l.on_rtt_candidate(now, c);
         }
@@ -514,8 +527,17 @@ impl Transport {
     }
 
     /// A request packet's payload, without its id byte (protocol.md §2.7).
+    ///
+    /// The walk starts at the `buffer_start` of the same packet's header (the connection
+    /// passes it to [`on_peer_buffer_start`](Self::on_peer_buffer_start) first): a request
+    /// reordered behind a newer header is still decoded against the window it was written
+    /// for, never shifted onto ours.
     pub fn on_request(&mut self, now: Timestamp, request: &[u8]) -> Result<(), TransportError> {
-        let start = self.send.start();
+        // Consumed here, so a request never uses the header of an earlier packet.
+        let start = match self.peer_header_start.take() {
+            Some(h) if self.send.is_before_start(h) => h,
+            _ => self.send.start(),
+        };
         let len = self.sent_end.wrapping_sub(start);
         request::validate(request, len)?;
         self.stats.requests_received += 1;
@@ -745,6 +767,17 @@ impl Transport {
 
     // ---------------------------------------------------------------- receiver side
 
+    /// True if lossless packet `packet_number` from the peer was received (held or already
+    /// delivered). For tests and diagnostics.
+    pub fn is_received(&self, packet_number: u32) -> bool {
+        let back = self.recv.start().wrapping_sub(packet_number);
+        if back != 0 && back <= WINDOW {
+            return true;
+        }
+        self.recv
+            .is_filled(packet_number.wrapping_sub(self.recv.start()))
+    }
+
     /// The next lossless packet number we have not yet delivered (our cumulative ack).
     pub fn recv_buffer_start(&self) -> u32 {
         self.recv.start()
@@ -847,7 +880,7 @@ impl Transport {
             // Only wait for the pacer when the window would let the packet go; a
             // window-limited sender waits for an ack instead.
             let cwnd = self.cc.window();
-            let resend_ready = !self.resend_queue.is_empty() && self.bytes_in_flight < cwnd;
+            let resend_ready = !self.resend_queue.is_empty();
             let bulk_ready =
                 !self.bulk_queue.is_empty() && self.bytes_in_flight + MAX_PACKET <= cwnd;
             if resend_ready || !self.control_queue.is_empty() || bulk_ready {
