@@ -131,6 +131,9 @@ struct Host {
     /// Drop every n-th data packet we send (0: none), to make the peers repair losses.
     drop_every: u32,
     data_sent: u32,
+    /// Drop every n-th data packet we receive (0: none), so the peer must repair them.
+    drop_incoming_every: u32,
+    data_received: u32,
 }
 
 impl Host {
@@ -159,6 +162,8 @@ impl Host {
             events: Vec::new(),
             drop_every: 0,
             data_sent: 0,
+            drop_incoming_every: 0,
+            data_received: 0,
         }
     }
 
@@ -177,6 +182,12 @@ impl Host {
         let mut buf = [0u8; 2048];
         while Instant::now() < end {
             if let Ok((n, from)) = self.socket.recv_from(&mut buf) {
+                if buf[0] == 0x1b && self.drop_incoming_every > 0 {
+                    self.data_received = (self.data_received + 1) % self.drop_incoming_every;
+                    if self.data_received == 0 {
+                        continue;
+                    }
+                }
                 let now = self.now();
                 let _ = self.endpoint.handle_datagram(now, from, &buf[..n]);
             }
@@ -351,12 +362,13 @@ fn c_toxcore_connects_to_us_exchange_data_and_kill() {
     );
 }
 
-#[test]
-fn lossless_stream_with_losses_round_trips_through_c_toxcore_in_order() {
+/// Streams 400 lossless packets to the C peer and back, losing every 10th data packet in
+/// the direction(s) chosen.
+fn stream_through_c_toxcore(lose_ours: bool, lose_theirs: bool, seed: u64) {
     let Some(binary) = peer_binary() else { return };
     let port = free_port();
     let mut peer = CPeer::spawn(&binary, port, &["listen".to_string()]);
-    let mut host = Host::new(3);
+    let mut host = Host::new(seed);
     let now = host.now();
     let id = host
         .endpoint
@@ -365,9 +377,11 @@ fn lossless_stream_with_losses_round_trips_through_c_toxcore_in_order() {
     assert!(host.drive(&mut peer, Duration::from_secs(10), |h, p| {
         h.established() && p.saw("ONLINE")
     }));
-    // Lose every 10th data packet we send: c-toxcore's request packets must name them and
-    // our resends must fill its holes; its echoes come back through our receive path.
-    host.drop_every = 10;
+    // Lost data packets of ours: c-toxcore's request packets must name them and our resends
+    // fill its holes. Lost packets of its: our request packets must name them and c-toxcore
+    // must resend them.
+    host.drop_every = if lose_ours { 10 } else { 0 };
+    host.drop_incoming_every = if lose_theirs { 10 } else { 0 };
     let count = 400u32;
     let payload = |i: u32| {
         let mut p = vec![170u8];
@@ -412,5 +426,20 @@ fn lossless_stream_with_losses_round_trips_through_c_toxcore_in_order() {
         assert_eq!(*p, payload(i as u32), "echo {i} in order and intact");
     }
     let stats = host.endpoint.connection(id).unwrap().transport().stats();
-    assert!(stats.packets_resent > 0, "losses were repaired by resends");
+    if lose_ours {
+        assert!(
+            stats.packets_resent > 0,
+            "our losses were repaired by resends"
+        );
+    }
+}
+
+#[test]
+fn lossless_stream_with_our_packets_lost_round_trips_through_c_toxcore_in_order() {
+    stream_through_c_toxcore(true, false, 3);
+}
+
+#[test]
+fn lossless_stream_with_its_packets_lost_round_trips_through_c_toxcore_in_order() {
+    stream_through_c_toxcore(false, true, 4);
 }

@@ -81,13 +81,16 @@ int crypto_kill(Net_Crypto *c, int crypt_connection_id);
 void do_net_crypto(Net_Crypto *c, void *userdata);
 
 /* ---- the peer ------------------------------------------------------------------------- */
-#define MAX_ECHO 256
+/* Packets to echo, kept until the main loop sends them: a burst after a repaired hole can
+ * deliver thousands of packets in one networking_poll. */
+#define MAX_ECHO 32768
 
 typedef struct Echo { bool lossy; uint16_t length; uint8_t data[1400]; } Echo;
 
 static Net_Crypto *nc;
 static int conn_id = -1;
-static Echo echoes[MAX_ECHO];
+static Echo *echoes;
+static int echo_capacity;
 static int echo_count;
 
 static void print_hex(const char *tag, const uint8_t *data, size_t length) {
@@ -108,7 +111,18 @@ static int unhex(const char *s, uint8_t *out, size_t n) {
 }
 
 static void queue_echo(bool lossy, const uint8_t *data, uint16_t length) {
-    if (echo_count >= MAX_ECHO || length > sizeof(echoes[0].data)) return;
+    if (length > sizeof(echoes[0].data)) return;
+    if (echo_count == echo_capacity) {
+        if (echo_capacity >= MAX_ECHO) {
+            fprintf(stderr, "echo queue full\n");
+            exit(3);
+        }
+        int grown = echo_capacity == 0 ? 64 : 2 * echo_capacity;
+        Echo *bigger = realloc(echoes, (size_t)grown * sizeof(Echo));
+        if (bigger == NULL) exit(3);
+        echoes = bigger;
+        echo_capacity = grown;
+    }
     echoes[echo_count].lossy = lossy;
     echoes[echo_count].length = length;
     memcpy(echoes[echo_count].data, data, length);
