@@ -17,8 +17,8 @@ pub mod endpoint;
 mod identity;
 pub mod packets;
 mod receive_nonce;
-mod token_bucket;
 pub mod time;
+mod token_bucket;
 pub mod transport;
 
 pub use connection::{

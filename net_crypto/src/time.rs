@@ -118,7 +118,10 @@ mod tests {
         assert_eq!(Timestamp::MAX + Duration::from_secs(1), Timestamp::MAX);
         assert_eq!(Timestamp::ZERO - Duration::from_secs(1), Timestamp::ZERO);
         assert_eq!(Timestamp::ZERO - Timestamp::from_secs(3), Duration::ZERO);
-        assert_eq!(Timestamp::from_millis(1500) - Timestamp::from_secs(1), Duration::from_millis(500));
+        assert_eq!(
+            Timestamp::from_millis(1500) - Timestamp::from_secs(1),
+            Duration::from_millis(500)
+        );
     }
 
     #[test]
