@@ -443,3 +443,43 @@ fn lossless_stream_with_our_packets_lost_round_trips_through_c_toxcore_in_order(
 fn lossless_stream_with_its_packets_lost_round_trips_through_c_toxcore_in_order() {
     stream_through_c_toxcore(false, true, 4);
 }
+
+#[test]
+fn crossed_handshakes_with_c_toxcore_give_one_session() {
+    let Some(binary) = peer_binary() else { return };
+    let mut host = Host::new(5);
+    let our_port = host.socket.local_addr().unwrap().port();
+    let args = vec![
+        "connect".to_string(),
+        host.endpoint.real_public_key().to_hex(),
+        host.endpoint.dht_public_key().to_hex(),
+        our_port.to_string(),
+    ];
+    let mut peer = CPeer::spawn(&binary, free_port(), &args);
+    host.endpoint.allow_peer(peer.real_pk);
+    // Both sides connect at once: c-toxcore's cookie request is already on its way.
+    let now = host.now();
+    let id = host
+        .endpoint
+        .connect(now, peer.addr, peer.real_pk, peer.dht_pk)
+        .unwrap();
+    let ok = host.drive(&mut peer, Duration::from_secs(10), |h, p| {
+        h.established() && p.saw("ONLINE")
+    });
+    assert!(
+        ok,
+        "crossed handshake with c-toxcore failed; peer said {:?}; events {:?}; drops {:?}",
+        peer.seen,
+        host.events,
+        host.endpoint.drop_counters()
+    );
+    assert_eq!(host.endpoint.connection_ids(), vec![id]);
+    assert!(
+        !host
+            .events
+            .iter()
+            .any(|e| matches!(e, EndpointEvent::Incoming { .. })),
+        "the peer's handshake joined our own connection"
+    );
+    exchange(&mut host, &mut peer, id);
+}
