@@ -435,3 +435,28 @@ fn peer_back_with_a_new_dht_key_replaces_the_old_session() {
         p.a.dht.public
     );
 }
+
+#[test]
+fn responder_gives_up_after_eight_handshakes_when_nothing_of_it_arrives() {
+    let mut p = Pair::new(19);
+    // Only B's cookie response gets through; its handshakes and data never do.
+    p.filter = Some(Box::new(|side, t| {
+        side == Side::A || t.payload[0] == COOKIE_RESPONSE
+    }));
+    p.connect(Side::A);
+    p.run_for(Duration::from_secs(30));
+    assert_eq!(p.sent(Side::B, HANDSHAKE).len(), 8);
+    assert_eq!(p.sent(Side::A, HANDSHAKE).len(), 8);
+    for side in [Side::A, Side::B] {
+        assert_eq!(
+            p.connection_events(side).last(),
+            Some(&ConnectionEvent::Closed(CloseReason::Timeout)),
+            "{side:?}"
+        );
+        assert!(p.node(side).endpoint.connection_ids().is_empty());
+    }
+    // B never reported Established: the peer never confirmed.
+    assert!(!p
+        .connection_events(Side::B)
+        .contains(&ConnectionEvent::Established));
+}
