@@ -201,7 +201,8 @@ impl Endpoint {
         self.identity.dht.public
     }
 
-    /// Starts a connection to a peer at `addr` (we are the initiator).
+    /// Starts a connection to a peer at `addr` (we are the initiator). The peer is also
+    /// allowed to connect to us, as a friend is (crossed handshakes, a restarted peer).
     pub fn connect(
         &mut self,
         now: Timestamp,
@@ -228,6 +229,7 @@ impl Endpoint {
             self.rng.as_mut(),
         );
         self.insert(conn);
+        self.allowed.insert(peer_real_pk);
         Ok(id)
     }
 
@@ -346,8 +348,8 @@ impl Endpoint {
 
         // A connection at this address must be with the peer the cookie names.
         let at_addr = self.live_by_addr(&from);
-        if let Some(id) = at_addr {
-            if self.connections[&id].peer_real_pk() != cookie.real_pk {
+        if let Some(conn) = at_addr.and_then(|id| self.connections.get(&id)) {
+            if conn.peer_real_pk() != cookie.real_pk {
                 return Err(DropReason::WrongPeer);
             }
         }
@@ -360,8 +362,9 @@ impl Endpoint {
                 &self.identity.real.secret,
             )),
         };
-        let real_shared = match (existing, &fresh_key) {
-            (Some(id), _) => self.connections[&id].real_shared_key(),
+        let existing_conn = existing.and_then(|id| self.connections.get(&id));
+        let real_shared = match (existing_conn, &fresh_key) {
+            (Some(conn), _) => conn.real_shared_key(),
             (None, Some(key)) => key,
             (None, None) => return Err(DropReason::UnknownConnection),
         };
@@ -370,14 +373,16 @@ impl Endpoint {
             return Err(DropReason::CookieHashMismatch);
         }
 
+        let mut replaced = None;
         if let Some(id) = existing {
             let conn = self
                 .connections
                 .get_mut(&id)
                 .ok_or(DropReason::UnknownConnection)?;
             if conn.peer_dht_pk() != cookie.dht_pk {
-                // The peer came back with a new DHT key: the old session is over (§2.2).
-                conn.close_replaced();
+                // The peer came back with a new DHT key: once the new connection is
+                // accepted below, the old session is over (§2.2).
+                replaced = Some(id);
             } else if at_addr.is_some() {
                 return conn.handle_handshake(now, &payload, &self.identity, self.rng.as_mut());
             } else {
@@ -403,6 +408,9 @@ impl Endpoint {
             return Err(DropReason::PeerNotAllowed);
         }
         self.check_capacity()?;
+        if let Some(conn) = replaced.and_then(|id| self.connections.get_mut(&id)) {
+            conn.close_replaced();
+        }
         let real_shared = fresh_key
             .unwrap_or_else(|| PrecomputedKey::new(&cookie.real_pk, &self.identity.real.secret));
         let id = self.allocate_id();

@@ -460,3 +460,25 @@ fn responder_gives_up_after_eight_handshakes_when_nothing_of_it_arrives() {
         .connection_events(Side::B)
         .contains(&ConnectionEvent::Established));
 }
+
+#[test]
+fn a_peer_we_connected_to_may_later_connect_to_us() {
+    let mut p = Pair::new(20);
+    // Endpoints that allow nobody up front.
+    p.a = common::node(2001, 33445, false);
+    p.b = common::node(2002, 33446, false);
+    p.filter = Some(Box::new(|_, _| false));
+    p.connect(Side::A);
+    p.run_for(Duration::from_secs(30));
+    assert!(p.a.endpoint.connection_ids().is_empty(), "A gave up");
+    // B was told about A only now; A accepts B's handshake because it had asked for B.
+    p.filter = None;
+    p.b.endpoint.allow_peer(p.a.real.public);
+    p.connect(Side::B);
+    assert!(p.run_until(p.now + Duration::from_secs(5), both_established));
+    assert!(p
+        .a
+        .events
+        .iter()
+        .any(|e| matches!(e, EndpointEvent::Incoming { .. })));
+}
