@@ -471,7 +471,9 @@ impl Endpoint {
         None
     }
 
-    /// The next event: new incoming connections, then each connection's events.
+    /// The next event: new incoming connections, then each connection's events. A closed
+    /// connection stays readable (`connection(id)`) until a call returns `None` after its
+    /// `Closed` event; then it is forgotten.
     pub fn poll_event(&mut self) -> Option<EndpointEvent> {
         if let Some(e) = self.events.pop_front() {
             return Some(e);
