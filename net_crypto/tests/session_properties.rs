@@ -58,6 +58,12 @@ proptest! {
         while p.now < end {
             let step_end = p.now + Duration::from_millis(50);
             p.run_until(step_end, |_| false);
+            for (side, id) in [(Side::A, a), (Side::B, b)] {
+                let conn = p.node(side).endpoint.connection(id).expect("still open");
+                if let Err(broken) = conn.transport().check_invariants() {
+                    prop_assert!(false, "{:?} transport invariant: {}", side, broken);
+                }
+            }
             // Re-inject a random earlier data packet in each direction.
             for side in [Side::A, Side::B] {
                 let sent = p.sent(side, 0x1b);
