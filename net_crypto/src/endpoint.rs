@@ -523,6 +523,28 @@ impl Endpoint {
         &self.drops
     }
 
+    /// Bytes held by the endpoint: its connections (transports included), queued cookie
+    /// responses and events, and its tables.
+    pub fn memory_usage(&self) -> usize {
+        let connections: usize = self
+            .connections
+            .values()
+            .map(Connection::memory_usage)
+            .sum();
+        let responses: usize = self
+            .responses
+            .iter()
+            .map(|t| t.payload.capacity() + std::mem::size_of::<Transmit>())
+            .sum();
+        let tables = self.by_addr.capacity()
+            * (std::mem::size_of::<SocketAddr>() + std::mem::size_of::<ConnectionId>())
+            + self.by_real_pk.capacity()
+                * (std::mem::size_of::<PublicKey>() + std::mem::size_of::<ConnectionId>())
+            + self.allowed.capacity() * std::mem::size_of::<PublicKey>()
+            + self.events.capacity() * std::mem::size_of::<EndpointEvent>();
+        std::mem::size_of::<Self>() + connections + responses + tables
+    }
+
     // ----- internals ------------------------------------------------------------------------
 
     fn allocate_id(&mut self) -> ConnectionId {

@@ -482,3 +482,18 @@ fn a_peer_we_connected_to_may_later_connect_to_us() {
         .iter()
         .any(|e| matches!(e, EndpointEvent::Incoming { .. })));
 }
+
+#[test]
+fn endpoint_memory_is_the_sum_of_its_connections_and_stays_small_when_idle() {
+    let mut p = Pair::new(21);
+    let before = p.b.endpoint.memory_usage();
+    let (_, id_b) = p.establish(Side::A);
+    p.run_for(Duration::from_secs(3));
+    let conn = p.b.endpoint.connection(id_b).unwrap().memory_usage();
+    let after = p.b.endpoint.memory_usage();
+    assert!(after >= before + conn, "{after} < {before} + {conn}");
+    assert!(
+        after <= before + conn + 4096,
+        "tables cost more than 4 KiB: {after}"
+    );
+}
