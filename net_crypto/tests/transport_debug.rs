@@ -52,3 +52,91 @@ fn debug_stall() {
     println!("A: {:#?}", p.a.t.stats());
     println!("B: {:#?}", p.b.t.stats());
 }
+
+#[test]
+#[ignore]
+fn debug_wan20() {
+    let l = LinkConfig {
+        delay: Duration::from_millis(10),
+        jitter: Duration::ZERO,
+        rate: 12_500_000,
+        buffer: 250_000,
+        loss: 0.0,
+        duplicate: 0.0,
+        drop_first_data: 0,
+    };
+    let mut p = Pair::new(ControllerKind::Bbr, l.clone(), l, 1);
+    let t = p.transfer(6000, Duration::from_secs(30));
+    println!("done {t:?} A {:#?}", p.a.t.stats());
+}
+
+fn trace(name: &str, l: LinkConfig, packets: u64, secs: u64) {
+    let mut p = Pair::new(
+        ControllerKind::Bbr,
+        l.clone(),
+        LinkConfig { loss: 0.0, ..l },
+        1,
+    );
+    p.a.to_send = packets;
+    let mut next = p.now;
+    let start = p.now;
+    p.run_until(Duration::from_secs(secs), |p| {
+        if p.now >= next {
+            next = p.now + Duration::from_millis(250);
+            let s = p.a.t.stats();
+            println!(
+                "{name} {:?} got {} inflight {} srtt {:?} pace {} | {}",
+                p.now,
+                p.b.expect_bulk,
+                s.bytes_in_flight,
+                s.smoothed_rtt,
+                s.pacing_rate,
+                p.a.t.controller_state()
+            );
+        }
+        p.b.expect_bulk >= packets
+    });
+    let el = (p.now - start).as_secs_f64();
+    println!(
+        "{name} done in {el:.2}s eff {:.3}",
+        (packets * 1373) as f64 / el / l.rate as f64
+    );
+}
+
+#[test]
+#[ignore]
+fn trace_relay500() {
+    trace(
+        "relay500",
+        LinkConfig {
+            delay: Duration::from_millis(250),
+            jitter: Duration::ZERO,
+            rate: 250_000,
+            buffer: 10_000_000,
+            loss: 0.0,
+            duplicate: 0.0,
+            drop_first_data: 0,
+        },
+        3000,
+        60,
+    );
+}
+
+#[test]
+#[ignore]
+fn trace_wan20() {
+    trace(
+        "wan20",
+        LinkConfig {
+            delay: Duration::from_millis(10),
+            jitter: Duration::ZERO,
+            rate: 12_500_000,
+            buffer: 250_000,
+            loss: 0.0,
+            duplicate: 0.0,
+            drop_first_data: 0,
+        },
+        6000,
+        30,
+    );
+}

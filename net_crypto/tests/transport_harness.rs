@@ -225,6 +225,7 @@ pub struct Pair {
     pub ba: Link,
     pub rng: ChaCha8Rng,
     pub steps: u64,
+    stuck: u64,
 }
 
 impl Pair {
@@ -238,6 +239,7 @@ impl Pair {
             ba: Link::new(ba),
             rng: ChaCha8Rng::seed_from_u64(seed),
             steps: 0,
+            stuck: 0,
         }
     }
 
@@ -376,6 +378,20 @@ impl Pair {
         .flatten()
         {
             next = next.min(t);
+        }
+        // A deadline that does not move is a livelock (the simulator's check, too).
+        if next <= self.now {
+            self.stuck += 1;
+            assert!(
+                self.stuck < 100_000,
+                "livelock at {:?}: A wants {:?}, B wants {:?}; A {:?}",
+                self.now,
+                self.a.t.poll_timeout(),
+                self.b.t.poll_timeout(),
+                self.a.t.stats()
+            );
+        } else {
+            self.stuck = 0;
         }
         // Never stand still: a deadline in the past means "work now" — advance by 1 µs.
         self.now = next.max(self.now + Duration::from_micros(1));

@@ -68,12 +68,15 @@ impl LossThresholds {
         }
     }
 
-    /// `max(time_thresh · max(srtt, latest), ack_loop_max + 1 ms, 1 ms)`.
+    /// `max(time_thresh · max(srtt, latest), ack_loop_max + 1 ms, 1 ms)`, rounded up to
+    /// whole microseconds: timers are armed in µs (`Timestamp`), and a sub-µs remainder
+    /// would arm a timer at an instant where the rule does not yet hold — forever.
     pub(crate) fn loss_delay(&self, now: Timestamp, rtt: &RttEstimator) -> Duration {
         let timed = rtt.conservative() * self.time_thresh_8ths / 8;
-        timed
+        let d = timed
             .max(self.ack_loop_max(now) + GRANULARITY)
-            .max(GRANULARITY)
+            .max(GRANULARITY);
+        Duration::from_micros(u64::try_from(d.as_nanos().div_ceil(1000)).unwrap_or(u64::MAX))
     }
 
     pub(crate) fn pkt_thresh(&self) -> u32 {

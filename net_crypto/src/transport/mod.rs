@@ -34,6 +34,7 @@ mod send_array;
 mod stats;
 
 use std::collections::VecDeque;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 pub use rate::RateCounter;
@@ -228,6 +229,11 @@ pub struct Transport {
     last_inflight_sent: Timestamp,
     /// Set if an RTT sample ever came from a resent packet (must stay false; bbr/cubic).
     karn_violated: bool,
+    /// Bulk packets the last `send_budget` offered and the layer above has not queued
+    /// yet. If it is still positive when the queues run dry, the sender is
+    /// application-limited (the file layer had nothing to send), not window-limited.
+    /// Atomic only so `send_budget` can stay `&self` without giving up `Sync`.
+    budget_unused: AtomicU64,
     // ---- receiver ----
     recv: RecvArray,
     ack_timing: AckTiming,
@@ -263,6 +269,7 @@ impl Transport {
             pto_count: 0,
             last_inflight_sent: now,
             karn_violated: false,
+            budget_unused: AtomicU64::new(0),
             recv: RecvArray::new(0),
             ack_timing: AckTiming::new(now),
             stats: TransportStats::default(),
@@ -310,6 +317,8 @@ impl Transport {
                 }
                 self.queued_bulk_bytes += payload.len() as u64;
                 self.bulk_queue.push_back(pn);
+                let unused = self.budget_unused.get_mut();
+                *unused = unused.saturating_sub(1);
             }
         }
         Ok(pn)
@@ -336,7 +345,9 @@ impl Transport {
             None => u64::MAX,
         };
         let quantum = quantum.saturating_sub(self.bulk_queue.len() as u64);
-        room.min(quantum).min(free) as usize
+        let budget = room.min(quantum).min(free);
+        self.budget_unused.store(budget, Ordering::Relaxed);
+        budget as usize
     }
 
     /// The next lossless packet to transmit now (resends, then control, then bulk), if the
@@ -420,8 +431,13 @@ impl Transport {
             return Some(self.transmit(now, pn));
         }
 
-        // Nothing to send while the window has room: samples taken now are app-limited.
-        if self.bytes_in_flight + MAX_PACKET <= cwnd && self.resend_queue.is_empty() {
+        // Nothing to send while the window has room, and the layer above left budget
+        // unused: samples taken now are app-limited (draft-cheng-iccrg-delivery-rate-
+        // estimation §3.4). A sender that simply drained one quantum is not.
+        if self.bytes_in_flight + MAX_PACKET <= cwnd
+            && self.resend_queue.is_empty()
+            && *self.budget_unused.get_mut() > 0
+        {
             self.delivery.on_app_limited(self.bytes_in_flight);
         }
         None
@@ -907,6 +923,11 @@ impl Transport {
     }
 
     // --------------------------------------------------------------- introspection
+
+    /// A one-line description of the congestion controller's state, for traces.
+    pub fn controller_state(&self) -> String {
+        self.cc.summary()
+    }
 
     /// Counters and estimates.
     pub fn stats(&self) -> TransportStats {

@@ -192,9 +192,21 @@ impl Bbr {
             if self.mode == Mode::ProbeRtt {
                 self.probe_min = Some(self.probe_min.map_or(r, |m| m.min(r)));
             }
-            if self.min_rtt.map_or(true, |m| r <= m) {
-                self.min_rtt = Some(r);
-                self.min_rtt_stamp = now;
+            match self.min_rtt {
+                Some(m) if r > m => {
+                    // A sample within 1/32 of the minimum shows no standing queue: the
+                    // minimum is still current, so ProbeRTT need not drain the pipe to
+                    // re-measure it. (Our samples include the peer's ack delay, so they
+                    // rarely equal the minimum exactly, and v1's "≤ min" test would
+                    // probe every 10 s for nothing.)
+                    if r <= m + m / 32 {
+                        self.min_rtt_stamp = now;
+                    }
+                }
+                _ => {
+                    self.min_rtt = Some(r);
+                    self.min_rtt_stamp = now;
+                }
             }
         }
         let expired = now - self.min_rtt_stamp > MIN_RTT_WINDOW;
@@ -442,5 +454,21 @@ impl Controller for Bbr {
 
     fn in_slow_start(&self) -> bool {
         self.mode == Mode::Startup
+    }
+
+    fn summary(&self) -> String {
+        format!(
+            "{:?} gain {:.2} bw {:?} min_rtt {:?} cwnd {} extra {:?} bw_lo {:?} inflight_hi {:?} round {} full {}",
+            self.mode,
+            self.pacing_gain,
+            self.max_bw.get(),
+            self.min_rtt,
+            self.cwnd,
+            self.extra_acked.get(),
+            self.bounds.bw_lo,
+            self.bounds.inflight_hi,
+            self.round_count,
+            self.filled_pipe
+        )
     }
 }

@@ -128,6 +128,10 @@ pub(crate) trait Controller: Debug + Send {
     fn pacing_rate(&self, rtt: &RttEstimator) -> Option<u64>;
     /// Whether still in the startup / slow-start phase (diagnostics).
     fn in_slow_start(&self) -> bool;
+    /// A one-line state summary for traces.
+    fn summary(&self) -> String {
+        format!("{self:?}")
+    }
 }
 
 /// Builds the controller for `kind`.
