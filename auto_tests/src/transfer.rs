@@ -181,20 +181,34 @@ fn mean_transit(stats: &LinkStats, from: Timestamp, to: Timestamp) -> Option<f64
     Some(s.iter().map(|x| f64::from(x.transit_us)).sum::<f64>() / s.len() as f64)
 }
 
-/// The round trip a data packet sent around `now` really experiences: the forward link's
-/// transit of packets that entered during the last propagation RTT plus the reverse link's
-/// (queueing, serialisation and jitter included), as the simulator measured them.
+/// The round trip that the packets whose acknowledgements reach the sender around `now`
+/// really experienced, as the simulator measured it: each data packet's own forward transit
+/// (queueing, serialisation, propagation, jitter) plus the reverse link's mean transit. The
+/// packets chosen are those that arrived at the receiver within the last quarter RTT (at
+/// least 2 ms) before `now − reverse transit` — the ones an RTT estimator could have sampled
+/// just now, so a queue that is growing or draining is compared in phase.
 pub fn true_rtt_us(
     fwd: &LinkStats,
     rev: &LinkStats,
     now: Timestamp,
     profile: &Profile,
 ) -> Option<f64> {
-    let from = now - profile.rtt.max(Duration::from_millis(1));
     let one_way = (profile.rtt / 2).as_micros() as f64;
-    let f = mean_transit(fwd, from, now)?;
-    let r = mean_transit(rev, from, now).unwrap_or(one_way);
-    Some(f + r)
+    let reverse =
+        mean_transit(rev, now - profile.rtt.max(Duration::from_millis(1)), now).unwrap_or(one_way);
+    let acked_by = now.as_micros().saturating_sub(reverse as u64);
+    let window = (profile.rtt / 4).max(Duration::from_millis(2)).as_micros() as u64;
+    let from = acked_by.saturating_sub(window);
+    // Without reordering a link is FIFO, so arrival times are sorted like entry times.
+    let arrival = |x: &crate::link::LinkSample| x.entered.as_micros() + u64::from(x.transit_us);
+    let lo = fwd.samples.partition_point(|x| arrival(x) < from);
+    let hi = fwd.samples.partition_point(|x| arrival(x) <= acked_by);
+    let picked = fwd.samples.get(lo..hi.max(lo))?;
+    if picked.is_empty() {
+        return None;
+    }
+    let forward = picked.iter().map(|x| f64::from(x.transit_us)).sum::<f64>() / picked.len() as f64;
+    Some(forward + reverse)
 }
 
 /// A sender/receiver pair set up for a transfer.
@@ -405,6 +419,40 @@ mod tests {
         assert_eq!(
             time_to_fraction(&slow, Timestamp::ZERO, Duration::from_secs(1), 1000.0, 0.9),
             None
+        );
+    }
+
+    #[test]
+    fn true_rtt_follows_the_packets_being_acknowledged_now() {
+        use crate::link::LinkSample;
+        let profile = Profile::vpn300();
+        // Forward transit grows by 1 ms per packet sent every 10 ms (a filling queue).
+        let mut fwd = LinkStats::default();
+        for i in 0..300u64 {
+            let transit = 150_000 + 1000 * i as u32;
+            fwd.samples.push(LinkSample {
+                entered: Timestamp::from_millis(10 * i),
+                queue_delay_us: 0,
+                transit_us: transit,
+            });
+        }
+        let mut rev = LinkStats::default();
+        for i in 0..300u64 {
+            rev.samples.push(LinkSample {
+                entered: Timestamp::from_millis(10 * i),
+                queue_delay_us: 0,
+                transit_us: 150_000,
+            });
+        }
+        // At 2 s, acks arriving now left the receiver at 1.85 s: packets that arrived there
+        // in [1.775 s, 1.85 s] entered at i·10 ms + 150 ms + i ms, i.e. i in 148..=154.
+        let t = true_rtt_us(&fwd, &rev, Timestamp::from_secs(2), &profile).unwrap();
+        let expected = 150_000.0 + 1000.0 * (148..=154).sum::<u32>() as f64 / 7.0 + 150_000.0;
+        assert!((t - expected).abs() < 1.0, "{t} vs {expected}");
+        assert_eq!(
+            true_rtt_us(&fwd, &rev, Timestamp::from_millis(100), &profile),
+            None,
+            "nothing acked yet"
         );
     }
 
