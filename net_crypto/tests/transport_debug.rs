@@ -82,7 +82,7 @@ fn trace(name: &str, l: LinkConfig, packets: u64, secs: u64) {
     let start = p.now;
     p.run_until(Duration::from_secs(secs), |p| {
         if p.now >= next {
-            next = p.now + Duration::from_millis(250);
+            next = p.now + Duration::from_millis(if name == "wan20" { 20 } else { 250 });
             let s = p.a.t.stats();
             println!(
                 "{name} {:?} got {} inflight {} srtt {:?} pace {} | {}",

@@ -470,6 +470,7 @@ impl Transport {
             } else {
                 self.stats.packets_resent += 1;
                 self.stats.bytes_resent += size;
+                self.delivery.on_resent(size);
             }
             slot.last_sent = now;
             slot.tx_count = slot.tx_count.saturating_add(1);

@@ -5,6 +5,14 @@
 //! on ack of a never-resent packet (Karn's rule applies to rate samples too, transport.md
 //! §3.6), the rate over the packet's flight is
 //! `(delivered_now − P.delivered) / max(send_elapsed, ack_elapsed)`.
+//!
+//! One deviation, for Tox's request format: the bytes counted are capped by the bytes
+//! *sent* during the flight. A request acknowledges only what lies between holes, so the
+//! packets after the last hole are acknowledged in one jump when it fills — bytes the
+//! peer received long before P was sent. Counted as delivered during P's flight they
+//! inflate the sample (and BBR's max filter keeps the inflated value for 10 rounds); the
+//! send side of the flight bounds what can really have been delivered in it (quinn's
+//! estimator takes min(send rate, ack rate) for the same reason).
 
 use std::time::Duration;
 
@@ -18,6 +26,9 @@ pub(crate) struct DeliveryRate {
     delivered_time: Timestamp,
     first_sent_time: Timestamp,
     lost: u64,
+    /// Bytes transmitted so far, and at `first_sent_time`.
+    sent_total: u64,
+    first_sent_total: u64,
     /// Until `delivered` passes this, samples are app-limited (0 = not app-limited).
     app_limited_until: u64,
 }
@@ -42,7 +53,9 @@ impl DeliveryRate {
             // Nothing else in flight: a new flight starts here.
             self.first_sent_time = now;
             self.delivered_time = now;
+            self.first_sent_total = self.sent_total;
         }
+        self.sent_total = self.sent_total.saturating_add(size);
         PacketInfo {
             delivered: self.delivered,
             delivered_time: self.delivered_time,
@@ -50,7 +63,14 @@ impl DeliveryRate {
             is_app_limited: self.app_limited_until != 0,
             tx_in_flight: bytes_in_flight,
             lost: self.lost,
+            sent_total: self.sent_total,
+            first_sent_total: self.first_sent_total,
         }
+    }
+
+    /// Counts a retransmission's bytes as sent (they occupy the path like new data).
+    pub(crate) fn on_resent(&mut self, size: u64) {
+        self.sent_total = self.sent_total.saturating_add(size);
     }
 
     /// Counts newly acknowledged bytes (all of them, resent or not).
@@ -96,10 +116,15 @@ impl DeliveryRate {
     ) -> Option<RateSample> {
         // The next packet's flight starts at this packet's send time (draft §3.3).
         self.first_sent_time = sent;
+        self.first_sent_total = info.sent_total;
         let send_elapsed = sent - info.first_sent_time;
         let ack_elapsed = now - info.delivered_time;
         let interval = send_elapsed.max(ack_elapsed);
-        let delivered = self.delivered.saturating_sub(info.delivered);
+        let sent_in_flight = info.sent_total.saturating_sub(info.first_sent_total);
+        let delivered = self
+            .delivered
+            .saturating_sub(info.delivered)
+            .min(sent_in_flight.max(1));
         if interval.is_zero() {
             return None;
         }

@@ -46,6 +46,10 @@ pub(crate) struct PacketInfo {
     pub(crate) tx_in_flight: u64,
     /// Bytes declared lost when this packet was sent.
     pub(crate) lost: u64,
+    /// Bytes transmitted (first sends and resends) up to and including this packet.
+    pub(crate) sent_total: u64,
+    /// `sent_total` at `first_sent_time` (start of this packet's flight).
+    pub(crate) first_sent_total: u64,
 }
 
 /// One delivery-rate sample, computed when a never-resent packet is acknowledged.
