@@ -156,7 +156,7 @@ fn small_network_converges_to_true_closest() {
         let me = n.public_key();
         let truth: Vec<PublicKey> = all.iter().copied().filter(|k| *k != me).collect();
         let have: Vec<PublicKey> = n.close_nodes(now).iter().map(|x| x.pk).collect();
-        let missing = missing_closest(n.close_list(), &truth, &have, K_CLOSEST);
+        let missing = missing_closest(&me, n.close_list(), &truth, &have, K_CLOSEST);
         assert!(
             missing.is_empty(),
             "a node misses {} of its closest nodes",
@@ -410,42 +410,33 @@ fn friends_exchange_nat_pings_through_the_dht() {
     );
 }
 
-/// The nodes a correct close list must hold, checked by brute force: walking the buckets
-/// from the nearest (127) outwards, every member of a bucket with at most 8 members, and
-/// 8 members of the first fuller bucket, until at least 8 nodes are covered. Returns what
-/// is missing.
+/// The nodes a correct close list must hold and does not: the `k` closest to `me` by XOR
+/// (brute force over all keys), except that a k-bucket holds at most 8, so a node is expected
+/// only while its bucket has fewer than 8 expected nodes.
 fn missing_closest(
+    me: &PublicKey,
     list: &rustox_core::dht::close_list::CloseList,
     truth: &[PublicKey],
     have: &[PublicKey],
     k: usize,
 ) -> Vec<PublicKey> {
+    let mut sorted: Vec<PublicKey> = truth.to_vec();
+    sorted.sort_by(|a, b| rustox_core::dht::distance::cmp_distance(me, a, b));
+    let mut per_bucket = [0usize; 128];
+    let mut expected = 0;
     let mut missing = Vec::new();
-    let mut covered = 0;
-    for b in (0..128).rev() {
-        let members: Vec<PublicKey> = truth
-            .iter()
-            .copied()
-            .filter(|k| list.bucket_of(k) == b)
-            .collect();
-        if members.is_empty() {
+    for x in sorted {
+        if expected == k {
+            break;
+        }
+        let b = list.bucket_of(&x);
+        if per_bucket[b] == 8 {
             continue;
         }
-        if members.len() <= 8 {
-            missing.extend(members.iter().filter(|k| !have.contains(k)));
-            covered += members.len();
-        } else {
-            let held = members.iter().filter(|k| have.contains(k)).count();
-            missing.extend(
-                members
-                    .iter()
-                    .filter(|k| !have.contains(k))
-                    .take(8usize.saturating_sub(held)),
-            );
-            covered += 8;
-        }
-        if covered >= k {
-            break;
+        per_bucket[b] += 1;
+        expected += 1;
+        if !have.contains(&x) {
+            missing.push(x);
         }
     }
     missing
