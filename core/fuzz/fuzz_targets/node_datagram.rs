@@ -9,7 +9,12 @@ use rustox_net_crypto::Timestamp;
 
 fuzz_target!(|data: &[u8]| {
     let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(1);
-    let mut node = DhtNode::new(KeyPair::generate(&mut rng), DhtConfig::default(), Timestamp::ZERO, &mut rng);
+    let mut node = DhtNode::new(
+        KeyPair::generate(&mut rng),
+        DhtConfig::default(),
+        Timestamp::ZERO,
+        &mut rng,
+    );
     let mut now = Timestamp::ZERO;
     for (i, chunk) in data.split(|&b| b == 0xff).enumerate() {
         let from = std::net::SocketAddr::from(([127, 0, 0, (i % 250) as u8 + 1], 33445));

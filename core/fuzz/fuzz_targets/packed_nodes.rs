@@ -5,7 +5,9 @@ use libfuzzer_sys::fuzz_target;
 use rustox_core::dht::wire::packed_node::decode_nodes;
 
 fuzz_target!(|data: &[u8]| {
-    let Some((&count, rest)) = data.split_first() else { return };
+    let Some((&count, rest)) = data.split_first() else {
+        return;
+    };
     if let Ok(nodes) = decode_nodes(rest, count, 4) {
         let mut out = Vec::new();
         for n in &nodes {
