@@ -20,7 +20,8 @@ use crate::driver::keyfile::{self, KeyFileError};
 use crate::driver::workers::{NodeRunner, RunnerConfig, RunnerStats, UdpMode};
 
 /// The version a bootstrap-info reply carries: rustox 0.1.0 encoded as
-/// major × 1 000 000 + minor × 1000 + patch (tox-bootstrapd uses the same scheme for its own).
+/// major × 1 000 000 + minor × 1000 + patch. (Debian's tox-bootstrapd 0.2.18 sends
+/// 1000002018, measured in `tests/interop_dht.rs`; clients only display the number.)
 pub const BOOTSTRAP_VERSION: u32 = 1000;
 
 /// Settings of a bootstrap node.

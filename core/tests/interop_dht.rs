@@ -326,3 +326,58 @@ fn ask_nodes_probe_works_against_our_node() {
     .contains(&bk)));
     let _ = std::io::stdout().flush();
 }
+
+/// tox-bootstrapd (toxcore-utils) answers our 78-byte 0xf0 request, and its reply decodes
+/// with our codec: version, then the MOTD with its NUL. Skipped when tox-bootstrapd is not
+/// installed (CI installs only libtoxcore-dev).
+#[test]
+fn tox_bootstrapd_answers_our_bootstrap_info_request() {
+    use rustox_core::dht::wire::bootstrap_info;
+    if Command::new("tox-bootstrapd")
+        .arg("--help")
+        .output()
+        .is_err()
+    {
+        eprintln!("NOTICE: tox-bootstrapd not installed (apt-get install toxcore-utils); skipped");
+        return;
+    }
+    let dir = std::env::temp_dir().join(format!("rustox-tbd-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let conf = dir.join("conf");
+    std::fs::write(
+        &conf,
+        format!(
+            "port = 36560\nkeys_file_path = \"{0}/keys\"\npid_file_path = \"{0}/pid\"\nenable_ipv6 = false\n\
+             enable_ipv4_fallback = true\nenable_lan_discovery = false\nenable_tcp_relay = false\n\
+             tcp_relay_ports = []\nenable_motd = true\nmotd = \"interop motd\"\nbootstrap_nodes = ()\n",
+            dir.display()
+        ),
+    )
+    .unwrap();
+    let mut child = Command::new("tox-bootstrapd")
+        .arg(format!("--config={}", conf.display()))
+        .args(["--foreground", "--log-backend=stdout"])
+        .stdout(Stdio::null())
+        .spawn()
+        .unwrap();
+    let sock = UdpSocket::bind("127.0.0.1:0").unwrap();
+    sock.set_read_timeout(Some(Duration::from_millis(300)))
+        .unwrap();
+    let mut buf = [0u8; 600];
+    let mut reply = None;
+    for _ in 0..30 {
+        let _ = sock.send_to(&bootstrap_info::encode_request(), "127.0.0.1:36560");
+        if let Ok((n, _)) = sock.recv_from(&mut buf) {
+            reply = Some(buf[..n].to_vec());
+            break;
+        }
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+    let _ = std::fs::remove_dir_all(&dir);
+    let reply = reply.expect("tox-bootstrapd answered");
+    let (version, motd) = bootstrap_info::decode_reply(&reply).unwrap();
+    assert!(version > 0);
+    assert_eq!(motd, b"interop motd\0");
+    eprintln!("tox-bootstrapd version {version}");
+}

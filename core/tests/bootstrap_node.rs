@@ -1,0 +1,116 @@
+//! The bootstrap node as `rustox bootstrap` runs it: the key survives a restart, and ping,
+//! get-nodes and bootstrap-info are answered over real loopback sockets.
+
+use std::net::{SocketAddr, UdpSocket};
+use std::time::Duration;
+
+use rand::rngs::StdRng;
+use rand::SeedableRng;
+use rustox_core::bootstrap_node::{self, BootstrapNode, BootstrapOptions, BOOTSTRAP_VERSION};
+use rustox_core::dht::wire::bootstrap_info;
+use rustox_core::dht::wire::dht_packet::{DhtMessage, Envelope};
+use rustox_core::dht::wire::nodes::NodesRequest;
+use rustox_core::dht::wire::ping::Ping;
+use rustox_core::driver::workers::UdpMode;
+use rustox_net_crypto::crypto::{KeyPair, Nonce, PrecomputedKey, PublicKey};
+
+fn exchange(sock: &UdpSocket, to: SocketAddr, bytes: &[u8]) -> Vec<u8> {
+    sock.send_to(bytes, to).unwrap();
+    let mut buf = [0u8; 2048];
+    let (n, _) = sock.recv_from(&mut buf).expect("an answer");
+    buf[..n].to_vec()
+}
+
+fn ask(sock: &UdpSocket, to: SocketAddr, pk: &PublicKey, msg: DhtMessage) -> DhtMessage {
+    let mut rng = StdRng::seed_from_u64(9);
+    let me = KeyPair::generate(&mut rng);
+    let key = PrecomputedKey::new(pk, &me.secret);
+    let reply = exchange(
+        sock,
+        to,
+        &msg.seal(&me.public, &key, &Nonce::random(&mut rng)),
+    );
+    let env = Envelope::parse(&reply).unwrap();
+    assert_eq!(env.sender, *pk);
+    env.open(&key).unwrap()
+}
+
+#[test]
+fn key_survives_restart_and_requests_are_answered() {
+    let dir = std::env::temp_dir().join(format!("rustox-bootstrap-test-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let opts = BootstrapOptions {
+        ip: "127.0.0.1".parse().unwrap(),
+        port: 36550,
+        workers: 2,
+        mode: UdpMode::ReusePort,
+        keys: dir.join("keys"),
+        motd: "hello from rustox".into(),
+        ..BootstrapOptions::default()
+    };
+    let (keys, created) = bootstrap_node::load_keys(&opts).unwrap();
+    assert!(created);
+    let first_pk = keys.public;
+    let mut node = BootstrapNode::start(keys, &opts).unwrap();
+    let to: SocketAddr = "127.0.0.1:36550".parse().unwrap();
+    let sock = UdpSocket::bind("127.0.0.1:0").unwrap();
+    sock.set_read_timeout(Some(Duration::from_secs(2))).unwrap();
+
+    let reply = exchange(&sock, to, &bootstrap_info::encode_request());
+    let (version, motd) = bootstrap_info::decode_reply(&reply).unwrap();
+    assert_eq!(version, BOOTSTRAP_VERSION);
+    assert_eq!(motd, b"hello from rustox\0");
+
+    let pong = ask(
+        &sock,
+        to,
+        &first_pk,
+        DhtMessage::Ping(Ping {
+            response: false,
+            id: 77,
+        }),
+    );
+    assert_eq!(
+        pong,
+        DhtMessage::Ping(Ping {
+            response: true,
+            id: 77
+        })
+    );
+    let nodes = ask(
+        &sock,
+        to,
+        &first_pk,
+        DhtMessage::NodesRequest(NodesRequest {
+            searched: first_pk,
+            sendback: 5,
+        }),
+    );
+    assert!(matches!(nodes, DhtMessage::NodesResponse(r) if r.sendback == 5));
+    assert!(node.stats_line().contains("pings=1"));
+    node.shutdown();
+
+    // Restart: same key, same answers.
+    let (keys, created) = bootstrap_node::load_keys(&opts).unwrap();
+    assert!(!created);
+    assert_eq!(keys.public, first_pk);
+    let node = BootstrapNode::start(keys, &opts).unwrap();
+    let pong = ask(
+        &sock,
+        to,
+        &first_pk,
+        DhtMessage::Ping(Ping {
+            response: false,
+            id: 78,
+        }),
+    );
+    assert_eq!(
+        pong,
+        DhtMessage::Ping(Ping {
+            response: true,
+            id: 78
+        })
+    );
+    node.shutdown();
+    std::fs::remove_dir_all(&dir).unwrap();
+}
