@@ -140,3 +140,9 @@ fn trace_wan20() {
         30,
     );
 }
+
+#[test]
+#[ignore]
+fn trace_vpn300() {
+    trace("vpn300", LinkConfig { delay: Duration::from_millis(150), jitter: Duration::ZERO, rate: 1_000_000, buffer: 300_000, loss: 0.01, duplicate: 0.0, drop_first_data: 0 }, 12000, 60);
+}

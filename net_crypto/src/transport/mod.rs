@@ -142,6 +142,8 @@ struct AckBatch {
     newest_clean: Option<(Timestamp, PacketInfo)>,
     /// Some acked packet had been resent (a hole filled by a retransmission).
     any_resent: bool,
+    /// Bytes of acked packets that had been resent.
+    resent_bytes: u64,
     /// Spurious losses found, and the largest reorder distance among them.
     spurious: u64,
     spurious_distance: u32,
@@ -169,6 +171,7 @@ impl AckBatch {
             }
         } else {
             self.any_resent = true;
+            self.resent_bytes += slot.size();
         }
         // Declared lost, yet acked: still waiting for its resend, or acked sooner than one
         // min RTT after the resend — either way the original copy arrived (transport.md §3.3).
@@ -617,7 +620,15 @@ impl Transport {
         }
         self.stats.packets_acked += batch.packets;
         self.bytes_in_flight = self.bytes_in_flight.saturating_sub(batch.inflight_bytes);
-        self.delivery.on_delivered(now, batch.bytes);
+        // A filled hole (an acked retransmission) releases packets the peer received long
+        // ago; only the repaired packets count toward rate samples, and the event gives
+        // none (transport.md §3.6: samples from never-resent packets, honestly timed).
+        let rate_bytes = if batch.any_resent {
+            batch.resent_bytes
+        } else {
+            batch.bytes
+        };
+        self.delivery.on_delivered(now, batch.bytes, rate_bytes);
         if let Some(l) = batch.largest {
             if self.largest_acked.map_or(true, |cur| serial_lt(cur, l)) {
                 self.largest_acked = Some(l);
@@ -637,7 +648,9 @@ impl Transport {
                     self.last_sampled_sent = Some(sent);
                     self.loss.on_ack_loop(now, now - sent);
                 }
-                sample = self.delivery.sample(now, &info, sent, self.rtt.min_rtt());
+                if !batch.any_resent {
+                    sample = self.delivery.sample(now, &info, sent, self.rtt.min_rtt());
+                }
             }
         }
         if batch.spurious > 0 {
@@ -652,6 +665,7 @@ impl Transport {
             rtt_sample,
             bytes_in_flight: self.bytes_in_flight,
             delivered: self.delivery.delivered(),
+            delivered_total: self.delivery.delivered_total(),
             lost: self.delivery.lost(),
             sample,
             newest_acked_sent: batch.newest_sent,

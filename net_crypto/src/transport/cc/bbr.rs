@@ -329,10 +329,12 @@ impl Bbr {
             return;
         }
         let lost = ack.lost.saturating_sub(self.round_lost_start);
-        let delivered = ack.delivered.saturating_sub(self.round_delivered_start);
+        let delivered = ack
+            .delivered_total
+            .saturating_sub(self.round_delivered_start);
         let round_min = self.round_min_rtt.take();
         self.round_lost_start = ack.lost;
-        self.round_delivered_start = ack.delivered;
+        self.round_delivered_start = ack.delivered_total;
         let total = lost + delivered;
         if total == 0 || (lost as f64) <= LOSS_THRESH * total as f64 {
             return;
@@ -370,8 +372,11 @@ impl Bbr {
         } else {
             extra
         };
-        self.extra_acked
-            .update(self.round_count, extra.min(self.cwnd));
+        // Linux caps the allowance at cwnd; we cap it at one BDP: the aggregation Tox's
+        // request format causes lasts one hole lifetime (about an RTT), so more than a
+        // BDP of allowance only feeds a standing queue.
+        let cap = self.bdp(1.0).unwrap_or(self.cwnd).min(self.cwnd);
+        self.extra_acked.update(self.round_count, extra.min(cap));
     }
 
     fn set_cwnd(&mut self, ack: &AckEvent) {

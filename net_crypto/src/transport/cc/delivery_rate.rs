@@ -6,8 +6,8 @@
 //! §3.6), the rate over the packet's flight is
 //! `(delivered_now − P.delivered) / max(send_elapsed, ack_elapsed)`.
 //!
-//! One deviation, for Tox's request format: the bytes counted are capped by the bytes
-//! *sent* during the flight. A request acknowledges only what lies between holes, so the
+//! One deviation, for Tox's request format: the rate is capped by the flight's *send*
+//! rate (bytes sent from `first_sent_time` to P's send, over that time). A request acknowledges only what lies between holes, so the
 //! packets after the last hole are acknowledged in one jump when it fills — bytes the
 //! peer received long before P was sent. Counted as delivered during P's flight they
 //! inflate the sample (and BBR's max filter keeps the inflated value for 10 rounds); the
@@ -26,6 +26,8 @@ pub(crate) struct DeliveryRate {
     delivered_time: Timestamp,
     first_sent_time: Timestamp,
     lost: u64,
+    /// All bytes acknowledged (`delivered` counts only those credited to rate samples).
+    delivered_total: u64,
     /// Bytes transmitted so far, and at `first_sent_time`.
     sent_total: u64,
     first_sent_total: u64,
@@ -73,9 +75,16 @@ impl DeliveryRate {
         self.sent_total = self.sent_total.saturating_add(size);
     }
 
-    /// Counts newly acknowledged bytes (all of them, resent or not).
-    pub(crate) fn on_delivered(&mut self, now: Timestamp, bytes: u64) {
-        self.delivered = self.delivered.saturating_add(bytes);
+    /// Counts newly acknowledged bytes: `total` of them, of which `for_rate` count toward
+    /// delivery-rate samples (see [`Transport`](crate::transport::Transport)'s ack
+    /// processing: bytes freed by a filled hole were delivered long before, and crediting
+    /// them now would inflate every sample whose interval spans the fill).
+    pub(crate) fn on_delivered(&mut self, now: Timestamp, total: u64, for_rate: u64) {
+        self.delivered_total = self.delivered_total.saturating_add(total);
+        if for_rate == 0 {
+            return;
+        }
+        self.delivered = self.delivered.saturating_add(for_rate);
         self.delivered_time = now;
         if self.app_limited_until != 0 && self.delivered > self.app_limited_until {
             self.app_limited_until = 0;
@@ -96,8 +105,14 @@ impl DeliveryRate {
         self.app_limited_until != 0
     }
 
+    /// Bytes credited to delivery-rate samples (the rate-domain counter; rounds use it).
     pub(crate) fn delivered(&self) -> u64 {
         self.delivered
+    }
+
+    /// All bytes acknowledged.
+    pub(crate) fn delivered_total(&self) -> u64 {
+        self.delivered_total
     }
 
     pub(crate) fn lost(&self) -> u64 {
@@ -121,10 +136,7 @@ impl DeliveryRate {
         let ack_elapsed = now - info.delivered_time;
         let interval = send_elapsed.max(ack_elapsed);
         let sent_in_flight = info.sent_total.saturating_sub(info.first_sent_total);
-        let delivered = self
-            .delivered
-            .saturating_sub(info.delivered)
-            .min(sent_in_flight.max(1));
+        let delivered = self.delivered.saturating_sub(info.delivered);
         if interval.is_zero() {
             return None;
         }
@@ -134,8 +146,13 @@ impl DeliveryRate {
                 return None;
             }
         }
-        let rate = (u128::from(delivered) * 1_000_000 / interval.as_micros().max(1))
-            .min(u128::from(u64::MAX)) as u64;
+        let mut rate = u128::from(delivered) * 1_000_000 / interval.as_micros().max(1);
+        if !send_elapsed.is_zero() {
+            // The flight's send rate bounds what it can have delivered.
+            let send_rate = u128::from(sent_in_flight) * 1_000_000 / send_elapsed.as_micros();
+            rate = rate.min(send_rate);
+        }
+        let rate = rate.min(u128::from(u64::MAX)) as u64;
         Some(RateSample {
             delivery_rate: rate,
             delivered,
@@ -163,7 +180,7 @@ mod tests {
             let now = Timestamp::from_millis(i);
             if i >= 100 {
                 let (sent, info): (Timestamp, PacketInfo) = infos[(i - 100) as usize];
-                d.on_delivered(now, 1000);
+                d.on_delivered(now, 1000, 1000);
                 inflight -= 1000;
                 last = d.sample(now, &info, sent, Some(Duration::from_millis(100)));
             }

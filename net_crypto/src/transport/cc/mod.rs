@@ -84,8 +84,10 @@ pub(crate) struct AckEvent {
     pub(crate) rtt_sample: Option<Duration>,
     /// Bytes in flight after the event.
     pub(crate) bytes_in_flight: u64,
-    /// Total bytes delivered so far (after this event).
+    /// Bytes credited to delivery-rate samples so far (rate domain; rounds use it).
     pub(crate) delivered: u64,
+    /// All bytes acknowledged so far.
+    pub(crate) delivered_total: u64,
     /// Total bytes declared lost so far.
     pub(crate) lost: u64,
     /// A delivery-rate sample, if a never-resent packet was acknowledged.
