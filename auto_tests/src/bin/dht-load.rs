@@ -56,6 +56,13 @@ struct Args {
     /// Skip tox-bootstrapd.
     #[arg(long)]
     no_c: bool,
+    /// Rows to run, comma-separated: reuseport1, reuseport2, shared2, tokio1, c (default: all).
+    #[arg(long)]
+    rows: Option<String>,
+    /// Instead of loading: start `rustox bootstrap --workers 2` idle for this many seconds
+    /// and report its threads' context switches (how often idle workers wake).
+    #[arg(long)]
+    idle: Option<u64>,
     /// Runs of every row (rows interleaved); the table shows medians.
     #[arg(long, default_value_t = 1)]
     repeat: usize,
@@ -89,6 +96,15 @@ fn main() {
             .args(["link", "set", "lo", "up"])
             .status();
     }
+    if let Some(secs) = args.idle {
+        idle_wakeups(secs);
+        return;
+    }
+    let wanted = |row: &str| {
+        args.rows
+            .as_deref()
+            .is_none_or(|r| r.split(',').any(|x| x.trim() == row))
+    };
     let mut rows = Vec::new();
     if let Some(target) = args.target {
         let pk = PublicKey::from_hex(args.key.as_deref().unwrap_or(""))
@@ -116,7 +132,7 @@ fn main() {
                 ));
                 stop(&mut child);
             }
-            if !args.no_c {
+            if !args.no_c && wanted("c") {
                 match start_tox_bootstrapd(37100) {
                     Some((mut child, pk)) => {
                         rows.push(load(
@@ -195,6 +211,46 @@ fn medians(rows: Vec<Row>) -> Vec<Row> {
             }
         })
         .collect()
+}
+
+/// Context switches of every thread of an idle `rustox bootstrap --workers 2` over `secs`.
+fn idle_wakeups(secs: u64) {
+    let rustox = sibling("rustox");
+    let (mut child, _) = start_rustox(&rustox, 37200, "reuseport", 2);
+    let count = |pid: u32| -> Vec<(String, u64)> {
+        let mut out = Vec::new();
+        for task in std::fs::read_dir(format!("/proc/{pid}/task"))
+            .into_iter()
+            .flatten()
+            .flatten()
+        {
+            let status = std::fs::read_to_string(task.path().join("status")).unwrap_or_default();
+            let name = status
+                .lines()
+                .next()
+                .unwrap_or("")
+                .trim_start_matches("Name:")
+                .trim()
+                .to_string();
+            let switches: u64 = status
+                .lines()
+                .filter(|l| l.contains("ctxt_switches"))
+                .filter_map(|l| l.split_whitespace().nth(1)?.parse::<u64>().ok())
+                .sum();
+            out.push((name, switches));
+        }
+        out.sort();
+        out
+    };
+    let before = count(child.id());
+    std::thread::sleep(Duration::from_secs(secs));
+    let after = count(child.id());
+    stop(&mut child);
+    println!("| thread | context switches in {secs} s idle |");
+    println!("|--------|------:|");
+    for ((name, a), (_, b)) in before.iter().zip(after.iter()) {
+        println!("| {name} | {} |", b.saturating_sub(*a));
+    }
 }
 
 fn num_cpus() -> usize {
