@@ -14,9 +14,9 @@ use rustox_net_crypto::{ControllerKind, Timestamp};
 const MIB: u64 = 1 << 20;
 
 fn pause_and_resume(by_receiver: bool) {
-    let profile = Profile::wan20();
+    let profile = Profile::wan100();
     let rtt = profile.rtt;
-    let mut spec = FileSpec::new(profile, ControllerKind::Bbr, seed(0x9a05e), vec![4 * MIB]);
+    let mut spec = FileSpec::new(profile, ControllerKind::Bbr, seed(0x9a05e), vec![16 * MIB]);
     let (pause_at, resume_at) = (Timestamp::from_secs(2), Timestamp::from_secs(6));
     let script = vec![
         (pause_at, Action::Control(0, FileControl::Pause)),
@@ -31,14 +31,24 @@ fn pause_and_resume(by_receiver: bool) {
     run.run_to(pause_at);
     let at_pause = run.received_bytes(0);
     assert!(
-        at_pause > 0 && at_pause < 4 * MIB,
+        at_pause > 0 && at_pause < 16 * MIB,
         "pause must hit mid-transfer ({at_pause})"
     );
-    // What was in flight lands within a couple of round trips; then nothing moves.
-    run.run_to(pause_at + rtt * 4);
+    // Once the pause is known to the sender (at once, or one trip of the control packet
+    // through a queue of at most a BDP), no chunk is read or sent...
+    run.run_to(pause_at + rtt * 2);
+    let chunks = run.sender().file_stats().chunks_sent;
+    // ...and once what was in flight has landed (resends included), nothing arrives.
+    run.run_to(pause_at + Duration::from_secs(2));
     let frozen = run.received_bytes(0);
-    run.run_to(resume_at);
-    assert_eq!(run.received_bytes(0), frozen, "data moved while paused");
+    // Up to just before the resume (events at `resume_at` itself include the resume).
+    run.run_to(resume_at - Duration::from_millis(1));
+    assert_eq!(
+        run.sender().file_stats().chunks_sent,
+        chunks,
+        "chunks sent while paused"
+    );
+    assert_eq!(run.received_bytes(0), frozen, "data arrived while paused");
     assert!(run.run(), "did not finish after resume");
     assert_eq!(
         run.receiver().files[&run.file_ids[0]].sha256(),
@@ -77,9 +87,9 @@ fn file_pause_and_resume_by_sender() {
 }
 
 fn cancel(by_receiver: bool) {
-    let profile = Profile::wan20();
+    let profile = Profile::wan100();
     let rtt = profile.rtt;
-    let mut spec = FileSpec::new(profile, ControllerKind::Bbr, seed(0xca5ce1), vec![4 * MIB]);
+    let mut spec = FileSpec::new(profile, ControllerKind::Bbr, seed(0xca5ce1), vec![16 * MIB]);
     let at = Timestamp::from_secs(2);
     let script = vec![(at, Action::Control(0, FileControl::Cancel))];
     if by_receiver {
@@ -90,7 +100,7 @@ fn cancel(by_receiver: bool) {
     let mut run = FileRun::new(spec);
     run.run_to(at);
     assert!(
-        run.received_bytes(0) < 4 * MIB,
+        run.received_bytes(0) < 16 * MIB,
         "cancel must hit mid-transfer"
     );
     run.run_to(at + rtt * 4);
@@ -123,7 +133,7 @@ fn file_cancel_by_sender() {
 fn file_outage_of_30_s_resumes_from_the_receivers_offset() {
     let size = 16 * MIB;
     let mut spec = FileSpec::new(
-        Profile::wan20(),
+        Profile::wan100(),
         ControllerKind::Bbr,
         seed(0x07a6e),
         vec![size],

@@ -11,7 +11,7 @@ use std::time::Duration;
 use file_sim::{seed, FileRun, FileSpec};
 use rustox_auto_tests::profiles::Profile;
 use rustox_auto_tests::transfer::{run_transfer, TransferSpec};
-use rustox_net_crypto::ControllerKind;
+use rustox_net_crypto::{ControllerKind, Timestamp};
 
 const MIB: u64 = 1 << 20;
 
@@ -20,7 +20,8 @@ const GOODPUT_TOLERANCE: f64 = 0.05;
 
 fn goodput_matches_bulk(profile: Profile) {
     let name = profile.name;
-    let bytes = 16 * MIB;
+    // 32 MiB: the size transport-bench reports its bulk figures for.
+    let bytes = 32 * MIB;
     let s = seed(0x600d);
     let mut run = FileRun::new(FileSpec::new(
         profile.clone(),
@@ -89,23 +90,34 @@ fn file_four_concurrent_transfers_share_wan100_fairly() {
     assert!(jain >= 0.9, "Jain's index {jain:.3} < 0.9");
 }
 
-/// p95 one-way latency of chat messages during a full-speed transfer, ms.
-fn chat_p95(profile: &Profile, controller: ControllerKind) -> (f64, usize) {
+/// Virtual time the Legacy run is given: c-toxcore's controller may not finish 16 MiB on
+/// these paths in any reasonable time, and its chat figure is only printed for comparison.
+const LEGACY_WINDOW: Duration = Duration::from_secs(60);
+
+/// p95 one-way latency of chat messages during a full-speed transfer, ms, and the count.
+fn chat_p95(profile: &Profile, controller: ControllerKind) -> (Option<f64>, usize) {
     let mut spec = FileSpec::new(profile.clone(), controller, seed(0xc4a7), vec![16 * MIB]);
     spec.chat_interval = Some(Duration::from_millis(500));
+    let legacy = controller == ControllerKind::Legacy;
+    if legacy {
+        spec.deadline = spec.deadline.min(Timestamp::ZERO + LEGACY_WINDOW);
+    }
     let mut run = FileRun::new(spec);
-    assert!(run.run(), "{}: transfer did not finish", profile.name);
+    let done = run.run();
+    assert!(done || legacy, "{}: transfer did not finish", profile.name);
     let n = run.receiver().chat_latencies.len();
-    (run.chat_p95_ms().expect("chat messages arrived"), n)
+    (run.chat_p95_ms(), n)
 }
 
 fn chat_is_not_stuck_behind_file_data(profile: Profile) {
     let bound = 2.5 * profile.rtt.as_secs_f64() * 1000.0 + 50.0;
     let (bbr, n) = chat_p95(&profile, ControllerKind::Bbr);
-    let (legacy, _) = chat_p95(&profile, ControllerKind::Legacy);
+    let (legacy, n_legacy) = chat_p95(&profile, ControllerKind::Legacy);
+    let bbr = bbr.expect("chat messages arrived");
     eprintln!(
-        "{}: chat p95 {bbr:.1} ms (bbr, {n} messages), {legacy:.1} ms (legacy); bound {bound:.0} ms",
-        profile.name
+        "{}: chat p95 {bbr:.1} ms (bbr, {n} messages), {} ms (legacy, {n_legacy} messages); bound {bound:.0} ms",
+        profile.name,
+        legacy.map_or("-".to_owned(), |l| format!("{l:.1}")),
     );
     assert!(n >= 4, "too few chat messages ({n}) to judge");
     assert!(

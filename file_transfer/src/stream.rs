@@ -161,6 +161,11 @@ impl FileStreams {
         &mut self.transfers
     }
 
+    /// The underlying transfers' counters.
+    pub fn stats(&self) -> crate::FileStats {
+        self.transfers.stats()
+    }
+
     /// Offer a file of known size whose file id is the SHA-256 of its content. Reads the
     /// source once to hash it (64 KiB at a time), then rewinds it.
     pub fn send_file<S: Session>(

@@ -278,6 +278,11 @@ impl FileHost {
         )
     }
 
+    /// The file layer's counters (chunks requested and sent, packets rejected, ...).
+    pub fn file_stats(&self) -> rustox_file_transfer::FileStats {
+        self.streams.stats()
+    }
+
     pub fn failures(&self) -> &[String] {
         &self.failures
     }
