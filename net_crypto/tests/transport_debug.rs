@@ -71,18 +71,18 @@ fn debug_wan20() {
 }
 
 fn trace(name: &str, l: LinkConfig, packets: u64, secs: u64) {
-    let mut p = Pair::new(
-        ControllerKind::Bbr,
-        l.clone(),
-        LinkConfig { loss: 0.0, ..l },
-        1,
-    );
+    trace_kind(ControllerKind::Bbr, name, l, packets, secs)
+}
+
+fn trace_kind(kind: ControllerKind, name: &str, l: LinkConfig, packets: u64, secs: u64) {
+    let mut p = Pair::new(kind, l.clone(), LinkConfig { loss: 0.0, ..l }, 1);
     p.a.to_send = packets;
     let mut next = p.now;
     let start = p.now;
     p.run_until(Duration::from_secs(secs), |p| {
         if p.now >= next {
             next = p.now + Duration::from_millis(if name == "wan20" { 20 } else { 250 });
+            let _ = kind;
             let s = p.a.t.stats();
             println!(
                 "{name} {:?} got {} inflight {} srtt {:?} pace {} | {}",
@@ -144,5 +144,58 @@ fn trace_wan20() {
 #[test]
 #[ignore]
 fn trace_vpn300() {
-    trace("vpn300", LinkConfig { delay: Duration::from_millis(150), jitter: Duration::ZERO, rate: 1_000_000, buffer: 300_000, loss: 0.01, duplicate: 0.0, drop_first_data: 0 }, 12000, 60);
+    trace(
+        "vpn300",
+        LinkConfig {
+            delay: Duration::from_millis(150),
+            jitter: Duration::ZERO,
+            rate: 1_000_000,
+            buffer: 300_000,
+            loss: 0.01,
+            duplicate: 0.0,
+            drop_first_data: 0,
+        },
+        12000,
+        60,
+    );
+}
+
+#[test]
+#[ignore]
+fn trace_legacy_lan() {
+    trace_kind(
+        ControllerKind::Legacy,
+        "legacy_lan",
+        LinkConfig {
+            delay: Duration::from_micros(250),
+            jitter: Duration::ZERO,
+            rate: 125_000_000,
+            buffer: 1_428_000,
+            loss: 0.0,
+            duplicate: 0.0,
+            drop_first_data: 0,
+        },
+        20000,
+        20,
+    );
+}
+
+#[test]
+#[ignore]
+fn trace_legacy_vpn300() {
+    trace_kind(
+        ControllerKind::Legacy,
+        "legacy_vpn300",
+        LinkConfig {
+            delay: Duration::from_millis(150),
+            jitter: Duration::ZERO,
+            rate: 1_000_000,
+            buffer: 300_000,
+            loss: 0.01,
+            duplicate: 0.0,
+            drop_first_data: 0,
+        },
+        3000,
+        60,
+    );
 }

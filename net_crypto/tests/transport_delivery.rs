@@ -73,16 +73,27 @@ proptest! {
     }
 }
 
+/// No random loss: the only losses are drop-tail overflows at the bottleneck, so every
+/// resend must repair a real drop and the receiver never sees a duplicate.
 #[test]
-fn lossless_link_has_no_resends_and_no_duplicates() {
+fn lossless_link_has_no_spurious_resends_and_no_duplicates() {
     for kind in [ControllerKind::Bbr, ControllerKind::Cubic] {
         let mut p = Pair::new(kind, lossy(20, 0, 0.0, 0.0), lossy(20, 0, 0.0, 0.0), 1);
         assert!(p.transfer(2000, Duration::from_secs(120)).is_some());
         let a = p.a.t.stats();
         let b = p.b.t.stats();
-        assert_eq!(a.packets_resent, 0, "{kind:?}: {a:?}");
-        assert_eq!(b.duplicates_received, 0);
-        assert_eq!(a.spurious_losses, 0);
+        assert!(
+            a.packets_resent <= p.ab.dropped,
+            "{kind:?}: resent {} > dropped {}: {a:?}",
+            a.packets_resent,
+            p.ab.dropped
+        );
+        assert_eq!(b.duplicates_received, 0, "{kind:?}");
+        assert_eq!(a.spurious_losses, 0, "{kind:?}");
+        if kind == ControllerKind::Bbr {
+            // BBR paces at the bottleneck rate and never overflows this 200 KB buffer.
+            assert_eq!(a.packets_resent, 0, "{a:?}");
+        }
     }
 }
 

@@ -269,7 +269,7 @@ impl Pair {
         let mut budget = n.t.send_budget(now);
         while n.to_send > 0 && budget > 0 {
             if n.control_every > 0
-                && n.next_seq % n.control_every == 0
+                && n.next_seq.is_multiple_of(n.control_every)
                 && n.next_seq / n.control_every >= n.next_control
             {
                 let c = n.next_control;

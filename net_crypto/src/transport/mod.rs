@@ -182,7 +182,7 @@ impl AckBatch {
                 self.spurious_distance = self.spurious_distance.max(slot.lost_distance);
             }
         }
-        if self.largest.map_or(true, |l| serial_lt(l, pn)) {
+        if self.largest.is_none_or(|l| serial_lt(l, pn)) {
             self.largest = Some(pn);
         }
         self.newest_sent = self.newest_sent.max(slot.last_sent);
@@ -195,7 +195,7 @@ trait NewestClean {
 }
 impl NewestClean for Option<(Timestamp, PacketInfo)> {
     fn is_none_or_older(&self, t: Timestamp) -> bool {
-        self.map_or(true, |(s, _)| s <= t)
+        self.is_none_or(|(s, _)| s <= t)
     }
 }
 
@@ -304,14 +304,15 @@ impl Transport {
             if self.send.free() <= RESERVED_SLOTS {
                 return Err(TransportError::SendQueueFull);
             }
+            let pending = self.resend_queue.len() as u32;
             if let Some(l) = self.legacy.as_mut() {
                 l.refill(now);
-                if !l.can_write() {
+                if l.write_budget(pending) == 0 {
                     return Err(TransportError::SendQueueFull);
                 }
             }
         }
-        let pn = self.send.push(SendSlot::new(class, payload.to_vec()))?;
+        let pn = self.send.push(SendSlot::new(payload.to_vec()))?;
         match class {
             PacketClass::Control => self.control_queue.push_back(pn),
             PacketClass::Bulk => {
@@ -336,7 +337,8 @@ impl Transport {
         if let Some(l) = self.legacy.as_ref() {
             let mut l = l.as_ref().clone();
             l.refill(now);
-            return u64::from(l.packets_left()).min(free) as usize;
+            let pending = self.resend_queue.len() as u32;
+            return u64::from(l.write_budget(pending)).min(free) as usize;
         }
         let cwnd = self.cc.window();
         let room = cwnd
@@ -534,7 +536,7 @@ impl Transport {
             .filter(|s| s.tx_count > 0)
             .map(|s| s.last_sent);
         let mut batch = AckBatch::default();
-        let min_rtt = self.rtt.min_rtt();
+        let min_rtt = self.rtt.min_rtt_long();
         self.send
             .ack_below(buffer_start, |pn, slot| batch.add(now, pn, &slot, min_rtt));
         self.peer_header_start = Some(buffer_start);
@@ -562,7 +564,7 @@ impl Transport {
         request::validate(request, len)?;
         self.stats.requests_received += 1;
         self.rtt.on_request(now, self.bytes_in_flight > 0);
-        let min_rtt = self.rtt.min_rtt();
+        let min_rtt = self.rtt.min_rtt_long();
         let mut batch = AckBatch::default();
         let mut legacy_newest: Option<Timestamp> = None;
         let legacy = self.legacy.as_deref();
@@ -587,7 +589,7 @@ impl Transport {
                         }
                     } else {
                         slot.nacked = true;
-                        if largest_nacked.map_or(true, |l| serial_lt(l, pn)) {
+                        if largest_nacked.is_none_or(|l| serial_lt(l, pn)) {
                             *largest_nacked = Some(pn);
                         }
                     }
@@ -630,7 +632,7 @@ impl Transport {
         };
         self.delivery.on_delivered(now, batch.bytes, rate_bytes);
         if let Some(l) = batch.largest {
-            if self.largest_acked.map_or(true, |cur| serial_lt(cur, l)) {
+            if self.largest_acked.is_none_or(|cur| serial_lt(cur, l)) {
                 self.largest_acked = Some(l);
             }
         }
@@ -641,7 +643,7 @@ impl Transport {
                 // A cumulative jump that includes a retransmission acks packets that sat
                 // behind a hole: their ack was withheld, not slow — no RTT sample.
                 let tainted = cumulative && batch.any_resent;
-                let fresh = self.last_sampled_sent.map_or(true, |last| sent > last);
+                let fresh = self.last_sampled_sent.is_none_or(|last| sent > last);
                 if !tainted && fresh {
                     self.rtt.on_sample(now, now - sent);
                     rtt_sample = Some(now - sent);
@@ -701,7 +703,6 @@ impl Transport {
         let mut lost_bytes = 0u64;
         let mut lost_packets = 0u64;
         let mut largest_lost_sent = Timestamp::ZERO;
-        let mut lost_info = PacketInfo::default();
         for (pn, slot) in self.send.iter_mut() {
             if serial_lt(bound, pn) {
                 break;
@@ -725,10 +726,7 @@ impl Transport {
                 slot.lost_distance = distance;
                 lost_bytes += slot.size();
                 lost_packets += 1;
-                if slot.last_sent >= largest_lost_sent {
-                    largest_lost_sent = slot.last_sent;
-                    lost_info = slot.info;
-                }
+                largest_lost_sent = largest_lost_sent.max(slot.last_sent);
                 self.resend_queue.push_back(pn);
             } else {
                 let at = slot.last_sent + loss_delay;
@@ -743,12 +741,8 @@ impl Transport {
             self.delivery.on_lost(lost_bytes);
             let ev = LossEvent {
                 now,
-                lost_bytes,
                 largest_lost_sent,
                 bytes_in_flight: self.bytes_in_flight,
-                delivered: self.delivery.delivered(),
-                lost: self.delivery.lost(),
-                info: lost_info,
                 persistent: false,
             };
             self.cc.on_loss(&ev, &self.rtt);
@@ -900,10 +894,9 @@ impl Transport {
         }
         if let Some(l) = self.legacy.as_deref() {
             consider(Some(l.next_tick()));
-            if !self.resend_queue.is_empty() || !self.bulk_queue.is_empty() {
-                // Token buckets refill on the next call after their refill time.
-                consider(Some(l.next_refill()));
-            }
+            // c-toxcore's sender iterates about every 1000/rate ms (`crypto_run_interval`),
+            // refilling its token buckets each time; model that cadence.
+            consider(Some(l.next_refill()));
             if !self.control_queue.is_empty() {
                 consider(Some(Timestamp::ZERO));
             }

@@ -46,18 +46,9 @@ impl RecvArray {
         self.start
     }
 
-    pub(crate) fn end(&self) -> u32 {
-        self.end
-    }
-
     /// Window length `end − start` (holes included).
     pub(crate) fn len(&self) -> u32 {
         self.end.wrapping_sub(self.start)
-    }
-
-    /// Packets held (received, not yet delivered).
-    pub(crate) fn held(&self) -> u32 {
-        self.held
     }
 
     /// True if slot `start + offset` holds a packet.
@@ -135,11 +126,6 @@ impl RecvArray {
         p
     }
 
-    /// True if the next in-order packet is held.
-    pub(crate) fn has_deliverable(&self) -> bool {
-        matches!(self.slots.front(), Some(Some(_)))
-    }
-
     pub(crate) fn memory_usage(&self) -> usize {
         self.slots.capacity() * std::mem::size_of::<Option<Vec<u8>>>()
             + self
@@ -179,7 +165,7 @@ mod tests {
         let mut r = RecvArray::new(5);
         r.set_end(10).unwrap();
         r.set_end(7).unwrap();
-        assert_eq!(r.end(), 10);
+        assert_eq!(r.len(), 5);
         assert_eq!(r.holes(), 5);
         assert!(r.set_end(5 + WINDOW + 1).is_err());
     }

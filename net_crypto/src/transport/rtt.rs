@@ -76,7 +76,7 @@ impl RttEstimator {
                 self.var = sample / 2;
             }
             Some(s) => {
-                let diff = if s > sample { s - sample } else { sample - s };
+                let diff = s.abs_diff(sample);
                 // rttvar first, with the old smoothed value (RFC 6298 §2.3, RFC 9002 §5.3).
                 self.var = (self.var * 3 + diff) / 4;
                 self.smoothed = Some((s * 7 + sample) / 8);
@@ -92,12 +92,6 @@ impl RttEstimator {
             self.peer_ack_delay.update(now.as_micros(), us(gap));
         }
         self.last_request_at = Some(now);
-    }
-
-    /// Forgets the minimum filters after persistent congestion (RFC 9002 §5.2).
-    pub(crate) fn reset_min(&mut self, now: Timestamp) {
-        self.min_short.reset(now.as_micros(), us(self.latest));
-        self.min_long.reset(now.as_micros(), us(self.latest));
     }
 
     pub(crate) fn smoothed(&self) -> Option<Duration> {

@@ -13,7 +13,7 @@
 use std::collections::VecDeque;
 
 use super::cc::PacketInfo;
-use super::{PacketClass, TransportError};
+use super::TransportError;
 use crate::Timestamp;
 
 /// CRYPTO_PACKET_BUFFER_SIZE (protocol.md §2.8): the window in packets.
@@ -34,7 +34,6 @@ pub(crate) enum SlotState {
 #[derive(Debug, Clone)]
 pub(crate) struct SendSlot {
     pub(crate) payload: Vec<u8>,
-    pub(crate) class: PacketClass,
     pub(crate) state: SlotState,
     /// First transmission time; set once, never overwritten.
     pub(crate) first_sent: Timestamp,
@@ -53,10 +52,9 @@ pub(crate) struct SendSlot {
 }
 
 impl SendSlot {
-    pub(crate) fn new(class: PacketClass, payload: Vec<u8>) -> Self {
+    pub(crate) fn new(payload: Vec<u8>) -> Self {
         Self {
             payload,
-            class,
             state: SlotState::Unsent,
             first_sent: Timestamp::ZERO,
             last_sent: Timestamp::ZERO,
@@ -212,7 +210,7 @@ mod tests {
     use super::*;
 
     fn slot() -> SendSlot {
-        SendSlot::new(PacketClass::Bulk, vec![16])
+        SendSlot::new(vec![16])
     }
 
     #[test]

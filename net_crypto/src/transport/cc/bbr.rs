@@ -19,6 +19,7 @@
 //!   on inflight by Beta = 0.7; both are lifted when the next probe-up phase starts.
 //! - ProbeRTT: if the min RTT was not refreshed for 10 s, hold inflight ≤ 0.5·BDP for
 //!   max(200 ms, one round) (v3's gentler depth).
+//!
 //! Only never-resent packets feed the samples (the transport enforces Karn's rule).
 
 use std::time::Duration;

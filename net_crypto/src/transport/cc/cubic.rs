@@ -73,10 +73,7 @@ impl Cubic {
 
     fn congestion_avoidance(&mut self, ack: &AckEvent, rtt: Duration) {
         let mss = MAX_PACKET as f64;
-        let epoch = *self.epoch.get_or_insert_with(|| {
-            // Starting CA without a loss: W_max = current window, K = 0.
-            ack.now
-        });
+        let epoch = *self.epoch.get_or_insert(ack.now);
         if self.w_max == 0.0 {
             self.w_max = self.window as f64 / mss;
             self.k = 0.0;

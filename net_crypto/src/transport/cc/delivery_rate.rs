@@ -101,10 +101,6 @@ impl DeliveryRate {
         self.app_limited_until = self.delivered.saturating_add(bytes_in_flight).max(1);
     }
 
-    pub(crate) fn is_app_limited(&self) -> bool {
-        self.app_limited_until != 0
-    }
-
     /// Bytes credited to delivery-rate samples (the rate-domain counter; rounds use it).
     pub(crate) fn delivered(&self) -> u64 {
         self.delivered

@@ -65,7 +65,7 @@ impl HyStart {
         last_sent: Timestamp,
         rtt: Option<Duration>,
     ) -> Phase {
-        let round_over = self.round_end.map_or(true, |end| newest_acked_sent >= end);
+        let round_over = self.round_end.is_none_or(|end| newest_acked_sent >= end);
         if round_over {
             self.round_end = Some(last_sent);
             if self.css_baseline.is_some() {

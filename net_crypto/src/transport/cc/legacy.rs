@@ -111,12 +111,14 @@ impl Legacy {
     pub(crate) fn rtt_samples(&self) -> u64 {
         self.rtt_samples
     }
+    #[cfg(test)]
+    pub(crate) fn packets_left(&self) -> u32 {
+        self.packets_left
+    }
+
     /// `packet_send_rate` in packets per second.
     pub(crate) fn send_rate(&self) -> f64 {
         self.send_rate
-    }
-    pub(crate) fn packets_left(&self) -> u32 {
-        self.packets_left
     }
 
     /// An RTT candidate: the (overwritten) send time of an acknowledged packet (§2.6 step 6).
@@ -145,12 +147,13 @@ impl Legacy {
 
     /// When the next token-bucket refill can happen (either bucket).
     pub(crate) fn next_refill(&self) -> Timestamp {
-        let a = ((1000.0 / self.send_rate) + 0.5) as u64 + self.last_left_set_ms;
-        let b =
-            ((1000.0 / self.send_rate_requested) + 0.5) as u64 + self.last_left_requested_set_ms;
+        // At least 1 ms ahead: c-toxcore's clock has ms resolution, and a refill period
+        // that rounds to 0 ms must not ask for a wake-up "now" forever.
+        let a = (((1000.0 / self.send_rate) + 0.5) as u64).max(1) + self.last_left_set_ms;
+        let b = (((1000.0 / self.send_rate_requested) + 0.5) as u64).max(1)
+            + self.last_left_requested_set_ms;
         Timestamp::from_millis(a.min(b))
     }
-
     /// (a) the measurement tick, if due. `queue_len` = `num_packets_array(send_array)`.
     pub(crate) fn tick(&mut self, now: Timestamp, queue_len: u32) {
         let t = now.as_millis();
@@ -251,9 +254,14 @@ impl Legacy {
         }
     }
 
-    /// (d) may a congestion-controlled packet be written now?
-    pub(crate) fn can_write(&self) -> bool {
-        self.packets_left > 0
+    /// (d) how many congestion-controlled packets may be written now, given `pending`
+    /// packets waiting for the resend pass. c-toxcore runs the resend pass (c) right after
+    /// the refill, before the application writes new data on its next iterate, so resends
+    /// take their tokens first: `r = min(pending, packets_left_requested)` leave
+    /// `packets_left − r` (or nothing once `r ≥ packets_left`).
+    pub(crate) fn write_budget(&self, pending: u32) -> u32 {
+        let r = pending.min(self.packets_left_requested);
+        self.packets_left.saturating_sub(r)
     }
 
     /// (d) a congestion-controlled packet was written.

@@ -102,17 +102,10 @@ pub(crate) struct AckEvent {
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct LossEvent {
     pub(crate) now: Timestamp,
-    pub(crate) lost_bytes: u64,
     /// Latest send time among the lost packets (one reduction per recovery period).
     pub(crate) largest_lost_sent: Timestamp,
     /// Bytes in flight after removing the lost packets.
     pub(crate) bytes_in_flight: u64,
-    /// Total bytes delivered so far.
-    pub(crate) delivered: u64,
-    /// Total bytes declared lost so far (including this batch).
-    pub(crate) lost: u64,
-    /// Snapshot of the newest lost packet (BBR's inflight_hi bound).
-    pub(crate) info: PacketInfo,
     /// RFC 9002 §7.6 persistent congestion.
     pub(crate) persistent: bool,
 }
