@@ -199,3 +199,22 @@ fn trace_legacy_vpn300() {
         60,
     );
 }
+
+#[test]
+#[ignore]
+fn trace_sat600() {
+    trace(
+        "sat600",
+        LinkConfig {
+            delay: Duration::from_millis(300),
+            jitter: Duration::ZERO,
+            rate: 1_875_000,
+            buffer: 500_000,
+            loss: 0.03,
+            duplicate: 0.0,
+            drop_first_data: 0,
+        },
+        24000,
+        60,
+    );
+}

@@ -52,6 +52,14 @@ const FULL_BW_GROWTH: f64 = 1.25;
 const FULL_BW_ROUNDS: u32 = 3;
 /// draft-ietf-ccwg-bbr LossThresh: 2 % of a round's data lost.
 const LOSS_THRESH: f64 = 0.02;
+/// Upper bound of the adaptive loss threshold (transport.md §3.6: "raise to ~10 % on
+/// links flagged lossy").
+const MAX_LOSS_THRESH: f64 = 0.10;
+/// Smallest loss in a round that can count as congestion: 6 full packets
+/// (draft-ietf-ccwg-bbr: Startup exits after 6 loss events in a round).
+const MIN_CONGESTION_LOSS: u64 = 6 * MAX_PACKET;
+/// EWMA gain of the background-loss estimate, per RTT-flat round.
+const BACKGROUND_LOSS_GAIN: f64 = 0.125;
 /// draft-ietf-ccwg-bbr Beta: multiplicative cut per congested round.
 const BETA: f64 = 0.7;
 /// Queue-rise threshold bounds (RFC 9406 MIN/MAX_RTT_THRESH), re-used to tell a standing
@@ -107,6 +115,8 @@ pub(crate) struct Bbr {
     // loss guard
     bounds: Bounds,
     saved: Option<Bounds>,
+    /// Loss rate of rounds with a flat RTT (random loss), EWMA.
+    background_loss: f64,
     // ack aggregation
     extra_acked: MinMax,
     ack_epoch_start: Timestamp,
@@ -144,6 +154,7 @@ impl Bbr {
                 inflight_hi: None,
             },
             saved: None,
+            background_loss: 0.0,
             extra_acked: MinMax::new_max(EXTRA_ACKED_ROUNDS),
             ack_epoch_start: now,
             ack_epoch_acked: 0,
@@ -325,7 +336,7 @@ impl Bbr {
 
     /// At a round boundary: was the round that just ended congested (loss > 2 % and a
     /// standing queue)? If so, apply the loss guard.
-    fn end_of_round_loss_check(&mut self, ack: &AckEvent) {
+    fn end_of_round_loss_check(&mut self, ack: &AckEvent, rtt: &RttEstimator) {
         if !self.round_start {
             return;
         }
@@ -337,15 +348,30 @@ impl Bbr {
         self.round_lost_start = ack.lost;
         self.round_delivered_start = ack.delivered_total;
         let total = lost + delivered;
-        if total == 0 || (lost as f64) <= LOSS_THRESH * total as f64 {
+        if total == 0 {
             return;
         }
+        let rate = lost as f64 / total as f64;
         let (Some(min), Some(rmin)) = (self.min_rtt, round_min) else {
             return;
         };
-        let thresh = (min / 8).clamp(MIN_QUEUE_THRESH, MAX_QUEUE_THRESH);
+        // Our samples carry the peer's ack delay (the wire has no field for it), so a round
+        // of few packets can look "risen" by up to one request interval with no queue.
+        let thresh = (min / 8).clamp(MIN_QUEUE_THRESH, MAX_QUEUE_THRESH) + rtt.peer_ack_delay();
         if rmin < min + thresh {
-            return; // random loss on a flat RTT: not congestion
+            // Flat RTT: whatever was lost, it was not a queue overflowing. Learn the
+            // path's background (random) loss rate from these rounds.
+            self.background_loss += (rate - self.background_loss) * BACKGROUND_LOSS_GAIN;
+            return;
+        }
+        // transport.md §3.6: 2 % by default, raised toward 10 % on paths whose RTT-flat
+        // rounds show that much random loss, so Wi-Fi/cellular/satellite loss is not
+        // mistaken for congestion just because a probe built a small queue.
+        let loss_thresh = (2.0 * self.background_loss).clamp(LOSS_THRESH, MAX_LOSS_THRESH);
+        // A few scattered losses in a small round are not a congestion signal either
+        // (draft-ietf-ccwg-bbr counts loss *events* before leaving Startup).
+        if rate <= loss_thresh || lost < MIN_CONGESTION_LOSS {
+            return;
         }
         self.saved = Some(self.bounds);
         let bw = self.bw().unwrap_or(0);
@@ -410,7 +436,7 @@ impl Controller for Bbr {
             }
         }
         self.update_min_rtt(ack.now, ack.rtt_sample);
-        self.end_of_round_loss_check(ack);
+        self.end_of_round_loss_check(ack, rtt);
         self.update_ack_aggregation(ack);
         self.check_full_pipe(ack);
         match self.mode {
