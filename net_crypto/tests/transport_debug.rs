@@ -218,3 +218,36 @@ fn trace_sat600() {
         60,
     );
 }
+
+#[test]
+#[ignore]
+fn startup_exit_by_seed() {
+    for seed in 1..8 {
+        let l = LinkConfig {
+            delay: Duration::from_millis(150),
+            jitter: Duration::ZERO,
+            rate: 1_000_000,
+            buffer: 300_000,
+            loss: 0.01,
+            duplicate: 0.0,
+            drop_first_data: 0,
+        };
+        let mut p = Pair::new(
+            ControllerKind::Bbr,
+            l.clone(),
+            LinkConfig { loss: 0.0, ..l },
+            seed,
+        );
+        p.a.to_send = 20000;
+        let mut prev = String::new();
+        p.run_until(Duration::from_secs(12), |p| {
+            let st = p.a.t.controller_state();
+            let mode = st.split(' ').next().unwrap_or("").to_string();
+            if mode != prev {
+                println!("seed {seed} {:?} -> {st}", p.now);
+                prev = mode;
+            }
+            false
+        });
+    }
+}

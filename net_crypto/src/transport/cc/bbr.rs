@@ -336,49 +336,83 @@ impl Bbr {
 
     /// At a round boundary: was the round that just ended congested (loss > 2 % and a
     /// standing queue)? If so, apply the loss guard.
-    fn end_of_round_loss_check(&mut self, ack: &AckEvent, rtt: &RttEstimator) {
-        if !self.round_start {
-            return;
-        }
-        let lost = ack.lost.saturating_sub(self.round_lost_start);
-        let delivered = ack
-            .delivered_total
-            .saturating_sub(self.round_delivered_start);
-        let round_min = self.round_min_rtt.take();
-        self.round_lost_start = ack.lost;
-        self.round_delivered_start = ack.delivered_total;
+    /// Judges a (whole or partial) round: `Some(true)` if congested — loss above the
+    /// adaptive threshold, at least [`MIN_CONGESTION_LOSS`], and a standing queue;
+    /// `Some(false)` if the RTT stayed flat (random loss only); `None` if undecidable.
+    fn judge_round(
+        &self,
+        lost: u64,
+        delivered: u64,
+        round_min: Option<Duration>,
+        rtt: &RttEstimator,
+    ) -> Option<bool> {
         let total = lost + delivered;
-        if total == 0 {
-            return;
-        }
-        let rate = lost as f64 / total as f64;
         let (Some(min), Some(rmin)) = (self.min_rtt, round_min) else {
-            return;
+            return None;
         };
+        if total == 0 {
+            return None;
+        }
         // Our samples carry the peer's ack delay (the wire has no field for it), so a round
         // of few packets can look "risen" by up to one request interval with no queue.
         let thresh = (min / 8).clamp(MIN_QUEUE_THRESH, MAX_QUEUE_THRESH) + rtt.peer_ack_delay();
         if rmin < min + thresh {
-            // Flat RTT: whatever was lost, it was not a queue overflowing. Learn the
-            // path's background (random) loss rate from these rounds.
-            self.background_loss += (rate - self.background_loss) * BACKGROUND_LOSS_GAIN;
-            return;
+            return Some(false);
         }
         // transport.md §3.6: 2 % by default, raised toward 10 % on paths whose RTT-flat
         // rounds show that much random loss, so Wi-Fi/cellular/satellite loss is not
         // mistaken for congestion just because a probe built a small queue.
-        let loss_thresh = (2.0 * self.background_loss).clamp(LOSS_THRESH, MAX_LOSS_THRESH);
+        let mut loss_thresh = (2.0 * self.background_loss).clamp(LOSS_THRESH, MAX_LOSS_THRESH);
+        if self.mode == Mode::Startup {
+            // Startup always builds a queue and has not yet learned the path's random
+            // loss; an overflowing buffer loses far more than 10 % of a round, random
+            // loss (even Gilbert–Elliott bursts) rarely does.
+            loss_thresh = MAX_LOSS_THRESH;
+        }
         // A few scattered losses in a small round are not a congestion signal either
         // (draft-ietf-ccwg-bbr counts loss *events* before leaving Startup).
-        if rate <= loss_thresh || lost < MIN_CONGESTION_LOSS {
-            return;
-        }
+        Some(lost as f64 > loss_thresh * total as f64 && lost >= MIN_CONGESTION_LOSS)
+    }
+
+    /// The loss guard's response to a congested round (draft-ietf-ccwg-bbr Beta).
+    fn on_congested_round(&mut self) {
         self.saved = Some(self.bounds);
         let bw = self.bw().unwrap_or(0);
         self.bounds.bw_lo = Some((bw as f64 * BETA) as u64);
         self.bounds.inflight_hi = Some(((self.cwnd as f64) * BETA) as u64);
         if self.mode == Mode::Startup {
             self.filled_pipe = true;
+        }
+    }
+
+    /// At a round boundary: judge the round that just ended; in Startup, also judge the
+    /// round so far on every ack, so a long round (satellite) that overflows the buffer
+    /// stops growing at once instead of one whole round later.
+    fn loss_guard(&mut self, ack: &AckEvent, rtt: &RttEstimator) {
+        let lost = ack.lost.saturating_sub(self.round_lost_start);
+        let delivered = ack
+            .delivered_total
+            .saturating_sub(self.round_delivered_start);
+        if !self.round_start {
+            if self.mode == Mode::Startup
+                && self.judge_round(lost, delivered, self.round_min_rtt, rtt) == Some(true)
+            {
+                self.on_congested_round();
+            }
+            return;
+        }
+        let round_min = self.round_min_rtt.take();
+        self.round_lost_start = ack.lost;
+        self.round_delivered_start = ack.delivered_total;
+        match self.judge_round(lost, delivered, round_min, rtt) {
+            Some(true) => self.on_congested_round(),
+            Some(false) => {
+                // Flat RTT: whatever was lost, it was not a queue overflowing. Learn the
+                // path's background (random) loss rate from these rounds.
+                let rate = lost as f64 / (lost + delivered).max(1) as f64;
+                self.background_loss += (rate - self.background_loss) * BACKGROUND_LOSS_GAIN;
+            }
+            None => {}
         }
     }
 
@@ -436,7 +470,7 @@ impl Controller for Bbr {
             }
         }
         self.update_min_rtt(ack.now, ack.rtt_sample);
-        self.end_of_round_loss_check(ack, rtt);
+        self.loss_guard(ack, rtt);
         self.update_ack_aggregation(ack);
         self.check_full_pipe(ack);
         match self.mode {
