@@ -22,6 +22,8 @@ struct Net {
     now: Timestamp,
     rng: ChaCha8Rng,
     loss: f64,
+    /// Pairs of nodes that cannot reach each other directly (a NAT between them).
+    blocked: Vec<(usize, usize)>,
 }
 
 impl Net {
@@ -52,6 +54,7 @@ impl Net {
             now: Timestamp::ZERO,
             rng,
             loss: 0.0,
+            blocked: Vec::new(),
         }
     }
 
@@ -73,6 +76,9 @@ impl Net {
                         continue;
                     }
                     if let Some(&j) = self.by_addr.get(&t.dst) {
+                        if self.blocked.contains(&(i, j)) || self.blocked.contains(&(j, i)) {
+                            continue;
+                        }
                         let from = self.addrs[i];
                         let _ = self.nodes[j].handle_datagram(
                             self.now,
@@ -440,4 +446,37 @@ fn missing_closest(
         }
     }
     missing
+}
+
+/// Two friends that cannot reach each other directly: each learns the other's address from
+/// the other's close nodes, so they exchange NAT pings routed through those nodes (0x20,
+/// request id 254), and once a response matches, they punch (ping the reported address).
+#[test]
+fn friends_behind_a_nat_exchange_routed_nat_pings_and_punch() {
+    let mut net = Net::new(30, 9, quiet());
+    let (a, b) = (4, 21);
+    net.blocked.push((a, b));
+    for i in 1..30 {
+        net.bootstrap(i, 0);
+    }
+    let pa = net.nodes[a].public_key();
+    let pb = net.nodes[b].public_key();
+    let mut rng = ChaCha8Rng::seed_from_u64(90);
+    assert!(net.nodes[a].add_friend(pb, &mut rng));
+    assert!(net.nodes[b].add_friend(pa, &mut rng));
+    net.run_for(Duration::from_secs(60));
+    let (sa, sb) = (net.nodes[a].stats(), net.nodes[b].stats());
+    assert!(sa.nat_pings_received >= 2, "A got NAT pings: {sa:?}");
+    assert!(sb.nat_pings_received >= 2, "B got NAT pings: {sb:?}");
+    let routed: u64 = net.nodes.iter().map(|n| n.stats().routed).sum();
+    assert!(
+        routed >= 4,
+        "close nodes routed the 0x20 packets ({routed})"
+    );
+    // Punching: pings to the friend's reported address (blocked here, so unanswered).
+    assert!(sa.pings_sent > 0 && sb.pings_sent > 0);
+    assert!(
+        !net.nodes[a].close_nodes(net.now).iter().any(|n| n.pk == pb),
+        "the NAT held"
+    );
 }

@@ -120,6 +120,9 @@ fn main() {
         ];
         for _ in 0..args.repeat.max(1) {
             for (i, (mode, workers)) in configs.iter().enumerate() {
+                if !wanted(&format!("{mode}{workers}")) {
+                    continue;
+                }
                 let port = 37000 + i as u16;
                 let (mut child, pk) = start_rustox(&rustox, port, mode, *workers);
                 let name = format!("rustox {mode} workers={workers}");
