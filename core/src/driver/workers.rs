@@ -6,20 +6,24 @@
 //!   timer:     sleep until the node's deadline ─► lock: handle_timeout, drain ─► send
 //! ```
 //!
-//! Choices and the measurements behind them (`auto_tests/src/bin/dht-load.rs`; the tables
-//! are in `core/BENCH.md`):
-//! * **One socket per worker with `SO_REUSEPORT`** ([`UdpMode::ReusePort`]) against one
-//!   socket shared by all workers ([`UdpMode::Shared`]): kept as the default only as far as
-//!   the 2-worker figures in BENCH.md support it.
+//! Choices and the measurements behind them (`auto_tests/src/bin/dht-load.rs`, full tables in
+//! `core/BENCH.md`; 2-CPU machine shared with the generator, medians of 3–5 runs):
 //! * **A blocking read per worker** against the tokio event loop
-//!   ([`super::tokio_driver`]): one system call per datagram instead of two.
+//!   ([`super::tokio_driver`]): 8.6–9.1 vs 9.8–9.9 µs of CPU per get-nodes with warm key
+//!   caches (one system call per datagram instead of two); equal when X25519 dominates.
+//!   Kept.
 //! * **Crypto outside the lock**: each worker owns a [`Gate`] (key cache, limits, RNG), so
-//!   only list work is serialised.
+//!   only list work is serialised; 2 workers cost 8.4–9.0 µs per request against 8.6–9.1 for
+//!   one, so the shared lock adds nothing measurable. Kept.
+//! * **One socket per worker with `SO_REUSEPORT`** ([`UdpMode::ReusePort`]) against one
+//!   socket shared by all workers ([`UdpMode::Shared`]): no consistent difference at 2 workers
+//!   (42 143 vs 38 573, 74 555 vs 82 907, 74 888 vs 77 979 answered/s). Not decided by our
+//!   data; it only matters with more than one worker, and the default is one worker.
 //! * **Workers woken by `shutdown(SHUT_RD)`** ([`super::socket::wake_reader`]), not by a
-//!   receive timeout that would wake every worker every tick; only the timer thread keeps a
-//!   deadline, the node's own.
+//!   receive timeout: idle workers had 0 context switches in 20 s; only the timer thread
+//!   wakes, once per DHT tick (21 in 20 s). Kept.
 //! * **Counters per worker, summed when read**: a reader may see one packet's worth of
-//!   skew between fields; nothing on the packet path shares a cache line with another worker.
+//!   skew between fields; nothing on the packet path writes memory another worker writes.
 //! * **Order**: keys are loaded before the first socket exists (the caller's job); teardown
 //!   stops the timer thread first (it is the one that sends unprompted), then the workers.
 
