@@ -114,3 +114,96 @@ fn key_survives_restart_and_requests_are_answered() {
     node.shutdown();
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// Bound to `[::]` (the CLI default), the node answers IPv4 clients: replies go out in the
+/// IPv4-mapped form an IPv6 socket needs.
+#[test]
+fn dual_stack_node_answers_ipv4_clients() {
+    let dir = std::env::temp_dir().join(format!("rustox-bootstrap-v6-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let opts = BootstrapOptions {
+        ip: "::".parse().unwrap(),
+        port: 36551,
+        keys: dir.join("keys"),
+        ..BootstrapOptions::default()
+    };
+    let (keys, _) = bootstrap_node::load_keys(&opts).unwrap();
+    let pk = keys.public;
+    let node = BootstrapNode::start(keys, &opts).unwrap();
+    let sock = UdpSocket::bind("127.0.0.1:0").unwrap();
+    sock.set_read_timeout(Some(Duration::from_secs(2))).unwrap();
+    let to: SocketAddr = "127.0.0.1:36551".parse().unwrap();
+    let pong = ask(
+        &sock,
+        to,
+        &pk,
+        DhtMessage::Ping(Ping {
+            response: false,
+            id: 1,
+        }),
+    );
+    assert_eq!(
+        pong,
+        DhtMessage::Ping(Ping {
+            response: true,
+            id: 1
+        })
+    );
+    node.shutdown();
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// The thin tokio driver: a node on a dual-stack socket answers a ping and stops when told.
+#[test]
+fn tokio_driver_answers_and_shuts_down() {
+    use rustox_core::dht::{DhtConfig, DhtNode};
+    use rustox_core::driver::{socket, tokio_driver, Clock};
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let mut rng = StdRng::seed_from_u64(3);
+    let keys = KeyPair::generate(&mut rng);
+    let pk = keys.public;
+    let std_sock = socket::bind_udp("[::]:36552".parse().unwrap(), false).unwrap();
+    std_sock.set_nonblocking(true).unwrap();
+    let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
+    let client = std::thread::spawn(move || {
+        let sock = UdpSocket::bind("127.0.0.1:0").unwrap();
+        sock.set_read_timeout(Some(Duration::from_secs(2))).unwrap();
+        let pong = ask(
+            &sock,
+            "127.0.0.1:36552".parse().unwrap(),
+            &pk,
+            DhtMessage::Ping(Ping {
+                response: false,
+                id: 9,
+            }),
+        );
+        let _ = stop_tx.send(());
+        pong
+    });
+    rt.block_on(async {
+        let sock = tokio::net::UdpSocket::from_std(std_sock).unwrap();
+        let clock = Clock::default();
+        let config = DhtConfig {
+            lan_discovery: false,
+            ..DhtConfig::default()
+        };
+        let mut node = DhtNode::new(keys, config, clock.now(), &mut rng);
+        let shutdown = async {
+            let _ = stop_rx.await;
+        };
+        tokio_driver::run(&mut node, &sock, clock, &mut rng, shutdown, &mut |_, _| {})
+            .await
+            .unwrap();
+        assert_eq!(node.stats().pings_answered, 1);
+    });
+    assert_eq!(
+        client.join().unwrap(),
+        DhtMessage::Ping(Ping {
+            response: true,
+            id: 9
+        })
+    );
+}

@@ -54,3 +54,24 @@ pub fn recv_from(
     });
     Ok(addr.map(|a| (len, a)))
 }
+
+/// `send_to` that works on dual-stack sockets: an IPv6 socket cannot send to a plain IPv4
+/// address (`EAFNOSUPPORT`), so the address is given in its IPv4-mapped form there.
+pub fn send_to(
+    socket: &UdpSocket,
+    bytes: &[u8],
+    dst: SocketAddr,
+    ipv6_socket: bool,
+) -> std::io::Result<usize> {
+    socket.send_to(bytes, for_socket(dst, ipv6_socket))
+}
+
+/// The destination as a socket of that family needs it.
+pub fn for_socket(dst: SocketAddr, ipv6_socket: bool) -> SocketAddr {
+    match dst {
+        SocketAddr::V4(v4) if ipv6_socket => {
+            SocketAddr::new(std::net::IpAddr::V6(v4.ip().to_ipv6_mapped()), v4.port())
+        }
+        other => other,
+    }
+}

@@ -23,10 +23,13 @@ pub async fn run(
 ) -> std::io::Result<()> {
     tokio::pin!(shutdown);
     let mut buf = [0u8; 2048];
+    let v6 = socket.local_addr().is_ok_and(|a| a.is_ipv6());
     loop {
         let now = clock.now();
         while let Some(t) = node.poll_transmit(now, rng) {
-            let _ = socket.send_to(&t.payload, t.dst).await;
+            let _ = socket
+                .send_to(&t.payload, super::socket::for_socket(t.dst, v6))
+                .await;
         }
         let deadline = tokio::time::Instant::from_std(clock.instant(node.poll_timeout()));
         tokio::select! {

@@ -39,7 +39,7 @@ use rustox_net_crypto::crypto::{KeyPair, PublicKey};
 use rustox_net_crypto::Timestamp;
 
 use super::clock::Clock;
-use super::socket::{bind_udp, recv_from, wake_reader};
+use super::socket::{bind_udp, recv_from, send_to, wake_reader};
 use crate::dht::gate::{Gate, GateStats};
 use crate::dht::node::{DhtConfig, DhtNode, DhtStats};
 use crate::dht::wire::packed_node::PackedNode;
@@ -290,6 +290,7 @@ fn worker_loop(shared: &Shared, socket: &UdpSocket, index: usize, guard: crate::
     // MAX_UDP_PACKET_SIZE (protocol.md §2.1).
     let mut buf = [0u8; 2048];
     let mut outs = Vec::new();
+    let v6 = socket.local_addr().is_ok_and(|a| a.is_ipv6());
     loop {
         let received = recv_from(socket, &mut buf);
         if shared.stop.load(Ordering::Relaxed) {
@@ -314,7 +315,7 @@ fn worker_loop(shared: &Shared, socket: &UdpSocket, index: usize, guard: crate::
         }
         for out in outs.drain(..) {
             if let Some(t) = gate.seal(now, out, &mut rng) {
-                let _ = socket.send_to(&t.payload, t.dst);
+                let _ = send_to(socket, &t.payload, t.dst, v6);
             }
         }
         shared.counters[index].publish(&gate);
@@ -326,6 +327,7 @@ fn timer_loop(shared: &Shared, socket: &UdpSocket, guard: crate::dht::GuardConfi
     let mut gate = Gate::new(&shared.keys, guard, &mut rng);
     let index = shared.counters.len() - 1;
     let mut outs = Vec::new();
+    let v6 = socket.local_addr().is_ok_and(|a| a.is_ipv6());
     while !shared.stop.load(Ordering::Relaxed) {
         let now = shared.clock.now();
         let deadline = {
@@ -338,7 +340,7 @@ fn timer_loop(shared: &Shared, socket: &UdpSocket, guard: crate::dht::GuardConfi
         };
         for out in outs.drain(..) {
             if let Some(t) = gate.seal(now, out, &mut rng) {
-                let _ = socket.send_to(&t.payload, t.dst);
+                let _ = send_to(socket, &t.payload, t.dst, v6);
             }
         }
         shared.counters[index].publish(&gate);
