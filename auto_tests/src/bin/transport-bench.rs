@@ -249,6 +249,7 @@ fn print_table(rows: &[TransferMetrics], mib: u64) {
             r.error.as_ref().map_or(String::new(), |e| format!(" error: {e}")),
         );
     }
+    print_summary(rows);
     let mib: f64 = rows
         .iter()
         .map(|r| r.bytes_delivered as f64 / 1048576.0)
@@ -260,4 +261,62 @@ fn print_table(rows: &[TransferMetrics], mib: u64) {
         if cpu > 0.0 { mib / cpu } else { 0.0 },
         if cpu > 0.0 { events as f64 / cpu / 1e6 } else { 0.0 }
     );
+}
+
+/// Median of the finite values, if any.
+fn median(mut v: Vec<f64>) -> Option<f64> {
+    v.retain(|x| x.is_finite());
+    if v.is_empty() {
+        return None;
+    }
+    v.sort_by(f64::total_cmp);
+    Some(v[v.len() / 2])
+}
+
+/// One line per profile: the median over seeds of each controller's goodput efficiency, and
+/// BBR's ramp, beside the targets.
+fn print_summary(rows: &[TransferMetrics]) {
+    let mut profiles: Vec<&str> = Vec::new();
+    for r in rows {
+        if !profiles.contains(&r.profile.as_str()) {
+            profiles.push(&r.profile);
+        }
+    }
+    println!();
+    println!("summary (median over seeds): goodput efficiency per controller, BBR ramp in RTTs");
+    println!(
+        "{:<9} {:>7} {:>7} {:>7} {:>7} {:>9} {:>9}",
+        "profile", "bbr η", "cubic η", "legacy", "target", "bbr t90", "bbr/legacy"
+    );
+    for p in profiles {
+        let eta = |c: &str| {
+            median(
+                rows.iter()
+                    .filter(|r| r.profile == p && r.controller == c)
+                    .map(|r| r.goodput_efficiency)
+                    .collect(),
+            )
+        };
+        let t90 = median(
+            rows.iter()
+                .filter(|r| r.profile == p && r.controller == "bbr")
+                .filter_map(|r| r.time_to_90_rtts)
+                .collect(),
+        );
+        let (b, l) = (eta("bbr"), eta("legacy"));
+        let speedup = match (b, l) {
+            (Some(b), Some(l)) if l > 0.0 => format!("{:.1}x", b / l),
+            _ => "-".to_owned(),
+        };
+        println!(
+            "{:<9} {:>7} {:>7} {:>7} {:>7} {:>9} {:>9}",
+            p,
+            opt(b, 3),
+            opt(eta("cubic"), 3),
+            opt(l, 3),
+            opt(goodput_target(p), 2),
+            opt(t90, 1),
+            speedup
+        );
+    }
 }
