@@ -457,7 +457,7 @@ impl<N: SimNode> Simulator<N> {
         };
         self.stats.events += 1;
         self.service(id);
-        if self.stats.events.is_multiple_of(self.invariant_interval) {
+        if self.stats.events % self.invariant_interval == 0 {
             if let Err(reason) = self.nodes[id.0].node.check_invariants() {
                 return Err(SimError::Invariant {
                     node: id.0,

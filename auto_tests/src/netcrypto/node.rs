@@ -188,7 +188,7 @@ impl NetCryptoNode {
             self.fill(now, i);
         }
         self.pumps += 1;
-        if self.pumps.is_multiple_of(MEMORY_SAMPLE_EVERY) {
+        if self.pumps % MEMORY_SAMPLE_EVERY == 0 {
             for id in self
                 .outgoing
                 .iter()
