@@ -480,3 +480,23 @@ fn friends_behind_a_nat_exchange_routed_nat_pings_and_punch() {
         "the NAT held"
     );
 }
+
+/// LAN addresses are handed out only to requesters on the LAN (c-toxcore `get_close_nodes`).
+#[test]
+fn lan_addresses_go_only_to_lan_requesters() {
+    let mut net = Net::new(3, 10, quiet());
+    net.bootstrap(1, 0);
+    net.bootstrap(2, 0);
+    net.run_for(Duration::from_secs(5));
+    let now = net.now;
+    let target = net.nodes[1].public_key();
+    let on_lan = net.nodes[0].closest_nodes(now, &target, true);
+    assert!(
+        on_lan.iter().any(|n| n.pk == target),
+        "127.x addresses reach LAN requesters"
+    );
+    assert!(
+        net.nodes[0].closest_nodes(now, &target, false).is_empty(),
+        "but never the Internet"
+    );
+}

@@ -22,6 +22,10 @@
 //! * **Workers woken by `shutdown(SHUT_RD)`** ([`super::socket::wake_reader`]), not by a
 //!   receive timeout: idle workers had 0 context switches in 20 s; only the timer thread
 //!   wakes, once per DHT tick (21 in 20 s). Kept.
+//! * **Limits per worker**: each worker's gate keeps its own per-source table, so a source
+//!   whose datagrams the kernel spreads over N sockets (one hash per source *port*) gets up
+//!   to N times the per-source rate; the amplification bound (4× the bytes received) holds
+//!   per worker and therefore overall.
 //! * **Counters per worker, summed when read**: a reader may see one packet's worth of
 //!   skew between fields; nothing on the packet path writes memory another worker writes.
 //! * **Order**: keys are loaded before the first socket exists (the caller's job); teardown
