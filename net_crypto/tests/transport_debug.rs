@@ -85,8 +85,9 @@ fn trace_kind(kind: ControllerKind, name: &str, l: LinkConfig, packets: u64, sec
             let _ = kind;
             let s = p.a.t.stats();
             println!(
-                "{name} {:?} got {} inflight {} srtt {:?} pace {} | {}",
+                "{name} {:?} truth {:?} got {} inflight {} srtt {:?} pace {} | {}",
                 p.now,
+                p.ab.last_transit + p.ba.last_transit,
                 p.b.expect_bulk,
                 s.bytes_in_flight,
                 s.smoothed_rtt,
@@ -250,4 +251,10 @@ fn startup_exit_by_seed() {
             false
         });
     }
+}
+
+#[test]
+#[ignore]
+fn trace_relay500_lossy() {
+    trace("relay500l", LinkConfig { delay: Duration::from_millis(250), jitter: Duration::ZERO, rate: 250_000, buffer: 2_000_000, loss: 0.03, duplicate: 0.0, drop_first_data: 0 }, 6000, 60);
 }

@@ -84,7 +84,9 @@ pub struct Link {
     pub cfg: LinkConfig,
     free_at: Timestamp,
     queue: BinaryHeap<Reverse<(Timestamp, u64)>>,
-    frames: std::collections::HashMap<u64, Frame>,
+    frames: std::collections::HashMap<u64, (Timestamp, Frame)>,
+    /// Transit time of the most recently delivered frame (RTT truth for traces).
+    pub last_transit: Duration,
     seq: u64,
     pub dropped: u64,
     pub dropped_data_bytes: u64,
@@ -98,6 +100,7 @@ impl Link {
             free_at: Timestamp::ZERO,
             queue: BinaryHeap::new(),
             frames: Default::default(),
+            last_transit: Duration::ZERO,
             seq: 0,
             dropped: 0,
             dropped_data_bytes: 0,
@@ -105,9 +108,9 @@ impl Link {
         }
     }
 
-    fn push(&mut self, at: Timestamp, f: Frame) {
+    fn push(&mut self, sent: Timestamp, at: Timestamp, f: Frame) {
         self.seq += 1;
-        self.frames.insert(self.seq, f);
+        self.frames.insert(self.seq, (sent, f));
         self.queue.push(Reverse((at, self.seq)));
     }
 
@@ -143,9 +146,9 @@ impl Link {
         let at = leave + self.cfg.delay + jitter(rng, self.cfg.jitter);
         if unit(rng) < self.cfg.duplicate {
             let at2 = leave + self.cfg.delay + jitter(rng, self.cfg.jitter);
-            self.push(at2, f.clone());
+            self.push(now, at2, f.clone());
         }
-        self.push(at, f);
+        self.push(now, at, f);
     }
 
     pub fn next_arrival(&self) -> Option<Timestamp> {
@@ -158,7 +161,9 @@ impl Link {
             return None;
         }
         self.queue.pop();
-        self.frames.remove(&seq)
+        let (sent, f) = self.frames.remove(&seq)?;
+        self.last_transit = t - sent;
+        Some(f)
     }
 }
 

@@ -20,6 +20,21 @@
 //! delivery-rate sampler), [`pacer`], [`ack_timing`] (when requests go out), [`rate`]
 //! (rate counters), [`stats`]. This file wires them: ack processing, loss detection runs,
 //! the send order and the timers.
+//!
+//! Choices worth knowing (all wire-compatible with c-toxcore 0.2.18):
+//! - `send_buffer_end` advertises one past the highest packet *transmitted*, not queued,
+//!   so the peer never NACKs what is still waiting for the pacer.
+//! - A request is decoded against the `buffer_start` of its own packet's header (passed to
+//!   `on_peer_buffer_start` just before), so a reordered request never acknowledges
+//!   packets the peer does not hold.
+//! - Resends are paced but not window-limited: the request format acknowledges only what
+//!   lies between holes, so the window can be full of packets the peer holds but cannot
+//!   acknowledge until the hole being repaired is filled.
+//! - Packets freed when a retransmission fills a hole were received long before; they
+//!   count as delivered but give no RTT sample (cumulative case) and no delivery-rate
+//!   credit, which would otherwise inflate BBR's bandwidth estimate.
+//! - Karn's rule (no RTT or rate sample from a resent packet) holds for BBR and CUBIC;
+//!   the legacy model deliberately breaks it, as c-toxcore does (see `cc::legacy`).
 
 mod ack_timing;
 mod cc;
@@ -140,6 +155,8 @@ struct AckBatch {
     bytes: u64,
     /// Newest never-resent packet: (first_sent, info).
     newest_clean: Option<(Timestamp, PacketInfo)>,
+    /// Transmission count of that packet (checked by the Karn invariant).
+    newest_clean_tx: u8,
     /// Some acked packet had been resent (a hole filled by a retransmission).
     any_resent: bool,
     /// Bytes of acked packets that had been resent.
@@ -167,6 +184,7 @@ impl AckBatch {
         if slot.tx_count == 1 {
             if self.newest_clean.is_none_or_older(slot.first_sent) {
                 self.newest_clean = Some((slot.first_sent, slot.info));
+                self.newest_clean_tx = slot.tx_count;
                 self.app_limited = slot.info.is_app_limited;
             }
         } else {
@@ -645,6 +663,8 @@ impl Transport {
                 let tainted = cumulative && batch.any_resent;
                 let fresh = self.last_sampled_sent.is_none_or(|last| sent > last);
                 if !tainted && fresh {
+                    // Karn's rule, checked rather than assumed (check_invariants reports it).
+                    self.karn_violated |= batch.newest_clean_tx != 1;
                     self.rtt.on_sample(now, now - sent);
                     rtt_sample = Some(now - sent);
                     self.last_sampled_sent = Some(sent);
