@@ -19,6 +19,7 @@ use rustox_net_crypto::{ConnectionId, ControllerKind, Timestamp, TransportConfig
 use sha2::{Digest, Sha256};
 
 use crate::controller::parse_controller;
+use crate::driver::host::FileOffer;
 use crate::driver::{self, App, Host, HostEvent};
 use crate::progress::transfer_bar;
 use crate::send::closed_error;
@@ -307,7 +308,7 @@ impl Bob {
                 }
                 self.heard += 1;
             }
-            HostEvent::FileOffered { id, file, size, .. } => {
+            HostEvent::FileOffered(FileOffer { id, file, size, .. }) => {
                 let path = self.inbox.join("received.bin");
                 let sink = BufWriter::with_capacity(1 << 20, File::create(&path)?);
                 host.accept_file(now, id, file, Box::new(sink))?;

@@ -118,7 +118,10 @@ mod tests {
         let svg = std::fs::read_to_string(&path).unwrap();
         let _ = std::fs::remove_file(&path);
         assert!(svg.starts_with("<svg"));
-        assert!(svg.contains(">fast<") && svg.contains(">slow<"));
+        assert!(
+            svg.contains("fast") && svg.contains("slow"),
+            "legend labels"
+        );
         assert!(svg.matches("<polyline").count() >= 2);
     }
 }

@@ -100,6 +100,8 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             last_progress: (0, Timestamp::ZERO),
             established: false,
             sha256: None,
+            trace_every: std::env::var_os("RUSTOX_TRACE_STATS").map(|_| Duration::from_secs(1)),
+            last_trace: Timestamp::ZERO,
         };
         driver::run(&mut host, &socket, clock, &mut app).await?
     })?;
@@ -123,6 +125,10 @@ struct SendApp {
     established: bool,
     /// The file id announced with the offer: the SHA-256 of the source.
     sha256: Option<[u8; 32]>,
+    /// With `RUSTOX_TRACE_STATS=1`, the transport's statistics go to stderr this often
+    /// (a diagnostic for the transport, not part of the interface).
+    trace_every: Option<Duration>,
+    last_trace: Timestamp,
 }
 
 impl SendApp {
@@ -199,6 +205,15 @@ impl App for SendApp {
     }
 
     fn after_io(&mut self, host: &mut Host, now: Timestamp) {
+        if self
+            .trace_every
+            .is_some_and(|every| now >= self.last_trace + every)
+        {
+            self.last_trace = now;
+            if let Some(s) = host.stats(self.session) {
+                say(&self.bar, &format!("rustox send: {s:?}"));
+            }
+        }
         if let Some(file) = self.file {
             if let Some(done) = host.file_progress(self.session, file) {
                 self.bar.set_position(done);

@@ -72,8 +72,8 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             .collect::<Vec<_>>()
             .join(", "),
         args.profile.name,
-        args.profile.rtt.as_millis(),
-        args.profile.rate_bps / 1_000_000,
+        args.profile.rtt.as_micros() as f64 / 1e3,
+        args.profile.rate_bps as f64 / 1e6,
         args.seed
     );
     // One thread per controller: each run is independent and single-threaded.
@@ -113,8 +113,8 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             "{}: {} over {} ms RTT, {} Mbit/s (seed {})",
             args.profile.name,
             crate::demo::human_bytes(args.size),
-            args.profile.rtt.as_millis(),
-            args.profile.rate_bps / 1_000_000,
+            args.profile.rtt.as_micros() as f64 / 1e3,
+            args.profile.rate_bps as f64 / 1e6,
             args.seed
         );
         plot_cumulative(path, &title, &curves)
@@ -191,8 +191,8 @@ fn print_table(profile: &Profile, outcomes: &[Outcome]) {
     println!(
         "profile {}: RTT {} ms, bottleneck {} Mbit/s, loss {:?}",
         profile.name,
-        profile.rtt.as_millis(),
-        profile.rate_bps / 1_000_000,
+        profile.rtt.as_micros() as f64 / 1e3,
+        profile.rate_bps as f64 / 1e6,
         profile.loss
     );
     println!(

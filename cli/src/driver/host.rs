@@ -44,18 +44,7 @@ pub enum HostEvent {
     /// A chat message (its text bytes, not necessarily UTF-8).
     Message(ConnectionId, Vec<u8>),
     /// The peer offers a file; accept it with [`Host::accept_file`].
-    FileOffered {
-        /// The session.
-        id: ConnectionId,
-        /// The transfer's number.
-        file: u32,
-        /// Announced size (`u64::MAX` when unknown).
-        size: u64,
-        /// Announced name (untrusted bytes).
-        name: Vec<u8>,
-        /// The file id, which this CLI's senders set to the content's SHA-256.
-        file_id: [u8; 32],
-    },
+    FileOffered(FileOffer),
     /// The peer acknowledged every byte of a file we sent.
     FileSent {
         /// The session.
@@ -87,6 +76,21 @@ pub enum HostEvent {
     },
     /// The session is over.
     Closed(ConnectionId, CloseReason),
+}
+
+/// A file the peer offers.
+#[derive(Debug, Clone)]
+pub struct FileOffer {
+    /// The session.
+    pub id: ConnectionId,
+    /// The transfer's number.
+    pub file: u32,
+    /// Announced size (`u64::MAX` when unknown).
+    pub size: u64,
+    /// Announced name (untrusted bytes).
+    pub name: Vec<u8>,
+    /// The file id, which this CLI's senders set to the content's SHA-256.
+    pub file_id: [u8; 32],
 }
 
 /// Why a host call was refused.
@@ -405,13 +409,13 @@ impl Host {
                     file_id,
                     name,
                     ..
-                } => HostEvent::FileOffered {
+                } => HostEvent::FileOffered(FileOffer {
                     id,
                     file,
                     size,
                     name,
                     file_id,
-                },
+                }),
                 StreamEvent::Sent { file, bytes } => HostEvent::FileSent { id, file, bytes },
                 StreamEvent::Received {
                     file,

@@ -10,6 +10,7 @@
 
 pub mod host;
 pub mod socket;
+pub mod timer;
 
 use std::io;
 use std::net::SocketAddr;
@@ -80,6 +81,9 @@ pub async fn run<A: App>(
     app: &mut A,
 ) -> Result<A::Output, DriverError> {
     let mut buf = vec![0u8; RECV_BUFFER];
+    // Without a timerfd (not expected on Linux) tokio's millisecond timer still works,
+    // only slower at high rates.
+    let timer = timer::PreciseTimer::new().ok();
     loop {
         let now = clock.now();
         if let Some(output) = drain(host, socket, now, app).await? {
@@ -98,9 +102,14 @@ pub async fn run<A: App>(
             (a, b) => a.or(b),
         };
         let sleep = async {
-            match deadline {
-                Some(t) => tokio::time::sleep_until(clock.instant(t).into()).await,
-                None => std::future::pending().await,
+            match (deadline, &timer) {
+                (Some(t), Some(timer)) => {
+                    if timer.sleep_until(clock.instant(t)).await.is_err() {
+                        tokio::time::sleep_until(clock.instant(t).into()).await;
+                    }
+                }
+                (Some(t), None) => tokio::time::sleep_until(clock.instant(t).into()).await,
+                (None, _) => std::future::pending().await,
             }
         };
         tokio::select! {

@@ -1,0 +1,196 @@
+//! Every mistake a person can make on the command line ends with one line saying what went
+//! wrong and a non-zero exit — never a panic or a backtrace.
+
+mod common;
+
+use std::net::UdpSocket;
+use std::time::Duration;
+
+use common::{assert_one_line_error, run_with_limit, rustox, write_pattern, Receiver, Scratch};
+
+const LIMIT: Duration = Duration::from_secs(60);
+/// A syntactically valid key nobody owns.
+const STRANGER_KEY: &str = "0101010101010101010101010101010101010101010101010101010101010101";
+
+#[test]
+fn missing_file() {
+    let out = run_with_limit(
+        rustox().args([
+            "send",
+            "--to",
+            "127.0.0.1:9",
+            "--key",
+            STRANGER_KEY,
+            "/nonexistent/file.bin",
+        ]),
+        LIMIT,
+    );
+    assert_one_line_error(
+        &out,
+        "cannot read /nonexistent/file.bin: No such file or directory",
+    );
+}
+
+#[test]
+fn directory_instead_of_file() {
+    let dir = Scratch::new("dir-as-file");
+    let out = run_with_limit(
+        rustox()
+            .args(["send", "--to", "127.0.0.1:9", "--key", STRANGER_KEY])
+            .arg(&dir.0),
+        LIMIT,
+    );
+    assert_one_line_error(&out, "is a directory");
+}
+
+#[test]
+fn malformed_key() {
+    let dir = Scratch::new("bad-key");
+    write_pattern(&dir.path("f"), 10, 1);
+    let out = run_with_limit(
+        rustox()
+            .args(["send", "--to", "127.0.0.1:9", "--key", "abc123"])
+            .arg(dir.path("f")),
+        LIMIT,
+    );
+    assert_one_line_error(&out, "--key must be 64 hex digits");
+}
+
+#[test]
+fn nobody_answering_times_out_the_handshake() {
+    // A bound socket that never answers: the address is reachable, nothing speaks Tox.
+    let silent = UdpSocket::bind("127.0.0.1:0").unwrap();
+    let addr = silent.local_addr().unwrap().to_string();
+    let dir = Scratch::new("unreachable");
+    write_pattern(&dir.path("f"), 1000, 1);
+    let out = run_with_limit(
+        rustox()
+            .args(["send", "--to", &addr, "--key", STRANGER_KEY])
+            .arg(dir.path("f")),
+        LIMIT,
+    );
+    assert_one_line_error(
+        &out,
+        &format!("no answer from {addr}: the handshake timed out"),
+    );
+}
+
+#[test]
+fn wrong_key_times_out_the_handshake() {
+    let dir = Scratch::new("wrong-key");
+    write_pattern(&dir.path("f"), 1000, 1);
+    let receiver = Receiver::start(&dir.path("in"), &dir.path("recv.key"));
+    assert_ne!(receiver.key, STRANGER_KEY);
+    let out = run_with_limit(
+        rustox()
+            .args(["send", "--to", &receiver.addr, "--key", STRANGER_KEY])
+            .arg(dir.path("f")),
+        LIMIT,
+    );
+    assert_one_line_error(&out, "is --key its public key?");
+}
+
+#[test]
+fn port_in_use() {
+    let taken = UdpSocket::bind("127.0.0.1:0").unwrap();
+    let addr = taken.local_addr().unwrap().to_string();
+    let dir = Scratch::new("port-in-use");
+    let out = run_with_limit(
+        rustox()
+            .args(["recv", "--listen", &addr, "--out"])
+            .arg(dir.path("in"))
+            .arg("--key-file")
+            .arg(dir.path("k")),
+        LIMIT,
+    );
+    assert_one_line_error(
+        &out,
+        &format!("cannot listen on {addr}: the port is already in use"),
+    );
+}
+
+#[test]
+fn address_not_on_this_machine() {
+    let dir = Scratch::new("not-local");
+    let out = run_with_limit(
+        rustox()
+            .args(["recv", "--listen", "192.0.2.1:4000", "--out"])
+            .arg(dir.path("in"))
+            .arg("--key-file")
+            .arg(dir.path("k")),
+        LIMIT,
+    );
+    assert_one_line_error(&out, "not assigned to this machine");
+}
+
+#[test]
+fn unknown_flag() {
+    let out = run_with_limit(rustox().args(["send", "--bogus"]), LIMIT);
+    assert_one_line_error(&out, "unexpected argument '--bogus'");
+    assert_eq!(out.status.code(), Some(2));
+}
+
+#[test]
+fn missing_required_flags() {
+    let out = run_with_limit(rustox().args(["send", "file.bin"]), LIMIT);
+    assert_one_line_error(
+        &out,
+        "required arguments were not provided: --to <TO> --key <KEY>",
+    );
+}
+
+#[test]
+fn address_without_port() {
+    let out = run_with_limit(
+        rustox().args(["send", "--to", "127.0.0.1", "--key", STRANGER_KEY, "f"]),
+        LIMIT,
+    );
+    assert_one_line_error(&out, "has no port");
+}
+
+#[test]
+fn unknown_controller() {
+    let out = run_with_limit(
+        rustox().args([
+            "send",
+            "--to",
+            "127.0.0.1:9",
+            "--key",
+            STRANGER_KEY,
+            "--controller",
+            "fast",
+            "f",
+        ]),
+        LIMIT,
+    );
+    assert_one_line_error(
+        &out,
+        "unknown controller \"fast\" (choose bbr, cubic or legacy)",
+    );
+}
+
+#[test]
+fn unknown_profile_and_bad_size_in_sim() {
+    let out = run_with_limit(rustox().args(["sim", "--profile", "moon"]), LIMIT);
+    assert_one_line_error(&out, "unknown profile \"moon\"");
+    let out = run_with_limit(
+        rustox().args(["sim", "--profile", "lan", "--size", "lots"]),
+        LIMIT,
+    );
+    assert_one_line_error(&out, "is not a size");
+}
+
+#[test]
+fn output_directory_that_is_a_file() {
+    let dir = Scratch::new("out-is-file");
+    write_pattern(&dir.path("file"), 10, 1);
+    let out = run_with_limit(
+        rustox()
+            .args(["recv", "--listen", "127.0.0.1:0", "--out"])
+            .arg(dir.path("file"))
+            .arg("--key-file")
+            .arg(dir.path("k")),
+        LIMIT,
+    );
+    assert_one_line_error(&out, "cannot use output directory");
+}
