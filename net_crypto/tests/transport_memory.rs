@@ -20,6 +20,10 @@ fn idle_transport_costs_a_few_hundred_bytes() {
         let t = Transport::new(Timestamp::ZERO, TransportConfig { controller: kind });
         let heap = t.memory_usage();
         let total = heap + std::mem::size_of::<Transport>();
+        eprintln!(
+            "{kind:?}: idle heap {heap} B, struct {} B",
+            std::mem::size_of::<Transport>()
+        );
         assert!(heap <= 1024, "{kind:?}: heap {heap}");
         assert!(total <= 4096, "{kind:?}: total {total}");
     }
@@ -48,10 +52,11 @@ fn busy_transport_gives_memory_back_when_drained() {
     p.run_until(Duration::from_secs(3), |_| false);
     let idle_a = p.a.t.memory_usage();
     let idle_b = p.b.t.memory_usage();
+    eprintln!("busy peak {peak} B, drained sender {idle_a} B, receiver {idle_b} B");
     assert!(peak > 100_000, "peak {peak} should reflect data in flight");
     assert!(
         idle_a <= 2048,
         "sender kept {idle_a} bytes after draining (peak {peak})"
     );
-    assert!(idle_b <= 2048, "receiver kept {idle_b} bytes");
+    assert!(idle_b <= 1024, "receiver kept {idle_b} bytes");
 }

@@ -161,6 +161,11 @@ struct AckBatch {
     any_resent: bool,
     /// Bytes of acked packets that had been resent.
     resent_bytes: u64,
+    /// Packets numbered below this were sent before a retransmission acked in this
+    /// event, so they waited behind its hole: their ack was withheld, not slow.
+    withheld_below: Option<u32>,
+    /// Bytes of never-resent packets whose ack was withheld that way.
+    withheld_bytes: u64,
     /// Spurious losses found, and the largest reorder distance among them.
     spurious: u64,
     spurious_distance: u32,
@@ -182,7 +187,11 @@ impl AckBatch {
             self.inflight_bytes += slot.size();
         }
         if slot.tx_count == 1 {
-            if self.newest_clean.is_none_or_older(slot.first_sent) {
+            // Holes precede the packets they hold back, and the walk goes in packet-number
+            // order, so the boundary is known by the time those packets come.
+            if self.withheld_below.is_some_and(|b| serial_lt(pn, b)) {
+                self.withheld_bytes += slot.size();
+            } else if self.newest_clean.is_none_or_older(slot.first_sent) {
                 self.newest_clean = Some((slot.first_sent, slot.info));
                 self.newest_clean_tx = slot.tx_count;
                 self.app_limited = slot.info.is_app_limited;
@@ -190,6 +199,10 @@ impl AckBatch {
         } else {
             self.any_resent = true;
             self.resent_bytes += slot.size();
+            let b = slot.resend_boundary;
+            if self.withheld_below.is_none_or(|cur| serial_lt(cur, b)) {
+                self.withheld_below = Some(b);
+            }
         }
         // Declared lost, yet acked: still waiting for its resend, or acked sooner than one
         // min RTT after the resend — either way the original copy arrived (transport.md §3.3).
@@ -494,6 +507,7 @@ impl Transport {
                 self.stats.packets_resent += 1;
                 self.stats.bytes_resent += size;
                 self.delivery.on_resent(size);
+                slot.resend_boundary = self.sent_end;
             }
             slot.last_sent = now;
             slot.tx_count = slot.tx_count.saturating_add(1);
@@ -561,7 +575,7 @@ impl Transport {
         if let (Some(l), Some(c)) = (self.legacy.as_mut(), legacy_candidate) {
             l.on_rtt_candidate(now, c);
         }
-        self.finish_ack(now, batch, true);
+        self.finish_ack(now, batch);
         self.detect_lost(now);
         Ok(())
     }
@@ -627,27 +641,24 @@ impl Transport {
         if let (Some(l), Some(t)) = (self.legacy.as_mut(), legacy_newest) {
             l.on_rtt_candidate(now, t);
         }
-        self.finish_ack(now, batch, false);
+        self.finish_ack(now, batch);
         self.detect_lost(now);
         Ok(())
     }
 
     /// Applies one ack event: in-flight accounting, RTT and delivery-rate samples (Karn),
     /// the ack-loop floor, spurious-loss undo, the controller.
-    fn finish_ack(&mut self, now: Timestamp, batch: AckBatch, cumulative: bool) {
+    fn finish_ack(&mut self, now: Timestamp, batch: AckBatch) {
         if batch.packets == 0 {
             return;
         }
         self.stats.packets_acked += batch.packets;
         self.bytes_in_flight = self.bytes_in_flight.saturating_sub(batch.inflight_bytes);
         // A filled hole (an acked retransmission) releases packets the peer received long
-        // ago; only the repaired packets count toward rate samples, and the event gives
-        // none (transport.md §3.6: samples from never-resent packets, honestly timed).
-        let rate_bytes = if batch.any_resent {
-            batch.resent_bytes
-        } else {
-            batch.bytes
-        };
+        // ago — those sent before the retransmission. They count as delivered, but not
+        // toward rate samples, and never give the RTT or rate sample (transport.md §3.6:
+        // samples from never-resent packets, honestly timed).
+        let rate_bytes = batch.bytes - batch.withheld_bytes;
         self.delivery.on_delivered(now, batch.bytes, rate_bytes);
         if let Some(l) = batch.largest {
             if self.largest_acked.is_none_or(|cur| serial_lt(cur, l)) {
@@ -658,11 +669,9 @@ impl Transport {
         let mut rtt_sample = None;
         if self.legacy.is_none() {
             if let Some((sent, info)) = batch.newest_clean {
-                // A cumulative jump that includes a retransmission acks packets that sat
-                // behind a hole: their ack was withheld, not slow — no RTT sample.
-                let tainted = cumulative && batch.any_resent;
+                // `newest_clean` never is a withheld packet (see AckBatch::add).
                 let fresh = self.last_sampled_sent.is_none_or(|last| sent > last);
-                if !tainted && fresh {
+                if fresh {
                     // Karn's rule, checked rather than assumed (check_invariants reports it).
                     self.karn_violated |= batch.newest_clean_tx != 1;
                     self.rtt.on_sample(now, now - sent);
@@ -670,9 +679,7 @@ impl Transport {
                     self.last_sampled_sent = Some(sent);
                     self.loss.on_ack_loop(now, now - sent);
                 }
-                if !batch.any_resent {
-                    sample = self.delivery.sample(now, &info, sent, self.rtt.min_rtt());
-                }
+                sample = self.delivery.sample(now, &info, sent, self.rtt.min_rtt());
             }
         }
         if batch.spurious > 0 {

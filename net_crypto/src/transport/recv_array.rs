@@ -120,7 +120,10 @@ impl RecvArray {
         self.start = self.start.wrapping_add(1);
         self.held -= 1;
         let cap = self.slots.capacity();
-        if cap > 64 && self.slots.len() * 4 < cap {
+        if self.slots.is_empty() {
+            // Drained: an idle session holds no ring at all.
+            self.slots.shrink_to(0);
+        } else if cap > 64 && self.slots.len() * 4 < cap {
             self.slots.shrink_to(self.slots.len() * 2);
         }
         p

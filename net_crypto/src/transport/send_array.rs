@@ -47,6 +47,9 @@ pub(crate) struct SendSlot {
     pub(crate) declared_lost: bool,
     /// Largest-acked distance when it was declared lost (reorder distance if spurious).
     pub(crate) lost_distance: u32,
+    /// `sent_end` at the latest retransmission: packets numbered below it were sent
+    /// before this copy, so they may have waited behind this packet's hole.
+    pub(crate) resend_boundary: u32,
     /// The congestion controller's per-packet record, opaque to the array.
     pub(crate) info: PacketInfo,
 }
@@ -62,6 +65,7 @@ impl SendSlot {
             nacked: false,
             declared_lost: false,
             lost_distance: 0,
+            resend_boundary: 0,
             info: PacketInfo::default(),
         }
     }
@@ -172,7 +176,9 @@ impl SendArray {
     /// grows only with data in flight and returns it).
     fn maybe_shrink(&mut self) {
         let cap = self.slots.capacity();
-        if cap > 64 && self.slots.len() * 4 < cap {
+        if self.slots.is_empty() {
+            self.slots.shrink_to(0);
+        } else if cap > 64 && self.slots.len() * 4 < cap {
             self.slots.shrink_to(self.slots.len() * 2);
         }
     }
