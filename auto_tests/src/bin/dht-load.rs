@@ -25,8 +25,9 @@ use std::time::{Duration, Instant};
 use clap::Parser;
 use rand::rngs::StdRng;
 use rand::SeedableRng;
-use rustox_core::dht::wire::dht_packet::DhtMessage;
+use rustox_core::dht::wire::dht_packet::{DhtMessage, Envelope};
 use rustox_core::dht::wire::nodes::NodesRequest;
+use rustox_core::dht::wire::ping::Ping;
 use rustox_net_crypto::crypto::{KeyPair, Nonce, PrecomputedKey, PublicKey};
 
 #[derive(Parser, Debug)]
@@ -47,6 +48,10 @@ struct Args {
     /// Seconds measured per row (after 1 s of warm-up).
     #[arg(long, default_value_t = 5)]
     seconds: u64,
+    /// Seconds of warm-up before measuring (pings from the node are answered meanwhile, so
+    /// its table fills with our keys and its answers carry nodes).
+    #[arg(long, default_value_t = 5)]
+    warmup: u64,
     /// Unanswered requests allowed in flight.
     #[arg(long, default_value_t = 256)]
     window: usize,
@@ -75,6 +80,7 @@ struct Row {
     answered: u64,
     secs: f64,
     cpu: Option<Duration>,
+    nodes_per_answer: f64,
 }
 
 fn main() {
@@ -163,19 +169,20 @@ fn main() {
         args.seconds,
         num_cpus()
     );
-    println!("| node | sent/s | answered/s | answered % | node CPU µs/request |");
-    println!("|------|-------:|-----------:|-----------:|--------------------:|");
+    println!("| node | sent/s | answered/s | answered % | nodes/answer | node CPU µs/request |");
+    println!("|------|-------:|-----------:|-----------:|-------------:|--------------------:|");
     for r in &rows {
         let cpu = r
             .cpu
             .map(|c| format!("{:.1}", c.as_secs_f64() * 1e6 / r.answered.max(1) as f64))
             .unwrap_or_else(|| "n/a".into());
         println!(
-            "| {} | {:.0} | {:.0} | {:.1} | {} |",
+            "| {} | {:.0} | {:.0} | {:.1} | {:.2} | {} |",
             r.name,
             r.sent as f64 / r.secs,
             r.answered as f64 / r.secs,
             100.0 * r.answered as f64 / r.sent.max(1) as f64,
+            r.nodes_per_answer,
             cpu
         );
     }
@@ -211,6 +218,7 @@ fn medians(rows: Vec<Row>) -> Vec<Row> {
                 answered: mid.answered,
                 secs: mid.secs,
                 cpu,
+                nodes_per_answer: mid.nodes_per_answer,
             }
         })
         .collect()
@@ -368,7 +376,9 @@ fn process_cpu(pid: u32) -> Option<Duration> {
 }
 
 fn load(args: &Args, name: &str, target: SocketAddr, pk: PublicKey, pid: Option<u32>) -> Row {
+    const SOCKETS: usize = 16;
     let mut rng = StdRng::seed_from_u64(1);
+    let mut keys: Vec<(PublicKey, PrecomputedKey)> = Vec::with_capacity(args.keys);
     let packets: Vec<Vec<u8>> = (0..args.keys)
         .map(|i| {
             let kp = KeyPair::generate(&mut rng);
@@ -377,10 +387,12 @@ fn load(args: &Args, name: &str, target: SocketAddr, pk: PublicKey, pid: Option<
                 searched: kp.public,
                 sendback: i as u64,
             });
-            msg.seal(&kp.public, &key, &Nonce::random(&mut rng))
+            let bytes = msg.seal(&kp.public, &key, &Nonce::random(&mut rng));
+            keys.push((kp.public, key));
+            bytes
         })
         .collect();
-    let sockets: Vec<UdpSocket> = (0..16u8)
+    let sockets: Vec<UdpSocket> = (0..SOCKETS as u8)
         .map(|i| {
             let ip = if target.ip().is_loopback() {
                 IpAddr::V4(Ipv4Addr::new(127, 0, 1, i + 1))
@@ -393,15 +405,21 @@ fn load(args: &Args, name: &str, target: SocketAddr, pk: PublicKey, pid: Option<
         })
         .collect();
     let mut buf = [0u8; 2048];
-    let mut run = |dur: Duration| -> (u64, u64, f64) {
+    let mut node_bytes = 0u64;
+    // (pings received, pings answered, other datagrams)
+    let mut pings = (0u64, 0u64, 0u64);
+    // Packet (= key) p always leaves from socket p % 16, so a ping the node sends back to a
+    // key arrives on that socket and is answered by trying that socket's keys: the node
+    // then adds our keys to its table, and its answers carry real node lists.
+    let mut run = |dur: Duration, node_bytes: &mut u64| -> (u64, u64, f64) {
         let (mut sent, mut answered, mut inflight) = (0u64, 0u64, 0usize);
         let mut next = 0usize;
         let start = Instant::now();
         let mut last_progress = Instant::now();
         while start.elapsed() < dur {
             while inflight < args.window {
-                let s = &sockets[next % sockets.len()];
-                if s.send_to(&packets[next % packets.len()], target).is_err() {
+                let p = next % packets.len();
+                if sockets[p % SOCKETS].send_to(&packets[p], target).is_err() {
                     break;
                 }
                 next += 1;
@@ -409,10 +427,17 @@ fn load(args: &Args, name: &str, target: SocketAddr, pk: PublicKey, pid: Option<
                 inflight += 1;
             }
             let mut got = 0;
-            for s in &sockets {
-                while let Ok((n, _)) = s.recv_from(&mut buf) {
+            for (si, s) in sockets.iter().enumerate() {
+                while let Ok((n, from)) = s.recv_from(&mut buf) {
                     if n >= 82 && buf[0] == 0x04 {
                         got += 1;
+                        *node_bytes += (n - 82) as u64;
+                    } else if n == 82 && buf[0] == 0x00 {
+                        let ok = answer_ping(&buf[..n], si, SOCKETS, &keys, s, from, &mut rng);
+                        pings.0 += 1;
+                        pings.1 += u64::from(ok);
+                    } else {
+                        pings.2 += 1;
                     }
                 }
             }
@@ -430,19 +455,49 @@ fn load(args: &Args, name: &str, target: SocketAddr, pk: PublicKey, pid: Option<
         }
         (sent, answered, start.elapsed().as_secs_f64())
     };
-    run(Duration::from_secs(1));
+    run(Duration::from_secs(args.warmup), &mut node_bytes);
+    node_bytes = 0;
     let cpu0 = pid.and_then(process_cpu);
-    let (sent, answered, secs) = run(Duration::from_secs(args.seconds));
+    let (sent, answered, secs) = run(Duration::from_secs(args.seconds), &mut node_bytes);
     let cpu = match (cpu0, pid.and_then(process_cpu)) {
         (Some(a), Some(b)) => Some(b.saturating_sub(a)),
         _ => None,
     };
-    eprintln!("{name}: sent {sent}, answered {answered} in {secs:.1} s");
+    // Packed IPv4 nodes are 39 bytes each.
+    let nodes_per_answer = node_bytes as f64 / 39.0 / answered.max(1) as f64;
+    eprintln!("{name}: sent {sent}, answered {answered} in {secs:.1} s, {nodes_per_answer:.2} nodes per answer; pings from the node received/answered {}/{}, other datagrams {}", pings.0, pings.1, pings.2);
     Row {
         name: name.to_string(),
         sent,
         answered,
         secs,
         cpu,
+        nodes_per_answer,
     }
+}
+
+/// Answers a ping the node sent to one of our keys (tried among the keys of socket `si`).
+fn answer_ping(
+    bytes: &[u8],
+    si: usize,
+    sockets: usize,
+    keys: &[(PublicKey, PrecomputedKey)],
+    socket: &UdpSocket,
+    from: SocketAddr,
+    rng: &mut StdRng,
+) -> bool {
+    let Ok(env) = Envelope::parse(bytes) else {
+        return false;
+    };
+    for (pk, key) in keys.iter().skip(si).step_by(sockets) {
+        if let Ok(DhtMessage::Ping(p)) = env.open(key) {
+            let reply = DhtMessage::Ping(Ping {
+                response: true,
+                id: p.id,
+            });
+            let _ = socket.send_to(&reply.seal(pk, key, &Nonce::random(rng)), from);
+            return true;
+        }
+    }
+    false
 }
