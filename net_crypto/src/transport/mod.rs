@@ -261,6 +261,8 @@ pub struct Transport {
     pacer: Pacer,
     pto_count: u32,
     last_inflight_sent: Timestamp,
+    /// When the peer's last request arrived (PTO probes only if it has gone silent).
+    last_request_rx: Option<Timestamp>,
     /// Set if an RTT sample ever came from a resent packet (must stay false; bbr/cubic).
     karn_violated: bool,
     /// Bulk packets the last `send_budget` offered and the layer above has not queued
@@ -302,6 +304,7 @@ impl Transport {
             pacer: Pacer::default(),
             pto_count: 0,
             last_inflight_sent: now,
+            last_request_rx: None,
             karn_violated: false,
             budget_unused: AtomicU64::new(0),
             recv: RecvArray::new(0),
@@ -596,6 +599,7 @@ impl Transport {
         request::validate(request, len)?;
         self.stats.requests_received += 1;
         self.rtt.on_request(now, self.bytes_in_flight > 0);
+        self.last_request_rx = Some(now);
         let min_rtt = self.rtt.min_rtt_long();
         let mut batch = AckBatch::default();
         let mut legacy_newest: Option<Timestamp> = None;
@@ -604,7 +608,9 @@ impl Transport {
         let resend_queue = &mut self.resend_queue;
         let bytes_in_flight = &mut self.bytes_in_flight;
         let largest_nacked = &mut self.largest_nacked;
+        let mut reached: Option<u32> = None;
         request::decode(request, len, |off, walk| {
+            reached = Some(off);
             let pn = start.wrapping_add(off);
             match walk {
                 Walk::Named => {
@@ -640,6 +646,16 @@ impl Transport {
         })?;
         if let (Some(l), Some(t)) = (self.legacy.as_mut(), legacy_newest) {
             l.on_rtt_candidate(now, t);
+        }
+        // `nacked` means "named by the latest request": a slot beyond this walk is not
+        // missing as far as this request says (received after the last hole, or not yet
+        // known to the peer). A stale NACK kept from an earlier request would convict a
+        // packet whose ack is merely withheld behind a hole (DESIGN.md lesson 3).
+        let first_unreached = start.wrapping_add(reached.map_or(0, |r| r + 1));
+        if let Some(from) = self.send.offset(first_unreached) {
+            for (_, slot) in self.send.iter_mut_from(from) {
+                slot.nacked = false;
+            }
         }
         self.finish_ack(now, batch);
         self.detect_lost(now);
@@ -792,17 +808,25 @@ impl Transport {
         self.pto_count = self.pto_count.saturating_add(1);
         self.stats.pto_count += 1;
         self.probe_queue.clear();
-        let newest: Vec<u32> = self
-            .send
-            .iter()
-            .filter(|(_, s)| s.state == SlotState::InFlight)
-            .map(|(pn, _)| pn)
-            .collect::<Vec<_>>()
-            .into_iter()
-            .rev()
-            .take(PTO_PROBES)
-            .collect();
-        self.probe_queue.extend(newest.into_iter().rev());
+        // The peer learns our buffer_end from the request this asks for, and NACKs the
+        // tail — the repair then runs through normal loss detection. Probes (resends of
+        // the newest packets, which are usually only unacknowledged, not lost) are sent
+        // only when the peer's requests have stopped coming: then the ack path itself
+        // may be what was lost.
+        let pto = self.rtt.pto_base();
+        let peer_silent = self.last_request_rx.is_none_or(|t| now - t > pto);
+        if peer_silent {
+            let newest = self
+                .send
+                .iter()
+                .rev()
+                .filter(|(_, s)| s.state == SlotState::InFlight)
+                .map(|(pn, _)| pn)
+                .take(PTO_PROBES);
+            let mut probes: Vec<u32> = newest.collect();
+            probes.reverse();
+            self.probe_queue.extend(probes);
+        }
         self.ack_timing.request_advertise();
         // Restart the timer from now even if the probes wait for the driver.
         self.last_inflight_sent = now;
@@ -849,7 +873,8 @@ impl Transport {
         match self.recv.store(packet_number, payload) {
             Ok(stored) => {
                 self.stats.packets_received += 1;
-                self.ack_timing.on_packet(stored.new_hole);
+                self.ack_timing
+                    .on_packet(stored.new_hole || stored.filled_hole);
                 if let Some(l) = self.legacy.as_mut() {
                     l.on_received();
                 }

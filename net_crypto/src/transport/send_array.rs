@@ -184,7 +184,7 @@ impl SendArray {
     }
 
     /// Iterates `(pn, slot)` over held slots, oldest first.
-    pub(crate) fn iter(&self) -> impl Iterator<Item = (u32, &SendSlot)> + '_ {
+    pub(crate) fn iter(&self) -> impl DoubleEndedIterator<Item = (u32, &SendSlot)> + '_ {
         let start = self.start;
         self.slots
             .iter()
@@ -198,6 +198,19 @@ impl SendArray {
         self.slots
             .iter_mut()
             .enumerate()
+            .filter_map(move |(i, s)| s.as_mut().map(|s| (start.wrapping_add(i as u32), s)))
+    }
+
+    /// Iterates `(pn, slot)` mutably over held slots from window offset `from` on.
+    pub(crate) fn iter_mut_from(
+        &mut self,
+        from: u32,
+    ) -> impl Iterator<Item = (u32, &mut SendSlot)> + '_ {
+        let start = self.start;
+        self.slots
+            .iter_mut()
+            .enumerate()
+            .skip(from as usize)
             .filter_map(move |(i, s)| s.as_mut().map(|s| (start.wrapping_add(i as u32), s)))
     }
 
