@@ -873,8 +873,7 @@ impl Transport {
         match self.recv.store(packet_number, payload) {
             Ok(stored) => {
                 self.stats.packets_received += 1;
-                self.ack_timing
-                    .on_packet(stored.new_hole || stored.filled_hole);
+                self.ack_timing.on_packet(stored.new_hole);
                 if let Some(l) = self.legacy.as_mut() {
                     l.on_received();
                 }
