@@ -26,6 +26,10 @@ use crate::driver::{self, App, Host, HostEvent};
 use crate::progress::{say, transfer_bar};
 use crate::summary::TransferSummary;
 
+/// How long `--once` waits after the file for the sender to close the session: several
+/// request intervals (25 ms) and resend timeouts, far below the sender's patience.
+const LINGER: Duration = Duration::from_secs(3);
+
 /// Write-behind for received files: chunks arrive 1371 bytes at a time.
 const WRITE_BUFFER: usize = 1 << 20;
 
@@ -98,6 +102,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             peers: HashMap::new(),
             incoming: HashMap::new(),
             bar: ProgressBar::hidden(),
+            linger: None,
         };
         driver::run(&mut host, &socket, clock, &mut app).await?
     })
@@ -119,6 +124,8 @@ struct RecvApp {
     incoming: HashMap<(ConnectionId, u32), Incoming>,
     /// The bar of the most recent incoming file.
     bar: ProgressBar,
+    /// With `--once`, after the file: the session to see closed, and how long to wait.
+    linger: Option<(ConnectionId, Timestamp)>,
 }
 
 impl RecvApp {
@@ -218,7 +225,9 @@ impl App for RecvApp {
                 );
                 println!("{}", summary.to_json());
                 if self.once {
-                    return Some(Ok(()));
+                    // Stay until the sender has our last acknowledgement and closes the
+                    // session; leaving at once would strand it resending the last packet.
+                    self.linger = Some((id, now + LINGER));
                 }
             }
             HostEvent::FileFailed { id, file, reason } => {
@@ -240,10 +249,22 @@ impl App for RecvApp {
                         &format!("rustox recv: session with {addr} closed ({reason:?})"),
                     );
                 }
+                if self.linger.is_some_and(|(session, _)| session == id) {
+                    return Some(Ok(()));
+                }
             }
             HostEvent::Established(_) | HostEvent::FileSent { .. } => {}
         }
         None
+    }
+
+    fn poll_timeout(&self) -> Option<Timestamp> {
+        self.linger.map(|(_, until)| until)
+    }
+
+    fn on_timeout(&mut self, _host: &mut Host, _now: Timestamp) -> Option<Self::Output> {
+        // The sender never closed; the file is complete and verified all the same.
+        Some(Ok(()))
     }
 
     fn after_io(&mut self, host: &mut Host, _now: Timestamp) {
