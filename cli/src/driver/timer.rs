@@ -51,9 +51,13 @@ impl PreciseTimer {
         // Best effort: without it wake-ups are up to 50 µs late, which costs rate, not
         // correctness.
         let _ = nix::sys::prctl::set_timerslack(TIMER_SLACK_NS);
-        Ok(PreciseTimer {
-            fd: AsyncFd::new(Fd(timer))?,
-        })
+        // `AsyncFd::new` is deprecated because a caller could close the descriptor while
+        // it is registered; here the `TimerFd` owning it lives inside the `AsyncFd` and is
+        // dropped after deregistration, which is the soundness condition. Its replacement
+        // (`register`) is `unsafe`, which this crate does not use.
+        #[allow(deprecated)]
+        let fd = AsyncFd::new(Fd(timer))?;
+        Ok(PreciseTimer { fd })
     }
 
     /// Completes at `deadline` (at once if it is less than [`SPIN_BELOW`] away).
