@@ -408,9 +408,15 @@ impl Bbr {
             Some(true) => self.on_congested_round(),
             Some(false) => {
                 // Flat RTT: whatever was lost, it was not a queue overflowing. Learn the
-                // path's background (random) loss rate from these rounds.
+                // path's background (random) loss rate from these rounds, and lift the
+                // guard's bounds: the queue they were cut for has drained (waiting for the
+                // next probe cycle costs seconds at satellite RTTs).
                 let rate = lost as f64 / (lost + delivered).max(1) as f64;
                 self.background_loss += (rate - self.background_loss) * BACKGROUND_LOSS_GAIN;
+                self.bounds = Bounds {
+                    bw_lo: None,
+                    inflight_hi: None,
+                };
             }
             None => {}
         }
