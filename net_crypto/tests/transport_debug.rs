@@ -256,5 +256,18 @@ fn startup_exit_by_seed() {
 #[test]
 #[ignore]
 fn trace_relay500_lossy() {
-    trace("relay500l", LinkConfig { delay: Duration::from_millis(250), jitter: Duration::ZERO, rate: 250_000, buffer: 2_000_000, loss: 0.03, duplicate: 0.0, drop_first_data: 0 }, 6000, 60);
+    trace(
+        "relay500l",
+        LinkConfig {
+            delay: Duration::from_millis(250),
+            jitter: Duration::ZERO,
+            rate: 250_000,
+            buffer: 2_000_000,
+            loss: 0.03,
+            duplicate: 0.0,
+            drop_first_data: 0,
+        },
+        6000,
+        60,
+    );
 }
