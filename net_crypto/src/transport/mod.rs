@@ -157,6 +157,9 @@ struct AckBatch {
     newest_clean: Option<(Timestamp, PacketInfo)>,
     /// Transmission count of that packet (checked by the Karn invariant).
     newest_clean_tx: u8,
+    /// `delivered` snapshot of the newest never-resent packet acked, withheld or not
+    /// (BBR's round counting needs only "a packet sent after the round began was acked").
+    newest_any_delivered: Option<u64>,
     /// Some acked packet had been resent (a hole filled by a retransmission).
     any_resent: bool,
     /// Bytes of acked packets that had been resent.
@@ -187,6 +190,8 @@ impl AckBatch {
             self.inflight_bytes += slot.size();
         }
         if slot.tx_count == 1 {
+            let d = slot.info.delivered;
+            self.newest_any_delivered = Some(self.newest_any_delivered.map_or(d, |m| m.max(d)));
             // Holes precede the packets they hold back, and the walk goes in packet-number
             // order, so the boundary is known by the time those packets come.
             if self.withheld_below.is_some_and(|b| serial_lt(pn, b)) {
@@ -708,6 +713,7 @@ impl Transport {
             bytes_acked: batch.inflight_bytes,
             newly_delivered: batch.bytes,
             rtt_sample,
+            round_marker: batch.newest_any_delivered,
             bytes_in_flight: self.bytes_in_flight,
             delivered: self.delivery.delivered(),
             delivered_total: self.delivery.delivered_total(),

@@ -189,8 +189,8 @@ impl Bbr {
 
     fn update_round(&mut self, ack: &AckEvent) {
         self.round_start = false;
-        if let Some(s) = ack.sample {
-            if s.prior_delivered >= self.next_round_delivered {
+        if let Some(prior) = ack.round_marker {
+            if prior >= self.next_round_delivered {
                 self.next_round_delivered = ack.delivered;
                 self.round_count += 1;
                 self.round_start = true;
@@ -404,6 +404,15 @@ impl Bbr {
         let round_min = self.round_min_rtt.take();
         self.round_lost_start = ack.lost;
         self.round_delivered_start = ack.delivered_total;
+        if let (Mode::Startup, Some(min), Some(rmin)) = (self.mode, self.min_rtt, round_min) {
+            // A queue of half a BDP that stood for a whole round (even its smallest RTT
+            // sample carried it) means the pipe is full, whatever the bandwidth samples
+            // say. On deep buffers (relays, 16 BDP) waiting for the 3-round plateau builds
+            // seconds of queue that Drain then needs seconds to remove.
+            if rmin >= min + min / 2 + rtt.peer_ack_delay() {
+                self.filled_pipe = true;
+            }
+        }
         match self.judge_round(lost, delivered, round_min, rtt) {
             Some(true) => self.on_congested_round(),
             Some(false) => {

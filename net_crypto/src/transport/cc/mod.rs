@@ -82,6 +82,9 @@ pub(crate) struct AckEvent {
     pub(crate) newly_delivered: u64,
     /// The RTT sample this event produced, if any (never from a resent packet).
     pub(crate) rtt_sample: Option<Duration>,
+    /// The largest send-time `delivered` snapshot among never-resent packets acked now
+    /// (round counting: a round ends when a packet sent after it began is acked).
+    pub(crate) round_marker: Option<u64>,
     /// Bytes in flight after the event.
     pub(crate) bytes_in_flight: u64,
     /// Bytes credited to delivery-rate samples so far (rate domain; rounds use it).
