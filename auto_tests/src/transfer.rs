@@ -111,6 +111,9 @@ pub struct TransferMetrics {
     pub link_bytes_queue_overflow: u64,
     /// Mean |smoothed RTT − true RTT| ÷ true RTT during the transfer.
     pub rtt_error: Option<f64>,
+    /// Mean signed (smoothed RTT − true RTT) ÷ true RTT: negative when the estimate runs low
+    /// (PR #1323's failure), positive when it lags a queue that is draining.
+    pub rtt_bias: Option<f64>,
     /// 95th percentile of the forward bottleneck's queueing delay during the transfer.
     pub queue_delay_p95_ms: Option<f64>,
     /// Largest memory a session held (sampled), bytes.
@@ -301,7 +304,7 @@ pub fn run_transfer(spec: &TransferSpec) -> Result<TransferMetrics, SimError> {
                 let truth =
                     true_rtt_us(sim.link(fwd).stats(), sim.link(rev).stats(), now, &profile);
                 if let (Some(srtt), Some(truth)) = (srtt, truth) {
-                    rtt_errors.push((srtt.as_micros() as f64 - truth).abs() / truth);
+                    rtt_errors.push((srtt.as_micros() as f64 - truth) / truth);
                 }
             }
         }
@@ -314,6 +317,7 @@ pub fn run_transfer(spec: &TransferSpec) -> Result<TransferMetrics, SimError> {
 fn measure(
     spec: &TransferSpec,
     pair: &Pair,
+    // Signed relative errors of the smoothed RTT, one per sample.
     rtt_errors: Vec<f64>,
     cpu_seconds: f64,
 ) -> TransferMetrics {
@@ -359,8 +363,9 @@ fn measure(
         None => Vec::new(),
     };
     let queue_delay_p95_ms = percentile(&mut delays, 0.95).map(|us| f64::from(us) / 1000.0);
-    let rtt_error =
-        (!rtt_errors.is_empty()).then(|| rtt_errors.iter().sum::<f64>() / rtt_errors.len() as f64);
+    let n = rtt_errors.len() as f64;
+    let rtt_error = (n > 0.0).then(|| rtt_errors.iter().map(|e| e.abs()).sum::<f64>() / n);
+    let rtt_bias = (n > 0.0).then(|| rtt_errors.iter().sum::<f64>() / n);
     let error = sender.error().or(receiver.error()).map(str::to_owned);
     let completed = completed_at.is_some() && error.is_none();
     TransferMetrics {
@@ -382,6 +387,7 @@ fn measure(
         link_bytes_lost: lost,
         link_bytes_queue_overflow: fwd.bytes_dropped_queue,
         rtt_error,
+        rtt_bias,
         queue_delay_p95_ms,
         peak_session_memory: sender
             .peak_session_memory()

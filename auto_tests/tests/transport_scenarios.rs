@@ -276,7 +276,11 @@ fn relay500_with_3_percent_loss() -> Profile {
 
 fn srtt_tracks_truth(profile: Profile) {
     print_beside(&profile, "mean |srtt − true RTT| / true RTT", |m| {
-        fmt_opt(m.rtt_error)
+        format!(
+            "{} (signed mean {})",
+            fmt_opt(m.rtt_error),
+            fmt_opt(m.rtt_bias)
+        )
     });
     let m = transfer(profile, ControllerKind::Bbr);
     assert!(

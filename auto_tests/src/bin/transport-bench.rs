@@ -173,6 +173,7 @@ fn failed_row(spec: &TransferSpec, error: String) -> TransferMetrics {
         link_bytes_lost: 0,
         link_bytes_queue_overflow: 0,
         rtt_error: None,
+        rtt_bias: None,
         queue_delay_p95_ms: None,
         peak_session_memory: 0,
         final_srtt_ms: None,
