@@ -136,3 +136,30 @@ fn a_transfer_replays_exactly_from_its_seed() {
     let b = transfer_over(link, 512 << 10, ControllerKind::Bbr, seed);
     assert_eq!(a, b, "seed {seed} did not replay");
 }
+
+#[test]
+fn a_two_second_outage_delays_but_does_not_break_a_transfer() {
+    let seed = seed_from_env(24);
+    let outage = (Timestamp::from_millis(1000), Timestamp::from_millis(3000));
+    let link = LinkConfig {
+        delay: Duration::from_millis(10),
+        bottleneck: Some(BottleneckConfig {
+            rate_bps: 20_000_000,
+            queue_bytes: 50_000,
+        }),
+        outages: vec![outage],
+        ..LinkConfig::default()
+    };
+    let bytes = 8 << 20;
+    let (done, got, at, _) = transfer_over(link, bytes, ControllerKind::Bbr, seed);
+    assert!(
+        done,
+        "{got} of {bytes} bytes by {at:?}\nreplay: {}",
+        replay_command(seed)
+    );
+    // 8 MiB at 20 Mbit/s needs ≥ 3.5 s of link time, 2 s of which the link was down.
+    assert!(
+        at >= Timestamp::from_millis(5_500),
+        "finished at {at:?}, faster than the link allows"
+    );
+}
