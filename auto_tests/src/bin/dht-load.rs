@@ -109,7 +109,8 @@ fn main() {
     let wanted = |row: &str| {
         args.rows
             .as_deref()
-            .is_none_or(|r| r.split(',').any(|x| x.trim() == row))
+            .map(|r| r.split(',').any(|x| x.trim() == row))
+            .unwrap_or(true)
     };
     let mut rows = Vec::new();
     if let Some(target) = args.target {
