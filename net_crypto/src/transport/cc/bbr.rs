@@ -60,12 +60,25 @@ const MAX_LOSS_THRESH: f64 = 0.10;
 const MIN_CONGESTION_LOSS: u64 = 6 * MAX_PACKET;
 /// EWMA gain of the background-loss estimate, per RTT-flat round.
 const BACKGROUND_LOSS_GAIN: f64 = 0.125;
+/// Bandwidth bound while a standing queue drains (BBRv3's ProbeBW_DOWN gain, 0.9).
+const QUEUE_DRAIN_FACTOR: f64 = 0.9;
 /// draft-ietf-ccwg-bbr Beta: multiplicative cut per congested round.
 const BETA: f64 = 0.7;
 /// Queue-rise threshold bounds (RFC 9406 MIN/MAX_RTT_THRESH), re-used to tell a standing
 /// queue from a flat RTT.
 const MIN_QUEUE_THRESH: Duration = Duration::from_millis(4);
 const MAX_QUEUE_THRESH: Duration = Duration::from_millis(16);
+
+/// How a round looked to the loss guard.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum RoundVerdict {
+    /// The round's minimum RTT stayed near the path minimum: no standing queue.
+    Flat,
+    /// A standing queue (the round's minimum RTT) without congestion-sized loss.
+    Queue(Duration),
+    /// Loss above the threshold with a standing queue.
+    Congested,
+}
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Mode {
@@ -345,7 +358,7 @@ impl Bbr {
         delivered: u64,
         round_min: Option<Duration>,
         rtt: &RttEstimator,
-    ) -> Option<bool> {
+    ) -> Option<RoundVerdict> {
         let total = lost + delivered;
         let (Some(min), Some(rmin)) = (self.min_rtt, round_min) else {
             return None;
@@ -357,7 +370,7 @@ impl Bbr {
         // of few packets can look "risen" by up to one request interval with no queue.
         let thresh = (min / 8).clamp(MIN_QUEUE_THRESH, MAX_QUEUE_THRESH) + rtt.peer_ack_delay();
         if rmin < min + thresh {
-            return Some(false);
+            return Some(RoundVerdict::Flat);
         }
         // transport.md §3.6: 2 % by default, raised toward 10 % on paths whose RTT-flat
         // rounds show that much random loss, so Wi-Fi/cellular/satellite loss is not
@@ -371,7 +384,11 @@ impl Bbr {
         }
         // A few scattered losses in a small round are not a congestion signal either
         // (draft-ietf-ccwg-bbr counts loss *events* before leaving Startup).
-        Some(lost as f64 > loss_thresh * total as f64 && lost >= MIN_CONGESTION_LOSS)
+        if lost as f64 > loss_thresh * total as f64 && lost >= MIN_CONGESTION_LOSS {
+            Some(RoundVerdict::Congested)
+        } else {
+            Some(RoundVerdict::Queue(rmin))
+        }
     }
 
     /// The loss guard's response to a congested round (draft-ietf-ccwg-bbr Beta).
@@ -395,7 +412,8 @@ impl Bbr {
             .saturating_sub(self.round_delivered_start);
         if !self.round_start {
             if self.mode == Mode::Startup
-                && self.judge_round(lost, delivered, self.round_min_rtt, rtt) == Some(true)
+                && self.judge_round(lost, delivered, self.round_min_rtt, rtt)
+                    == Some(RoundVerdict::Congested)
             {
                 self.on_congested_round();
             }
@@ -414,8 +432,22 @@ impl Bbr {
             }
         }
         match self.judge_round(lost, delivered, round_min, rtt) {
-            Some(true) => self.on_congested_round(),
-            Some(false) => {
+            Some(RoundVerdict::Congested) => self.on_congested_round(),
+            Some(RoundVerdict::Queue(rmin)) => {
+                // A standing queue of a quarter BDP through a whole cruising round, without
+                // heavy loss: the bandwidth estimate is above what the path delivers (Tox's
+                // requests acknowledge in bursts, which the max filter remembers). Pace
+                // below it until the queue drains; the next flat round lifts the bound.
+                let min = self.min_rtt.unwrap_or(rmin);
+                if self.mode == Mode::ProbeBw
+                    && self.pacing_gain <= 1.0
+                    && rmin >= min + min / 4 + rtt.peer_ack_delay()
+                {
+                    let bw = self.bw().unwrap_or(0);
+                    self.bounds.bw_lo = Some((bw as f64 * QUEUE_DRAIN_FACTOR) as u64);
+                }
+            }
+            Some(RoundVerdict::Flat) => {
                 // Flat RTT: whatever was lost, it was not a queue overflowing. Learn the
                 // path's background (random) loss rate from these rounds, and lift the
                 // guard's bounds: the queue they were cut for has drained (waiting for the
