@@ -147,3 +147,62 @@ fn request_reordered_behind_a_newer_header_is_decoded_against_its_own_window() {
     assert!(!t.is_delivered(4), "packet 4 must not be acknowledged");
     t.check_invariants().unwrap();
 }
+
+/// The receiver's tail entry (poll_request): with a hole below a received tail, the request
+/// also names the first number past the highest received, so the sender's walk acknowledges
+/// the packets after the last hole at once; the sender leaves that lone tail NACK alone for
+/// a PTO, since it usually names a packet still on its way.
+#[test]
+fn request_names_the_tail_and_the_sender_does_not_resend_it_early() {
+    // Receiver: 0, 2 and 3 arrived; 1 is a hole.
+    let mut r = Transport::new(ms(0), TransportConfig::default());
+    for pn in [0u32, 2, 3] {
+        r.on_lossless(ms(10), pn, &[64, pn as u8]).unwrap();
+    }
+    let req = r.poll_request(ms(20)).unwrap();
+    // id, hole at 1 (distance 2 from buffer_start − 1 = 0), tail entry 4 (distance 3).
+    assert_eq!(req, vec![1, 2, 3]);
+    // The legacy model stays c-toxcore's encoding: the hole only.
+    let mut l = Transport::new(
+        ms(0),
+        TransportConfig {
+            controller: ControllerKind::Legacy,
+        },
+    );
+    for pn in [0u32, 2, 3] {
+        l.on_lossless(ms(10), pn, &[64, pn as u8]).unwrap();
+    }
+    assert_eq!(l.poll_request(ms(2000)).unwrap(), vec![1, 2]);
+
+    for kind in [ControllerKind::Bbr, ControllerKind::Cubic] {
+        let mut t = Transport::new(ms(0), TransportConfig { controller: kind });
+        for i in 0..3u8 {
+            t.queue_lossless(ms(0), PacketClass::Control, &[64, i])
+                .unwrap();
+        }
+        assert_eq!(drain(&mut t, ms(0)).len(), 3);
+        // 0..2 acked after 100 ms: RTT 100 ms.
+        t.on_peer_buffer_start(ms(100), 3).unwrap();
+        // Packets 3..6 leave at 100 ms; a request from 200 ms names 4 as the tail entry
+        // after 3, while 4..6 sit in a queue that grew by 50 ms.
+        for i in 3..7u8 {
+            t.queue_lossless(ms(100), PacketClass::Control, &[64, i])
+                .unwrap();
+        }
+        let mut sent = Vec::new();
+        for m in 100..110 {
+            sent.extend(drain(&mut t, ms(m)));
+        }
+        assert_eq!(sent.len(), 4, "{kind:?}: paced out within 10 ms");
+        t.on_request(ms(200), &[2]).unwrap();
+        assert!(t.is_delivered(3), "{kind:?}: the walk acknowledged 3");
+        assert!(!t.is_delivered(4));
+        // 9/8 · 100 ms after its send, 4 is not yet resent: the tail NACK waits a PTO.
+        t.handle_timeout(ms(215));
+        assert_eq!(drain(&mut t, ms(215)), vec![], "{kind:?}");
+        // The next request passes 4..5 and names 7 (not yet sent: the walk ends).
+        t.on_request(ms(250), &[4]).unwrap();
+        assert!(t.is_delivered(5));
+        assert_eq!(t.stats().packets_resent, 0, "{kind:?}");
+    }
+}

@@ -33,6 +33,12 @@
 //! - Packets freed when a retransmission fills a hole were received long before; they
 //!   count as delivered but give no RTT sample (cumulative case) and no delivery-rate
 //!   credit, which would otherwise inflate BBR's bandwidth estimate.
+//! - Our requests add a tail entry: with holes below a received tail they also name the
+//!   first number past the highest received, so the walk acknowledges the packets after
+//!   the last hole at once (fresh RTT and rate samples). A c-toxcore sender may resend that
+//!   one packet if it is older than its `rtt_time` (at most one extra packet per request
+//!   of ours, and only while holes exist); one at or past its `buffer_end` ends its walk.
+//!   Our sender holds such a lone trailing NACK for a PTO (`SendSlot::nack_is_tail`).
 //! - Karn's rule (no RTT or rate sample from a resent packet) holds for BBR and CUBIC;
 //!   the legacy model deliberately breaks it, as c-toxcore does (see `cc::legacy`).
 
@@ -521,6 +527,7 @@ impl Transport {
             slot.tx_count = slot.tx_count.saturating_add(1);
             slot.state = SlotState::InFlight;
             slot.nacked = false;
+            slot.nack_is_tail = false;
             out = OutgoingData {
                 packet_number: pn,
                 payload: slot.payload.clone(),
@@ -614,12 +621,16 @@ impl Transport {
         let bytes_in_flight = &mut self.bytes_in_flight;
         let largest_nacked = &mut self.largest_nacked;
         let mut reached: Option<u32> = None;
+        // (previous walk step, last walk step): the tail-entry shape is [.., Passed, Named].
+        let mut last_two: (Option<Walk>, Option<Walk>) = (None, None);
         request::decode(request, len, |off, walk| {
             reached = Some(off);
+            last_two = (last_two.1, Some(walk));
             let pn = start.wrapping_add(off);
             match walk {
                 Walk::Named => {
                     let Some(slot) = send.get_mut(pn) else { return };
+                    slot.nack_is_tail = false;
                     if slot.state != SlotState::InFlight {
                         return;
                     }
@@ -656,6 +667,11 @@ impl Transport {
         // missing as far as this request says (received after the last hole, or not yet
         // known to the peer). A stale NACK kept from an earlier request would convict a
         // packet whose ack is merely withheld behind a hole (DESIGN.md lesson 3).
+        if let (Some(r), (Some(Walk::Passed), Some(Walk::Named))) = (reached, last_two) {
+            if let Some(slot) = self.send.get_mut(start.wrapping_add(r)) {
+                slot.nack_is_tail = slot.nacked;
+            }
+        }
         let first_unreached = start.wrapping_add(reached.map_or(0, |r| r + 1));
         if let Some(from) = self.send.offset(first_unreached) {
             for (_, slot) in self.send.iter_mut_from(from) {
@@ -745,6 +761,12 @@ impl Transport {
             (None, None) => return,
         };
         let loss_delay = self.loss.loss_delay(now, &self.rtt);
+        // Rounded up to whole µs like `loss_delay`, or the timer would fire where the rule
+        // does not yet hold, forever.
+        let pto = self.rtt.pto_base();
+        let tail_delay = loss_delay.max(Duration::from_micros(
+            u64::try_from(pto.as_nanos().div_ceil(1000)).unwrap_or(u64::MAX),
+        ));
         let loop_max = self.loss.ack_loop_max(now);
         let pkt_thresh = self.loss.pkt_thresh();
         let largest = self.largest_acked;
@@ -764,8 +786,17 @@ impl Transport {
             if !(slot.nacked || before_largest) {
                 continue;
             }
+            // A lone NACK right after the acknowledged run is most likely our receiver's
+            // tail entry naming a packet still in the queue (poll_request): a queue that
+            // grew since srtt was last updated would make 9/8·srtt convict it spuriously
+            // (lossy, CUBIC: resent/lost 1.04 → 2.17 without this), so it waits a PTO.
+            let delay = if slot.nack_is_tail && !before_largest {
+                tail_delay
+            } else {
+                loss_delay
+            };
             let age = now - slot.last_sent;
-            let by_time = age >= loss_delay;
+            let by_time = age >= delay;
             // The packet rule needs later packets sent after this one: not for resends.
             let by_count =
                 before_largest && slot.tx_count == 1 && distance >= pkt_thresh && age >= loop_max;
@@ -778,7 +809,7 @@ impl Transport {
                 largest_lost_sent = largest_lost_sent.max(slot.last_sent);
                 self.resend_queue.push_back(pn);
             } else {
-                let at = slot.last_sent + loss_delay;
+                let at = slot.last_sent + delay;
                 timer = Some(timer.map_or(at, |t| t.min(at)));
             }
         }
@@ -928,7 +959,20 @@ impl Transport {
             return None;
         }
         let recv = &self.recv;
-        let req = request::encode(recv.len(), |o| recv.is_filled(o));
+        let len = recv.len();
+        // Tail entry (wire-compatible; the encoding is the receiver's choice): with holes
+        // below a received tail, also name the first number past the highest received, so
+        // the walk acknowledges everything up to that packet now instead of when the next
+        // hole or the repair arrives. Without it the packets after the last hole are
+        // acknowledged late and in bursts: stale RTT samples (vpn300: srtt +7.6 % above
+        // the truth) and bursty delivery-rate samples. The legacy model stays c-toxcore's
+        // `generate_request_packet`.
+        let tail = self.legacy.is_none() && recv.holes() > 0 && len > 0 && recv.is_filled(len - 1);
+        let req = if tail {
+            request::encode(len + 1, |o| o < len && recv.is_filled(o))
+        } else {
+            request::encode(len, |o| recv.is_filled(o))
+        };
         self.ack_timing.on_sent(now);
         self.stats.requests_sent += 1;
         Some(req)

@@ -43,6 +43,10 @@ pub(crate) struct SendSlot {
     pub(crate) tx_count: u8,
     /// A request named this slot since its last transmission.
     pub(crate) nacked: bool,
+    /// That request named this slot last, right after a slot it passed: the shape of our
+    /// receiver's tail entry (the first number past its highest received), which is
+    /// usually a packet still on its way, not a hole. Convicted only after a PTO.
+    pub(crate) nack_is_tail: bool,
     /// Declared lost at least once (for spurious-loss detection).
     pub(crate) declared_lost: bool,
     /// Largest-acked distance when it was declared lost (reorder distance if spurious).
@@ -63,6 +67,7 @@ impl SendSlot {
             last_sent: Timestamp::ZERO,
             tx_count: 0,
             nacked: false,
+            nack_is_tail: false,
             declared_lost: false,
             lost_distance: 0,
             resend_boundary: 0,
