@@ -12,6 +12,30 @@
 //! [`stream::FileStreams`] is the convenience layer on top: it answers chunk requests from
 //! any `Read + Seek` source and writes received chunks into any `Write + Seek` sink,
 //! verifying a SHA-256 file id.
+//!
+//! The driver loop, per friend (here with the in-memory [`testing::MockSession`]; core
+//! passes its `rustox_net_crypto::Connection`):
+//!
+//! ```
+//! use rustox_file_transfer::{testing::MockSession, FileEvent, FileKind, FileTransfers};
+//! use rustox_net_crypto::Timestamp;
+//!
+//! let (mut ft, mut session, now) = (FileTransfers::new(), MockSession::new(), Timestamp::ZERO);
+//! let content = vec![7u8; 3000];
+//! let file = ft.file_send(now, &mut session, FileKind::Data, 3000, [0; 32], b"a.txt").unwrap();
+//! // The peer accepts: FILE_CONTROL [81, direction 1 = "a file I receive", slot, ACCEPT].
+//! ft.handle_packet(now, &[81, 1, file as u8, 0]).unwrap();
+//! // After every session input: send within the budget, then answer the events.
+//! session.grant(2);
+//! ft.poll_send(now, &mut session);
+//! while let Some(event) = ft.poll_event() {
+//!     if let FileEvent::ChunkRequest { file, position, length } = event {
+//!         let chunk = &content[position as usize..position as usize + length];
+//!         ft.send_chunk(now, &mut session, file, position, chunk).unwrap();
+//!     }
+//! }
+//! assert_eq!(session.bulk_bytes_sent, 2 * (2 + 1371), "two chunks, as the budget allowed");
+//! ```
 
 pub mod error;
 pub mod event;
