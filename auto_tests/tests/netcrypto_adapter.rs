@@ -93,10 +93,9 @@ fn one_mib_arrives_byte_exact_over_a_clean_path() {
     }
 }
 
-#[test]
-fn hostile_link_still_delivers_exactly_once_in_order() {
-    let seed = seed_from_env(22);
-    let link = LinkConfig {
+/// toxcore PR #1668's netem mix at a 200 ms RTT, with a 10 Mbit/s bottleneck.
+fn hostile_link() -> LinkConfig {
+    LinkConfig {
         delay: Duration::from_millis(100),
         jitter: Jitter {
             amplitude: Duration::from_millis(25),
@@ -114,7 +113,13 @@ fn hostile_link_still_delivers_exactly_once_in_order() {
             queue_bytes: 1000 * 1428,
         }),
         ..LinkConfig::default()
-    };
+    }
+}
+
+#[test]
+fn hostile_link_still_delivers_exactly_once_in_order() {
+    let seed = seed_from_env(22);
+    let link = hostile_link();
     let (done, got, at, _) = transfer_over(link, 2 << 20, ControllerKind::Bbr, seed);
     assert!(
         done,
@@ -162,4 +167,37 @@ fn a_two_second_outage_delays_but_does_not_break_a_transfer() {
         at >= Timestamp::from_millis(5_500),
         "finished at {at:?}, faster than the link allows"
     );
+}
+
+/// A seed sweep over the hostile link (FoundationDB-style, transport.md §4). Each failure
+/// panics with its seed and replay command.
+/// `SIM_SWEEP=500 cargo test --release -p rustox-auto-tests --test netcrypto_adapter -- --ignored`
+#[test]
+#[ignore = "long: sweeps many seeds"]
+fn hostile_link_seed_sweep() {
+    let n: u64 = std::env::var("SIM_SWEEP")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(50);
+    // With SIM_SEED set, replay just that seed.
+    let seeds = match std::env::var(rustox_auto_tests::seed::SEED_ENV) {
+        Ok(_) => {
+            let s = seed_from_env(1);
+            s..=s
+        }
+        Err(_) => 1..=n,
+    };
+    for seed in seeds {
+        for c in [
+            ControllerKind::Bbr,
+            ControllerKind::Cubic,
+            ControllerKind::Legacy,
+        ] {
+            let (done, got, at, _) = transfer_over(hostile_link(), 256 << 10, c, seed);
+            assert!(
+                done,
+                "{c:?}: {got} bytes by {at:?}\nreplay: SIM_SEED={seed} (sweep)"
+            );
+        }
+    }
 }
