@@ -196,7 +196,7 @@ fn hostile_link_seed_sweep() {
             let (done, got, at, _) = transfer_over(hostile_link(), 256 << 10, c, seed);
             assert!(
                 done,
-                "{c:?}: {got} bytes by {at:?}\nreplay: SIM_SEED={seed} (sweep)"
+                "{c:?}: {got} bytes by {at:?}\nreplay: SIM_SEED={seed} cargo test --release -p rustox-auto-tests --test netcrypto_adapter -- hostile_link_seed_sweep --exact --ignored"
             );
         }
     }
