@@ -8,9 +8,13 @@
 //! [`LOSS_THRESH`] of its data *and* the round's minimum RTT has risen above the path
 //! minimum (a standing queue): random loss on a flat-RTT path leaves the rate alone.
 //!
-//! - Startup: pacing gain 4·ln2 ≈ 2.77, cwnd gain 2 (draft-ietf-ccwg-bbr); leave when the
-//!   bandwidth grew < 25 % for 3 rounds, or on a congested round (loss + queue, the
-//!   HyStart++ delay threshold re-used). Drain at 1/2.885 until inflight ≤ BDP.
+//! - Startup: pacing gain 4·ln2 ≈ 2.77 (draft-ietf-ccwg-bbr), cwnd gain 2/ln2 (v1); leave
+//!   when the bandwidth grew < 25 % for 3 rounds, on a congested round (loss + queue, the
+//!   HyStart++ delay threshold re-used), or on 8 risen RTT samples in a row (HyStart++'s
+//!   delay test). Drain at 0.5 until inflight ≤ BDP or the queue Startup measured has
+//!   had time to drain.
+//! - A congested Startup round bounds inflight only (v3 BBRCheckStartupHighLoss); the
+//!   bandwidth cut is for ProbeBW, and at most one cut per round.
 //! - ProbeBW: v1's eight-phase cycle [1.25, 0.75, 1, 1, 1, 1, 1, 1], one min RTT each;
 //!   cwnd = 2·BDP + extra_acked (ack aggregation, 10-round max): a hole in Tox's request
 //!   format withholds the acks of everything after it until the hole fills, then acks
@@ -33,8 +37,13 @@ use crate::Timestamp;
 const STARTUP_PACING_GAIN: f64 = 2.77;
 /// draft-ietf-ccwg-bbr DefaultCwndGain.
 const CWND_GAIN: f64 = 2.0;
-/// BBRv1 / Google QUICHE drain gain 1/2.885.
-const DRAIN_PACING_GAIN: f64 = 1.0 / 2.885;
+/// Startup cwnd gain: BBRv1's high_gain 2/ln 2 (Linux `tcp_bbr.c` uses it for pacing and
+/// cwnd). draft-ietf-ccwg-bbr's 2 made the cwnd, not the pacer, limit Startup's growth
+/// (sat600 seed 1: t90 7.6 → 6.9 s, η 0.723 → 0.729).
+const STARTUP_CWND_GAIN: f64 = 2.885;
+/// draft-ietf-ccwg-bbr DrainPacingGain 0.5 (transport.md §1.4; v1 used 1/2.885). Drain
+/// after a shallow buffer overflowed starves the link at 1/2.885 (sat600: η +0.005).
+const DRAIN_PACING_GAIN: f64 = 0.5;
 /// BBRv1 ProbeBW gain cycle (Linux `tcp_bbr.c` bbr_pacing_gain).
 const CYCLE: [f64; 8] = [1.25, 0.75, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0];
 /// draft-ietf-ccwg-bbr PacingMarginPercent: pace 1 % below the estimate.
@@ -68,6 +77,8 @@ const BETA: f64 = 0.7;
 /// queue from a flat RTT.
 const MIN_QUEUE_THRESH: Duration = Duration::from_millis(4);
 const MAX_QUEUE_THRESH: Duration = Duration::from_millis(16);
+/// RFC 9406 N_RTT_SAMPLE: consecutive risen RTT samples that end Startup.
+const STARTUP_RISEN_SAMPLES: u32 = 8;
 
 /// How a round looked to the loss guard.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -128,6 +139,12 @@ pub(crate) struct Bbr {
     // loss guard
     bounds: Bounds,
     saved: Option<Bounds>,
+    /// The round whose congestion the loss guard last answered (one cut per round).
+    cut_round: Option<u64>,
+    /// Consecutive Startup RTT samples above the queue threshold.
+    startup_risen: u32,
+    /// When Drain has removed the queue Startup measured (see `on_ack`).
+    drain_until: Option<Timestamp>,
     /// Loss rate of rounds with a flat RTT (random loss), EWMA.
     background_loss: f64,
     // ack aggregation
@@ -146,7 +163,7 @@ impl Bbr {
             min_rtt_stamp: now,
             cwnd: INITIAL_WINDOW,
             pacing_gain: STARTUP_PACING_GAIN,
-            cwnd_gain: CWND_GAIN,
+            cwnd_gain: STARTUP_CWND_GAIN,
             round_count: 0,
             next_round_delivered: 0,
             round_start: false,
@@ -167,6 +184,9 @@ impl Bbr {
                 inflight_hi: None,
             },
             saved: None,
+            cut_round: None,
+            startup_risen: 0,
+            drain_until: None,
             background_loss: 0.0,
             extra_acked: MinMax::new_max(EXTRA_ACKED_ROUNDS),
             ack_epoch_start: now,
@@ -283,7 +303,7 @@ impl Bbr {
                     } else {
                         self.mode = Mode::Startup;
                         self.pacing_gain = STARTUP_PACING_GAIN;
-                        self.cwnd_gain = CWND_GAIN;
+                        self.cwnd_gain = STARTUP_CWND_GAIN;
                     }
                 }
             }
@@ -392,13 +412,27 @@ impl Bbr {
     }
 
     /// The loss guard's response to a congested round (draft-ietf-ccwg-bbr Beta).
-    fn on_congested_round(&mut self) {
+    ///
+    /// One cut per round: Startup judges its round on every ack and cuts as soon as it
+    /// overflows, and the same round judged again at its end must not cut a second time
+    /// (sat600 seed 1: 0.7² left ProbeBW pacing at half the path rate for a second).
+    fn on_congested_round(&mut self, round: u64) {
+        if self.cut_round == Some(round) {
+            return;
+        }
+        self.cut_round = Some(round);
         self.saved = Some(self.bounds);
-        let bw = self.bw().unwrap_or(0);
-        self.bounds.bw_lo = Some((bw as f64 * BETA) as u64);
         self.bounds.inflight_hi = Some(((self.cwnd as f64) * BETA) as u64);
-        if self.mode == Mode::Startup {
+        if matches!(self.mode, Mode::Startup | Mode::Drain) {
+            // Startup's overflow ends Startup (draft-ietf-ccwg-bbr BBRCheckStartupHighLoss
+            // bounds inflight only). Drain already paces at 1/2.885 of the bandwidth; a
+            // bandwidth cut on top would keep Drain going (its exit compares inflight
+            // with the cut BDP) and then cruise at 0.7 of the path until a flat round
+            // (sat600: ~1 s at half utilisation after the overflow).
             self.filled_pipe = true;
+        } else {
+            let bw = self.bw().unwrap_or(0);
+            self.bounds.bw_lo = Some((bw as f64 * BETA) as u64);
         }
     }
 
@@ -415,7 +449,7 @@ impl Bbr {
                 && self.judge_round(lost, delivered, self.round_min_rtt, rtt)
                     == Some(RoundVerdict::Congested)
             {
-                self.on_congested_round();
+                self.on_congested_round(self.round_count);
             }
             return;
         }
@@ -432,7 +466,10 @@ impl Bbr {
             }
         }
         match self.judge_round(lost, delivered, round_min, rtt) {
-            Some(RoundVerdict::Congested) => self.on_congested_round(),
+            // The round that just ended (update_round already counted the new one).
+            Some(RoundVerdict::Congested) => {
+                self.on_congested_round(self.round_count.saturating_sub(1))
+            }
             Some(RoundVerdict::Queue(rmin)) => {
                 // A standing queue of a quarter BDP through a whole cruising round, without
                 // heavy loss: the bandwidth estimate is above what the path delivers (Tox's
@@ -460,6 +497,30 @@ impl Bbr {
                 };
             }
             None => {}
+        }
+    }
+
+    /// HyStart++'s delay test (RFC 9406 §4.2) as a Startup exit: [`STARTUP_RISEN_SAMPLES`]
+    /// RTT samples in a row above min RTT + clamp(min/8, 4 ms, 16 ms) + the peer's ack
+    /// delay mean a queue is building now. On a buffer smaller than the BDP (sat600,
+    /// 500 KB vs 1.1 MB) the round-based tests answer one long round later, when Startup
+    /// has sent twice the pipe and ~1 MB is lost to the overflowing buffer.
+    fn startup_delay_exit(&mut self, ack: &AckEvent, rtt: &RttEstimator) {
+        if self.mode != Mode::Startup {
+            self.startup_risen = 0;
+            return;
+        }
+        let (Some(sample), Some(min)) = (ack.rtt_sample, self.min_rtt) else {
+            return;
+        };
+        let thresh = (min / 8).clamp(MIN_QUEUE_THRESH, MAX_QUEUE_THRESH) + rtt.peer_ack_delay();
+        if sample >= min + thresh {
+            self.startup_risen += 1;
+            if self.startup_risen >= STARTUP_RISEN_SAMPLES {
+                self.filled_pipe = true;
+            }
+        } else {
+            self.startup_risen = 0;
         }
     }
 
@@ -517,6 +578,7 @@ impl Controller for Bbr {
             }
         }
         self.update_min_rtt(ack.now, ack.rtt_sample);
+        self.startup_delay_exit(ack, rtt);
         self.loss_guard(ack, rtt);
         self.update_ack_aggregation(ack);
         self.check_full_pipe(ack);
@@ -525,8 +587,20 @@ impl Controller for Bbr {
                 self.mode = Mode::Drain;
                 self.pacing_gain = DRAIN_PACING_GAIN;
                 self.cwnd_gain = CWND_GAIN;
+                // The queue Startup built, as the latest RTT shows it, drains at
+                // (1 − gain) of the bandwidth: that long, and no longer.
+                let queue = self.min_rtt.map(|m| rtt.latest().saturating_sub(m));
+                self.drain_until =
+                    queue.map(|q| ack.now + q.mul_f64(1.0 / (1.0 - DRAIN_PACING_GAIN)));
             }
-            Mode::Drain if ack.bytes_in_flight <= self.bdp(1.0).unwrap_or(0) => {
+            // Leave when inflight fits the BDP, or when the measured queue has had time
+            // to drain: after a buffer overflow, inflight still counts the packets the
+            // buffer dropped until their loss is declared (up to an RTT later), and
+            // Drain would starve the link meanwhile (sat600: ~0.3 s at half rate).
+            Mode::Drain
+                if ack.bytes_in_flight <= self.bdp(1.0).unwrap_or(0)
+                    || self.drain_until.is_some_and(|t| ack.now >= t) =>
+            {
                 self.enter_probe_bw(ack.now);
             }
             _ => {}
