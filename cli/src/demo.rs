@@ -19,7 +19,7 @@ use rustox_net_crypto::{ConnectionId, ControllerKind, Timestamp, TransportConfig
 use sha2::{Digest, Sha256};
 
 use crate::controller::parse_controller;
-use crate::driver::host::FileOffer;
+use crate::driver::host::{FileOffer, PreparedFile};
 use crate::driver::{self, App, Host, HostEvent};
 use crate::progress::transfer_bar;
 use crate::send::closed_error;
@@ -116,13 +116,19 @@ fn run_in(args: &Args, dir: &Path) -> anyhow::Result<()> {
     };
     let alice = std::thread::Builder::new().name("alice".into()).spawn(
         move || -> anyhow::Result<AliceReport> {
+            // Alice hashes her file before dialling, as `rustox send` does.
+            let reader =
+                File::open(&source).with_context(|| format!("cannot read {}", source.display()))?;
+            let prepared =
+                PreparedFile::hash(Box::new(BufReader::with_capacity(256 * 1024, reader)))
+                    .with_context(|| format!("cannot read {}", source.display()))?;
             let clock = Clock::default();
             let mut host = Host::new(clock.now(), alice_keys, transport, false, Box::new(OsRng));
             let session = host.connect(clock.now(), bob_addr, bob_pk)?;
             let mut app = Alice {
                 bob: bob_addr,
                 session,
-                source: Some(source),
+                source: Some(prepared),
                 heard: 0,
                 file: None,
                 connected_at: Instant::now(),
@@ -203,7 +209,7 @@ fn drive<A: App>(
 struct Alice {
     bob: SocketAddr,
     session: ConnectionId,
-    source: Option<PathBuf>,
+    source: Option<PreparedFile>,
     heard: usize,
     file: Option<u32>,
     connected_at: Instant,
@@ -218,13 +224,11 @@ impl Alice {
     }
 
     fn offer(&mut self, host: &mut Host, now: Timestamp) -> anyhow::Result<()> {
-        let Some(path) = self.source.take() else {
+        let Some(file) = self.source.take() else {
             return Ok(());
         };
-        let file = File::open(&path).with_context(|| format!("cannot read {}", path.display()))?;
-        let reader = BufReader::with_capacity(256 * 1024, file);
         self.started = Some(Instant::now());
-        self.file = Some(host.send_file(now, self.session, Box::new(reader), b"alice-file.bin")?);
+        self.file = Some(host.send_file(now, self.session, file, b"alice-file.bin")?);
         Ok(())
     }
 

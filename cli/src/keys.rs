@@ -19,7 +19,7 @@ pub enum KeyError {
     #[error("key file {0} is not a rustox key file (expected 64 hex digits)")]
     BadKeyFile(String),
     /// The key file could not be read or created.
-    #[error("key file {path}: {source}")]
+    #[error("key file {path}")]
     Io {
         /// The file.
         path: String,

@@ -19,6 +19,7 @@ use rustox_net_crypto::{CloseReason, ConnectionId, ControllerKind, Timestamp, Tr
 
 use crate::addr::{any_for, parse_addr};
 use crate::controller::parse_controller;
+use crate::driver::host::PreparedFile;
 use crate::driver::{self, App, Host, HostEvent};
 use crate::progress::{say, transfer_bar};
 use crate::summary::TransferSummary;
@@ -68,6 +69,9 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_else(|| "file".into());
     let socket = driver::socket::bind(args.bind.unwrap_or_else(|| any_for(args.to)))?;
+    // Hashed before the session exists, so the session never waits for the disk.
+    let prepared = PreparedFile::hash(Box::new(BufReader::with_capacity(READ_BUFFER, file)))
+        .with_context(|| format!("cannot read {}", args.file.display()))?;
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -91,8 +95,8 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         let mut app = SendApp {
             to: args.to,
             session,
-            source: Some((file, name)),
-            size: meta.len(),
+            size: prepared.size,
+            source: Some((prepared, name)),
             file: None,
             started: None,
             bar: ProgressBar::hidden(),
@@ -114,7 +118,7 @@ struct SendApp {
     to: SocketAddr,
     session: ConnectionId,
     /// The file and its name until it is offered.
-    source: Option<(File, String)>,
+    source: Option<(PreparedFile, String)>,
     size: u64,
     file: Option<u32>,
     started: Option<Instant>,
@@ -136,12 +140,11 @@ impl SendApp {
         let Some((file, name)) = self.source.take() else {
             return Ok(());
         };
-        let reader = BufReader::with_capacity(READ_BUFFER, file);
+        self.sha256 = Some(file.sha256);
         let number = host
-            .send_file(now, self.session, Box::new(reader), name.as_bytes())
+            .send_file(now, self.session, file, name.as_bytes())
             .with_context(|| format!("cannot offer {name}"))?;
         self.file = Some(number);
-        self.sha256 = host.file_id(self.session, number);
         self.started = Some(Instant::now());
         self.last_progress = (0, now);
         self.bar = transfer_bar(self.size, &name);

@@ -10,6 +10,12 @@ use sha2::{Digest, Sha256};
 
 const SIZE: usize = 8 << 20;
 
+/// The controller these plumbing tests use. BBR, the default, currently collapses on
+/// loopback to a 4-packet window acknowledged every ~15 ms (its window floor is below the
+/// receiver's 8-packets-per-request threshold; see the README and the ignored test below),
+/// which turns an 8 MiB transfer into half a minute. These tests are about the CLI.
+const CONTROLLER: &str = "cubic";
+
 #[test]
 fn send_to_recv_delivers_8_mib_byte_exact_with_matching_summaries() {
     let dir = Scratch::new("send-recv");
@@ -22,6 +28,7 @@ fn send_to_recv_delivers_8_mib_byte_exact_with_matching_summaries() {
     let send = run_with_limit(
         rustox()
             .args(["send", "--to", &receiver.addr, "--key", &receiver.key])
+            .args(["--controller", CONTROLLER])
             .arg(dir.path("payload.bin")),
         Duration::from_secs(120),
     );
@@ -68,6 +75,7 @@ fn a_second_file_of_the_same_name_does_not_overwrite_the_first() {
     let send = run_with_limit(
         rustox()
             .args(["send", "--to", &receiver.addr, "--key", &receiver.key])
+            .args(["--controller", CONTROLLER])
             .arg(dir.path("small.bin")),
         Duration::from_secs(60),
     );
@@ -83,4 +91,24 @@ fn a_second_file_of_the_same_name_does_not_overwrite_the_first() {
         b"already here"
     );
     assert_eq!(std::fs::read(inbox.join("small.bin.1")).unwrap(), original);
+}
+
+#[test]
+#[ignore = "BBR collapses on loopback (4-packet window floor below the 8-packet ack threshold); run with --ignored once the transport counts ack delay"]
+fn default_controller_moves_8_mib_over_loopback_within_20_s() {
+    let dir = Scratch::new("bbr-loopback");
+    write_pattern(&dir.path("payload.bin"), SIZE, 11);
+    let receiver = Receiver::start(&dir.path("inbox"), &dir.path("recv.key"));
+    let send = run_with_limit(
+        rustox()
+            .args(["send", "--to", &receiver.addr, "--key", &receiver.key])
+            .args(["--stall-timeout", "5"])
+            .arg(dir.path("payload.bin")),
+        Duration::from_secs(20),
+    );
+    assert!(
+        send.status.success(),
+        "{}",
+        String::from_utf8_lossy(&send.stderr)
+    );
 }

@@ -93,6 +93,44 @@ pub struct FileOffer {
     pub file_id: [u8; 32],
 }
 
+/// A file ready to offer: its content, size and SHA-256 (the file id receivers verify).
+pub struct PreparedFile {
+    /// The content, read as chunks are requested.
+    pub source: Box<dyn Source>,
+    /// Its size in bytes.
+    pub size: u64,
+    /// Its SHA-256.
+    pub sha256: [u8; 32],
+}
+
+impl PreparedFile {
+    /// Hashes `source` from its start (64 KiB at a time), then rewinds it.
+    pub fn hash(mut source: Box<dyn Source>) -> std::io::Result<Self> {
+        use sha2::{Digest, Sha256};
+        use std::io::{Read, Seek, SeekFrom};
+        source.seek(SeekFrom::Start(0))?;
+        let mut hasher = Sha256::new();
+        let mut buf = vec![0u8; 64 * 1024];
+        let mut size = 0u64;
+        loop {
+            let n = match source.read(&mut buf) {
+                Ok(0) => break,
+                Ok(n) => n,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(e),
+            };
+            hasher.update(&buf[..n]);
+            size += n as u64;
+        }
+        source.seek(SeekFrom::Start(0))?;
+        Ok(PreparedFile {
+            source,
+            size,
+            sha256: hasher.finalize().into(),
+        })
+    }
+}
+
 /// Why a host call was refused.
 #[derive(Debug, thiserror::Error)]
 pub enum HostError {
@@ -100,10 +138,10 @@ pub enum HostError {
     #[error("no such session")]
     UnknownSession,
     /// The endpoint refused to dial.
-    #[error("cannot connect: {0}")]
+    #[error("cannot connect")]
     Connect(#[from] ConnectError),
     /// The session refused the payload.
-    #[error("cannot send: {0}")]
+    #[error("cannot send")]
     Send(#[from] SendError),
     /// The message does not fit one packet.
     #[error("message longer than {MAX_MESSAGE_LEN} bytes")]
@@ -190,20 +228,29 @@ impl Host {
         Ok(())
     }
 
-    /// Offer a file whose id is its SHA-256 (the source is read once to hash it).
+    /// Offer a file of `size` bytes whose SHA-256 the caller computed beforehand — before
+    /// the session, ideally: hashing a large file inside the event loop stalls the session
+    /// for as long as it takes (≈ 1 s per GiB), which the transport then reads as a huge
+    /// RTT.
     pub fn send_file(
         &mut self,
         now: Timestamp,
         id: ConnectionId,
-        source: Box<dyn Source>,
+        file: PreparedFile,
         name: &[u8],
     ) -> Result<u32, HostError> {
         let (conn, state) = self.session(id)?;
-        let file = state
-            .files
-            .send_file(now, conn, FileKind::Data, source, name)?;
+        let number = state.files.send_with_id(
+            now,
+            conn,
+            FileKind::Data,
+            file.size,
+            file.sha256,
+            file.source,
+            name,
+        )?;
         self.after_input(now);
-        Ok(file)
+        Ok(number)
     }
 
     /// Accept an offered file into `sink`, checking its SHA-256 against the file id.
@@ -239,12 +286,6 @@ impl Host {
             .transfers()
             .transfer(file)
             .map(|t| t.transferred)
-    }
-
-    /// The file id of a transfer (the content's SHA-256 for files this CLI sends).
-    pub fn file_id(&mut self, id: ConnectionId, file: u32) -> Option<[u8; 32]> {
-        let state = self.sessions.get_mut(&id)?;
-        state.files.transfers().file_id(file).ok()
     }
 
     /// Close a session (a kill packet goes to the peer when it was up).

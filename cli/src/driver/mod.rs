@@ -61,7 +61,7 @@ pub trait App {
 #[derive(Debug, thiserror::Error)]
 pub enum DriverError {
     /// The OS refused to send a datagram (unreachable network, no route, ...).
-    #[error("cannot send to {addr}: {source}")]
+    #[error("cannot send to {addr}")]
     Send {
         /// The destination.
         addr: SocketAddr,

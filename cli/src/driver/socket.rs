@@ -27,7 +27,7 @@ pub enum BindError {
         addr: SocketAddr,
     },
     /// Anything else the OS refused.
-    #[error("cannot listen on {addr}: {source}")]
+    #[error("cannot listen on {addr}")]
     Other {
         /// The address asked for.
         addr: SocketAddr,
