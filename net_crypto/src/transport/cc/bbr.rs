@@ -636,6 +636,15 @@ impl Controller for Bbr {
                 self.pacing_gain * self.cwnd as f64 / srtt.as_secs_f64().max(1e-6)
             }
         };
+        // Startup's early bandwidth samples lag its window by a round (and Karn drops the
+        // samples of resent packets): never let them pace Startup below the window it
+        // may send per RTT, or the ramp grows slower than doubling per round.
+        let rate = match (self.mode, rtt.smoothed()) {
+            (Mode::Startup, Some(srtt)) => {
+                rate.max(self.cwnd as f64 / srtt.as_secs_f64().max(1e-6))
+            }
+            _ => rate,
+        };
         Some(((rate * PACING_MARGIN) as u64).max(MAX_PACKET))
     }
 
