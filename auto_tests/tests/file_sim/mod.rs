@@ -482,7 +482,7 @@ impl FileHost {
         for (id, file) in &self.files {
             let len = file.len();
             let p = self.progress.entry(*id).or_default();
-            if p.last().map_or(true, |&(_, l)| l != len) {
+            if p.last().map(|&(_, l)| l) != Some(len) {
                 p.push((now, len));
             }
         }
