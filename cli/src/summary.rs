@@ -39,13 +39,13 @@ impl TransferSummary {
             bytes,
             seconds,
             goodput_mbit: if seconds > 0.0 {
-                bytes as f64 * 8.0 / seconds / 1e6
+                round3(bytes as f64 * 8.0 / seconds / 1e6)
             } else {
                 0.0
             },
             rtt_ms: stats
                 .and_then(|s| s.smoothed_rtt)
-                .map(|d| d.as_secs_f64() * 1000.0),
+                .map(|d| round3(d.as_secs_f64() * 1000.0)),
             resent_packets: stats.map_or(0, |s| s.packets_resent),
             sha256: hex::encode(sha256),
             cpu_seconds: process_cpu_seconds(),
@@ -56,6 +56,11 @@ impl TransferSummary {
     pub fn to_json(&self) -> String {
         serde_json::to_string(self).unwrap_or_else(|e| format!("{{\"error\":\"{e}\"}}"))
     }
+}
+
+/// Three decimals are all these figures can claim; more is float noise in the JSON.
+fn round3(x: f64) -> f64 {
+    (x * 1000.0).round() / 1000.0
 }
 
 /// CPU time of this process (user + system, all threads) from `/proc/self/stat`, fields 14
