@@ -487,3 +487,159 @@ impl Host {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    //! Two hosts joined in memory, in virtual time: the glue between endpoint, chat and
+    //! file streams, without sockets or a runtime.
+
+    use std::io::Cursor;
+    use std::net::SocketAddr;
+    use std::time::Duration;
+
+    use rand::rngs::OsRng;
+    use rustox_net_crypto::ControllerKind;
+
+    use super::*;
+
+    const ONE_WAY: Duration = Duration::from_millis(1);
+
+    fn host(accept_all: bool) -> (Host, PublicKey) {
+        let keys = KeyPair::generate(&mut OsRng);
+        let public = keys.public;
+        let config = TransportConfig {
+            controller: ControllerKind::Cubic,
+        };
+        let host = Host::new(Timestamp::ZERO, keys, config, accept_all, Box::new(OsRng));
+        (host, public)
+    }
+
+    type React<'a> = &'a mut dyn FnMut(&mut Host, Timestamp, &HostEvent);
+
+    /// Moves datagrams both ways (1 ms one way), lets each side react to its events, and
+    /// stops when `done` holds or 60 virtual seconds pass. Returns each side's events.
+    fn run(
+        a: &mut Host,
+        b: &mut Host,
+        on_a: React,
+        on_b: React,
+        done: impl Fn(&[HostEvent], &[HostEvent]) -> bool,
+    ) -> (Vec<HostEvent>, Vec<HostEvent>) {
+        let addr_a: SocketAddr = "10.0.0.1:1".parse().unwrap();
+        let addr_b: SocketAddr = "10.0.0.2:1".parse().unwrap();
+        let mut now = Timestamp::ZERO;
+        let mut wire: Vec<(Timestamp, bool, Vec<u8>)> = Vec::new();
+        let (mut ev_a, mut ev_b) = (Vec::new(), Vec::new());
+        while now < Timestamp::from_secs(60) && !done(&ev_a, &ev_b) {
+            while let Some(e) = a.poll_event() {
+                on_a(a, now, &e);
+                ev_a.push(e);
+            }
+            while let Some(e) = b.poll_event() {
+                on_b(b, now, &e);
+                ev_b.push(e);
+            }
+            while let Some(t) = a.poll_transmit(now) {
+                wire.push((now + ONE_WAY, true, t.payload));
+            }
+            while let Some(t) = b.poll_transmit(now) {
+                wire.push((now + ONE_WAY, false, t.payload));
+            }
+            let next = [
+                wire.iter().map(|(t, _, _)| *t).min(),
+                a.poll_timeout(),
+                b.poll_timeout(),
+            ]
+            .into_iter()
+            .flatten()
+            .min()
+            .unwrap_or(now + ONE_WAY);
+            now = next.max(now);
+            let (due, rest): (Vec<_>, Vec<_>) = wire.into_iter().partition(|(t, _, _)| *t <= now);
+            wire = rest;
+            for (_, to_b, bytes) in due {
+                if to_b {
+                    b.handle_datagram(now, addr_a, &bytes);
+                } else {
+                    a.handle_datagram(now, addr_b, &bytes);
+                }
+            }
+            a.handle_timeout(now);
+            b.handle_timeout(now);
+        }
+        (ev_a, ev_b)
+    }
+
+    #[test]
+    fn a_message_and_a_verified_file_cross_between_two_hosts() {
+        let (mut a, _) = host(false);
+        let (mut b, b_key) = host(true);
+        let id = a
+            .connect(Timestamp::ZERO, "10.0.0.2:1".parse().unwrap(), b_key)
+            .unwrap();
+        let content: Vec<u8> = (0..300_000u32)
+            .map(|i| (i % 251) as u8 ^ (i >> 11) as u8)
+            .collect();
+        let path = std::env::temp_dir().join(format!("rustox-host-test-{}", std::process::id()));
+        let source = content.clone();
+        let mut on_a = |a: &mut Host, now: Timestamp, e: &HostEvent| {
+            if matches!(e, HostEvent::Established(x) if *x == id) {
+                a.send_message(now, id, b"hello").unwrap();
+                let file = PreparedFile::hash(Box::new(Cursor::new(source.clone()))).unwrap();
+                a.send_file(now, id, file, b"x.bin").unwrap();
+            }
+        };
+        let sink_path = path.clone();
+        let mut on_b = |b: &mut Host, now: Timestamp, e: &HostEvent| {
+            if let HostEvent::FileOffered(offer) = e {
+                assert_eq!(offer.size, 300_000);
+                assert_eq!(offer.name, b"x.bin");
+                let sink = std::fs::File::create(&sink_path).unwrap();
+                b.accept_file(now, offer.id, offer.file, Box::new(sink))
+                    .unwrap();
+            }
+        };
+        let (ev_a, ev_b) = run(&mut a, &mut b, &mut on_a, &mut on_b, |ev_a, ev_b| {
+            ev_a.iter().any(|e| matches!(e, HostEvent::FileSent { .. }))
+                && ev_b
+                    .iter()
+                    .any(|e| matches!(e, HostEvent::FileReceived { .. }))
+        });
+        let received = std::fs::read(&path).unwrap_or_default();
+        let _ = std::fs::remove_file(&path);
+        assert!(ev_b
+            .iter()
+            .any(|e| matches!(e, HostEvent::Message(_, text) if text == b"hello")));
+        assert!(ev_b.iter().any(|e| matches!(
+            e,
+            HostEvent::FileReceived {
+                bytes: 300_000,
+                verified: true,
+                ..
+            }
+        )));
+        assert!(ev_a
+            .iter()
+            .any(|e| matches!(e, HostEvent::FileSent { bytes: 300_000, .. })));
+        assert!(received == content, "the file arrived altered");
+    }
+
+    #[test]
+    fn a_peer_that_is_not_allowed_never_gets_a_session() {
+        let (mut a, _) = host(false);
+        let (mut b, b_key) = host(false);
+        a.connect(Timestamp::ZERO, "10.0.0.2:1".parse().unwrap(), b_key)
+            .unwrap();
+        let (ev_a, ev_b) = run(
+            &mut a,
+            &mut b,
+            &mut |_, _, _| {},
+            &mut |_, _, _| {},
+            |ev_a, _| ev_a.iter().any(|e| matches!(e, HostEvent::Closed(..))),
+        );
+        assert!(ev_b.is_empty(), "b saw {ev_b:?}");
+        assert!(ev_a
+            .iter()
+            .any(|e| matches!(e, HostEvent::Closed(_, CloseReason::Timeout))));
+    }
+}
