@@ -112,3 +112,27 @@ fn default_controller_moves_8_mib_over_loopback_within_20_s() {
         String::from_utf8_lossy(&send.stderr)
     );
 }
+
+#[test]
+fn segmentation_offload_path_delivers_byte_exact() {
+    let dir = Scratch::new("gso");
+    let original = write_pattern(&dir.path("payload.bin"), SIZE, 0x950);
+    let inbox = dir.path("inbox");
+    let receiver = Receiver::start(&inbox, &dir.path("recv.key"));
+    let send = run_with_limit(
+        rustox()
+            .env("RUSTOX_GSO", "1")
+            .args(["send", "--to", &receiver.addr, "--key", &receiver.key])
+            .args(["--controller", CONTROLLER])
+            .arg(dir.path("payload.bin")),
+        Duration::from_secs(120),
+    );
+    assert!(
+        send.status.success(),
+        "{}",
+        String::from_utf8_lossy(&send.stderr)
+    );
+    let (status, _, stderr) = receiver.finish(Duration::from_secs(30));
+    assert!(status.success(), "{stderr}");
+    assert!(std::fs::read(inbox.join("payload.bin")).unwrap() == original);
+}

@@ -8,6 +8,7 @@
 //! The application is an [`App`]: it sees every [`HostEvent`], may call the host's API in
 //! response, and ends the loop by returning its output.
 
+pub mod gso;
 pub mod host;
 pub mod socket;
 pub mod timer;
@@ -167,23 +168,51 @@ async fn drain<A: App>(
     }
 }
 
-/// Sends every datagram the host has now; true when there was at least one.
+/// Sends every datagram the host has now; true when there was at least one. With
+/// `RUSTOX_GSO=1`, runs of equal-sized datagrams to one peer leave in one `sendmsg`
+/// (gso.rs).
 async fn flush(host: &mut Host, socket: &UdpSocket, now: Timestamp) -> Result<bool, DriverError> {
     let mut any = false;
-    while let Some(t) = host.poll_transmit(now) {
-        any = true;
-        if let Err(source) = socket.send_to(&t.payload, t.destination).await {
-            // A full interface queue loses this datagram like a congested link would; the
-            // transport resends it. Anything else will not get better by retrying.
-            if source.raw_os_error() != Some(NO_BUFFER_SPACE) {
-                return Err(DriverError::Send {
-                    addr: t.destination,
-                    source,
-                });
+    if gso_enabled() {
+        let mut batch = gso::Batch::default();
+        while let Some(t) = host.poll_transmit(now) {
+            any = true;
+            if !batch.push(t.destination, &t.payload) {
+                send_result(batch.send(socket).await)?;
+                batch.push(t.destination, &t.payload);
             }
         }
+        send_result(batch.send(socket).await)?;
+        return Ok(any);
+    }
+    while let Some(t) = host.poll_transmit(now) {
+        any = true;
+        send_result(
+            socket
+                .send_to(&t.payload, t.destination)
+                .await
+                .map(drop)
+                .map_err(|e| (t.destination, e)),
+        )?;
     }
     Ok(any)
+}
+
+/// Whether `RUSTOX_GSO` asks for segmentation offload (read once).
+fn gso_enabled() -> bool {
+    static ENABLED: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *ENABLED.get_or_init(|| std::env::var_os("RUSTOX_GSO").is_some())
+}
+
+/// A send's outcome: a full interface queue loses the datagram like a congested link would
+/// (the transport resends it); anything else will not get better by retrying.
+fn send_result(result: Result<(), (SocketAddr, io::Error)>) -> Result<(), DriverError> {
+    match result {
+        Err((addr, source)) if source.raw_os_error() != Some(NO_BUFFER_SPACE) => {
+            Err(DriverError::Send { addr, source })
+        }
+        _ => Ok(()),
+    }
 }
 
 /// Linux's ENOBUFS.
