@@ -206,3 +206,22 @@ fn request_names_the_tail_and_the_sender_does_not_resend_it_early() {
         assert_eq!(t.stats().packets_resent, 0, "{kind:?}");
     }
 }
+
+/// A c-toxcore sender resends named packets older than its minimum RTT, tail entries
+/// included: after a few duplicates of tail-named packets our receiver stops adding them.
+#[test]
+fn duplicates_of_tail_named_packets_turn_tail_entries_off() {
+    let mut r = Transport::new(ms(0), TransportConfig::default());
+    for pn in [0u32, 2, 3] {
+        r.on_lossless(ms(10), pn, &[64, pn as u8]).unwrap();
+    }
+    // Hole at 1, tail entry 4.
+    assert_eq!(r.poll_request(ms(20)).unwrap(), vec![1, 2, 3]);
+    r.on_lossless(ms(30), 4, &[64, 4]).unwrap();
+    // The legacy sender resent 4 although it had arrived.
+    for _ in 0..4 {
+        assert!(r.on_lossless(ms(40), 4, &[64, 4]).is_err());
+    }
+    // Hole at 1 only: no tail entry any more.
+    assert_eq!(r.poll_request(ms(100)).unwrap(), vec![1, 2]);
+}
