@@ -142,12 +142,12 @@ fn ideal_time(profile: &Profile, bytes: u64) -> Duration {
     Duration::from_secs_f64(bytes as f64 / profile.payload_capacity_bytes_per_sec())
 }
 
-/// Virtual-time budget for a transfer: sixty times the ideal time plus two minutes, so even
-/// the legacy controller (c-toxcore reaches ~3 % of an 8 Mbit/s, 300 ms, 1 %-loss path) can
-/// finish, while a stalled session still ends. Virtual time is cheap: an idle session costs a
-/// few timer events per second.
+/// Virtual-time budget for a transfer: 120 times the ideal time plus two minutes, so even
+/// the legacy controller (a c-toxcore model that reaches ~1.2 % of a 15 Mbit/s, 600 ms
+/// satellite path) can finish, while a stalled session still ends. Virtual time is cheap: an
+/// idle session costs a few timer events per second.
 pub fn deadline_for(profile: &Profile, bytes: u64) -> Timestamp {
-    Timestamp::ZERO + ideal_time(profile, bytes) * 60 + Duration::from_secs(120) + profile.rtt * 20
+    Timestamp::ZERO + ideal_time(profile, bytes) * 120 + Duration::from_secs(120) + profile.rtt * 20
 }
 
 /// Time from `first` until the delivery rate over the last `rtt` reached `fraction × capacity`.
