@@ -21,7 +21,7 @@ pub(crate) const MAX_ACK_DELAY: Duration = Duration::from_millis(25);
 pub(crate) const IDLE_INTERVAL: Duration = Duration::from_millis(1000);
 /// Data packets per request while data flows (QUIC acks every 2; requests are bigger and
 /// encrypted, so every 8 — transport.md §3.4).
-const PACKETS_PER_REQUEST: u32 = 8;
+pub(crate) const PACKETS_PER_REQUEST: u32 = 8;
 /// Rate limit of hole-triggered requests.
 const HOLE_MIN_GAP: Duration = Duration::from_millis(1);
 

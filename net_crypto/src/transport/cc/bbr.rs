@@ -29,6 +29,7 @@
 use std::time::Duration;
 
 use super::{AckEvent, Controller, LossEvent, INITIAL_WINDOW, MAX_PACKET, MIN_WINDOW};
+use crate::transport::ack_timing::PACKETS_PER_REQUEST;
 use crate::transport::minmax::MinMax;
 use crate::transport::rtt::RttEstimator;
 use crate::Timestamp;
@@ -77,6 +78,33 @@ const BETA: f64 = 0.7;
 /// queue from a flat RTT.
 const MIN_QUEUE_THRESH: Duration = Duration::from_millis(4);
 const MAX_QUEUE_THRESH: Duration = Duration::from_millis(16);
+/// BBR's window floor: twice the packets our receiver (and a rustox peer) waits for before
+/// it requests at once, 16 × 1373 = 21 968 bytes (above the generic 4-packet
+/// [`MIN_WINDOW`]).
+///
+/// Why: a peer requests after every 8 data packets, else after its 25 ms timer
+/// (`ack_timing`). With a window below 8 packets every ack waits for that timer, so each
+/// delivery-rate sample is at most window / 25 ms (4 packets: 5.5 kB / 25 ms = 220 kB/s),
+/// the bandwidth filter keeps that, and on a short path the window it yields,
+/// 2 × 220 kB/s × min RTT (50 µs: 22 bytes), is the floor again: a self-sustaining
+/// collapse. Over loopback UDP the CLI measured 0.26 MB/s (cwnd 5492, srtt 15 ms against
+/// a 40–90 µs min RTT); the harness reproduces it on a 50 µs path after an app-limited
+/// start (0.21 MiB/s of 11.5, cwnd 5492, srtt 14.9 ms) or with 200 µs of jitter
+/// (`transport_loopback`). The ack-aggregation allowance (extra_acked) cannot get out of
+/// it, as it measures the aggregation against the same starved bandwidth estimate. With
+/// 16 packets in flight, 8 arrive within the RTT, the request fires at once, the sample
+/// measures the path (8 packets per RTT) and the model recovers within a round; the
+/// second 8 keep the pipe busy while that request is on its way back (an RTT of
+/// window-stall per 8 packets otherwise). Pacing still sets the rate, so on slow paths
+/// the floor adds no queue while the flow is pacing-limited (it always is in ProbeBW at
+/// gain ≤ 1).
+pub(crate) const ACK_CLOCK_WINDOW: u64 = 2 * PACKETS_PER_REQUEST as u64 * MAX_PACKET;
+/// The floor BBR's window never goes below.
+const BBR_MIN_WINDOW: u64 = if ACK_CLOCK_WINDOW > MIN_WINDOW {
+    ACK_CLOCK_WINDOW
+} else {
+    MIN_WINDOW
+};
 /// RFC 9406 N_RTT_SAMPLE: consecutive risen RTT samples that end Startup.
 const STARTUP_RISEN_SAMPLES: u32 = 8;
 
@@ -213,9 +241,9 @@ impl Bbr {
             return INITIAL_WINDOW;
         };
         let extra = self.extra_acked.get().unwrap_or(0);
-        let mut t = (bdp + extra).max(MIN_WINDOW);
+        let mut t = (bdp + extra).max(BBR_MIN_WINDOW);
         if let Some(hi) = self.bounds.inflight_hi {
-            t = t.min(hi.max(MIN_WINDOW));
+            t = t.min(hi.max(BBR_MIN_WINDOW));
         }
         t
     }
@@ -271,7 +299,7 @@ impl Bbr {
     }
 
     fn probe_rtt_cwnd(&self) -> u64 {
-        self.bdp(0.5).unwrap_or(MIN_WINDOW).max(MIN_WINDOW)
+        self.bdp(0.5).unwrap_or(BBR_MIN_WINDOW).max(BBR_MIN_WINDOW)
     }
 
     fn handle_probe_rtt(&mut self, now: Timestamp, rtt: &RttEstimator) {
@@ -556,7 +584,7 @@ impl Bbr {
         } else if self.cwnd < target || ack.delivered < INITIAL_WINDOW {
             self.cwnd += acked;
         }
-        self.cwnd = self.cwnd.max(MIN_WINDOW);
+        self.cwnd = self.cwnd.max(BBR_MIN_WINDOW);
         if self.mode == Mode::ProbeRtt {
             self.cwnd = self.cwnd.min(self.probe_rtt_cwnd());
         }
@@ -613,7 +641,7 @@ impl Controller for Bbr {
     fn on_loss(&mut self, loss: &LossEvent, _rtt: &RttEstimator) {
         self.bytes_in_flight = loss.bytes_in_flight;
         if loss.persistent {
-            self.cwnd = MIN_WINDOW;
+            self.cwnd = BBR_MIN_WINDOW;
         }
     }
 
