@@ -440,6 +440,7 @@ impl Connection {
         if payload.echo_id != *echo_id {
             return Err(DropReason::WrongEchoId);
         }
+        self.handshake_rtt_sample(now);
         let handshake = self.build_handshake(now, payload.cookie, identity, rng);
         self.cookie_request = None;
         self.start_temp(now, handshake);
@@ -537,6 +538,9 @@ impl Connection {
 
         // Step 4: the first authentic data packet confirms the session.
         if self.status == ConnectionStatus::NotConfirmed {
+            // The temp packet is our handshake: the peer could seal this packet only after
+            // that handshake reached it, so the gap is at least one round trip.
+            self.handshake_rtt_sample(now);
             // `confirm_pending` stays: the peer may still be waiting for our first packet.
             self.status = ConnectionStatus::Established;
             self.temp = None;
@@ -713,6 +717,18 @@ impl Connection {
             last_sent: now,
             sends: 1,
         });
+    }
+
+    /// The temp packet was just answered (a cookie response echoing our request's id, or
+    /// the peer's first data packet, sealed with the session key our handshake carried):
+    /// its round trip seeds the transport's RTT estimator, which otherwise assumes
+    /// kInitialRtt (333 ms, first PTO ≈ 1 s) until data is acknowledged. Only a temp
+    /// packet sent once counts (Karn's rule: after a resend the reply may answer either
+    /// send). Local timing only; nothing on the wire changes.
+    fn handshake_rtt_sample(&mut self, now: Timestamp) {
+        if let Some(temp) = self.temp.as_ref().filter(|t| t.sends == 1) {
+            self.transport.on_handshake_rtt(now, now - temp.last_sent);
+        }
     }
 
     fn adopt_peer_session(&mut self, payload: &HandshakePayload) {

@@ -570,6 +570,19 @@ impl Transport {
         out
     }
 
+    /// A round trip the connection layer measured on this path before any data flowed: our
+    /// cookie request answered by the peer's cookie response, or our handshake answered by
+    /// the peer's first data packet (each sent once, so the reply is unambiguous: Karn's
+    /// rule). QUIC's first RTT samples likewise come from its handshake packets (RFC 9002
+    /// §5.1); without one, the first PTO waits for kInitialRtt's ≈ 1 s even on an 80 ms
+    /// path, and a flight whose acknowledgements are lost stalls for seconds. Ignored once
+    /// the data path has given a sample.
+    pub(crate) fn on_handshake_rtt(&mut self, now: Timestamp, sample: Duration) {
+        if !self.rtt.has_sample() {
+            self.rtt.on_sample(now, sample);
+        }
+    }
+
     /// The number the next lossless packet will get (carried by lossy/request/kill packets).
     ///
     /// This is one past the highest number actually transmitted: packets queued but not yet
