@@ -42,9 +42,8 @@ pub struct LoopbackArgs {
     /// Size of the generated file.
     #[arg(long, default_value = "1GiB", value_parser = parse_size)]
     size: u64,
-    /// Congestion controller of the sender (cubic by default while BBR collapses on
-    /// loopback; see the README).
-    #[arg(long, default_value = "cubic")]
+    /// Congestion controller of the sender: bbr (default), cubic, or legacy.
+    #[arg(long, default_value = "bbr")]
     controller: String,
     /// Directory for the file and the received copy (default: a fresh one under /tmp,
     /// removed afterwards).

@@ -43,10 +43,8 @@ pub struct Args {
     /// Size of the generated file.
     #[arg(long, default_value = "64MiB", value_parser = parse_size)]
     size: u64,
-    /// Congestion controller: cubic (default here), bbr, or legacy (a model of c-toxcore
-    /// 0.2.18). The demo defaults to cubic because BBR currently collapses on loopback's
-    /// 40 µs RTT (README, "Known limitation"); on real paths bbr is the default.
-    #[arg(long, default_value = "cubic", value_parser = parse_controller)]
+    /// Congestion controller: bbr (default), cubic, or legacy (a model of c-toxcore 0.2.18).
+    #[arg(long, default_value = "bbr", value_parser = parse_controller)]
     controller: ControllerKind,
     /// Give up after this many seconds.
     #[arg(long, default_value_t = 300)]

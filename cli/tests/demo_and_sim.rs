@@ -9,7 +9,7 @@ use common::{run_with_limit, rustox, Scratch};
 #[test]
 fn demo_chats_transfers_and_reports_a_hash_match() {
     let out = run_with_limit(
-        rustox().args(["demo", "--size", "4MiB", "--controller", "cubic"]),
+        rustox().args(["demo", "--size", "4MiB"]),
         Duration::from_secs(120),
     );
     let stdout = String::from_utf8_lossy(&out.stdout);

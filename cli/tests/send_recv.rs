@@ -10,11 +10,10 @@ use sha2::{Digest, Sha256};
 
 const SIZE: usize = 8 << 20;
 
-/// The controller these plumbing tests use. BBR, the default, currently collapses on
-/// loopback to a 4-packet window acknowledged every ~15 ms (its window floor is below the
-/// receiver's 8-packets-per-request threshold; see the README and the ignored test below),
-/// which turns an 8 MiB transfer into half a minute. These tests are about the CLI.
-const CONTROLLER: &str = "cubic";
+/// The controller these plumbing tests use: the default, BBR (it used to collapse on
+/// loopback with a 4-packet window floor below the receiver's 8-packets-per-request
+/// threshold; the transport's BBR floor is now 16 packets, see `transport_loopback`).
+const CONTROLLER: &str = "bbr";
 
 #[test]
 fn send_to_recv_delivers_8_mib_byte_exact_with_matching_summaries() {
@@ -94,7 +93,6 @@ fn a_second_file_of_the_same_name_does_not_overwrite_the_first() {
 }
 
 #[test]
-#[ignore = "BBR collapses on loopback (4-packet window floor below the 8-packet ack threshold); run with --ignored once the transport counts ack delay"]
 fn default_controller_moves_8_mib_over_loopback_within_20_s() {
     let dir = Scratch::new("bbr-loopback");
     write_pattern(&dir.path("payload.bin"), SIZE, 11);

@@ -508,7 +508,7 @@ mod tests {
         let keys = KeyPair::generate(&mut OsRng);
         let public = keys.public;
         let config = TransportConfig {
-            controller: ControllerKind::Cubic,
+            controller: ControllerKind::Bbr,
         };
         let host = Host::new(Timestamp::ZERO, keys, config, accept_all, Box::new(OsRng));
         (host, public)
