@@ -9,8 +9,8 @@
 //!
 //! Before the fix (4-packet floor), in this harness: 100 Mbit/s after an app-limited
 //! start 0.21 MiB/s (cwnd 5492, srtt 14.9 ms: the CLI's trace); 1 Gbit/s with 200 µs of
-//! scheduling jitter 3.5 MiB/s. After it (16-packet
-//! floor): 11.3 and 33 MiB/s.
+//! scheduling jitter 3.5 MiB/s. With the 16-packet floor alone: 11.3 and 33 MiB/s; with
+//! the ack-delay allowance (bw × the peer's measured ack delay) too: 11.1 and 109–117.
 #[path = "transport_harness.rs"]
 mod harness;
 use harness::{LinkConfig, Pair};
@@ -81,12 +81,13 @@ fn loopback_bbr_with_scheduling_jitter_does_not_collapse() {
     // 1 Gbit/s, 50 µs + up to 200 µs of jitter (a busy host's scheduling): the jitter
     // makes some acks late, which used to start the collapse.
     let rate = 125_000_000;
+    let cap = payload_capacity(rate);
     for trickle in [0, 20] {
         let (mibps, state) = goodput(ControllerKind::Bbr, &loopback(rate, 200), trickle, 20_000);
         println!("trickle {trickle}: BBR {mibps:.1} MiB/s");
         assert!(
-            mibps >= 15.0,
-            "trickle {trickle}: BBR {mibps:.1} MiB/s on a jittery 100 µs path: {state}"
+            mibps >= 0.8 * cap,
+            "trickle {trickle}: BBR {mibps:.1} MiB/s of {cap:.1} on a jittery 100 µs path: {state}"
         );
     }
 }

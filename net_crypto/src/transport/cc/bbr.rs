@@ -29,7 +29,7 @@
 use std::time::Duration;
 
 use super::{AckEvent, Controller, LossEvent, INITIAL_WINDOW, MAX_PACKET, MIN_WINDOW};
-use crate::transport::ack_timing::PACKETS_PER_REQUEST;
+use crate::transport::ack_timing::{MAX_ACK_DELAY, PACKETS_PER_REQUEST};
 use crate::transport::minmax::MinMax;
 use crate::transport::rtt::RttEstimator;
 use crate::Timestamp;
@@ -180,6 +180,8 @@ pub(crate) struct Bbr {
     ack_epoch_start: Timestamp,
     ack_epoch_acked: u64,
     bytes_in_flight: u64,
+    /// The peer's measured ack delay, capped at our ack rule's timer (see `target_cwnd`).
+    ack_delay: Duration,
 }
 
 impl Bbr {
@@ -220,6 +222,7 @@ impl Bbr {
             ack_epoch_start: now,
             ack_epoch_acked: 0,
             bytes_in_flight: 0,
+            ack_delay: Duration::ZERO,
         }
     }
 
@@ -240,7 +243,23 @@ impl Bbr {
         let Some(bdp) = self.bdp(self.cwnd_gain) else {
             return INITIAL_WINDOW;
         };
-        let extra = self.extra_acked.get().unwrap_or(0);
+        // The ack-aggregation allowance covers the peer's ack delay: our samples carry it
+        // (the request format has no field for it), so data for that long is always
+        // waiting for its request. cwnd_gain 2 already leaves one spare min RTT of data,
+        // enough for a delay up to the min RTT; only the excess needs an allowance. On
+        // loopback the min RTT is 40–90 µs but requests come ≥ 1 ms apart (the
+        // estimator's floor; 8 packets, or a descheduled receiver): at 100 MB/s 2 × BDP is
+        // ~15 kB, the excess ~95 kB. extra_acked measures the same thing, but over 10
+        // rounds of ~100 µs it forgets a stall within a millisecond. Capped at our own ack
+        // timer (25 ms): a longer request gap is a lost request, not a delay. (Without
+        // the min-RTT credit, BBR overflowed the 200 KB buffer of transport_delivery's
+        // 2 MB/s, 40 ms path: +48 kB of window.)
+        let excess = self
+            .ack_delay
+            .min(MAX_ACK_DELAY)
+            .saturating_sub(self.min_rtt.unwrap_or(Duration::ZERO));
+        let delay_allowance = (self.bw().unwrap_or(0) as f64 * excess.as_secs_f64()) as u64;
+        let extra = self.extra_acked.get().unwrap_or(0).max(delay_allowance);
         let mut t = (bdp + extra).max(BBR_MIN_WINDOW);
         if let Some(hi) = self.bounds.inflight_hi {
             t = t.min(hi.max(BBR_MIN_WINDOW));
@@ -598,6 +617,7 @@ impl Controller for Bbr {
 
     fn on_ack(&mut self, ack: &AckEvent, rtt: &RttEstimator) {
         self.bytes_in_flight = ack.bytes_in_flight;
+        self.ack_delay = rtt.peer_ack_delay();
         self.update_round(ack);
         if let Some(s) = ack.sample {
             let current = self.max_bw.get().unwrap_or(0);
