@@ -6,6 +6,7 @@
 use std::io::{self, IoSlice};
 use std::net::SocketAddr;
 use std::os::fd::AsRawFd;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use nix::sys::socket::{sendmsg, ControlMessage, MsgFlags, SockaddrStorage};
 use tokio::io::Interest;
@@ -17,6 +18,21 @@ pub const MAX_SEGMENTS: usize = 64;
 /// field, 65 535 bytes with the headers — EMSGSIZE otherwise. 60 000 leaves room for them
 /// and holds 42 full net_crypto datagrams.
 pub const MAX_BYTES: usize = 60_000;
+
+/// Set once the kernel refused a segmented send (no `UDP_SEGMENT`, or a device without
+/// checksum offload: EIO): from then on datagrams leave one by one.
+static REFUSED: AtomicBool = AtomicBool::new(false);
+
+/// Whether the kernel refused segmentation offload in this process.
+pub fn refused() -> bool {
+    REFUSED.load(Ordering::Relaxed)
+}
+
+/// The errors with which a kernel refuses `UDP_SEGMENT` itself: EIO, EINVAL, ENOPROTOOPT,
+/// EOPNOTSUPP.
+fn is_refusal(e: &io::Error) -> bool {
+    matches!(e.raw_os_error(), Some(5 | 22 | 92 | 95))
+}
 
 /// Datagrams waiting to leave together.
 #[derive(Debug, Default)]
@@ -72,8 +88,23 @@ impl Batch {
                 })
                 .await
         };
+        let result = match result {
+            Err(e) if self.count > 1 && is_refusal(&e) => {
+                REFUSED.store(true, Ordering::Relaxed);
+                self.send_one_by_one(socket, destination).await
+            }
+            other => other,
+        };
         self.buf.clear();
         self.count = 0;
         result.map_err(|e| (destination, e))
+    }
+
+    /// The batch's datagrams as separate sends (the fallback when offload is refused).
+    async fn send_one_by_one(&self, socket: &UdpSocket, destination: SocketAddr) -> io::Result<()> {
+        for datagram in self.buf.chunks(self.segment) {
+            socket.send_to(datagram, destination).await?;
+        }
+        Ok(())
     }
 }

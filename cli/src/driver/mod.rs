@@ -8,6 +8,7 @@
 //! The application is an [`App`]: it sees every [`HostEvent`], may call the host's API in
 //! response, and ends the loop by returning its output.
 
+pub mod batch_recv;
 pub mod gso;
 pub mod host;
 pub mod socket;
@@ -21,15 +22,6 @@ use rustox_net_crypto::Timestamp;
 use tokio::net::UdpSocket;
 
 pub use host::{Host, HostEvent};
-
-/// Largest datagram we read: net_crypto packets are at most 1400 bytes (protocol.md §2.5);
-/// anything longer is someone else's and is truncated into a parse error.
-const RECV_BUFFER: usize = 2048;
-
-/// Datagrams read per wake-up before the outputs are drained again: batching saves a trip
-/// through the reactor per datagram, the bound keeps acknowledgements and timers flowing
-/// while a fast peer floods us.
-const RECV_BATCH: usize = 64;
 
 /// What drives a node: the commands (`demo`, `send`, `recv`) implement it.
 pub trait App {
@@ -81,7 +73,8 @@ pub async fn run<A: App>(
     clock: Clock,
     app: &mut A,
 ) -> Result<A::Output, DriverError> {
-    let mut buf = vec![0u8; RECV_BUFFER];
+    let mut batch = batch_recv::RecvBatch::new(socket);
+    let mut out = gso::Batch::default();
     // tokio's millisecond timer by default; the microsecond timerfd only when asked
     // (`RUSTOX_PRECISE_TIMER=1`): with exact pacing on loopback the transport's BBR, which
     // sizes its window from the 40 µs path RTT while the receiver acknowledges every 8
@@ -95,13 +88,13 @@ pub async fn run<A: App>(
     };
     loop {
         let now = clock.now();
-        if let Some(output) = drain(host, socket, now, app).await? {
+        if let Some(output) = drain(host, socket, &mut out, now, app).await? {
             return Ok(output);
         }
         app.after_io(host, now);
         if app.poll_timeout().is_some_and(|t| t <= now) {
             if let Some(output) = app.on_timeout(host, now) {
-                flush(host, socket, now).await?;
+                flush(host, socket, &mut out, now).await?;
                 return Ok(output);
             }
             continue;
@@ -122,17 +115,16 @@ pub async fn run<A: App>(
             }
         };
         tokio::select! {
-            received = socket.recv_from(&mut buf) => {
-                if let Some((len, from)) = received_datagram(received)? {
-                    host.handle_datagram(clock.now(), from, &buf[..len]);
-                }
-                for _ in 1..RECV_BATCH {
-                    match received_datagram(socket.try_recv_from(&mut buf)) {
-                        Ok(Some((len, from))) => host.handle_datagram(clock.now(), from, &buf[..len]),
-                        Ok(None) => {}
-                        Err(DriverError::Recv(e)) if e.kind() == io::ErrorKind::WouldBlock => break,
-                        Err(e) => return Err(e),
-                    }
+            ready = socket.readable() => {
+                ready.map_err(DriverError::Recv)?;
+                // One `recvmmsg` per wake-up (up to `batch_recv::SLOTS` datagrams, more
+                // with GRO), then the outputs are drained again: acknowledgements and
+                // timers keep flowing while a fast peer floods us.
+                match batch.recv(socket) {
+                    Ok(_) => batch.for_each(|from, datagram| {
+                        host.handle_datagram(clock.now(), from, datagram);
+                    }),
+                    Err(e) => recv_error(e)?,
                 }
                 // Under a steady flood the timer branch may lose every race: run it here.
                 if deadline.is_some_and(|t| t <= clock.now()) {
@@ -149,6 +141,7 @@ pub async fn run<A: App>(
 async fn drain<A: App>(
     host: &mut Host,
     socket: &UdpSocket,
+    out: &mut gso::Batch,
     now: Timestamp,
     app: &mut A,
 ) -> Result<Option<A::Output>, DriverError> {
@@ -157,32 +150,37 @@ async fn drain<A: App>(
         while let Some(event) = host.poll_event() {
             quiet = false;
             if let Some(output) = app.on_event(host, now, event) {
-                flush(host, socket, now).await?;
+                flush(host, socket, out, now).await?;
                 return Ok(Some(output));
             }
         }
-        quiet &= !flush(host, socket, now).await?;
+        quiet &= !flush(host, socket, out, now).await?;
         if quiet {
             return Ok(None);
         }
     }
 }
 
-/// Sends every datagram the host has now; true when there was at least one. With
-/// `RUSTOX_GSO=1`, runs of equal-sized datagrams to one peer leave in one `sendmsg`
-/// (gso.rs).
-async fn flush(host: &mut Host, socket: &UdpSocket, now: Timestamp) -> Result<bool, DriverError> {
+/// Sends every datagram the host has now; true when there was at least one. Runs of
+/// equal-sized datagrams to one peer leave in one `sendmsg` with UDP segmentation offload
+/// (gso.rs) unless `RUSTOX_GSO=0`, or the kernel refused it once; `out` keeps its buffer
+/// from call to call.
+async fn flush(
+    host: &mut Host,
+    socket: &UdpSocket,
+    out: &mut gso::Batch,
+    now: Timestamp,
+) -> Result<bool, DriverError> {
     let mut any = false;
     if gso_enabled() {
-        let mut batch = gso::Batch::default();
         while let Some(t) = host.poll_transmit(now) {
             any = true;
-            if !batch.push(t.destination, &t.payload) {
-                send_result(batch.send(socket).await)?;
-                batch.push(t.destination, &t.payload);
+            if !out.push(t.destination, &t.payload) {
+                send_result(out.send(socket).await)?;
+                out.push(t.destination, &t.payload);
             }
         }
-        send_result(batch.send(socket).await)?;
+        send_result(out.send(socket).await)?;
         return Ok(any);
     }
     while let Some(t) = host.poll_transmit(now) {
@@ -198,10 +196,12 @@ async fn flush(host: &mut Host, socket: &UdpSocket, now: Timestamp) -> Result<bo
     Ok(any)
 }
 
-/// Whether `RUSTOX_GSO` asks for segmentation offload (read once).
+/// Whether segmentation offload is on: by default, off with `RUSTOX_GSO=0` (read once) or
+/// after the kernel refused a segmented send (gso.rs).
 fn gso_enabled() -> bool {
     static ENABLED: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-    *ENABLED.get_or_init(|| std::env::var_os("RUSTOX_GSO").is_some())
+    *ENABLED.get_or_init(|| std::env::var_os("RUSTOX_GSO").is_none_or(|v| v != "0"))
+        && !gso::refused()
 }
 
 /// A send's outcome: a full interface queue loses the datagram like a congested link would
@@ -218,16 +218,11 @@ fn send_result(result: Result<(), (SocketAddr, io::Error)>) -> Result<(), Driver
 /// Linux's ENOBUFS.
 const NO_BUFFER_SPACE: i32 = 105;
 
-/// One `recv_from` result: `Ok(None)` for the errors a UDP socket reports about earlier
-/// sends (an ICMP "port unreachable" surfaces as ECONNREFUSED on the next read), which are
-/// no reason to stop.
-fn received_datagram(
-    result: io::Result<(usize, SocketAddr)>,
-) -> Result<Option<(usize, SocketAddr)>, DriverError> {
-    match result {
-        Ok(r) => Ok(Some(r)),
-        Err(e) if e.kind() == io::ErrorKind::ConnectionRefused => Ok(None),
-        Err(e) if e.kind() == io::ErrorKind::ConnectionReset => Ok(None),
-        Err(e) => Err(DriverError::Recv(e)),
+/// A failed read: the errors a UDP socket reports about earlier sends (an ICMP "port
+/// unreachable" surfaces as ECONNREFUSED on the next read) are no reason to stop.
+fn recv_error(e: io::Error) -> Result<(), DriverError> {
+    match e.kind() {
+        io::ErrorKind::ConnectionRefused | io::ErrorKind::ConnectionReset => Ok(()),
+        _ => Err(DriverError::Recv(e)),
     }
 }

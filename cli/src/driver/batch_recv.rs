@@ -1,0 +1,204 @@
+//! Batched receives: one `recvmmsg` fills up to [`SLOTS`] datagrams, and with UDP generic
+//! receive offload (`UDP_GRO`, best effort) a slot may hold a whole run of equal-sized
+//! datagrams from one peer — on loopback, a `UDP_SEGMENT` send (gso.rs) arrives as one
+//! slot, uncut. Either way the per-datagram cost of a system call is paid once per batch.
+//! The buffers are allocated once per socket; nothing is allocated per datagram.
+
+use std::io::{self, IoSliceMut};
+use std::net::{SocketAddr, SocketAddrV4, SocketAddrV6};
+use std::os::fd::AsRawFd;
+
+use nix::sys::socket::{
+    recvmmsg, setsockopt, sockopt, ControlMessageOwned, MsgFlags, MultiHeaders, SockaddrStorage,
+};
+use tokio::io::Interest;
+use tokio::net::UdpSocket;
+
+/// Datagrams (or GRO runs) one system call can return.
+pub const SLOTS: usize = 32;
+/// Bytes per slot: a GRO run is at most one (unsegmented) UDP datagram, 64 KiB; without
+/// GRO a slot holds one datagram and only its first bytes are used.
+const SLOT_BYTES: usize = 65_536;
+/// Without GRO, a datagram longer than this is someone else's (net_crypto's are at most
+/// 1400 bytes) and arrives truncated into a parse error, as it did with one read per call.
+const PLAIN_SLOT_BYTES: usize = 2048;
+
+/// One received slot: where it came from, its length and its GRO segment size.
+#[derive(Debug, Clone, Copy)]
+struct Slot {
+    from: SocketAddr,
+    len: usize,
+    segment: usize,
+}
+
+/// Reusable state for [`RecvBatch::recv`].
+pub struct RecvBatch {
+    headers: MultiHeaders<SockaddrStorage>,
+    buf: Vec<u8>,
+    slot_bytes: usize,
+    slots: Vec<Slot>,
+    gro: bool,
+    /// nix's `recvmmsg` leaves each header's control length as the kernel last wrote it:
+    /// a slot that received a datagram without a GRO message has no room for one next
+    /// time (MSG_CTRUNC, segment size lost). Such headers are rebuilt before the next call
+    /// (one allocation per such batch, none per datagram).
+    stale_headers: bool,
+}
+
+/// Fresh headers, with room for the GRO segment size when `gro`.
+fn headers(gro: bool) -> MultiHeaders<SockaddrStorage> {
+    MultiHeaders::preallocate(SLOTS, gro.then(|| nix::cmsg_space!(i32)))
+}
+
+impl RecvBatch {
+    /// Buffers for `socket`; asks the kernel for GRO (when it refuses, a slot is one
+    /// datagram and the buffers are small).
+    pub fn new(socket: &UdpSocket) -> Self {
+        let gro = std::env::var_os("RUSTOX_NO_GRO").is_none()
+            && setsockopt(socket, sockopt::UdpGroSegment, &true).is_ok();
+        let slot_bytes = if gro { SLOT_BYTES } else { PLAIN_SLOT_BYTES };
+        RecvBatch {
+            headers: headers(gro),
+            buf: vec![0u8; SLOTS * slot_bytes],
+            slot_bytes,
+            slots: Vec::with_capacity(SLOTS),
+            gro,
+            stale_headers: false,
+        }
+    }
+
+    /// One non-blocking `recvmmsg`: `Ok(0)` when nothing was waiting (the socket's
+    /// readiness is then cleared, as `try_recv_from` does), else the slots filled.
+    pub fn recv(&mut self, socket: &UdpSocket) -> io::Result<usize> {
+        self.slots.clear();
+        if self.stale_headers {
+            self.headers = headers(self.gro);
+            self.stale_headers = false;
+        }
+        let gro = self.gro;
+        let RecvBatch {
+            headers,
+            buf,
+            slot_bytes,
+            slots,
+            stale_headers,
+            ..
+        } = self;
+        let result = socket.try_io(Interest::READABLE, || {
+            let mut chunks = buf.chunks_exact_mut(*slot_bytes);
+            let mut iovs: [[IoSliceMut; 1]; SLOTS] =
+                std::array::from_fn(|_| [IoSliceMut::new(chunks.next().expect("SLOTS chunks"))]);
+            let results = recvmmsg(
+                socket.as_raw_fd(),
+                headers,
+                iovs.iter_mut(),
+                MsgFlags::MSG_DONTWAIT,
+                None,
+            )
+            .map_err(io::Error::from)?;
+            for msg in results {
+                let Some(from) = msg.address.as_ref().and_then(socket_addr) else {
+                    continue;
+                };
+                let mut segment = None;
+                if let Ok(cmsgs) = msg.cmsgs() {
+                    for cmsg in cmsgs {
+                        if let ControlMessageOwned::UdpGroSegments(size) = cmsg {
+                            segment = usize::try_from(size).ok();
+                        }
+                    }
+                }
+                *stale_headers |= gro && segment.is_none();
+                let segment = segment.unwrap_or(msg.bytes);
+                slots.push(Slot {
+                    from,
+                    len: msg.bytes,
+                    segment,
+                });
+            }
+            Ok(())
+        });
+        match result {
+            Ok(()) => Ok(self.slots.len()),
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => Ok(0),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Every datagram of the last [`RecvBatch::recv`], in arrival order.
+    pub fn for_each(&self, mut f: impl FnMut(SocketAddr, &[u8])) {
+        for (i, slot) in self.slots.iter().enumerate() {
+            let start = i * self.slot_bytes;
+            let data = &self.buf[start..start + slot.len.min(self.slot_bytes)];
+            if slot.segment == 0 || slot.segment >= data.len() {
+                f(slot.from, data);
+            } else {
+                for datagram in data.chunks(slot.segment) {
+                    f(slot.from, datagram);
+                }
+            }
+        }
+    }
+}
+
+/// The sender's address, IPv4 or IPv6.
+fn socket_addr(addr: &SockaddrStorage) -> Option<SocketAddr> {
+    if let Some(v4) = addr.as_sockaddr_in() {
+        return Some(SocketAddr::V4(SocketAddrV4::from(*v4)));
+    }
+    addr.as_sockaddr_in6()
+        .map(|v6| SocketAddr::V6(SocketAddrV6::from(*v6)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::driver::gso;
+
+    /// Waits until `batch` has read something, then returns every datagram it holds.
+    async fn receive(batch: &mut RecvBatch, socket: &UdpSocket) -> Vec<Vec<u8>> {
+        let read = async {
+            loop {
+                socket.readable().await.unwrap();
+                if batch.recv(socket).unwrap() > 0 {
+                    let mut out = Vec::new();
+                    batch.for_each(|_, d| out.push(d.to_vec()));
+                    return out;
+                }
+            }
+        };
+        tokio::time::timeout(std::time::Duration::from_secs(5), read)
+            .await
+            .expect("nothing arrived within 5 s")
+    }
+
+    /// A segmented send and plain sends, alternating (the plain ones leave a header without
+    /// a GRO message behind, which must not cost the next run its segment size), arrive
+    /// as the datagrams that were sent, in order.
+    #[tokio::test]
+    async fn segmented_and_plain_datagrams_arrive_as_sent() {
+        let rx = UdpSocket::bind("127.0.0.1:0").await.unwrap();
+        let tx = UdpSocket::bind("127.0.0.1:0").await.unwrap();
+        let to = rx.local_addr().unwrap();
+        let mut batch = RecvBatch::new(&rx);
+        let mut expected = Vec::new();
+        let mut got = Vec::new();
+        for round in 0..4u8 {
+            let plain = vec![round; 40 + round as usize];
+            tx.send_to(&plain, to).await.unwrap();
+            expected.push(plain);
+            got.extend(receive(&mut batch, &rx).await);
+            assert_eq!(got.len(), expected.len(), "round {round}");
+            let mut out = gso::Batch::default();
+            for i in 0..5u8 {
+                let d = vec![round * 16 + i; 1400];
+                assert!(out.push(to, &d));
+                expected.push(d);
+            }
+            out.send(&tx).await.unwrap();
+            got.extend(receive(&mut batch, &rx).await);
+            assert_eq!(got.len(), expected.len(), "round {round}");
+        }
+        assert_eq!(got, expected);
+    }
+}
