@@ -51,6 +51,18 @@ pub fn controller_by_name(name: &str) -> Option<ControllerKind> {
     }
 }
 
+/// The controllers named on a command line, or all three (in report order) when none is named.
+/// An unknown name is returned as the error.
+pub fn controllers_by_names(names: &[String]) -> Result<Vec<ControllerKind>, String> {
+    if names.is_empty() {
+        return Ok(CONTROLLERS.to_vec());
+    }
+    names
+        .iter()
+        .map(|name| controller_by_name(name).ok_or_else(|| name.clone()))
+        .collect()
+}
+
 /// All three controllers, in report order.
 pub const CONTROLLERS: [ControllerKind; 3] = [
     ControllerKind::Bbr,

@@ -17,7 +17,7 @@ use std::time::Duration;
 use clap::Parser;
 use file_sim::{FileRun, FileSpec};
 use rustox_auto_tests::profiles::Profile;
-use rustox_auto_tests::transfer::{controller_by_name, controller_name, CONTROLLERS};
+use rustox_auto_tests::transfer::{controller_name, controllers_by_names};
 use rustox_net_crypto::{ControllerKind, Timestamp};
 use serde::Serialize;
 
@@ -164,20 +164,12 @@ fn main() -> ExitCode {
     } else {
         Profile::all()
     };
-    let controllers: Vec<ControllerKind> = if args.controller.is_empty() {
-        CONTROLLERS.to_vec()
-    } else {
-        let mut v = Vec::new();
-        for name in &args.controller {
-            match controller_by_name(name) {
-                Some(c) => v.push(c),
-                None => {
-                    eprintln!("unknown controller {name}");
-                    return ExitCode::FAILURE;
-                }
-            }
+    let controllers = match controllers_by_names(&args.controller) {
+        Ok(controllers) => controllers,
+        Err(name) => {
+            eprintln!("unknown controller {name}");
+            return ExitCode::FAILURE;
         }
-        v
     };
     let mib = args
         .mib

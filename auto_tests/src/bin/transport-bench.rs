@@ -13,9 +13,8 @@ use clap::Parser;
 use rustox_auto_tests::profiles::Profile;
 use rustox_auto_tests::targets::{goodput_target, RAMP_MAX_RTTS, RAMP_PROFILES};
 use rustox_auto_tests::transfer::{
-    controller_by_name, run_transfer, TransferMetrics, TransferSpec, CONTROLLERS,
+    controllers_by_names, run_transfer, TransferMetrics, TransferSpec,
 };
-use rustox_net_crypto::ControllerKind;
 
 /// Default transfer size: 32 MiB (issue #3).
 const FULL_MIB: u64 = 32;
@@ -70,20 +69,12 @@ fn main() -> ExitCode {
         }
         v
     };
-    let controllers: Vec<ControllerKind> = if args.controller.is_empty() {
-        CONTROLLERS.to_vec()
-    } else {
-        let mut v = Vec::new();
-        for name in &args.controller {
-            match controller_by_name(name) {
-                Some(c) => v.push(c),
-                None => {
-                    eprintln!("unknown controller {name}");
-                    return ExitCode::FAILURE;
-                }
-            }
+    let controllers = match controllers_by_names(&args.controller) {
+        Ok(controllers) => controllers,
+        Err(name) => {
+            eprintln!("unknown controller {name}");
+            return ExitCode::FAILURE;
         }
-        v
     };
     let seeds = args
         .seeds

@@ -21,6 +21,7 @@ use std::net::SocketAddr;
 use rustox_net_crypto::crypto::{CryptoRng, KeyPair, PublicKey};
 use rustox_net_crypto::Timestamp;
 
+use super::client::ClientEntry;
 use super::close_list::CloseList;
 use super::distance::cmp_distance;
 use super::gate::{Gate, GateError, GateStats, Incoming, OutPacket, Outgoing, Transmit};
@@ -775,23 +776,7 @@ impl DhtNode {
         for node in std::mem::take(&mut self.close_to_bootstrap) {
             self.send_nodes_request(now, node.addr, node.pk, own, rng);
         }
-        let mut due = Vec::new();
-        let mut good = Vec::new();
-        for e in self.close.iter_mut() {
-            let pk = e.pk;
-            for a in e.assocs_mut() {
-                if a.is_dead(now) {
-                    continue;
-                }
-                if a.last_pinged.is_none_or(|t| t + PING_INTERVAL <= now) {
-                    a.last_pinged = Some(now);
-                    due.push((a.addr, pk));
-                }
-                if a.is_good(now) {
-                    good.push((a.addr, pk));
-                }
-            }
-        }
+        let (due, good) = due_and_good(self.close.iter_mut(), now);
         for (addr, pk) in due {
             self.send_nodes_request(now, addr, pk, own, rng);
         }
@@ -812,23 +797,7 @@ impl DhtNode {
             for node in std::mem::take(&mut self.search_to_bootstrap[i]) {
                 self.send_nodes_request(now, node.addr, node.pk, target, rng);
             }
-            let mut due = Vec::new();
-            let mut good = Vec::new();
-            for c in self.searches[i].clients.iter_mut() {
-                let pk = c.pk;
-                for a in c.assocs_mut() {
-                    if a.is_dead(now) {
-                        continue;
-                    }
-                    if a.last_pinged.is_none_or(|t| t + PING_INTERVAL <= now) {
-                        a.last_pinged = Some(now);
-                        due.push((a.addr, pk));
-                    }
-                    if a.is_good(now) {
-                        good.push((a.addr, pk));
-                    }
-                }
-            }
+            let (due, good) = due_and_good(self.searches[i].clients.iter_mut(), now);
             for (addr, pk) in due {
                 self.send_nodes_request(now, addr, pk, target, rng);
             }
@@ -909,4 +878,34 @@ fn insert_closest(list: &mut Vec<PackedNode>, max: usize, node: PackedNode, targ
             list[far] = node;
         }
     }
+}
+
+/// A node's address and DHT key.
+type NodeAddr = (SocketAddr, PublicKey);
+
+/// One pass over a list's live associations (close list or a searched key's list): the ones due
+/// a get-nodes ping (`PING_INTERVAL`, protocol.md §5.4), marked as pinged now, and the good
+/// ones, from which one random node is asked every `GET_NODE_INTERVAL`.
+fn due_and_good<'a>(
+    entries: impl Iterator<Item = &'a mut ClientEntry>,
+    now: Timestamp,
+) -> (Vec<NodeAddr>, Vec<NodeAddr>) {
+    let mut due = Vec::new();
+    let mut good = Vec::new();
+    for entry in entries {
+        let pk = entry.pk;
+        for a in entry.assocs_mut() {
+            if a.is_dead(now) {
+                continue;
+            }
+            if a.last_pinged.is_none_or(|t| t + PING_INTERVAL <= now) {
+                a.last_pinged = Some(now);
+                due.push((a.addr, pk));
+            }
+            if a.is_good(now) {
+                good.push((a.addr, pk));
+            }
+        }
+    }
+    (due, good)
 }
