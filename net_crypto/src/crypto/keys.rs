@@ -48,10 +48,6 @@ impl PublicKey {
         }
         Some(PublicKey(out))
     }
-
-    pub(crate) fn to_crypto_box(self) -> crypto_box::PublicKey {
-        crypto_box::PublicKey::from(self.0)
-    }
 }
 
 impl fmt::Debug for PublicKey {

@@ -1,9 +1,13 @@
 //! Precomputed ("beforenm") and symmetric keys, with box/open in Tox's wire form.
+//!
+//! Both are a 32-byte XSalsa20-Poly1305 key; they differ only in where the key comes from. The
+//! cipher itself is ours (`secretbox.rs`, and why in `xsalsa20.rs` and `poly1305.rs`); the
+//! X25519 and HSalsa20 of `beforenm` come from `x25519-dalek` and `salsa20`.
 
-use crypto_box::aead::{Aead, KeyInit};
-use crypto_box::SalsaBox;
-use xsalsa20poly1305::XSalsa20Poly1305;
+use salsa20::cipher::consts::U10;
+use zeroize::Zeroize;
 
+use super::secretbox;
 use super::{CryptoError, Nonce, PublicKey, SecretKey};
 
 /// Size of the Poly1305 tag that leads every box.
@@ -13,22 +17,47 @@ pub const SYMMETRIC_KEY_SIZE: usize = 32;
 
 /// `crypto_box_beforenm(pk, sk)`: X25519 then HSalsa20, so that every later box with the same
 /// peer costs only XSalsa20-Poly1305. Symmetric: `new(pkB, skA)` equals `new(pkA, skB)`.
-pub struct PrecomputedKey(SalsaBox);
+#[derive(Clone)]
+pub struct PrecomputedKey(SymmetricKey);
 
 impl PrecomputedKey {
     /// The shared key between our secret key and the peer's public key.
     pub fn new(peer: &PublicKey, own: &SecretKey) -> Self {
-        PrecomputedKey(SalsaBox::new(&peer.to_crypto_box(), &own.0))
+        let secret = x25519_dalek::StaticSecret::from(own.to_bytes());
+        let shared = secret.diffie_hellman(&x25519_dalek::PublicKey::from(peer.0));
+        // NaCl's crypto_box_beforenm: HSalsa20 of the X25519 output with a zero input block.
+        let mut key: [u8; SYMMETRIC_KEY_SIZE] =
+            salsa20::hsalsa::<U10>(shared.as_bytes().into(), &[0u8; 16].into()).into();
+        let precomputed = PrecomputedKey(SymmetricKey::from_bytes(key));
+        key.zeroize();
+        precomputed
     }
 
     /// `crypto_box_afternm`: returns `[MAC 16][ciphertext]`.
     pub fn encrypt(&self, nonce: &Nonce, plaintext: &[u8]) -> Vec<u8> {
-        seal(&self.0, nonce, plaintext)
+        self.0.encrypt(nonce, plaintext)
     }
 
     /// `crypto_box_open_afternm` on `[MAC 16][ciphertext]`.
     pub fn decrypt(&self, nonce: &Nonce, boxed: &[u8]) -> Result<Vec<u8>, CryptoError> {
-        open(&self.0, nonce, boxed)
+        self.0.decrypt(nonce, boxed)
+    }
+
+    /// Encrypts `message` in place and returns the MAC that goes before it on the wire: the
+    /// allocation-free form of [`Self::encrypt`] for the data path.
+    pub fn encrypt_in_place(&self, nonce: &Nonce, message: &mut [u8]) -> [u8; MAC_SIZE] {
+        self.0.encrypt_in_place(nonce, message)
+    }
+
+    /// Verifies `mac` over `ciphertext`, then decrypts it in place; on failure `ciphertext` is
+    /// left as it was.
+    pub fn decrypt_in_place(
+        &self,
+        nonce: &Nonce,
+        mac: &[u8; MAC_SIZE],
+        ciphertext: &mut [u8],
+    ) -> Result<(), CryptoError> {
+        self.0.decrypt_in_place(nonce, mac, ciphertext)
     }
 }
 
@@ -39,14 +68,14 @@ impl std::fmt::Debug for PrecomputedKey {
 }
 
 /// A 32-byte key used directly as a precomputed box key (c-toxcore's
-/// `encrypt_data_symmetric`): the cookie key and the toxencryptsave key.
+/// `encrypt_data_symmetric`): the cookie key and the toxencryptsave key. Zeroed on drop.
 #[derive(Clone)]
-pub struct SymmetricKey(XSalsa20Poly1305);
+pub struct SymmetricKey([u8; SYMMETRIC_KEY_SIZE]);
 
 impl SymmetricKey {
     /// A key from raw bytes.
     pub fn from_bytes(bytes: [u8; SYMMETRIC_KEY_SIZE]) -> Self {
-        SymmetricKey(XSalsa20Poly1305::new(&bytes.into()))
+        SymmetricKey(bytes)
     }
 
     /// A fresh random key (`new_symmetric_key`).
@@ -58,12 +87,47 @@ impl SymmetricKey {
 
     /// Box `plaintext`: `[MAC 16][ciphertext]`.
     pub fn encrypt(&self, nonce: &Nonce, plaintext: &[u8]) -> Vec<u8> {
-        seal(&self.0, nonce, plaintext)
+        let mut boxed = vec![0u8; MAC_SIZE + plaintext.len()];
+        boxed[MAC_SIZE..].copy_from_slice(plaintext);
+        let mac = self.encrypt_in_place(nonce, &mut boxed[MAC_SIZE..]);
+        boxed[..MAC_SIZE].copy_from_slice(&mac);
+        boxed
     }
 
-    /// Open `[MAC 16][ciphertext]`.
+    /// Open `[MAC 16][ciphertext]`. Refuses boxes of 16 bytes or fewer (protocol.md §1).
     pub fn decrypt(&self, nonce: &Nonce, boxed: &[u8]) -> Result<Vec<u8>, CryptoError> {
-        open(&self.0, nonce, boxed)
+        if boxed.len() <= MAC_SIZE {
+            return Err(CryptoError::TooShort);
+        }
+        let (mac, ciphertext) = boxed.split_at(MAC_SIZE);
+        let mut plaintext = ciphertext.to_vec();
+        self.decrypt_in_place(nonce, mac.try_into().expect("16 bytes"), &mut plaintext)?;
+        Ok(plaintext)
+    }
+
+    /// Encrypts `message` in place and returns its MAC.
+    pub fn encrypt_in_place(&self, nonce: &Nonce, message: &mut [u8]) -> [u8; MAC_SIZE] {
+        secretbox::seal_in_place(&self.0, nonce, message)
+    }
+
+    /// Verifies `mac` over `ciphertext`, then decrypts it in place; on failure `ciphertext` is
+    /// left as it was. An empty ciphertext is refused, as libsodium-based c-toxcore does.
+    pub fn decrypt_in_place(
+        &self,
+        nonce: &Nonce,
+        mac: &[u8; MAC_SIZE],
+        ciphertext: &mut [u8],
+    ) -> Result<(), CryptoError> {
+        if ciphertext.is_empty() {
+            return Err(CryptoError::TooShort);
+        }
+        secretbox::open_in_place(&self.0, nonce, mac, ciphertext)
+    }
+}
+
+impl Drop for SymmetricKey {
+    fn drop(&mut self) {
+        self.0.zeroize();
     }
 }
 
@@ -71,21 +135,6 @@ impl std::fmt::Debug for SymmetricKey {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str("SymmetricKey(…)")
     }
-}
-
-fn seal<A: Aead>(cipher: &A, nonce: &Nonce, plaintext: &[u8]) -> Vec<u8> {
-    cipher
-        .encrypt(nonce.0.as_slice().into(), plaintext)
-        .expect("XSalsa20-Poly1305 encryption cannot fail without associated data")
-}
-
-fn open<A: Aead>(cipher: &A, nonce: &Nonce, boxed: &[u8]) -> Result<Vec<u8>, CryptoError> {
-    if boxed.len() <= MAC_SIZE {
-        return Err(CryptoError::TooShort);
-    }
-    cipher
-        .decrypt(nonce.0.as_slice().into(), boxed)
-        .map_err(|_| CryptoError::AuthenticationFailed)
 }
 
 #[cfg(test)]
