@@ -43,6 +43,7 @@ pub mod number;
 pub mod packet;
 mod scheduler;
 pub mod session;
+mod slots;
 pub mod stream;
 pub mod testing;
 pub mod transfer;

@@ -26,6 +26,7 @@ use crate::packet::{
 };
 use crate::scheduler::DeficitRoundRobin;
 use crate::session::Session;
+use crate::slots::SlotTable;
 use crate::transfer::{FileInfo, Incoming, IncomingStatus, Outgoing, OutgoingStatus};
 
 /// Events allowed to wait in the queue. Packets that would add more are refused with
@@ -74,8 +75,9 @@ pub struct FileStats {
 /// All transfers with one friend. See the module docs.
 #[derive(Debug)]
 pub struct FileTransfers {
-    outgoing: Vec<Option<Outgoing>>,
-    incoming: Vec<Option<Incoming>>,
+    /// Occupied slots are tracked, so the per-chunk paths cost the transfers that exist.
+    outgoing: SlotTable<Outgoing>,
+    incoming: SlotTable<Incoming>,
     drr: DeficitRoundRobin,
     events: VecDeque<FileEvent>,
     replies: VecDeque<ControlPacket>,
@@ -92,8 +94,8 @@ impl FileTransfers {
     /// No transfers.
     pub fn new() -> Self {
         FileTransfers {
-            outgoing: vec![None; MAX_CONCURRENT_FILE_PIPES],
-            incoming: vec![None; MAX_CONCURRENT_FILE_PIPES],
+            outgoing: SlotTable::default(),
+            incoming: SlotTable::default(),
             drr: DeficitRoundRobin::default(),
             events: VecDeque::new(),
             replies: VecDeque::new(),
@@ -120,12 +122,7 @@ impl FileTransfers {
         if name.len() > MAX_FILENAME_LENGTH {
             return Err(FileSendError::NameTooLong);
         }
-        let slot = self
-            .outgoing
-            .iter()
-            .position(Option::is_none)
-            .ok_or(FileSendError::TooMany)?;
-        let slot = u8::try_from(slot).map_err(|_| FileSendError::TooMany)?;
+        let slot = self.outgoing.first_free().ok_or(FileSendError::TooMany)?;
         let request = SendRequestPacket {
             file_number: slot,
             kind: kind.to_u32(),
@@ -138,12 +135,15 @@ impl FileTransfers {
             .send_lossless(now, &payload)
             .map_err(|_| FileSendError::FriendNotConnected)?;
         self.drr.reset_slot(slot);
-        self.outgoing[usize::from(slot)] = Some(Outgoing::new(FileInfo {
-            kind,
-            size,
-            file_id,
-            name: request.filename,
-        }));
+        self.outgoing.insert(
+            slot,
+            Outgoing::new(FileInfo {
+                kind,
+                size,
+                file_id,
+                name: request.filename,
+            }),
+        );
         Ok(FileNumber::Outgoing(slot).to_u32())
     }
 
@@ -159,9 +159,7 @@ impl FileTransfers {
         let number = FileNumber::from_u32(file).ok_or(FileControlError::NotFound)?;
         let (transferring, not_accepted, paused) = match number {
             FileNumber::Outgoing(s) => {
-                let t = self.outgoing[usize::from(s)]
-                    .as_ref()
-                    .ok_or(FileControlError::NotFound)?;
+                let t = self.outgoing.get(s).ok_or(FileControlError::NotFound)?;
                 (
                     t.status == OutgoingStatus::Transferring,
                     t.status == OutgoingStatus::NotAccepted,
@@ -169,9 +167,7 @@ impl FileTransfers {
                 )
             }
             FileNumber::Incoming(s) => {
-                let t = self.incoming[usize::from(s)]
-                    .as_ref()
-                    .ok_or(FileControlError::NotFound)?;
+                let t = self.incoming.get(s).ok_or(FileControlError::NotFound)?;
                 (
                     t.status == IncomingStatus::Transferring,
                     t.status == IncomingStatus::NotAccepted,
@@ -216,22 +212,22 @@ impl FileTransfers {
         match (number, control) {
             (_, FileControl::Cancel) => self.free(number),
             (FileNumber::Outgoing(s), FileControl::Pause) => {
-                if let Some(t) = self.outgoing[usize::from(s)].as_mut() {
+                if let Some(t) = self.outgoing.get_mut(s) {
                     t.paused.us = true;
                 }
             }
             (FileNumber::Incoming(s), FileControl::Pause) => {
-                if let Some(t) = self.incoming[usize::from(s)].as_mut() {
+                if let Some(t) = self.incoming.get_mut(s) {
                     t.paused.us = true;
                 }
             }
             (FileNumber::Outgoing(s), FileControl::Resume) => {
-                if let Some(t) = self.outgoing[usize::from(s)].as_mut() {
+                if let Some(t) = self.outgoing.get_mut(s) {
                     t.paused.us = false;
                 }
             }
             (FileNumber::Incoming(s), FileControl::Resume) => {
-                if let Some(t) = self.incoming[usize::from(s)].as_mut() {
+                if let Some(t) = self.incoming.get_mut(s) {
                     t.paused.us = false;
                     t.status = IncomingStatus::Transferring;
                 }
@@ -252,7 +248,7 @@ impl FileTransfers {
         let number = FileNumber::from_u32(file).ok_or(FileSeekError::NotFound)?;
         let slot = match number {
             FileNumber::Outgoing(s) => {
-                return Err(if self.outgoing[usize::from(s)].is_some() {
+                return Err(if self.outgoing.contains(s) {
                     FileSeekError::Denied
                 } else {
                     FileSeekError::NotFound
@@ -260,9 +256,7 @@ impl FileTransfers {
             }
             FileNumber::Incoming(s) => s,
         };
-        let t = self.incoming[usize::from(slot)]
-            .as_mut()
-            .ok_or(FileSeekError::NotFound)?;
+        let t = self.incoming.get_mut(slot).ok_or(FileSeekError::NotFound)?;
         if t.status != IncomingStatus::NotAccepted {
             return Err(FileSeekError::Denied);
         }
@@ -297,8 +291,9 @@ impl FileTransfers {
             Some(FileNumber::Outgoing(s)) => s,
             _ => return Err(FileSendChunkError::NotFound),
         };
-        let t = self.outgoing[usize::from(slot)]
-            .as_mut()
+        let t = self
+            .outgoing
+            .get_mut(slot)
             .ok_or(FileSendChunkError::NotFound)?;
         if t.status != OutgoingStatus::Transferring {
             return Err(FileSendChunkError::NotTransferring);
@@ -353,37 +348,26 @@ impl FileTransfers {
     /// A snapshot of a transfer, or `None` when the number is free or out of range.
     pub fn transfer(&self, file: u32) -> Option<TransferInfo> {
         match FileNumber::from_u32(file)? {
-            FileNumber::Outgoing(s) => {
-                self.outgoing[usize::from(s)]
-                    .as_ref()
-                    .map(|t| TransferInfo {
-                        info: t.info.clone(),
-                        transferred: t.transferred,
-                        transferring: t.status == OutgoingStatus::Transferring,
-                        paused_by_us: t.paused.us,
-                        paused_by_peer: t.paused.other,
-                    })
-            }
-            FileNumber::Incoming(s) => {
-                self.incoming[usize::from(s)]
-                    .as_ref()
-                    .map(|t| TransferInfo {
-                        info: t.info.clone(),
-                        transferred: t.transferred,
-                        transferring: t.status == IncomingStatus::Transferring,
-                        paused_by_us: t.paused.us,
-                        paused_by_peer: t.paused.other,
-                    })
-            }
+            FileNumber::Outgoing(s) => self.outgoing.get(s).map(|t| TransferInfo {
+                info: t.info.clone(),
+                transferred: t.transferred,
+                transferring: t.status == OutgoingStatus::Transferring,
+                paused_by_us: t.paused.us,
+                paused_by_peer: t.paused.other,
+            }),
+            FileNumber::Incoming(s) => self.incoming.get(s).map(|t| TransferInfo {
+                info: t.info.clone(),
+                transferred: t.transferred,
+                transferring: t.status == IncomingStatus::Transferring,
+                paused_by_us: t.paused.us,
+                paused_by_peer: t.paused.other,
+            }),
         }
     }
 
     /// Number of transfers in progress in each direction (outgoing, incoming).
     pub fn active(&self) -> (usize, usize) {
-        (
-            self.outgoing.iter().flatten().count(),
-            self.incoming.iter().flatten().count(),
-        )
+        (self.outgoing.len(), self.incoming.len())
     }
 
     /// Counters.
@@ -395,8 +379,8 @@ impl FileTransfers {
     /// `break_files` does (protocol.md §3.2). Queued KILL answers belong to the old session
     /// and are dropped too; events already raised stay to be polled.
     pub fn friend_offline(&mut self) {
-        self.outgoing.iter_mut().for_each(|t| *t = None);
-        self.incoming.iter_mut().for_each(|t| *t = None);
+        self.outgoing.clear();
+        self.incoming.clear();
         self.drr = DeficitRoundRobin::default();
         self.replies.clear();
     }
@@ -421,7 +405,7 @@ impl FileTransfers {
     /// Returns the number of chunk requests raised.
     pub fn poll_send<S: Session>(&mut self, now: Timestamp, session: &mut S) -> usize {
         // The receiving side calls this as often as the sending side; keep it cheap.
-        if self.replies.is_empty() && self.outgoing.iter().all(Option::is_none) {
+        if self.replies.is_empty() && self.outgoing.is_empty() {
             return 0;
         }
         while let Some(reply) = self.replies.pop_front() {
@@ -431,16 +415,17 @@ impl FileTransfers {
                 self.stats.replies_dropped += 1;
             }
         }
-        for slot in 0..MAX_CONCURRENT_FILE_PIPES {
-            if let Some(Outgoing {
+        // A snapshot of the occupied slots: this loop frees some of them.
+        for slot in self.outgoing.occupied().iter() {
+            if let Some(&Outgoing {
                 status: OutgoingStatus::Finished { last_packet },
                 transferred,
                 ..
-            }) = self.outgoing[slot]
+            }) = self.outgoing.get(slot)
             {
                 if session.is_delivered(last_packet) {
-                    self.outgoing[slot] = None;
-                    let file = FileNumber::Outgoing(slot as u8).to_u32();
+                    self.free(FileNumber::Outgoing(slot));
+                    let file = FileNumber::Outgoing(slot).to_u32();
                     self.events.push_back(FileEvent::ChunkRequest {
                         file,
                         position: transferred,
@@ -450,15 +435,15 @@ impl FileTransfers {
             }
         }
         let mut budget = session.send_budget(now);
-        for slot in 0..MAX_CONCURRENT_FILE_PIPES {
+        for slot in self.outgoing.occupied().iter() {
             if budget == 0 {
                 break;
             }
-            let Some(t) = self.outgoing[slot].as_mut() else {
+            let Some(t) = self.outgoing.get_mut(slot) else {
                 continue;
             };
             if t.owes_empty_chunk && t.status == OutgoingStatus::Transferring && !t.paused.any() {
-                let payload = [crate::packet::PACKET_ID_FILE_DATA, slot as u8];
+                let payload = [crate::packet::PACKET_ID_FILE_DATA, slot];
                 if let Ok(packet_number) = session.send_bulk(now, &payload) {
                     self.stats.chunks_sent += 1;
                     t.owes_empty_chunk = false;
@@ -472,21 +457,18 @@ impl FileTransfers {
         let outstanding: usize = self
             .outgoing
             .iter()
-            .flatten()
-            .map(Outgoing::outstanding_chunks)
+            .map(|(_, t)| t.outstanding_chunks())
             .sum();
         budget = budget.saturating_sub(outstanding);
         let mut raised = 0;
         while budget > 0 && self.events.len() < MAX_PENDING_EVENTS {
             let outgoing = &self.outgoing;
-            let Some(slot) = self.drr.next(|s| {
-                outgoing[usize::from(s)]
-                    .as_ref()
-                    .and_then(Outgoing::next_request_length)
+            let Some(slot) = self.drr.next_among(outgoing.occupied(), |s| {
+                outgoing.get(s).and_then(Outgoing::next_request_length)
             }) else {
                 break;
             };
-            let Some(t) = self.outgoing[usize::from(slot)].as_mut() else {
+            let Some(t) = self.outgoing.get_mut(slot) else {
                 break;
             };
             let Some(length) = t.next_request_length() else {
@@ -539,7 +521,7 @@ impl FileTransfers {
             return;
         };
         let number = FileNumber::Incoming(p.file_number);
-        if self.incoming[usize::from(p.file_number)].take().is_none() {
+        if self.incoming.remove(p.file_number).is_none() {
             return;
         }
         self.stats.transfers_killed_on_overflow += 1;
@@ -559,8 +541,7 @@ impl FileTransfers {
     }
 
     fn on_send_request(&mut self, p: SendRequestPacket) -> Result<(), FileError> {
-        let slot = &mut self.incoming[usize::from(p.file_number)];
-        if slot.is_some() {
+        if self.incoming.contains(p.file_number) {
             return Err(FileError::SlotInUse(p.file_number));
         }
         let info = FileInfo {
@@ -576,7 +557,7 @@ impl FileTransfers {
             file_id: info.file_id,
             name: info.name.clone(),
         });
-        *slot = Some(Incoming::new(info));
+        self.incoming.insert(p.file_number, Incoming::new(info));
         Ok(())
     }
 
@@ -587,8 +568,8 @@ impl FileTransfers {
         };
         let file = number.to_u32();
         let exists = match number {
-            FileNumber::Outgoing(s) => self.outgoing[usize::from(s)].is_some(),
-            FileNumber::Incoming(s) => self.incoming[usize::from(s)].is_some(),
+            FileNumber::Outgoing(s) => self.outgoing.contains(s),
+            FileNumber::Incoming(s) => self.incoming.contains(s),
         };
         if !exists {
             // protocol.md §3.4: answer with KILL, direction flipped, so the peer frees it.
@@ -620,8 +601,9 @@ impl FileTransfers {
             ControlKind::Accept => {
                 match number {
                     FileNumber::Outgoing(s) => {
-                        let t = self.outgoing[usize::from(s)]
-                            .as_mut()
+                        let t = self
+                            .outgoing
+                            .get_mut(s)
                             .ok_or(FileError::UnknownTransfer(number))?;
                         if t.status == OutgoingStatus::NotAccepted {
                             t.status = OutgoingStatus::Transferring;
@@ -632,8 +614,9 @@ impl FileTransfers {
                         }
                     }
                     FileNumber::Incoming(s) => {
-                        let t = self.incoming[usize::from(s)]
-                            .as_mut()
+                        let t = self
+                            .incoming
+                            .get_mut(s)
                             .ok_or(FileError::UnknownTransfer(number))?;
                         if !t.paused.other {
                             return Err(FileError::WrongState(number));
@@ -648,12 +631,14 @@ impl FileTransfers {
             }
             ControlKind::Pause => {
                 let paused = match number {
-                    FileNumber::Outgoing(s) => self.outgoing[usize::from(s)]
-                        .as_mut()
+                    FileNumber::Outgoing(s) => self
+                        .outgoing
+                        .get_mut(s)
                         .filter(|t| t.status == OutgoingStatus::Transferring)
                         .map(|t| &mut t.paused),
-                    FileNumber::Incoming(s) => self.incoming[usize::from(s)]
-                        .as_mut()
+                    FileNumber::Incoming(s) => self
+                        .incoming
+                        .get_mut(s)
                         .filter(|t| t.status == IncomingStatus::Transferring)
                         .map(|t| &mut t.paused),
                 };
@@ -671,8 +656,9 @@ impl FileTransfers {
                 let FileNumber::Outgoing(s) = number else {
                     return Err(FileError::WrongState(number));
                 };
-                let t = self.outgoing[usize::from(s)]
-                    .as_mut()
+                let t = self
+                    .outgoing
+                    .get_mut(s)
                     .ok_or(FileError::UnknownTransfer(number))?;
                 if t.status != OutgoingStatus::NotAccepted {
                     return Err(FileError::WrongState(number));
@@ -690,9 +676,10 @@ impl FileTransfers {
     fn on_data(&mut self, p: DataPacket<'_>) -> Result<(), FileError> {
         let number = FileNumber::Incoming(p.file_number);
         let file = number.to_u32();
-        let slot = usize::from(p.file_number);
-        let t = self.incoming[slot]
-            .as_mut()
+        let slot = p.file_number;
+        let t = self
+            .incoming
+            .get_mut(slot)
             .ok_or(FileError::UnknownTransfer(number))?;
         if t.status != IncomingStatus::Transferring {
             return Err(FileError::WrongState(number));
@@ -719,7 +706,7 @@ impl FileTransfers {
                 position: end,
                 data: Vec::new(),
             });
-            self.incoming[slot] = None;
+            self.incoming.remove(slot);
         }
         Ok(())
     }
@@ -727,10 +714,12 @@ impl FileTransfers {
     fn free(&mut self, number: FileNumber) {
         match number {
             FileNumber::Outgoing(s) => {
-                self.outgoing[usize::from(s)] = None;
+                self.outgoing.remove(s);
                 self.drr.reset_slot(s);
             }
-            FileNumber::Incoming(s) => self.incoming[usize::from(s)] = None,
+            FileNumber::Incoming(s) => {
+                self.incoming.remove(s);
+            }
         }
     }
 }
@@ -740,5 +729,106 @@ fn our_direction(number: FileNumber) -> Direction {
     match number {
         FileNumber::Outgoing(_) => Direction::SenderIsSending,
         FileNumber::Incoming(_) => Direction::SenderIsReceiving,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testing::MockSession;
+
+    /// Both tables' occupied sets equal their `Some` slots, and hold exactly these.
+    fn assert_slots(ft: &FileTransfers, outgoing: &[u8], incoming: &[u8]) {
+        assert!(ft.outgoing.is_consistent(), "outgoing set drifted");
+        assert!(ft.incoming.is_consistent(), "incoming set drifted");
+        assert_eq!(ft.outgoing.occupied().iter().collect::<Vec<_>>(), outgoing);
+        assert_eq!(ft.incoming.occupied().iter().collect::<Vec<_>>(), incoming);
+        assert_eq!(ft.active(), (outgoing.len(), incoming.len()));
+    }
+
+    fn offer(slot: u8, size: u64) -> Vec<u8> {
+        SendRequestPacket {
+            file_number: slot,
+            kind: FileKind::Data.to_u32(),
+            file_size: size,
+            file_id: [0; FILE_ID_LENGTH],
+            filename: b"f".to_vec(),
+        }
+        .encode()
+        .unwrap()
+    }
+
+    fn send(ft: &mut FileTransfers, session: &mut MockSession, size: u64) -> u32 {
+        ft.file_send(
+            Timestamp::ZERO,
+            session,
+            FileKind::Data,
+            size,
+            [0; 32],
+            b"x",
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn occupied_sets_follow_every_fill_and_free() {
+        let (mut ft, mut session, now) =
+            (FileTransfers::new(), MockSession::new(), Timestamp::ZERO);
+        for _ in 0..3 {
+            send(&mut ft, &mut session, 100);
+        }
+        ft.handle_packet(now, &offer(5, 10)).unwrap();
+        ft.handle_packet(now, &offer(250, 10)).unwrap();
+        assert_slots(&ft, &[0, 1, 2], &[5, 250]);
+
+        // Slot 0 is accepted, sent in one short chunk, acknowledged: freed by poll_send.
+        ft.handle_packet(now, &[81, 1, 0, 0]).unwrap();
+        session.grant(4);
+        assert_eq!(ft.poll_send(now, &mut session), 1);
+        while ft.poll_event().is_some() {}
+        ft.send_chunk(now, &mut session, 0, 0, &[1; 100]).unwrap();
+        assert_slots(&ft, &[0, 1, 2], &[5, 250]);
+        session.drain();
+        ft.poll_send(now, &mut session);
+        assert_slots(&ft, &[1, 2], &[5, 250]);
+
+        // The peer kills slot 1; we cancel slot 2.
+        ft.handle_packet(now, &[81, 1, 1, 2]).unwrap();
+        assert_slots(&ft, &[2], &[5, 250]);
+        ft.control(now, &mut session, 2, FileControl::Cancel)
+            .unwrap();
+        assert_slots(&ft, &[], &[5, 250]);
+
+        // A size-0 file reuses the lowest free slot and frees through its empty chunk.
+        assert_eq!(send(&mut ft, &mut session, 0), 0);
+        assert_slots(&ft, &[0], &[5, 250]);
+        ft.handle_packet(now, &[81, 1, 0, 0]).unwrap();
+        session.grant(1);
+        ft.poll_send(now, &mut session);
+        session.drain();
+        ft.poll_send(now, &mut session);
+        assert_slots(&ft, &[], &[5, 250]);
+
+        // Incoming 5 is accepted and completed by a short chunk; the peer kills 250.
+        let five = FileNumber::Incoming(5).to_u32();
+        ft.control(now, &mut session, five, FileControl::Resume)
+            .unwrap();
+        ft.handle_packet(now, &[82, 5, 1, 2, 3]).unwrap();
+        assert_slots(&ft, &[], &[250]);
+        ft.handle_packet(now, &[81, 0, 250, 2]).unwrap();
+        assert_slots(&ft, &[], &[]);
+
+        // The friend goes offline with transfers in both directions.
+        send(&mut ft, &mut session, 100);
+        send(&mut ft, &mut session, 100);
+        ft.handle_packet(now, &offer(7, 10)).unwrap();
+        assert_slots(&ft, &[0, 1], &[7]);
+        ft.friend_offline();
+        assert_slots(&ft, &[], &[]);
+        assert_eq!(
+            send(&mut ft, &mut session, 100),
+            0,
+            "slot numbers restart from 0"
+        );
     }
 }
