@@ -27,7 +27,7 @@ use crate::crypto::{sha512, CryptoRng, KeyPair, Nonce, PrecomputedKey, PublicKey
 use crate::drop_reason::DropReason;
 use crate::identity::Identity;
 use crate::packets::{
-    Cookie, CookieRequest, CookieRequestPayload, CookieResponse, DataPacket, DataPlaintext,
+    seal_data_into, Cookie, CookieRequest, CookieRequestPayload, CookieResponse, DataPacketRef,
     EncryptedCookie, Handshake, HandshakePayload, ParseError, PayloadKind, MAX_CRYPTO_DATA_SIZE,
     PACKET_ID_KILL, PACKET_ID_REQUEST,
 };
@@ -344,7 +344,7 @@ impl Connection {
         }
         let packet_number = self.transport.send_buffer_end();
         let datagram = self
-            .seal_data(packet_number, payload.to_vec())
+            .sealed_datagram(packet_number, payload)
             .ok_or(SendError::NotEstablished)?;
         self.outgoing.push_back(datagram);
         Ok(())
@@ -382,7 +382,7 @@ impl Connection {
         self.outgoing.clear();
         if self.status == ConnectionStatus::Established {
             let packet_number = self.transport.send_buffer_end();
-            if let Some(kill) = self.seal_data(packet_number, vec![PACKET_ID_KILL]) {
+            if let Some(kill) = self.sealed_datagram(packet_number, &[PACKET_ID_KILL]) {
                 self.outgoing.push_back(kill);
             }
         }
@@ -418,7 +418,7 @@ impl Connection {
     /// its id. Consumes a nonce exactly like a real send. For fault injection by tests and
     /// the simulator (a misbehaving but authenticated peer); `None` before the handshake.
     pub fn forge_data_packet(&mut self, packet_number: u32, payload: &[u8]) -> Option<Vec<u8>> {
-        self.seal_data(packet_number, payload.to_vec())
+        self.sealed_datagram(packet_number, payload)
     }
 
     // ----- inputs from the endpoint -------------------------------------------------------
@@ -492,11 +492,13 @@ impl Connection {
     }
 
     /// A data packet from the peer's address (protocol.md §2.4–§2.6). Everything that can
-    /// refuse the packet is checked before anything changes.
+    /// refuse the packet is checked before anything changes. `scratch` is the endpoint's
+    /// buffer that the plaintext is decrypted into.
     pub(crate) fn handle_data(
         &mut self,
         now: Timestamp,
-        packet: &DataPacket,
+        packet: &DataPacketRef<'_>,
+        scratch: &mut Vec<u8>,
     ) -> Result<(), DropReason> {
         if !matches!(
             self.status,
@@ -508,7 +510,9 @@ impl Connection {
             return Err(DropReason::WrongState);
         };
         let candidate = recv.candidate(packet.nonce_low);
-        let plain = packet.open(key, &candidate.nonce).map_err(parse_drop)?;
+        let plain = packet
+            .open_into(key, &candidate.nonce, scratch)
+            .map_err(parse_drop)?;
         recv.check(&candidate).map_err(|e| match e {
             ReplayError::Replayed => DropReason::ReplayedNonce,
             ReplayError::Stale => DropReason::StaleNonce,
@@ -560,7 +564,7 @@ impl Connection {
             }
             PayloadKind::Lossless => self
                 .transport
-                .on_lossless(now, plain.packet_number, &payload)
+                .on_lossless(now, plain.packet_number, payload)
                 .map_err(transport_drop),
             PayloadKind::Lossy => {
                 self.transport
@@ -569,7 +573,8 @@ impl Connection {
                 if self.events.len() >= MAX_QUEUED_EVENTS {
                     return Err(DropReason::EventQueueFull);
                 }
-                self.events.push_back(ConnectionEvent::Lossy(payload));
+                self.events
+                    .push_back(ConnectionEvent::Lossy(payload.to_vec()));
                 Ok(())
             }
             PayloadKind::Kill | PayloadKind::Reserved | PayloadKind::Invalid => {
@@ -599,34 +604,57 @@ impl Connection {
 
     // ----- outputs --------------------------------------------------------------------------
 
-    /// The next datagram for the peer: queued datagrams (temp packet, lossy, kill), then the
-    /// confirmation, then the transport's request packet, then its lossless data.
-    pub(crate) fn poll_transmit(&mut self, now: Timestamp) -> Option<Vec<u8>> {
+    /// Appends the next datagram for the peer to `out` (true when there was one): queued
+    /// datagrams (temp packet, lossy, kill), then the confirmation, then the transport's
+    /// request packet, then its lossless data — sealed in place there, straight from the
+    /// send array.
+    pub(crate) fn poll_transmit_into(&mut self, now: Timestamp, out: &mut Vec<u8>) -> bool {
         if let Some(datagram) = self.outgoing.pop_front() {
-            return Some(datagram);
+            out.extend_from_slice(&datagram);
+            return true;
         }
         match self.status {
             ConnectionStatus::NotConfirmed | ConnectionStatus::Established => {}
-            _ => return None,
+            _ => return false,
         }
+        let buffer_start = self.transport.recv_buffer_start();
         if self.confirm_pending {
             self.confirm_pending = false;
             let packet_number = self.transport.send_buffer_end();
-            if let Some(d) = self.seal_data(packet_number, vec![PACKET_ID_REQUEST]) {
-                return Some(d);
+            if self.seal_data(buffer_start, packet_number, &[PACKET_ID_REQUEST], out) {
+                return true;
             }
         }
         if self.status != ConnectionStatus::Established {
-            return None;
+            return false;
         }
         if let Some(request) = self.transport.poll_request(now) {
             let packet_number = self.transport.send_buffer_end();
-            if let Some(d) = self.seal_data(packet_number, request) {
-                return Some(d);
+            if self.seal_data(buffer_start, packet_number, &request, out) {
+                return true;
             }
         }
-        let data = self.transport.poll_send(now)?;
-        self.seal_data(data.packet_number, data.payload)
+        let Some(data) = self.transport.poll_send_ref(now) else {
+            return false;
+        };
+        let Some(key) = self.data_key.as_ref() else {
+            return false;
+        };
+        // Not `seal_data`: the payload is borrowed from the transport.
+        let sealed = seal_data_into(
+            key,
+            &self.sent_nonce,
+            buffer_start,
+            data.packet_number,
+            data.payload,
+            out,
+        )
+        .is_ok();
+        if sealed {
+            // §2.4: the nonce advances after every data packet, resends included.
+            self.sent_nonce.increment();
+        }
+        sealed
     }
 
     /// The next event: queued ones, then in-order lossless payloads, then the close.
@@ -767,18 +795,41 @@ impl Connection {
         Handshake::seal(outer, &self.real_shared, Nonce::random(rng), &payload).to_bytes()
     }
 
-    /// Frames and encrypts one data packet, then advances our nonce (§2.4: after every
-    /// data packet, resends included).
-    fn seal_data(&mut self, packet_number: u32, payload: Vec<u8>) -> Option<Vec<u8>> {
-        let key = self.data_key.as_ref()?;
-        let plain = DataPlaintext {
-            buffer_start: self.transport.recv_buffer_start(),
+    /// Frames and encrypts one data packet onto `out`, then advances our nonce (§2.4: after
+    /// every data packet, resends included). False when there is no session key yet or the
+    /// payload cannot be framed.
+    fn seal_data(
+        &mut self,
+        buffer_start: u32,
+        packet_number: u32,
+        payload: &[u8],
+        out: &mut Vec<u8>,
+    ) -> bool {
+        let Some(key) = self.data_key.as_ref() else {
+            return false;
+        };
+        if seal_data_into(
+            key,
+            &self.sent_nonce,
+            buffer_start,
             packet_number,
             payload,
-        };
-        let packet = DataPacket::seal(key, &self.sent_nonce, &plain).ok()?;
+            out,
+        )
+        .is_err()
+        {
+            return false;
+        }
         self.sent_nonce.increment();
-        Some(packet.to_bytes())
+        true
+    }
+
+    /// [`Self::seal_data`] into a datagram of its own, for the queue of lossy and kill packets.
+    fn sealed_datagram(&mut self, packet_number: u32, payload: &[u8]) -> Option<Vec<u8>> {
+        let buffer_start = self.transport.recv_buffer_start();
+        let mut datagram = Vec::new();
+        self.seal_data(buffer_start, packet_number, payload, &mut datagram)
+            .then_some(datagram)
     }
 
     fn close(&mut self, reason: CloseReason) {

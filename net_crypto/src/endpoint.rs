@@ -15,7 +15,7 @@ use crate::crypto::{sha512, CryptoRng, KeyPair, Nonce, PrecomputedKey, PublicKey
 pub use crate::drop_reason::{DropCounters, DropReason};
 use crate::identity::Identity;
 use crate::packets::{
-    Cookie, CookieRequest, CookieResponse, CookieResponsePayload, DataPacket, Handshake,
+    Cookie, CookieRequest, CookieResponse, CookieResponsePayload, DataPacketRef, Handshake,
     PacketKind, ParseError, MAX_CRYPTO_PACKET_SIZE,
 };
 use crate::token_bucket::TokenBucket;
@@ -127,6 +127,8 @@ pub struct Endpoint {
     cookie_requests: TokenBucket,
     /// Round-robin position of `poll_transmit` over connections.
     transmit_cursor: Option<ConnectionId>,
+    /// Where data packets are decrypted, reused from packet to packet (≤ 1400 bytes).
+    open_scratch: Vec<u8>,
 }
 
 impl std::fmt::Debug for Endpoint {
@@ -172,6 +174,7 @@ impl Endpoint {
             events: VecDeque::new(),
             drops: DropCounters::default(),
             transmit_cursor: None,
+            open_scratch: Vec::new(),
         }
     }
 
@@ -278,7 +281,7 @@ impl Endpoint {
             }
             PacketKind::Handshake => self.handle_handshake(now, from, datagram),
             PacketKind::Data => {
-                let packet = DataPacket::parse(datagram).map_err(length_drop)?;
+                let packet = DataPacketRef::parse(datagram).map_err(length_drop)?;
                 let id = self
                     .live_by_addr(&from)
                     .ok_or(DropReason::UnknownConnection)?;
@@ -286,7 +289,7 @@ impl Endpoint {
                     .connections
                     .get_mut(&id)
                     .ok_or(DropReason::UnknownConnection)?;
-                conn.handle_data(now, &packet)
+                conn.handle_data(now, &packet, &mut self.open_scratch)
             }
         }
     }
@@ -437,8 +440,21 @@ impl Endpoint {
 
     /// The next datagram to send: cookie responses first, then connections in turn.
     pub fn poll_transmit(&mut self, now: Timestamp) -> Option<Transmit> {
+        let mut payload = Vec::new();
+        let destination = self.poll_transmit_into(now, &mut payload)?;
+        Some(Transmit {
+            destination,
+            payload,
+        })
+    }
+
+    /// [`Self::poll_transmit`] appending the datagram to `out` and returning where it goes:
+    /// a driver that batches datagrams (segmentation offload) gets them sealed in place in
+    /// its send buffer, with no allocation or copy per packet.
+    pub fn poll_transmit_into(&mut self, now: Timestamp, out: &mut Vec<u8>) -> Option<SocketAddr> {
         if let Some(t) = self.responses.pop_front() {
-            return Some(t);
+            out.extend_from_slice(&t.payload);
+            return Some(t.destination);
         }
         // Round robin: start after the connection served last, wrap once around.
         let mut cursor = self.transmit_cursor;
@@ -458,12 +474,9 @@ impl Endpoint {
             };
             cursor = Some(id);
             if let Some(conn) = self.connections.get_mut(&id) {
-                if let Some(payload) = conn.poll_transmit(now) {
+                if conn.poll_transmit_into(now, out) {
                     self.transmit_cursor = Some(id);
-                    return Some(Transmit {
-                        destination: conn.peer_addr(),
-                        payload,
-                    });
+                    return Some(conn.peer_addr());
                 }
             }
         }

@@ -105,3 +105,67 @@ fn loopback_gigabit_is_filled_by_bbr_and_cubic() {
         );
     }
 }
+
+/// transport.md §3.7: no pacing when srtt < 2 ms. A backlog that appears at one instant
+/// leaves as far as the window allows on a sub-millisecond path (99 packets here), but only
+/// about one pacing burst on a 10 ms one (14 here, of a 3090-packet window).
+#[test]
+fn paths_under_two_milliseconds_are_not_paced_and_longer_ones_are() {
+    for (one_way, buffer) in [
+        (Duration::from_micros(100), 200_000),
+        (Duration::from_millis(5), 4_000_000),
+    ] {
+        let link = LinkConfig {
+            delay: one_way,
+            jitter: Duration::ZERO,
+            rate: 125_000_000,
+            buffer,
+            loss: 0.0,
+            duplicate: 0.0,
+            drop_first_data: 0,
+        };
+        let mut p = Pair::new(ControllerKind::Bbr, link.clone(), link, 1);
+        p.transfer(5_000, Duration::from_secs(60))
+            .expect("warm-up transfer finishes");
+        let srtt = p.a.t.stats().smoothed_rtt.expect("RTT measured");
+        let now = p.now;
+        let mut queued = 0;
+        while queued < 200
+            && p.a
+                .t
+                .queue_lossless(now, rustox_net_crypto::PacketClass::Bulk, &[82; 1373])
+                .is_ok()
+        {
+            queued += 1;
+        }
+        let mut burst = 0;
+        while p.a.t.poll_send(now).is_some() {
+            burst += 1;
+        }
+        let window_packets = p.a.t.stats().cwnd_bytes / PAYLOAD;
+        println!(
+            "one way {one_way:?}: srtt {srtt:?}, burst {burst}, window {window_packets} packets"
+        );
+        if one_way < Duration::from_millis(1) {
+            assert!(
+                srtt < Duration::from_millis(2),
+                "precondition: srtt {srtt:?}"
+            );
+            // More than a pacing burst (the window, less what is still in flight, is the
+            // limit): 99 of 115 here.
+            assert!(
+                burst > 2 * 10,
+                "unpaced path sent {burst} of {queued} queued, window {window_packets}"
+            );
+        } else {
+            assert!(
+                srtt >= Duration::from_millis(2),
+                "precondition: srtt {srtt:?}"
+            );
+            assert!(
+                (1..=2 * 10).contains(&burst),
+                "paced path sent a burst of {burst}, window {window_packets}"
+            );
+        }
+    }
+}

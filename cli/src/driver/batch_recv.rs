@@ -192,7 +192,11 @@ mod tests {
             let mut out = gso::Batch::default();
             for i in 0..5u8 {
                 let d = vec![round * 16 + i; 1400];
-                assert!(out.push(to, &d));
+                let joined = out.append_with(|buf| {
+                    buf.extend_from_slice(&d);
+                    Some(to)
+                });
+                assert_eq!(joined, gso::Appended::Joined);
                 expected.push(d);
             }
             out.send(&tx).await.unwrap();

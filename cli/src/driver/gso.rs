@@ -41,24 +41,61 @@ pub struct Batch {
     segment: usize,
     count: usize,
     destination: Option<SocketAddr>,
+    /// A datagram written after the batch that could not join it; it starts the next one.
+    held: Vec<u8>,
+    held_destination: Option<SocketAddr>,
+}
+
+/// What [`Batch::append_with`] did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Appended {
+    /// There was no datagram.
+    Nothing,
+    /// The datagram joined the batch.
+    Joined,
+    /// The datagram cannot join (another peer or size, or the batch is full): send the batch;
+    /// the datagram is held and starts the next one.
+    SendFirst,
 }
 
 impl Batch {
-    /// Adds a datagram if it can join the batch; false when the batch must be sent first.
-    pub fn push(&mut self, destination: SocketAddr, payload: &[u8]) -> bool {
+    /// Lets `write` append the next datagram at the end of the batch's buffer — the session
+    /// seals it in place there — and returns its destination (`None`: nothing to send).
+    /// Appending first and checking after saves a copy per datagram; the rare datagram that
+    /// does not fit is moved aside.
+    pub fn append_with(
+        &mut self,
+        write: impl FnOnce(&mut Vec<u8>) -> Option<SocketAddr>,
+    ) -> Appended {
+        if self.held_destination.is_some() {
+            return Appended::SendFirst;
+        }
+        if self.buf.capacity() == 0 {
+            // Room for a full batch plus the one datagram that may overshoot it.
+            self.buf.reserve(MAX_BYTES + 2048);
+        }
+        let before = self.buf.len();
+        let Some(destination) = write(&mut self.buf) else {
+            self.buf.truncate(before);
+            return Appended::Nothing;
+        };
+        let len = self.buf.len() - before;
         if self.count == 0 {
             self.destination = Some(destination);
-            self.segment = payload.len();
+            self.segment = len;
         } else if self.destination != Some(destination)
-            || payload.len() != self.segment
+            || len != self.segment
             || self.count == MAX_SEGMENTS
-            || self.buf.len() + payload.len() > MAX_BYTES
+            || self.buf.len() > MAX_BYTES
         {
-            return false;
+            self.held.clear();
+            self.held.extend_from_slice(&self.buf[before..]);
+            self.buf.truncate(before);
+            self.held_destination = Some(destination);
+            return Appended::SendFirst;
         }
-        self.buf.extend_from_slice(payload);
         self.count += 1;
-        true
+        Appended::Joined
     }
 
     /// Sends the batch (one plain datagram when alone) and empties it.
@@ -66,6 +103,7 @@ impl Batch {
         let Some(destination) = self.destination.take() else {
             return Ok(());
         };
+        debug_assert!(self.count > 0);
         let result = if self.count == 1 {
             socket.send_to(&self.buf, destination).await.map(drop)
         } else {
@@ -97,6 +135,12 @@ impl Batch {
         };
         self.buf.clear();
         self.count = 0;
+        if let Some(held) = self.held_destination.take() {
+            self.buf.extend_from_slice(&self.held);
+            self.destination = Some(held);
+            self.segment = self.held.len();
+            self.count = 1;
+        }
         result.map_err(|e| (destination, e))
     }
 
@@ -106,5 +150,86 @@ impl Batch {
             socket.send_to(datagram, destination).await?;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn datagram(len: usize, tag: u8) -> Vec<u8> {
+        (0..len).map(|i| tag.wrapping_add(i as u8)).collect()
+    }
+
+    /// Datagrams appended in place leave in order and byte for byte; one of another size is
+    /// held back, starts the next batch, and is not lost or duplicated.
+    #[tokio::test]
+    async fn appended_datagrams_arrive_in_order_and_a_misfit_starts_the_next_batch() {
+        let rx = UdpSocket::bind("127.0.0.1:0").await.unwrap();
+        let tx = UdpSocket::bind("127.0.0.1:0").await.unwrap();
+        let to = rx.local_addr().unwrap();
+        let sent = [
+            datagram(1400, 1),
+            datagram(1400, 2),
+            datagram(1400, 3),
+            datagram(700, 4),
+            datagram(700, 5),
+        ];
+        let mut batch = Batch::default();
+        let mut outcomes = Vec::new();
+        let mut next = sent.iter();
+        loop {
+            let outcome = batch.append_with(|buf| {
+                let d = next.next()?;
+                buf.extend_from_slice(d);
+                Some(to)
+            });
+            outcomes.push(outcome);
+            match outcome {
+                Appended::Nothing => break,
+                Appended::Joined => {}
+                Appended::SendFirst => batch.send(&tx).await.unwrap(),
+            }
+        }
+        batch.send(&tx).await.unwrap();
+        use Appended::*;
+        assert_eq!(
+            outcomes,
+            [Joined, Joined, Joined, SendFirst, Joined, Nothing]
+        );
+        for expected in &sent {
+            let mut buf = [0u8; 2048];
+            let n = tokio::time::timeout(std::time::Duration::from_secs(5), rx.recv(&mut buf))
+                .await
+                .expect("datagram arrives")
+                .unwrap();
+            assert_eq!(&buf[..n], &expected[..]);
+        }
+    }
+
+    #[test]
+    fn a_full_batch_asks_to_be_sent() {
+        let to: SocketAddr = "127.0.0.1:9".parse().unwrap();
+        let mut batch = Batch::default();
+        let fits = MAX_BYTES / 1400;
+        for _ in 0..fits {
+            assert_eq!(
+                batch.append_with(|b| {
+                    b.extend_from_slice(&[7; 1400]);
+                    Some(to)
+                }),
+                Appended::Joined
+            );
+        }
+        assert_eq!(
+            batch.append_with(|b| {
+                b.extend_from_slice(&[7; 1400]);
+                Some(to)
+            }),
+            Appended::SendFirst
+        );
+        // Until sent, nothing more is taken.
+        assert_eq!(batch.append_with(|_| unreachable!()), Appended::SendFirst);
+        assert_eq!(batch.count, fits);
     }
 }

@@ -332,6 +332,18 @@ impl Host {
         self.endpoint.poll_transmit(now)
     }
 
+    /// [`Host::poll_transmit`] appending the datagram to `out` (the send batch) and
+    /// returning its destination.
+    pub fn poll_transmit_into(&mut self, now: Timestamp, out: &mut Vec<u8>) -> Option<SocketAddr> {
+        if let Some(to) = self.endpoint.poll_transmit_into(now, out) {
+            return Some(to);
+        }
+        if self.pump_files(now) == 0 {
+            return None;
+        }
+        self.endpoint.poll_transmit_into(now, out)
+    }
+
     /// The next event.
     pub fn poll_event(&mut self) -> Option<HostEvent> {
         self.events.pop_front()

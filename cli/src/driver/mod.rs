@@ -173,11 +173,14 @@ async fn flush(
 ) -> Result<bool, DriverError> {
     let mut any = false;
     if gso_enabled() {
-        while let Some(t) = host.poll_transmit(now) {
-            any = true;
-            if !out.push(t.destination, &t.payload) {
-                send_result(out.send(socket).await)?;
-                out.push(t.destination, &t.payload);
+        loop {
+            match out.append_with(|buf| host.poll_transmit_into(now, buf)) {
+                gso::Appended::Nothing => break,
+                gso::Appended::Joined => any = true,
+                gso::Appended::SendFirst => {
+                    any = true;
+                    send_result(out.send(socket).await)?;
+                }
             }
         }
         send_result(out.send(socket).await)?;

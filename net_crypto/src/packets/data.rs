@@ -22,7 +22,7 @@
 
 use super::reader::Reader;
 use super::{PacketKind, ParseError, MAX_CRYPTO_PACKET_SIZE};
-use crate::crypto::{Nonce, PrecomputedKey, MAC_SIZE};
+use crate::crypto::{CryptoError, Nonce, PrecomputedKey, MAC_SIZE};
 
 /// `CRYPTO_DATA_PACKET_MIN_SIZE` (net_crypto.c) = 1 + 2 + (16 + 4 + 4) + 0: a received data
 /// packet must be *longer* than this.
@@ -53,22 +53,9 @@ pub struct DataPacket {
 impl DataPacket {
     /// Parses a datagram of more than 27 and at most 1400 bytes starting with 0x1b.
     pub fn parse(bytes: &[u8]) -> Result<Self, ParseError> {
-        if bytes.len() <= MIN_DATA_PACKET_SIZE || bytes.len() > MAX_CRYPTO_PACKET_SIZE {
-            return Err(ParseError::LengthOutOfRange {
-                min: MIN_DATA_PACKET_SIZE + 1,
-                max: MAX_CRYPTO_PACKET_SIZE,
-                actual: bytes.len(),
-            });
-        }
-        let mut r = Reader::new(bytes);
-        let [kind] = r.array()?;
-        if kind != PacketKind::Data as u8 {
-            return Err(ParseError::WrongKind(kind));
-        }
-        let nonce_low = r.u16_be()?;
-        Ok(DataPacket {
-            nonce_low,
-            encrypted: r.rest().to_vec(),
+        DataPacketRef::parse(bytes).map(|p| DataPacket {
+            nonce_low: p.nonce_low,
+            encrypted: p.encrypted.to_vec(),
         })
     }
 
@@ -87,18 +74,117 @@ impl DataPacket {
         nonce: &Nonce,
         plaintext: &DataPlaintext,
     ) -> Result<Self, ParseError> {
-        let plain = plaintext.to_bytes()?;
-        Ok(DataPacket {
-            nonce_low: nonce.low_u16(),
-            encrypted: key.encrypt(nonce, &plain),
-        })
+        let mut wire = Vec::new();
+        seal_data_into(
+            key,
+            nonce,
+            plaintext.buffer_start,
+            plaintext.packet_number,
+            &plaintext.payload,
+            &mut wire,
+        )?;
+        Self::parse(&wire)
     }
 
     /// Decrypts with the full nonce the receiver rebuilt (protocol.md §2.4) and parses the
     /// plaintext.
     pub fn open(&self, key: &PrecomputedKey, nonce: &Nonce) -> Result<DataPlaintext, ParseError> {
-        let plain = key.decrypt(nonce, &self.encrypted)?;
-        DataPlaintext::parse(&plain)
+        let packet = DataPacketRef {
+            nonce_low: self.nonce_low,
+            encrypted: &self.encrypted,
+        };
+        packet
+            .open_into(key, nonce, &mut Vec::new())
+            .map(|p| p.to_owned())
+    }
+}
+
+/// Appends the data packet carrying `payload` to `out`, ready for the wire: header, MAC and
+/// plaintext are laid out in place and encrypted there, so the data path copies the payload
+/// once and allocates nothing when `out` has room. On error nothing is appended.
+pub fn seal_data_into(
+    key: &PrecomputedKey,
+    nonce: &Nonce,
+    buffer_start: u32,
+    packet_number: u32,
+    payload: &[u8],
+    out: &mut Vec<u8>,
+) -> Result<(), ParseError> {
+    check_payload(payload)?;
+    let pad = padding_len(payload.len());
+    let start = out.len();
+    out.reserve(3 + MAC_SIZE + DATA_HEADER_SIZE + pad + payload.len());
+    out.push(PacketKind::Data as u8);
+    out.extend_from_slice(&nonce.low_u16().to_be_bytes());
+    let mac_at = out.len();
+    out.extend_from_slice(&[0; MAC_SIZE]);
+    out.extend_from_slice(&buffer_start.to_be_bytes());
+    out.extend_from_slice(&packet_number.to_be_bytes());
+    out.resize(out.len() + pad, 0);
+    out.extend_from_slice(payload);
+    let mac = key.encrypt_in_place(nonce, &mut out[mac_at + MAC_SIZE..]);
+    out[mac_at..mac_at + MAC_SIZE].copy_from_slice(&mac);
+    debug_assert!(out.len() - start <= MAX_CRYPTO_PACKET_SIZE);
+    Ok(())
+}
+
+/// A payload the plaintext can carry: 1..=1373 bytes whose id byte is not 0 (it would read
+/// back as padding).
+fn check_payload(payload: &[u8]) -> Result<(), ParseError> {
+    match payload.first() {
+        Some(&id) if id != 0 && payload.len() <= MAX_CRYPTO_DATA_SIZE => Ok(()),
+        _ => Err(ParseError::BadPayload),
+    }
+}
+
+/// A data packet borrowed from the received datagram: the receive path's view, which copies
+/// nothing until the plaintext is decrypted into a reused buffer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DataPacketRef<'a> {
+    /// The last two bytes of the sender's nonce.
+    pub nonce_low: u16,
+    /// The box (MAC first), more than 24 bytes.
+    pub encrypted: &'a [u8],
+}
+
+impl<'a> DataPacketRef<'a> {
+    /// Parses a datagram of more than 27 and at most 1400 bytes starting with 0x1b.
+    pub fn parse(bytes: &'a [u8]) -> Result<Self, ParseError> {
+        if bytes.len() <= MIN_DATA_PACKET_SIZE || bytes.len() > MAX_CRYPTO_PACKET_SIZE {
+            return Err(ParseError::LengthOutOfRange {
+                min: MIN_DATA_PACKET_SIZE + 1,
+                max: MAX_CRYPTO_PACKET_SIZE,
+                actual: bytes.len(),
+            });
+        }
+        let mut r = Reader::new(bytes);
+        let [kind] = r.array()?;
+        if kind != PacketKind::Data as u8 {
+            return Err(ParseError::WrongKind(kind));
+        }
+        let nonce_low = r.u16_be()?;
+        Ok(DataPacketRef {
+            nonce_low,
+            encrypted: r.rest(),
+        })
+    }
+
+    /// Decrypts into `scratch` (cleared first; reused from packet to packet) with the full
+    /// nonce the receiver rebuilt (protocol.md §2.4), and parses the plaintext there.
+    pub fn open_into<'s>(
+        &self,
+        key: &PrecomputedKey,
+        nonce: &Nonce,
+        scratch: &'s mut Vec<u8>,
+    ) -> Result<DataPlaintextRef<'s>, ParseError> {
+        if self.encrypted.len() <= MAC_SIZE {
+            return Err(CryptoError::TooShort.into());
+        }
+        let (mac, ciphertext) = self.encrypted.split_at(MAC_SIZE);
+        scratch.clear();
+        scratch.extend_from_slice(ciphertext);
+        key.decrypt_in_place(nonce, mac.try_into().expect("16 bytes"), scratch)?;
+        DataPlaintextRef::parse(scratch)
     }
 }
 
@@ -117,10 +203,7 @@ impl DataPlaintext {
     /// Header, padding and payload. Refuses an empty payload, one longer than 1373 bytes, and
     /// one whose id byte is 0 (it would read back as padding).
     pub fn to_bytes(&self) -> Result<Vec<u8>, ParseError> {
-        match self.payload.first() {
-            Some(&id) if id != 0 && self.payload.len() <= MAX_CRYPTO_DATA_SIZE => {}
-            _ => return Err(ParseError::BadPayload),
-        }
+        check_payload(&self.payload)?;
         let pad = padding_len(self.payload.len());
         let mut out = Vec::with_capacity(DATA_HEADER_SIZE + pad + self.payload.len());
         out.extend_from_slice(&self.buffer_start.to_be_bytes());
@@ -132,6 +215,24 @@ impl DataPlaintext {
 
     /// Parses a decrypted plaintext: more than 8 bytes, leading zeros after the header skipped.
     pub fn parse(bytes: &[u8]) -> Result<Self, ParseError> {
+        DataPlaintextRef::parse(bytes).map(|p| p.to_owned())
+    }
+}
+
+/// A decrypted plaintext borrowed from the buffer it was decrypted into.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DataPlaintextRef<'a> {
+    /// The sender's receive-array start: everything below it arrived (cumulative ack).
+    pub buffer_start: u32,
+    /// Sequence number (lossless) or the sender's send-array end (other kinds).
+    pub packet_number: u32,
+    /// The payload, id byte first, padding removed.
+    pub payload: &'a [u8],
+}
+
+impl<'a> DataPlaintextRef<'a> {
+    /// Parses a decrypted plaintext: more than 8 bytes, leading zeros after the header skipped.
+    pub fn parse(bytes: &'a [u8]) -> Result<Self, ParseError> {
         if bytes.len() <= DATA_HEADER_SIZE || bytes.len() > DATA_HEADER_SIZE + MAX_CRYPTO_DATA_SIZE
         {
             return Err(ParseError::LengthOutOfRange {
@@ -148,11 +249,20 @@ impl DataPlaintext {
             .iter()
             .position(|&b| b != 0)
             .ok_or(ParseError::AllPadding)?;
-        Ok(DataPlaintext {
+        Ok(DataPlaintextRef {
             buffer_start,
             packet_number,
-            payload: body[start..].to_vec(),
+            payload: &body[start..],
         })
+    }
+
+    /// An owned copy.
+    pub fn to_owned(&self) -> DataPlaintext {
+        DataPlaintext {
+            buffer_start: self.buffer_start,
+            packet_number: self.packet_number,
+            payload: self.payload.to_vec(),
+        }
     }
 }
 

@@ -24,8 +24,8 @@ pub use cookie_response::{
     CookieResponse, CookieResponsePayload, COOKIE_RESPONSE_PLAINTEXT_SIZE, COOKIE_RESPONSE_SIZE,
 };
 pub use data::{
-    padding_len, DataPacket, DataPlaintext, DATA_HEADER_SIZE, MAX_CRYPTO_DATA_SIZE,
-    MIN_DATA_PACKET_SIZE,
+    padding_len, seal_data_into, DataPacket, DataPacketRef, DataPlaintext, DataPlaintextRef,
+    DATA_HEADER_SIZE, MAX_CRYPTO_DATA_SIZE, MIN_DATA_PACKET_SIZE,
 };
 pub use error::ParseError;
 pub use handshake::{Handshake, HandshakePayload, HANDSHAKE_PLAINTEXT_SIZE, HANDSHAKE_SIZE};
