@@ -315,7 +315,7 @@ impl Bob {
             HostEvent::FileOffered(FileOffer { id, file, size, .. }) => {
                 let path = self.inbox.join("received.bin");
                 let sink = BufWriter::with_capacity(1 << 20, File::create(&path)?);
-                host.accept_file(now, id, file, Box::new(sink))?;
+                host.accept_file(now, id, file, sink)?;
                 self.bar = transfer_bar(size, "alice → bob");
                 let line = format!("bob accepts a {} file", human_bytes(size));
                 if self.bar.is_hidden() {

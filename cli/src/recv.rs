@@ -139,7 +139,7 @@ impl RecvApp {
         } = *offer;
         let (path, handle) = create_unique(&self.out, &safe_name(name))?;
         let sink = BufWriter::with_capacity(WRITE_BUFFER, handle);
-        host.accept_file(now, id, file, Box::new(sink))
+        host.accept_file(now, id, file, sink)
             .with_context(|| format!("cannot accept {}", path.display()))?;
         let from = self
             .peers

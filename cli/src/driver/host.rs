@@ -9,10 +9,13 @@
 //! topped up to its send budget (transport.md §3.9). Datagrams leave through
 //! [`Host::poll_transmit`], the next deadline through [`Host::poll_timeout`].
 
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::io::{Seek, Write};
 use std::net::SocketAddr;
 
-use rustox_file_transfer::stream::{FileStreams, Sink, Source, StreamEvent};
+use rustox_file_transfer::stream::{FileStreams, Source, StreamError, StreamEvent};
+
+use super::hashing_writer::{DigestSlot, HashingWriter};
 use rustox_file_transfer::{FileControl, FileKind};
 use rustox_net_crypto::crypto::{CryptoRng, KeyPair, PublicKey};
 use rustox_net_crypto::{
@@ -152,8 +155,14 @@ pub enum HostError {
 }
 
 /// One session's application state.
+#[derive(Default)]
 struct SessionState {
     files: FileStreams,
+    /// The file id of each offer not yet accepted or refused (at most 256: one per slot).
+    offered: HashMap<u32, [u8; 32]>,
+    /// Each file being received: where its writer leaves the SHA-256, and the id it must
+    /// equal.
+    receiving: HashMap<u32, (DigestSlot, [u8; 32])>,
 }
 
 /// A node: endpoint, sessions, their files. See the module docs.
@@ -193,12 +202,7 @@ impl Host {
         peer: PublicKey,
     ) -> Result<ConnectionId, HostError> {
         let id = self.endpoint.connect(now, addr, peer, peer)?;
-        self.sessions.insert(
-            id,
-            SessionState {
-                files: FileStreams::new(),
-            },
-        );
+        self.sessions.insert(id, SessionState::default());
         Ok(id)
     }
 
@@ -253,16 +257,29 @@ impl Host {
         Ok(number)
     }
 
-    /// Accept an offered file into `sink`, checking its SHA-256 against the file id.
+    /// Accept an offered file into `sink`, checking its SHA-256 against the file id. The
+    /// sink is written, and the bytes hashed, on a thread of its own (hashing_writer.rs), so
+    /// the disk and the hash do not slow the session's event loop.
     pub fn accept_file(
         &mut self,
         now: Timestamp,
         id: ConnectionId,
         file: u32,
-        sink: Box<dyn Sink>,
+        sink: impl Write + Seek + Send + 'static,
     ) -> Result<(), HostError> {
         let (conn, state) = self.session(id)?;
-        state.files.accept(now, conn, file, sink, true)?;
+        let expected = *state
+            .offered
+            .get(&file)
+            .ok_or(StreamError::NotOffered(file))?;
+        let writer = HashingWriter::new(sink).map_err(StreamError::Io)?;
+        let digest = writer.digest_slot();
+        // The stream layer does not hash: the writer does, off this thread.
+        state
+            .files
+            .accept(now, conn, file, Box::new(writer), false)?;
+        state.offered.remove(&file);
+        state.receiving.insert(file, (digest, expected));
         Ok(())
     }
 
@@ -274,6 +291,8 @@ impl Host {
         file: u32,
     ) -> Result<(), HostError> {
         let (conn, state) = self.session(id)?;
+        state.offered.remove(&file);
+        state.receiving.remove(&file);
         state.files.cancel(now, conn, file)?;
         Ok(())
     }
@@ -386,12 +405,7 @@ impl Host {
                     addr,
                     ..
                 } => {
-                    self.sessions.insert(
-                        id,
-                        SessionState {
-                            files: FileStreams::new(),
-                        },
-                    );
+                    self.sessions.insert(id, SessionState::default());
                     self.events.push_back(HostEvent::Incoming {
                         id,
                         peer: peer_real_pk,
@@ -462,37 +476,71 @@ impl Host {
                     file_id,
                     name,
                     ..
-                } => HostEvent::FileOffered(FileOffer {
-                    id,
-                    file,
-                    size,
-                    name,
-                    file_id,
-                }),
+                } => {
+                    state.offered.insert(file, file_id);
+                    HostEvent::FileOffered(FileOffer {
+                        id,
+                        file,
+                        size,
+                        name,
+                        file_id,
+                    })
+                }
                 StreamEvent::Sent { file, bytes } => HostEvent::FileSent { id, file, bytes },
-                StreamEvent::Received {
-                    file,
-                    bytes,
-                    verified,
-                } => HostEvent::FileReceived {
-                    id,
-                    file,
-                    bytes,
-                    verified,
-                },
+                StreamEvent::Received { file, bytes, .. } => {
+                    // The stream layer flushed the writer, which left the digest of the
+                    // file as written.
+                    match state.receiving.remove(&file) {
+                        Some((digest, expected)) => {
+                            let digest = *digest.lock().unwrap_or_else(|e| e.into_inner());
+                            match digest {
+                                Some(d) if d == expected => HostEvent::FileReceived {
+                                    id,
+                                    file,
+                                    bytes,
+                                    verified: true,
+                                },
+                                Some(_) => HostEvent::FileFailed {
+                                    id,
+                                    file,
+                                    reason: StreamError::HashMismatch.to_string(),
+                                },
+                                None => HostEvent::FileReceived {
+                                    id,
+                                    file,
+                                    bytes,
+                                    verified: false,
+                                },
+                            }
+                        }
+                        None => HostEvent::FileReceived {
+                            id,
+                            file,
+                            bytes,
+                            verified: false,
+                        },
+                    }
+                }
                 StreamEvent::PeerControl {
                     file,
                     control: FileControl::Cancel,
-                } => HostEvent::FileFailed {
-                    id,
-                    file,
-                    reason: "the peer cancelled the transfer".into(),
-                },
-                StreamEvent::Failed { file, error } => HostEvent::FileFailed {
-                    id,
-                    file,
-                    reason: error.to_string(),
-                },
+                } => {
+                    state.offered.remove(&file);
+                    state.receiving.remove(&file);
+                    HostEvent::FileFailed {
+                        id,
+                        file,
+                        reason: "the peer cancelled the transfer".into(),
+                    }
+                }
+                StreamEvent::Failed { file, error } => {
+                    state.receiving.remove(&file);
+                    HostEvent::FileFailed {
+                        id,
+                        file,
+                        reason: error.to_string(),
+                    }
+                }
                 StreamEvent::PeerControl { .. } | StreamEvent::Other(_) => continue,
             };
             self.events.push_back(event);
@@ -607,8 +655,7 @@ mod tests {
                 assert_eq!(offer.size, 300_000);
                 assert_eq!(offer.name, b"x.bin");
                 let sink = std::fs::File::create(&sink_path).unwrap();
-                b.accept_file(now, offer.id, offer.file, Box::new(sink))
-                    .unwrap();
+                b.accept_file(now, offer.id, offer.file, sink).unwrap();
             }
         };
         let (ev_a, ev_b) = run(&mut a, &mut b, &mut on_a, &mut on_b, |ev_a, ev_b| {

@@ -10,6 +10,7 @@
 
 pub mod batch_recv;
 pub mod gso;
+pub mod hashing_writer;
 pub mod host;
 pub mod socket;
 pub mod timer;
