@@ -425,3 +425,36 @@ fn two_bbr_sessions_share_one_bottleneck_fairly() {
 fn four_bbr_sessions_share_one_bottleneck_fairly() {
     fair_share(4);
 }
+
+/// sat600's buffer is half a BDP (500 kB against 1.1 MB). Startup must leave on the queue
+/// and loss it builds, not three round trips later: when the peer's ack-delay estimate
+/// kept the idle gaps of the first round trips (600 ms, a whole RTT), every queue and loss
+/// threshold was blind through Startup, and BBR overflowed the buffer for five RTTs —
+/// 5.2–5.8 MB dropped by the queue on seeds 1–3, queue p95 265 ms (the full buffer).
+/// Now: ≤ 1.5 kB dropped, p95 108–111 ms.
+#[test]
+fn bbr_startup_on_sat600_does_not_overflow_the_half_bdp_buffer() {
+    let m = transfer(Profile::sat600(), ControllerKind::Bbr);
+    assert!(
+        m.completed,
+        "{}",
+        fail_msg(&m, "transfer incomplete".into())
+    );
+    assert!(
+        m.link_bytes_queue_overflow <= 100_000,
+        "{}",
+        fail_msg(
+            &m,
+            format!(
+                "{} bytes dropped by the bottleneck queue",
+                m.link_bytes_queue_overflow
+            )
+        )
+    );
+    let p95 = m.queue_delay_p95_ms.unwrap_or(f64::MAX);
+    assert!(
+        p95 < 200.0,
+        "{}",
+        fail_msg(&m, format!("queue p95 {p95:.0} ms"))
+    );
+}

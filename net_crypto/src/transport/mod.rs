@@ -159,6 +159,10 @@ pub const MAX_PAYLOAD: usize = 1373;
 pub const RESERVED_SLOTS: u32 = 16;
 /// Consecutive PTO backoff cap (quinn MAX_BACKOFF_EXPONENT).
 const MAX_PTO_BACKOFF: u32 = 16;
+/// Held send slots scanned for the oldest packet in flight after a request (rtt.rs,
+/// `on_request`): after an ack the front of the window is the packets still in flight,
+/// so the oldest is almost always among the first.
+const OLDEST_IN_FLIGHT_SCAN: usize = 64;
 /// Paths with a smoothed RTT below this are not paced (transport.md §3.7).
 const UNPACED_BELOW_SRTT: Duration = Duration::from_millis(2);
 /// Absolute PTO cap (RFC 6298 §2.5 allows an upper bound ≥ 60 s).
@@ -621,6 +625,7 @@ impl Transport {
             self.sent_end = pn.wrapping_add(1);
         }
         self.last_inflight_sent = now;
+        self.rtt.on_sent(now);
         self.cc.on_sent(now, size, self.bytes_in_flight);
         if self.legacy.is_none() {
             self.pacer.on_sent(now, size, rate);
@@ -774,6 +779,17 @@ impl Transport {
         }
         self.finish_ack(now, batch);
         self.detect_lost(now);
+        // For the next ack-delay sample: the oldest packet in flight (by its last send)
+        // among the first held slots — enough to find it, bounded so a window of holes
+        // costs no scan.
+        let oldest_in_flight = self
+            .send
+            .iter()
+            .take(OLDEST_IN_FLIGHT_SCAN)
+            .filter(|(_, slot)| slot.state == SlotState::InFlight)
+            .map(|(_, slot)| slot.last_sent)
+            .min();
+        self.rtt.set_oldest_in_flight(oldest_in_flight);
         Ok(())
     }
 
