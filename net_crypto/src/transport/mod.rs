@@ -114,6 +114,79 @@ pub struct OutgoingData {
     pub is_resend: bool,
 }
 
+/// RFC 9002 §7.6.2 over one pass of loss detection, in packet-number order: two lost
+/// packets with nothing acknowledged between them (an acknowledged packet leaves a gap in
+/// the held slots), sent after the first RTT sample and further apart than the
+/// persistent-congestion duration.
+struct PersistentCongestion {
+    first_sample_at: Option<Timestamp>,
+    duration: Duration,
+    /// The latest PTO that expired without an acknowledgement before the next one did
+    /// (see [`Transport::on_pto`]), if no acknowledgement of new data came since.
+    unanswered_pto: Option<Timestamp>,
+    /// The send time of the earliest packet lost (after the first RTT sample).
+    earliest_lost: Option<Timestamp>,
+    /// The packet number visited last.
+    previous: Option<u32>,
+    /// The send time of the first lost packet of the current unbroken run.
+    run_start: Option<Timestamp>,
+    established: bool,
+}
+
+impl PersistentCongestion {
+    fn new(
+        first_sample_at: Option<Timestamp>,
+        duration: Duration,
+        unanswered_pto: Option<Timestamp>,
+    ) -> Self {
+        Self {
+            first_sample_at,
+            duration,
+            unanswered_pto,
+            earliest_lost: None,
+            previous: None,
+            run_start: None,
+            established: false,
+        }
+    }
+
+    /// A held slot; a gap since the previous one means packets between were acknowledged.
+    fn visit(&mut self, pn: u32) {
+        if self.previous.is_some_and(|p| p.wrapping_add(1) != pn) {
+            self.run_start = None;
+        }
+        self.previous = Some(pn);
+    }
+
+    /// The slot just visited is lost (now or before), last sent at `sent`.
+    fn lost(&mut self, sent: Timestamp) {
+        if self.first_sample_at.is_none_or(|first| sent <= first) {
+            return;
+        }
+        self.earliest_lost = Some(self.earliest_lost.map_or(sent, |e| e.min(sent)));
+        match self.run_start {
+            None => self.run_start = Some(sent),
+            Some(start) if sent.saturating_duration_since(start) > self.duration => {
+                self.established = true;
+            }
+            Some(_) => {}
+        }
+    }
+
+    /// Whether persistent congestion is established. Besides two lost packets far enough
+    /// apart, an unanswered PTO counts as a lost ack-eliciting transmission: our probes
+    /// resend existing packet numbers (and the request a PTO triggers is no data packet),
+    /// so an outage shows in the packet numbers as one window lost within an RTT, and in
+    /// time as PTOs expiring without an answer.
+    fn established(&self) -> bool {
+        self.established
+            || matches!(
+                (self.earliest_lost, self.unanswered_pto),
+                (Some(first), Some(pto)) if pto.saturating_duration_since(first) > self.duration
+            )
+    }
+}
+
 /// A packet to send, borrowed from the send array ([`Transport::poll_send_ref`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct OutgoingRef<'a> {
@@ -159,10 +232,6 @@ pub const MAX_PAYLOAD: usize = 1373;
 pub const RESERVED_SLOTS: u32 = 16;
 /// Consecutive PTO backoff cap (quinn MAX_BACKOFF_EXPONENT).
 const MAX_PTO_BACKOFF: u32 = 16;
-/// Held send slots scanned for the oldest packet in flight after a request (rtt.rs,
-/// `on_request`): after an ack the front of the window is the packets still in flight,
-/// so the oldest is almost always among the first.
-const OLDEST_IN_FLIGHT_SCAN: usize = 64;
 /// Paths with a smoothed RTT below this are not paced (transport.md §3.7).
 const UNPACED_BELOW_SRTT: Duration = Duration::from_millis(2);
 /// Absolute PTO cap (RFC 6298 §2.5 allows an upper bound ≥ 60 s).
@@ -302,6 +371,14 @@ pub struct Transport {
     rtt: RttEstimator,
     /// first_sent of the packet that gave the last RTT sample (one sample per packet).
     last_sampled_sent: Option<Timestamp>,
+    /// The latest send time among the packets the last header's `buffer_start`
+    /// acknowledged (for the request in the same packet, which takes it).
+    peer_header_acked: Option<Timestamp>,
+    /// When the last PTO fired, until new data is acknowledged.
+    last_pto: Option<Timestamp>,
+    /// A PTO that expired unanswered before the next one fired (persistent congestion
+    /// evidence), kept until loss detection uses it or an ack without a PTO before it.
+    unanswered_pto: Option<Timestamp>,
     loss: LossThresholds,
     loss_timer: Option<Timestamp>,
     cc: Box<dyn Controller>,
@@ -352,6 +429,9 @@ impl Transport {
             largest_nacked: None,
             rtt: RttEstimator::new(),
             last_sampled_sent: None,
+            peer_header_acked: None,
+            last_pto: None,
+            unanswered_pto: None,
             loss: LossThresholds::new(),
             loss_timer: None,
             cc: cc::build(config.controller, now),
@@ -625,7 +705,6 @@ impl Transport {
             self.sent_end = pn.wrapping_add(1);
         }
         self.last_inflight_sent = now;
-        self.rtt.on_sent(now);
         self.cc.on_sent(now, size, self.bytes_in_flight);
         if self.legacy.is_none() {
             self.pacer.on_sent(now, size, rate);
@@ -662,6 +741,7 @@ impl Transport {
     ) -> Result<(), TransportError> {
         let start = self.send.start();
         let off = buffer_start.wrapping_sub(start);
+        self.peer_header_acked = None;
         if off == 0 {
             self.peer_header_start = Some(buffer_start);
             return Ok(());
@@ -686,6 +766,7 @@ impl Transport {
         self.send
             .ack_below(buffer_start, |pn, slot| batch.add(now, pn, &slot, min_rtt));
         self.peer_header_start = Some(buffer_start);
+        self.peer_header_acked = (batch.packets > 0).then_some(batch.newest_sent);
         if let (Some(l), Some(c)) = (self.legacy.as_mut(), legacy_candidate) {
             l.on_rtt_candidate(now, c);
         }
@@ -709,7 +790,7 @@ impl Transport {
         let len = self.sent_end.wrapping_sub(start);
         request::validate(request, len)?;
         self.stats.requests_received += 1;
-        self.rtt.on_request(now, self.bytes_in_flight > 0);
+        let outstanding = self.bytes_in_flight > 0;
         self.last_request_rx = Some(now);
         let min_rtt = self.rtt.min_rtt_long();
         let mut batch = AckBatch::default();
@@ -777,19 +858,18 @@ impl Transport {
                 slot.nacked = false;
             }
         }
+        // A request that acknowledges nothing and walks over no packet is a keep-alive
+        // from a peer with nothing new: no measure of its ack delay.
+        // What this request packet acknowledged, its header included (the header's
+        // cumulative ack is all a loss-free flow's requests carry).
+        let header_acked = self.peer_header_acked.take();
+        let walk_acked = (batch.packets > 0).then_some(batch.newest_sent);
+        let newest_acked_sent = walk_acked.max(header_acked);
+        let walked = reached.is_some() || newest_acked_sent.is_some();
         self.finish_ack(now, batch);
         self.detect_lost(now);
-        // For the next ack-delay sample: the oldest packet in flight (by its last send)
-        // among the first held slots — enough to find it, bounded so a window of holes
-        // costs no scan.
-        let oldest_in_flight = self
-            .send
-            .iter()
-            .take(OLDEST_IN_FLIGHT_SCAN)
-            .filter(|(_, slot)| slot.state == SlotState::InFlight)
-            .map(|(_, slot)| slot.last_sent)
-            .min();
-        self.rtt.set_oldest_in_flight(oldest_in_flight);
+        self.rtt
+            .on_request(now, outstanding, walked, newest_acked_sent);
         Ok(())
     }
 
@@ -850,6 +930,11 @@ impl Transport {
         };
         self.cc.on_ack(&ack, &self.rtt);
         self.pto_count = 0;
+        // New data acknowledged: the PTOs before it were answered. Evidence of an outage
+        // stays for the loss detection this acknowledgement triggers.
+        if self.last_pto.take().is_none() {
+            self.unanswered_pto = None;
+        }
     }
 
     /// Runs loss detection (transport.md §3.5) and arms the loss timer.
@@ -884,9 +969,18 @@ impl Transport {
         let mut lost_bytes = 0u64;
         let mut lost_packets = 0u64;
         let mut largest_lost_sent = Timestamp::ZERO;
+        let mut persistent = PersistentCongestion::new(
+            self.rtt.first_sample_at(),
+            self.rtt.persistent_congestion_duration(),
+            self.unanswered_pto,
+        );
         for (pn, slot) in self.send.iter_mut() {
             if serial_lt(bound, pn) {
                 break;
+            }
+            persistent.visit(pn);
+            if slot.state == SlotState::Lost {
+                persistent.lost(slot.last_sent);
             }
             if slot.state != SlotState::InFlight {
                 continue;
@@ -917,6 +1011,7 @@ impl Transport {
                 lost_bytes += slot.size();
                 lost_packets += 1;
                 largest_lost_sent = largest_lost_sent.max(slot.last_sent);
+                persistent.lost(slot.last_sent);
                 self.resend_queue.push_back(pn);
             } else {
                 let at = slot.last_sent + delay;
@@ -929,11 +1024,18 @@ impl Transport {
             self.stats.packets_declared_lost += lost_packets;
             self.stats.bytes_declared_lost += lost_bytes;
             self.delivery.on_lost(lost_bytes);
+            let persistent = persistent.established();
+            if persistent {
+                // Declared once per outage.
+                self.unanswered_pto = None;
+                self.stats.persistent_congestion += 1;
+                self.rtt.on_persistent_congestion(now);
+            }
             let ev = LossEvent {
                 now,
                 largest_lost_sent,
                 bytes_in_flight: self.bytes_in_flight,
-                persistent: false,
+                persistent,
             };
             self.cc.on_loss(&ev, &self.rtt);
         }
@@ -952,6 +1054,11 @@ impl Transport {
     /// PTO: resend the newest unacknowledged packets as probes and advertise buffer_end;
     /// declare nothing lost (RFC 9002 §6.2.4).
     fn on_pto(&mut self, now: Timestamp) {
+        // A PTO that expires while the previous one is still unanswered: that one's
+        // transmissions were lost (persistent congestion evidence, detect_lost).
+        if let Some(previous) = self.last_pto.replace(now) {
+            self.unanswered_pto = Some(previous);
+        }
         self.pto_count = self.pto_count.saturating_add(1);
         self.stats.pto_count += 1;
         self.probe_queue.clear();

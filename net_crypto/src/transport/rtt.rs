@@ -24,13 +24,9 @@ const MIN_RTT_WINDOW_SHORT: Duration = Duration::from_secs(10);
 /// quiche's RTT_WINDOW (transport.md §2.2): window of the min RTT used for plausibility.
 const MIN_RTT_WINDOW_LONG: Duration = Duration::from_secs(300);
 /// Window of the peer-ack-delay maximum.
-/// Counted in requests, not time: the delay a peer shows depends on how fast data flows
-/// (our receiver requests every 8 packets or 25 ms while data flows, after 1 s otherwise),
-/// and a time window kept the idle-phase gaps of a flow's first round trips — 560 ms on
-/// sat600 — through all of Startup, where they hid the queue and the loss of an
-/// overflowing buffer (every threshold adds the ack delay). 64 requests span ≥ 512 packets
-/// of a flowing transfer, and about a minute of a c-toxcore peer's requests.
-const ACK_DELAY_WINDOW_REQUESTS: u64 = 64;
+const ACK_DELAY_WINDOW: Duration = Duration::from_secs(5);
+/// kPersistentCongestionThreshold (RFC 9002 §7.6.1).
+const PERSISTENT_CONGESTION_THRESHOLD: u32 = 3;
 /// Bounds of the peer ack-delay estimate (transport.md §3.3: legacy peers 50–1000 ms,
 /// ours ≤ 25 ms).
 const MIN_ACK_DELAY: Duration = Duration::from_millis(1);
@@ -53,11 +49,9 @@ pub(crate) struct RttEstimator {
     samples: u64,
     peer_ack_delay: MinMax,
     last_request_at: Option<Timestamp>,
-    /// Requests whose gap was measured: the ack-delay window's clock.
-    requests_timed: u64,
-    /// When the oldest packet in flight after the last request was (last) sent (see
-    /// [`Self::on_request`]).
-    oldest_in_flight_sent: Option<Timestamp>,
+    /// When the first sample arrived (RFC 9002 §7.6.2: only packets sent after it count
+    /// toward persistent congestion).
+    first_sample_at: Option<Timestamp>,
 }
 
 impl RttEstimator {
@@ -69,16 +63,16 @@ impl RttEstimator {
             min_short: MinMax::new_min(us(MIN_RTT_WINDOW_SHORT)),
             min_long: MinMax::new_min(us(MIN_RTT_WINDOW_LONG)),
             samples: 0,
-            peer_ack_delay: MinMax::new_max(ACK_DELAY_WINDOW_REQUESTS),
+            peer_ack_delay: MinMax::new_max(us(ACK_DELAY_WINDOW)),
             last_request_at: None,
-            requests_timed: 0,
-            oldest_in_flight_sent: None,
+            first_sample_at: None,
         }
     }
 
     /// Feeds one sample (RFC 9002 §5.3, ack delay kept as path delay).
     pub(crate) fn on_sample(&mut self, now: Timestamp, sample: Duration) {
         let sample = sample.max(Duration::from_micros(1));
+        self.first_sample_at.get_or_insert(now);
         self.latest = sample;
         self.samples += 1;
         self.min_short.update(now.as_micros(), us(sample));
@@ -97,39 +91,58 @@ impl RttEstimator {
         }
     }
 
-    /// A request packet arrived; `outstanding` says whether data was in flight (only then
-    /// is the gap a measure of the peer's ack delay).
+    /// A request packet was processed. `outstanding`: data was in flight before it;
+    /// `walked`: it acknowledged or named a packet; `newest_acked_sent`: the latest send
+    /// time among the packets it acknowledged.
     ///
-    /// The gap counts from the previous request, or from when the data then in flight could
-    /// first have been acknowledged, whichever is later: a peer cannot acknowledge what has
-    /// not reached it. Without that, the gaps of a window that is small against the path
-    /// — Startup on a satellite link, where each round's packets leave together and the
-    /// next request comes an RTT later — read as an ack delay of one RTT (600 ms on
-    /// sat600), and every queue and loss threshold that adds the ack delay went blind:
-    /// Startup overflowed a half-BDP buffer for five RTTs (3800 packets lost).
-    pub(crate) fn on_request(&mut self, now: Timestamp, outstanding: bool) {
+    /// The sample is the gap since the previous request, but counted at the earliest from
+    /// when the newest packet it acknowledges could have come back (sent + min RTT): what
+    /// inflates our RTT samples is how long the peer held *that* packet, and a peer cannot
+    /// acknowledge what has not reached it. Without that, the gaps of a window small
+    /// against the path — Startup on a satellite link, where each round's packets leave
+    /// together and the next request comes an RTT later — read as an ack delay of one RTT
+    /// (560–600 ms on sat600), and every queue and loss threshold that adds the ack delay
+    /// went blind through Startup: BBR overflowed the half-BDP buffer for five RTTs (5 MB
+    /// dropped). A request that walks over no packet is a keep-alive from a peer with
+    /// nothing new (c-toxcore and our receiver send one every second or so) and gives no
+    /// sample: during a forward outage those read as a 1 s ack delay, which tripled the
+    /// PTO and the persistent-congestion duration.
+    pub(crate) fn on_request(
+        &mut self,
+        now: Timestamp,
+        outstanding: bool,
+        walked: bool,
+        newest_acked_sent: Option<Timestamp>,
+    ) {
         // Without a minimum RTT there is no telling a delay from the path: no sample.
-        if let (Some(prev), true, Some(min)) = (self.last_request_at, outstanding, self.min_rtt()) {
-            let possible = self.oldest_in_flight_sent.map(|sent| sent + min);
+        if let (Some(prev), true, true, Some(min)) =
+            (self.last_request_at, outstanding, walked, self.min_rtt())
+        {
+            let possible = newest_acked_sent.map(|sent| sent + min);
             let from = possible.map_or(prev, |t| t.max(prev));
             let gap = now.saturating_duration_since(from);
             let gap = gap.clamp(MIN_ACK_DELAY, MAX_ACK_DELAY);
-            self.requests_timed += 1;
-            self.peer_ack_delay.update(self.requests_timed, us(gap));
+            self.peer_ack_delay.update(now.as_micros(), us(gap));
         }
         self.last_request_at = Some(now);
     }
 
-    /// After a request was processed: the oldest packet still in flight was (last) sent at
-    /// `sent`, so no later request can acknowledge it before that plus the minimum RTT.
-    /// `None` (nothing in flight): the next packet sent takes that place ([`Self::on_sent`]).
-    pub(crate) fn set_oldest_in_flight(&mut self, sent: Option<Timestamp>) {
-        self.oldest_in_flight_sent = sent;
+    /// When the first sample arrived.
+    pub(crate) fn first_sample_at(&self) -> Option<Timestamp> {
+        self.first_sample_at
     }
 
-    /// A packet left; it is the oldest in flight if nothing was.
-    pub(crate) fn on_sent(&mut self, now: Timestamp) {
-        self.oldest_in_flight_sent.get_or_insert(now);
+    /// RFC 9002 §7.6: how far apart the send times of two lost packets with nothing
+    /// acknowledged between them must be for persistent congestion (the PTO base × 3).
+    pub(crate) fn persistent_congestion_duration(&self) -> Duration {
+        self.pto_base() * PERSISTENT_CONGESTION_THRESHOLD
+    }
+
+    /// Persistent congestion was declared: the path may have changed, so the minimum RTT
+    /// filters restart from the latest sample (transport.md §3.3; RFC 9002 §5.2).
+    pub(crate) fn on_persistent_congestion(&mut self, now: Timestamp) {
+        self.min_short.reset(now.as_micros(), us(self.latest));
+        self.min_long.reset(now.as_micros(), us(self.latest));
     }
 
     pub(crate) fn smoothed(&self) -> Option<Duration> {
@@ -172,7 +185,13 @@ impl RttEstimator {
     }
     /// RFC 9002 §6.2.1: smoothed + max(4·rttvar, granularity) + max_ack_delay.
     pub(crate) fn pto_base(&self) -> Duration {
-        self.smoothed_or_initial() + (self.var * 4).max(GRANULARITY) + self.peer_ack_delay()
+        // The measured delay is a maximum of what was seen, and can sit below what the
+        // peer may legitimately take: ours may wait MAX_ACK_DELAY (25 ms, ack_timing.rs)
+        // for more packets, like RFC 9002's max_ack_delay. A PTO below that fires on a
+        // healthy flow — lossy, 3 %: RTT error 0.03 → 0.10–0.14 and a 4× queue.
+        self.smoothed_or_initial()
+            + (self.var * 4).max(GRANULARITY)
+            + self.peer_ack_delay().max(DEFAULT_ACK_DELAY)
     }
 }
 
@@ -212,19 +231,17 @@ mod tests {
         Duration::from_millis(n)
     }
 
-    /// A window small against a 600 ms path: the peer acks each round at once, and the next
-    /// request comes an RTT later only because the next round's data left an RTT before
-    /// it. That gap is the path, not the peer's delay.
+    /// A window small against a 600 ms path: each request acknowledges packets sent an
+    /// RTT before it, and the next request comes an RTT later only because the next
+    /// round's data left an RTT before it. That gap is the path, not the peer's delay.
     #[test]
     fn a_round_trip_spent_waiting_for_data_is_not_ack_delay() {
         let mut r = RttEstimator::new();
         let mut t = Timestamp::ZERO + ms(1000);
         r.on_sample(t, ms(600));
         for _ in 0..10 {
-            // The request acked everything; the next round leaves 2 ms later.
-            r.on_request(t, true);
-            r.set_oldest_in_flight(None);
-            r.on_sent(t + ms(2));
+            // The newest packet this request acknowledges left 602 ms ago.
+            r.on_request(t, true, true, Some(t - ms(602)));
             t += ms(605);
         }
         assert!(r.peer_ack_delay() <= ms(5), "{:?}", r.peer_ack_delay());
@@ -237,31 +254,30 @@ mod tests {
         let mut t = Timestamp::ZERO + ms(5000);
         r.on_sample(t, ms(100));
         for _ in 0..5 {
-            r.on_request(t, true);
-            // The oldest packet in flight left long ago: the peer has had it for a while.
-            r.set_oldest_in_flight(Some(t - ms(900)));
+            // It held the newest packet it acknowledges for most of the second.
+            r.on_request(t, true, true, Some(t - ms(1050)));
             t += ms(1000);
         }
-        assert_eq!(r.peer_ack_delay(), ms(1000));
+        assert_eq!(r.peer_ack_delay(), ms(950));
     }
 
-    /// The estimate is a maximum over a window of 64 timed requests, so a long early gap
-    /// does not outlive a flow's first round trips however long they take.
+    /// Keep-alive requests (they acknowledge and walk over nothing) during an outage are
+    /// no ack delay: the estimate keeps the last real sample.
     #[test]
-    fn an_early_long_gap_expires_after_64_requests() {
+    fn keep_alive_requests_give_no_sample() {
         let mut r = RttEstimator::new();
         let mut t = Timestamp::ZERO + ms(1000);
-        r.on_sample(t, ms(600));
-        r.on_request(t, true);
-        r.set_oldest_in_flight(Some(t - ms(600)));
-        t += ms(560);
-        r.on_request(t, true);
-        assert_eq!(r.peer_ack_delay(), ms(560));
-        for _ in 0..=ACK_DELAY_WINDOW_REQUESTS {
-            r.set_oldest_in_flight(Some(t - ms(600)));
-            t += ms(10);
-            r.on_request(t, true);
+        r.on_sample(t, ms(40));
+        r.on_request(t, true, true, Some(t - ms(45)));
+        t += ms(10);
+        r.on_request(t, true, true, Some(t - ms(43)));
+        assert_eq!(r.peer_ack_delay(), ms(3));
+        for _ in 0..3 {
+            t += ms(1000);
+            r.on_request(t, true, false, None);
         }
-        assert_eq!(r.peer_ack_delay(), ms(10));
+        assert_eq!(r.peer_ack_delay(), ms(3));
+        // The PTO still allows our own receiver's 25 ms ack timer.
+        assert!(r.pto_base() >= ms(40) + DEFAULT_ACK_DELAY);
     }
 }

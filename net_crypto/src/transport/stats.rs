@@ -47,6 +47,9 @@ pub struct TransportStats {
     pub bytes_declared_lost: u64,
     /// Probe timeouts that fired (tail-loss probes sent).
     pub pto_count: u64,
+    /// Times persistent congestion was declared (RFC 9002 §7.6): the window fell to its
+    /// minimum.
+    pub persistent_congestion: u64,
     /// Lossless packets received (first copies).
     pub packets_received: u64,
     /// Estimated peer ack delay (gap between its requests while data is outstanding).

@@ -122,6 +122,11 @@ impl Controller for Cubic {
 
     fn on_loss(&mut self, loss: &LossEvent, _rtt: &RttEstimator) {
         if self.in_recovery(loss.largest_lost_sent) {
+            // One reduction per recovery period — but persistent congestion collapses the
+            // window whenever it is declared (RFC 9002 §7.6.2).
+            if loss.persistent {
+                self.window = MIN_WINDOW;
+            }
             return;
         }
         self.saved = Some(Saved {
