@@ -4,7 +4,7 @@
 //! exits 0 only if they match.
 
 use std::fs::File;
-use std::io::{BufReader, BufWriter, Read, Write};
+use std::io::{BufWriter, Read, Write};
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -119,9 +119,8 @@ fn run_in(args: &Args, dir: &Path) -> anyhow::Result<()> {
             // Alice hashes her file before dialling, as `rustox send` does.
             let reader =
                 File::open(&source).with_context(|| format!("cannot read {}", source.display()))?;
-            let prepared =
-                PreparedFile::hash(Box::new(BufReader::with_capacity(256 * 1024, reader)))
-                    .with_context(|| format!("cannot read {}", source.display()))?;
+            let prepared = PreparedFile::hash_file(reader)
+                .with_context(|| format!("cannot read {}", source.display()))?;
             let clock = Clock::default();
             let mut host = Host::new(clock.now(), alice_keys, transport, false, Box::new(OsRng));
             let session = host.connect(clock.now(), bob_addr, bob_pk)?;

@@ -5,7 +5,6 @@
 //! receiver going away) ends the run with one line saying so and a non-zero exit.
 
 use std::fs::File;
-use std::io::BufReader;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
@@ -23,9 +22,6 @@ use crate::driver::host::PreparedFile;
 use crate::driver::{self, App, Host, HostEvent};
 use crate::progress::{say, transfer_bar};
 use crate::summary::TransferSummary;
-
-/// Read-ahead for the file: chunk requests ask for 1371 bytes at a time.
-const READ_BUFFER: usize = 256 * 1024;
 
 /// Options of `rustox send`.
 #[derive(clap::Args, Debug)]
@@ -70,7 +66,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         .unwrap_or_else(|| "file".into());
     let socket = driver::socket::bind(args.bind.unwrap_or_else(|| any_for(args.to)))?;
     // Hashed before the session exists, so the session never waits for the disk.
-    let prepared = PreparedFile::hash(Box::new(BufReader::with_capacity(READ_BUFFER, file)))
+    let prepared = PreparedFile::hash_file(file)
         .with_context(|| format!("cannot read {}", args.file.display()))?;
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
