@@ -637,24 +637,15 @@ impl Connection {
         let Some(data) = self.transport.poll_send_ref(now) else {
             return false;
         };
-        let Some(key) = self.data_key.as_ref() else {
-            return false;
-        };
-        // Not `seal_data`: the payload is borrowed from the transport.
-        let sealed = seal_data_into(
-            key,
-            &self.sent_nonce,
+        // The payload is borrowed from the transport, so the fields go in one by one.
+        seal_and_advance(
+            self.data_key.as_ref(),
+            &mut self.sent_nonce,
             buffer_start,
             data.packet_number,
             data.payload,
             out,
         )
-        .is_ok();
-        if sealed {
-            // §2.4: the nonce advances after every data packet, resends included.
-            self.sent_nonce.increment();
-        }
-        sealed
     }
 
     /// The next event: queued ones, then in-order lossless payloads, then the close.
@@ -805,23 +796,14 @@ impl Connection {
         payload: &[u8],
         out: &mut Vec<u8>,
     ) -> bool {
-        let Some(key) = self.data_key.as_ref() else {
-            return false;
-        };
-        if seal_data_into(
-            key,
-            &self.sent_nonce,
+        seal_and_advance(
+            self.data_key.as_ref(),
+            &mut self.sent_nonce,
             buffer_start,
             packet_number,
             payload,
             out,
         )
-        .is_err()
-        {
-            return false;
-        }
-        self.sent_nonce.increment();
-        true
     }
 
     /// [`Self::seal_data`] into a datagram of its own, for the queue of lossy and kill packets.
@@ -842,6 +824,27 @@ impl Connection {
         self.recv_nonce = None;
         self.peer_session = None;
     }
+}
+
+/// Seals one data packet onto `out` under `key` and, when it was sealed, advances `nonce`
+/// (§2.4: after every data packet, resends included). False without a key or for a payload
+/// that cannot be framed; then nothing is appended and the nonce stays.
+fn seal_and_advance(
+    key: Option<&PrecomputedKey>,
+    nonce: &mut Nonce,
+    buffer_start: u32,
+    packet_number: u32,
+    payload: &[u8],
+    out: &mut Vec<u8>,
+) -> bool {
+    let Some(key) = key else {
+        return false;
+    };
+    let sealed = seal_data_into(key, nonce, buffer_start, packet_number, payload, out).is_ok();
+    if sealed {
+        nonce.increment();
+    }
+    sealed
 }
 
 fn parse_drop(e: ParseError) -> DropReason {
