@@ -4,7 +4,7 @@
 //! exits 0 only if they match.
 
 use std::fs::File;
-use std::io::{BufWriter, Read, Write};
+use std::io::{BufWriter, Write};
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -16,7 +16,6 @@ use rand::{RngCore, SeedableRng};
 use rustox_core::driver::Clock;
 use rustox_net_crypto::crypto::KeyPair;
 use rustox_net_crypto::{ConnectionId, ControllerKind, Timestamp, TransportConfig, TransportStats};
-use sha2::{Digest, Sha256};
 
 use crate::controller::parse_controller;
 use crate::driver::host::{FileOffer, PreparedFile};
@@ -399,19 +398,12 @@ pub fn generate(path: &Path, size: u64) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// SHA-256 of a file on disk.
+/// SHA-256 of a file on disk (the sender's hashing pass, reused).
 pub fn sha256_file(path: &Path) -> anyhow::Result<[u8; 32]> {
-    let mut file = File::open(path).with_context(|| format!("cannot read {}", path.display()))?;
-    let mut hasher = Sha256::new();
-    let mut buf = vec![0u8; 1 << 16];
-    loop {
-        let n = file.read(&mut buf)?;
-        if n == 0 {
-            break;
-        }
-        hasher.update(&buf[..n]);
-    }
-    Ok(hasher.finalize().into())
+    let file = File::open(path).with_context(|| format!("cannot read {}", path.display()))?;
+    let (_, digest) = crate::driver::host::sha256_of_file(&file)
+        .with_context(|| format!("cannot read {}", path.display()))?;
+    Ok(digest)
 }
 
 /// "64.0 MiB".

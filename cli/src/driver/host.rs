@@ -107,93 +107,70 @@ pub struct PreparedFile {
 }
 
 impl PreparedFile {
-    /// Hashes `source` from its start (64 KiB at a time), then rewinds it: for in-memory
-    /// sources in tests; files go through [`PreparedFile::hash_file`].
-    #[cfg(test)]
-    pub fn hash(mut source: Box<dyn Source>) -> std::io::Result<Self> {
-        use sha2::{Digest, Sha256};
-        use std::io::{Read, Seek, SeekFrom};
-        source.seek(SeekFrom::Start(0))?;
-        let mut hasher = Sha256::new();
-        let mut buf = vec![0u8; 64 * 1024];
-        let mut size = 0u64;
-        loop {
-            let n = match source.read(&mut buf) {
-                Ok(0) => break,
-                Ok(n) => n,
-                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-                Err(e) => return Err(e),
-            };
-            hasher.update(&buf[..n]);
-            size += n as u64;
-        }
-        source.seek(SeekFrom::Start(0))?;
-        Ok(PreparedFile {
-            source,
-            size,
-            sha256: hasher.finalize().into(),
-        })
-    }
-}
-
-impl PreparedFile {
-    /// [`PreparedFile::hash`] for a file on disk, with reading and hashing overlapped: a
-    /// thread reads 1 MiB blocks while this one hashes the previous ones. A sender cannot
-    /// offer a file before its SHA-256 (the file id) is known, so this pass is all of the
-    /// wait before the first byte leaves; on one core's worth of SHA-256 (~1.9 GB/s here)
-    /// the page-cache copies of the reads are what the overlap hides.
+    /// A file on disk, hashed from its start (see [`sha256_of_file`]) and rewound.
     pub fn hash_file(file: std::fs::File) -> std::io::Result<Self> {
-        use sha2::{Digest, Sha256};
-        use std::io::{Read, Seek, SeekFrom};
-        const BLOCK: usize = 1 << 20;
-        const BLOCKS_IN_FLIGHT: usize = 4;
-        let mut reader = file.try_clone()?;
-        reader.seek(SeekFrom::Start(0))?;
-        let (full_tx, full_rx) = std::sync::mpsc::sync_channel::<Vec<u8>>(BLOCKS_IN_FLIGHT);
-        let (empty_tx, empty_rx) = std::sync::mpsc::sync_channel::<Vec<u8>>(BLOCKS_IN_FLIGHT);
-        for _ in 0..BLOCKS_IN_FLIGHT {
-            empty_tx.send(vec![0; BLOCK]).expect("room for every block");
-        }
-        let read = std::thread::Builder::new()
-            .name("rustox-hash-reader".into())
-            .spawn(move || -> std::io::Result<()> {
-                while let Ok(mut block) = empty_rx.recv() {
-                    block.resize(BLOCK, 0);
-                    let mut filled = 0;
-                    while filled < BLOCK {
-                        match reader.read(&mut block[filled..]) {
-                            Ok(0) => break,
-                            Ok(n) => filled += n,
-                            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-                            Err(e) => return Err(e),
-                        }
-                    }
-                    block.truncate(filled);
-                    let last = filled < BLOCK;
-                    if full_tx.send(block).is_err() || last {
-                        return Ok(());
-                    }
-                }
-                Ok(())
-            })?;
-        let mut hasher = Sha256::new();
-        let mut size = 0u64;
-        for block in full_rx {
-            hasher.update(&block);
-            size += block.len() as u64;
-            // The reader may already be done; then the block is simply dropped.
-            let _ = empty_tx.send(block);
-        }
-        read.join()
-            .map_err(|_| std::io::Error::other("the hash reader thread panicked"))??;
+        use std::io::{Seek, SeekFrom};
+        let (size, sha256) = sha256_of_file(&file)?;
         let mut source = file;
         source.seek(SeekFrom::Start(0))?;
         Ok(PreparedFile {
             source: Box::new(std::io::BufReader::with_capacity(256 * 1024, source)),
             size,
-            sha256: hasher.finalize().into(),
+            sha256,
         })
     }
+}
+
+/// The size and SHA-256 of a file from its start, reading and hashing overlapped: a thread
+/// reads 1 MiB blocks while this one hashes the previous ones. A sender cannot offer a file
+/// before its SHA-256 (the file id) is known, so this pass is all of the wait before the
+/// first byte leaves; on one core's worth of SHA-256 (~1.9 GB/s here) the page-cache copies
+/// of the reads are what the overlap hides. The file's cursor is left wherever it ends.
+pub fn sha256_of_file(file: &std::fs::File) -> std::io::Result<(u64, [u8; 32])> {
+    use sha2::{Digest, Sha256};
+    use std::io::{Read, Seek, SeekFrom};
+    const BLOCK: usize = 1 << 20;
+    const BLOCKS_IN_FLIGHT: usize = 4;
+    let mut reader = file.try_clone()?;
+    reader.seek(SeekFrom::Start(0))?;
+    let (full_tx, full_rx) = std::sync::mpsc::sync_channel::<Vec<u8>>(BLOCKS_IN_FLIGHT);
+    let (empty_tx, empty_rx) = std::sync::mpsc::sync_channel::<Vec<u8>>(BLOCKS_IN_FLIGHT);
+    for _ in 0..BLOCKS_IN_FLIGHT {
+        empty_tx.send(vec![0; BLOCK]).expect("room for every block");
+    }
+    let read = std::thread::Builder::new()
+        .name("rustox-hash-reader".into())
+        .spawn(move || -> std::io::Result<()> {
+            while let Ok(mut block) = empty_rx.recv() {
+                block.resize(BLOCK, 0);
+                let mut filled = 0;
+                while filled < BLOCK {
+                    match reader.read(&mut block[filled..]) {
+                        Ok(0) => break,
+                        Ok(n) => filled += n,
+                        Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                        Err(e) => return Err(e),
+                    }
+                }
+                block.truncate(filled);
+                let last = filled < BLOCK;
+                if full_tx.send(block).is_err() || last {
+                    return Ok(());
+                }
+            }
+            Ok(())
+        })?;
+    let mut hasher = Sha256::new();
+    let mut size = 0u64;
+    for block in full_rx {
+        hasher.update(&block);
+        size += block.len() as u64;
+        // The reader may already be done; then the block is simply dropped.
+        let _ = empty_tx.send(block);
+    }
+    read.join()
+        .map_err(|_| std::io::Error::other("the hash reader thread panicked"))??;
+    Ok((size, hasher.finalize().into()))
 }
 
 /// Why a host call was refused.
@@ -615,7 +592,6 @@ mod tests {
     //! Two hosts joined in memory, in virtual time: the glue between endpoint, chat and
     //! file streams, without sockets or a runtime.
 
-    use std::io::Cursor;
     use std::net::SocketAddr;
     use std::time::Duration;
 
@@ -727,11 +703,13 @@ mod tests {
             .map(|i| (i % 251) as u8 ^ (i >> 11) as u8)
             .collect();
         let path = std::env::temp_dir().join(format!("rustox-host-test-{}", std::process::id()));
-        let source = content.clone();
+        let source_path = path.with_extension("src");
+        std::fs::write(&source_path, &content).unwrap();
         let mut on_a = |a: &mut Host, now: Timestamp, e: &HostEvent| {
             if matches!(e, HostEvent::Established(x) if *x == id) {
                 a.send_message(now, id, b"hello").unwrap();
-                let file = PreparedFile::hash(Box::new(Cursor::new(source.clone()))).unwrap();
+                let file =
+                    PreparedFile::hash_file(std::fs::File::open(&source_path).unwrap()).unwrap();
                 a.send_file(now, id, file, b"x.bin").unwrap();
             }
         };
@@ -752,6 +730,7 @@ mod tests {
         });
         let received = std::fs::read(&path).unwrap_or_default();
         let _ = std::fs::remove_file(&path);
+        let _ = std::fs::remove_file(&source_path);
         assert!(ev_b
             .iter()
             .any(|e| matches!(e, HostEvent::Message(_, text) if text == b"hello")));
