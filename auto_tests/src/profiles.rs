@@ -74,15 +74,10 @@ impl Profile {
         }
     }
 
-    /// lan: 0.5 ms, 1 Gbit/s, no loss, 1000-packet buffer.
+    /// lan: 0.5 ms, 1 Gbit/s, no loss, 1 BDP (62.5 kB: a gigabit switch's shallow
+    /// per-port buffer, DESIGN.md).
     pub fn lan() -> Self {
-        Profile::new(
-            "lan",
-            500,
-            1_000_000_000,
-            LossModel::None,
-            Some(1000 * FULL_WIRE_PACKET),
-        )
+        Profile::new("lan", 500, 1_000_000_000, LossModel::None, None)
     }
     /// wan20: 20 ms, 100 Mbit/s, no loss, 1 BDP.
     pub fn wan20() -> Self {

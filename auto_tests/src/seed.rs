@@ -19,6 +19,8 @@ pub enum StreamKind {
     Link = 2,
     /// Whatever the scenario itself needs (e.g. choosing which peers to ping).
     Scenario = 3,
+    /// A node's simulated driver (timer lateness draws, driver_model.rs).
+    Driver = 4,
 }
 
 /// The ChaCha8 stream for object `index` of `kind` under `seed`.

@@ -16,6 +16,7 @@ use std::net::SocketAddr;
 use rand_chacha::ChaCha8Rng;
 use rustox_net_crypto::Timestamp;
 
+use crate::driver_model::{DriverModel, DriverState, DriverStats, Queued};
 use crate::link::{Link, LinkConfig, LinkVerdict};
 use crate::node::SimNode;
 use crate::seed::{derive_rng, replay_command, StreamKind};
@@ -79,6 +80,10 @@ enum EventKind {
     Service {
         node: NodeId,
     },
+    /// A node with a driver model reads its socket (driver_model.rs).
+    Read {
+        node: NodeId,
+    },
 }
 
 #[derive(Debug)]
@@ -111,6 +116,9 @@ struct NodeSlot<N> {
     addrs: Vec<SocketAddr>,
     armed: Option<Timestamp>,
     generation: u64,
+    /// The driver between this node and the network; `None` handles every input at the
+    /// instant it happens.
+    driver: Option<DriverState>,
 }
 
 /// Counters of the simulator itself.
@@ -228,6 +236,7 @@ impl<N: SimNode> Simulator<N> {
             addrs,
             armed: None,
             generation: 0,
+            driver: None,
         });
         // Serviced as the first event at the current instant, so that routes set up right
         // after adding the node already apply to its first datagrams.
@@ -244,6 +253,22 @@ impl<N: SimNode> Simulator<N> {
         let rng = self.node_rng(self.next_node_id());
         let node = make(rng);
         self.add_node(addrs, node)
+    }
+
+    /// Drive node `id` through a model of a real driver (timer grain, socket buffer,
+    /// receive batching, CPU cost) from now on; `None` goes back to exact handling.
+    pub fn set_driver(&mut self, id: NodeId, model: Option<DriverModel>) {
+        let rng = derive_rng(self.seed, StreamKind::Driver, id.0 as u64);
+        let slot = &mut self.nodes[id.0];
+        slot.driver = model.map(|m| DriverState::new(m, rng));
+        // Re-arm the timer under the new model.
+        slot.armed = None;
+        self.service(id);
+    }
+
+    /// The counters of node `id`'s simulated driver, if it has one.
+    pub fn driver_stats(&self, id: NodeId) -> Option<DriverStats> {
+        self.nodes[id.0].driver.as_ref().map(|d| d.stats)
     }
 
     /// Number of nodes.
@@ -326,25 +351,52 @@ impl<N: SimNode> Simulator<N> {
 
     /// Drain a node's transmits onto links and re-arm its timer.
     fn service(&mut self, id: NodeId) {
+        self.service_turn(id, 0);
+    }
+
+    /// One driver loop turn after `rx` datagrams were handled: drain the node's transmits
+    /// onto links, charge the turn's CPU to its driver, and re-arm its timer (through the
+    /// driver's timer model, from when the turn's work ends).
+    fn service_turn(&mut self, id: NodeId, rx: u64) {
         let now = self.now;
+        let mut tx = 0u64;
         while let Some((dst, payload)) = self.nodes[id.0].node.poll_transmit(now) {
+            tx += 1;
             self.route_datagram(id, dst, payload);
         }
         let slot = &mut self.nodes[id.0];
+        let mut read_at = None;
+        if let Some(driver) = slot.driver.as_mut() {
+            driver.charge(now, rx, tx);
+            if !driver.socket.is_empty() && !driver.read_pending {
+                driver.read_pending = true;
+                read_at = Some(driver.busy_until);
+            }
+        }
         let deadline = slot.node.poll_timeout();
         if deadline != slot.armed {
             slot.armed = deadline;
             slot.generation += 1;
             let generation = slot.generation;
             if let Some(t) = deadline {
+                let at = match slot.driver.as_mut() {
+                    Some(d) => {
+                        let asleep = d.busy_until.max(now);
+                        d.model.timer.wake_at(asleep, t, &mut d.rng)
+                    }
+                    None => t.max(now),
+                };
                 self.push(
-                    t.max(now),
+                    at,
                     EventKind::Timer {
                         node: id,
                         generation,
                     },
                 );
             }
+        }
+        if let Some(at) = read_at {
+            self.push(at, EventKind::Read { node: id });
         }
     }
 
@@ -417,6 +469,7 @@ impl<N: SimNode> Simulator<N> {
             let node = match &event.kind {
                 EventKind::Deliver { node, .. }
                 | EventKind::Timer { node, .. }
+                | EventKind::Read { node }
                 | EventKind::Service { node } => *node,
             };
             return Err(SimError::Livelock {
@@ -426,6 +479,17 @@ impl<N: SimNode> Simulator<N> {
             });
         }
         let now = self.now;
+        // A node whose driver is still busy with earlier work takes its timer or read when
+        // that work ends.
+        if let EventKind::Timer { node, .. } | EventKind::Read { node } = event.kind {
+            if let Some(busy) = self.nodes[node.0].driver.as_ref().map(|d| d.busy_until) {
+                if busy > now {
+                    self.push(busy, event.kind);
+                    return Ok(true);
+                }
+            }
+        }
+        let mut rx = 0u64;
         let id = match event.kind {
             EventKind::Deliver {
                 node,
@@ -439,9 +503,17 @@ impl<N: SimNode> Simulator<N> {
                 }
                 self.stats.datagrams_delivered += 1;
                 self.stats.bytes_delivered += payload.len() as u64;
-                self.nodes[node.0]
-                    .node
-                    .handle_datagram(now, from, to, &payload);
+                let slot = &mut self.nodes[node.0];
+                if let Some(driver) = slot.driver.as_mut() {
+                    // Into the socket buffer; the driver reads it when it next can.
+                    if driver.enqueue(Queued { from, to, payload }) && !driver.read_pending {
+                        driver.read_pending = true;
+                        let at = (now + driver.model.rx_wake_latency).max(driver.busy_until);
+                        self.push(at, EventKind::Read { node });
+                    }
+                    return Ok(true);
+                }
+                slot.node.handle_datagram(now, from, to, &payload);
                 node
             }
             EventKind::Timer { node, generation } => {
@@ -449,14 +521,38 @@ impl<N: SimNode> Simulator<N> {
                 if slot.generation != generation {
                     return Ok(true);
                 }
+                if let (Some(d), Some(asked)) = (slot.driver.as_mut(), slot.armed) {
+                    d.stats.timer_wakeups += 1;
+                    d.stats.timer_lateness_us +=
+                        now.saturating_duration_since(asked).as_micros() as u64;
+                }
                 slot.armed = None;
                 slot.node.handle_timeout(now);
+                node
+            }
+            EventKind::Read { node } => {
+                let slot = &mut self.nodes[node.0];
+                let Some(driver) = slot.driver.as_mut() else {
+                    return Ok(true);
+                };
+                driver.read_pending = false;
+                let batch = driver.model.rx_batch.max(1);
+                for _ in 0..batch {
+                    let Some(d) = driver.dequeue() else { break };
+                    rx += 1;
+                    slot.node.handle_datagram(now, d.from, d.to, &d.payload);
+                }
+                // The loop checks its deadline after a read (cli/src/driver/mod.rs): under a
+                // steady flood the timer would otherwise never win the race.
+                if slot.node.poll_timeout().is_some_and(|t| t <= now) {
+                    slot.node.handle_timeout(now);
+                }
                 node
             }
             EventKind::Service { node } => node,
         };
         self.stats.events += 1;
-        self.service(id);
+        self.service_turn(id, rx);
         if self.stats.events % self.invariant_interval == 0 {
             if let Err(reason) = self.nodes[id.0].node.check_invariants() {
                 return Err(SimError::Invariant {

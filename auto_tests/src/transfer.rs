@@ -14,6 +14,7 @@ use rustox_net_crypto::{ConnectionId, ControllerKind, Timestamp, TransportStats}
 use serde::Serialize;
 
 use crate::cpu_time::CpuTimer;
+use crate::driver_model::DriverModel;
 use crate::link::{LinkStats, IPV4_UDP_OVERHEAD};
 use crate::metrics::percentile;
 use crate::netcrypto::NetCryptoNode;
@@ -81,6 +82,23 @@ pub struct TransferSpec {
     pub seed: u64,
     /// Bulk bytes to transfer.
     pub bytes: u64,
+    /// The driver both hosts run under (`None`: exact, every input handled the instant it
+    /// happens).
+    pub driver: Option<DriverModel>,
+}
+
+impl TransferSpec {
+    /// A transfer under the model of the CLI's own driver ([`DriverModel::cli`]), as real
+    /// `rustox send`/`recv` would run it.
+    pub fn new(profile: Profile, controller: ControllerKind, seed: u64, bytes: u64) -> Self {
+        TransferSpec {
+            profile,
+            controller,
+            seed,
+            bytes,
+            driver: Some(DriverModel::cli()),
+        }
+    }
 }
 
 /// The outcome of one transfer. Ratios are `None` when undefined (e.g. nothing was lost).
@@ -259,6 +277,8 @@ pub fn setup_pair(spec: &TransferSpec) -> Result<Pair, SimError> {
         .ok_or_else(|| SimError::Scenario("address clash".into()))?;
     let (forward, reverse) =
         sim.connect(a, b, spec.profile.link_config(), spec.profile.link_config());
+    sim.set_driver(a, spec.driver.clone());
+    sim.set_driver(b, spec.driver.clone());
     let (a_pk, b_pk, b_dht) = (
         sim.node(a).real_pk(),
         sim.node(b).real_pk(),

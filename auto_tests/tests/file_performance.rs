@@ -33,13 +33,8 @@ fn goodput_matches_bulk(profile: Profile) {
     let file = run
         .goodput_efficiency()
         .expect("finished runs have an efficiency");
-    let bulk = run_transfer(&TransferSpec {
-        profile,
-        controller: ControllerKind::Bbr,
-        seed: s,
-        bytes,
-    })
-    .unwrap_or_else(|e| panic!("{name}: bulk run failed: {e}"));
+    let bulk = run_transfer(&TransferSpec::new(profile, ControllerKind::Bbr, s, bytes))
+        .unwrap_or_else(|e| panic!("{name}: bulk run failed: {e}"));
     assert!(bulk.completed, "{name}: bulk run did not finish");
     eprintln!(
         "{name}: file {file:.3} vs bulk {:.3} goodput efficiency",

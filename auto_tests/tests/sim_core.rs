@@ -338,3 +338,53 @@ fn a_node_receives_on_each_of_its_addresses() {
     assert_eq!(sink(&sim, s).received.len(), 12);
     assert_eq!(sim.stats().unroutable, 3, "nobody owns 10.0.0.9");
 }
+
+#[test]
+fn a_busy_driver_reads_in_batches_and_drops_what_its_socket_buffer_cannot_hold() {
+    use rustox_auto_tests::driver_model::{socket_truesize, DriverModel};
+    // 1372-byte datagrams every 2 µs into a driver that needs 5 µs per datagram and whose
+    // socket holds 100 of them: it keeps up with two fifths of the offered load.
+    let mut sim: Simulator<Toy> = Simulator::new(seed_from_env(3), LinkConfig::default());
+    let count = 5_000;
+    let s = sim
+        .add_node(
+            vec![addr(2)],
+            Toy::Sink(Sink {
+                require_order: true,
+                ..Sink::default()
+            }),
+        )
+        .unwrap();
+    let f = sim
+        .add_node(
+            vec![addr(1)],
+            Toy::Flood(Flooder::new(addr(2), 1372, Duration::from_micros(2), count)),
+        )
+        .unwrap();
+    sim.connect(f, s, LinkConfig::default(), LinkConfig::default());
+    let model = DriverModel {
+        rx_buffer_bytes: 100 * socket_truesize(1372),
+        cpu_per_rx: Duration::from_micros(5),
+        ..DriverModel::precise()
+    };
+    sim.set_driver(s, Some(model));
+    if let Err(e) = sim.run_until(Timestamp::from_secs(1)) {
+        sim.fail(&e);
+    }
+    let got = sink(&sim, s).received.len() as u64;
+    let driver = sim.driver_stats(s).expect("the sink has a driver");
+    assert_eq!(
+        got + driver.rx_buffer_drops,
+        count,
+        "every datagram read or dropped at the socket"
+    );
+    assert!(driver.rx_buffer_drops > count / 2, "{driver:?}");
+    assert!(driver.rx_buffer_peak <= 100 * socket_truesize(1372));
+    // Reads come 32 at a time while the socket is full, so far fewer loop turns than
+    // datagrams.
+    assert!(
+        driver.wakeups * 4 < got,
+        "{} turns for {got} datagrams",
+        driver.wakeups
+    );
+}

@@ -39,12 +39,7 @@ fn transfer(profile: Profile, controller: ControllerKind) -> TransferMetrics {
         map.entry((profile.name, controller)).or_default().clone()
     };
     cell.get_or_init(|| {
-        let spec = TransferSpec {
-            profile,
-            controller,
-            seed: seed(),
-            bytes: BYTES,
-        };
+        let spec = TransferSpec::new(profile, controller, seed(), BYTES);
         run_transfer(&spec).map_err(|e| {
             format!(
                 "{} {:?} seed {}: {e}\nreplay: {}",
@@ -149,12 +144,12 @@ fn relay500_delivers_32_mib_byte_exact_with_every_controller() {
 
 #[test]
 fn same_seed_replays_a_transfer_bit_for_bit() {
-    let spec = TransferSpec {
-        profile: Profile::lossy(),
-        controller: ControllerKind::Bbr,
-        seed: seed(),
-        bytes: 2 * 1024 * 1024,
-    };
+    let spec = TransferSpec::new(
+        Profile::lossy(),
+        ControllerKind::Bbr,
+        seed(),
+        2 * 1024 * 1024,
+    );
     let a = run_transfer(&spec)
         .unwrap_or_else(|e| panic!("{e}\nreplay: {}", replay_command(spec.seed)));
     let b = run_transfer(&spec)

@@ -81,12 +81,8 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         let handles: Vec<_> = controllers
             .iter()
             .map(|&controller| {
-                let spec = TransferSpec {
-                    profile: args.profile.clone(),
-                    controller,
-                    seed: args.seed,
-                    bytes: args.size,
-                };
+                let spec =
+                    TransferSpec::new(args.profile.clone(), controller, args.seed, args.size);
                 let want_curve = args.plot.is_some();
                 scope.spawn(move || simulate(&spec, want_curve))
             })

@@ -10,6 +10,7 @@ use std::process::ExitCode;
 use std::sync::Mutex;
 
 use clap::Parser;
+use rustox_auto_tests::driver_model::driver_by_name;
 use rustox_auto_tests::profiles::Profile;
 use rustox_auto_tests::targets::{goodput_target, RAMP_MAX_RTTS, RAMP_PROFILES};
 use rustox_auto_tests::transfer::{
@@ -50,6 +51,11 @@ struct Args {
     /// Worker threads (default: available cores).
     #[arg(long)]
     jobs: Option<usize>,
+    /// The driver model both hosts run under: cli (the model of `rustox send`/`recv`'s own
+    /// loop), tokio (tokio's millisecond timer), precise (a microsecond timer), exact (no
+    /// model: every input handled the instant it happens).
+    #[arg(long, default_value = "cli")]
+    driver: String,
 }
 
 fn main() -> ExitCode {
@@ -82,15 +88,20 @@ fn main() -> ExitCode {
     let mib = args
         .mib
         .unwrap_or(if args.quick { QUICK_MIB } else { FULL_MIB });
+    let driver = match driver_by_name(&args.driver) {
+        Ok(d) => d,
+        Err(e) => {
+            eprintln!("{e}");
+            return ExitCode::FAILURE;
+        }
+    };
     let mut specs = Vec::new();
     for p in &profiles {
         for &c in &controllers {
             for s in 0..seeds {
                 specs.push(TransferSpec {
-                    profile: p.clone(),
-                    controller: c,
-                    seed: args.first_seed + s,
-                    bytes: mib * 1024 * 1024,
+                    driver: driver.clone(),
+                    ..TransferSpec::new(p.clone(), c, args.first_seed + s, mib * 1024 * 1024)
                 });
             }
         }
