@@ -91,6 +91,7 @@ fn run_in(args: &Args, dir: &Path) -> anyhow::Result<()> {
 
     let transport = TransportConfig {
         controller: args.controller,
+        wake_lateness: driver::wake_lateness(),
     };
     let limit = Duration::from_secs(args.timeout.max(1));
     let bob = {

@@ -92,6 +92,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             keys,
             TransportConfig {
                 controller: args.controller,
+                wake_lateness: driver::wake_lateness(),
             },
             true,
             Box::new(OsRng),

@@ -80,6 +80,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             KeyPair::generate(&mut OsRng),
             TransportConfig {
                 controller: args.controller,
+                wake_lateness: driver::wake_lateness(),
             },
             false,
             Box::new(OsRng),

@@ -146,6 +146,7 @@ impl Host {
             EndpointConfig {
                 transport: TransportConfig {
                     controller: Default::default(),
+                    ..Default::default()
                 },
                 accept_all: false,
             },

@@ -193,7 +193,13 @@ pub struct Node {
 impl Node {
     fn new(now: Timestamp, kind: ControllerKind) -> Self {
         Self {
-            t: Transport::new(now, TransportConfig { controller: kind }),
+            t: Transport::new(
+                now,
+                TransportConfig {
+                    controller: kind,
+                    ..Default::default()
+                },
+            ),
             to_send: 0,
             next_seq: 0,
             payload_len: 1373,

@@ -21,7 +21,13 @@ fn drain(t: &mut Transport, now: Timestamp) -> Vec<(u32, bool)> {
 #[test]
 fn request_crossing_a_just_sent_packet_does_not_resend_it() {
     for kind in [ControllerKind::Bbr, ControllerKind::Cubic] {
-        let mut t = Transport::new(ms(0), TransportConfig { controller: kind });
+        let mut t = Transport::new(
+            ms(0),
+            TransportConfig {
+                controller: kind,
+                ..Default::default()
+            },
+        );
         for i in 0..10u8 {
             t.queue_lossless(ms(0), PacketClass::Control, &[64, i])
                 .unwrap();
@@ -67,7 +73,13 @@ fn fresh_nack_of_an_old_packet_resends_it() {
         ControllerKind::Cubic,
         ControllerKind::Legacy,
     ] {
-        let mut t = Transport::new(ms(0), TransportConfig { controller: kind });
+        let mut t = Transport::new(
+            ms(0),
+            TransportConfig {
+                controller: kind,
+                ..Default::default()
+            },
+        );
         for i in 0..10u8 {
             t.queue_lossless(ms(0), PacketClass::Control, &[64, i])
                 .unwrap();
@@ -167,6 +179,7 @@ fn request_names_the_tail_and_the_sender_does_not_resend_it_early() {
         ms(0),
         TransportConfig {
             controller: ControllerKind::Legacy,
+            ..Default::default()
         },
     );
     for pn in [0u32, 2, 3] {
@@ -175,7 +188,13 @@ fn request_names_the_tail_and_the_sender_does_not_resend_it_early() {
     assert_eq!(l.poll_request(ms(2000)).unwrap(), vec![1, 2]);
 
     for kind in [ControllerKind::Bbr, ControllerKind::Cubic] {
-        let mut t = Transport::new(ms(0), TransportConfig { controller: kind });
+        let mut t = Transport::new(
+            ms(0),
+            TransportConfig {
+                controller: kind,
+                ..Default::default()
+            },
+        );
         for i in 0..3u8 {
             t.queue_lossless(ms(0), PacketClass::Control, &[64, i])
                 .unwrap();

@@ -17,7 +17,13 @@ fn idle_transport_costs_a_few_hundred_bytes() {
         ControllerKind::Cubic,
         ControllerKind::Legacy,
     ] {
-        let t = Transport::new(Timestamp::ZERO, TransportConfig { controller: kind });
+        let t = Transport::new(
+            Timestamp::ZERO,
+            TransportConfig {
+                controller: kind,
+                ..Default::default()
+            },
+        );
         let heap = t.memory_usage();
         let total = heap + std::mem::size_of::<Transport>();
         eprintln!(

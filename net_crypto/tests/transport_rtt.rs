@@ -18,7 +18,13 @@ fn ms(m: u64) -> Timestamp {
 /// Packet 0 is sent, NACKed once old, resent, then acknowledged 5 ms after the resend:
 /// the PR #1323 sequence. Returns the transport's stats afterwards.
 fn resend_then_quick_ack(kind: ControllerKind) -> rustox_net_crypto::transport::TransportStats {
-    let mut t = Transport::new(ms(0), TransportConfig { controller: kind });
+    let mut t = Transport::new(
+        ms(0),
+        TransportConfig {
+            controller: kind,
+            ..Default::default()
+        },
+    );
     t.queue_lossless(ms(0), PacketClass::Control, &[64, 1, 2, 3])
         .unwrap();
     let first = t.poll_send(ms(0)).expect("first send");

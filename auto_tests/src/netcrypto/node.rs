@@ -79,7 +79,10 @@ impl NetCryptoNode {
         rng.fill_bytes(&mut endpoint_seed);
         let endpoint_rng = ChaCha8Rng::from_seed(endpoint_seed);
         let config = EndpointConfig {
-            transport: TransportConfig { controller },
+            transport: TransportConfig {
+                controller,
+                ..Default::default()
+            },
             accept_all,
         };
         let endpoint = Endpoint::new(now, real, dht, config, Box::new(endpoint_rng));

@@ -224,7 +224,10 @@ impl FileHost {
         let mut seed = [0u8; 32];
         rng.fill_bytes(&mut seed);
         let config = EndpointConfig {
-            transport: TransportConfig { controller },
+            transport: TransportConfig {
+                controller,
+                ..Default::default()
+            },
             accept_all: false,
         };
         let endpoint = Endpoint::new(

@@ -607,6 +607,7 @@ mod tests {
         let public = keys.public;
         let config = TransportConfig {
             controller: ControllerKind::Bbr,
+            ..Default::default()
         };
         let host = Host::new(Timestamp::ZERO, keys, config, accept_all, Box::new(OsRng));
         (host, public)

@@ -76,16 +76,14 @@ pub async fn run<A: App>(
 ) -> Result<A::Output, DriverError> {
     let mut batch = batch_recv::RecvBatch::new(socket);
     let mut out = gso::Batch::default();
-    // tokio's millisecond timer by default; the microsecond timerfd only when asked
-    // (`RUSTOX_PRECISE_TIMER=1`). Paths under 2 ms are not paced at all (transport.md §3.7),
-    // and longer ones pace in bursts of up to ten packets, so the coarse timer costs
-    // nothing measurable: bench-loopback 1 GiB, 2026-11-30, 284 / 293 MiB/s with the
-    // timerfd against 291–303 without, and more resends (2 226 / 21 653). It once also
-    // made BBR collapse on loopback (timer.rs), before BBR counted the peer's ack delay.
-    let timer = if std::env::var_os("RUSTOX_PRECISE_TIMER").is_some() {
-        timer::PreciseTimer::new().ok()
-    } else {
-        None
+    // The microsecond timerfd unless it cannot be had (or `RUSTOX_TIMER=tokio` asks for
+    // tokio's millisecond wheel, to measure the difference): every path is paced
+    // (transport.md §3.7), and a gigabit LAN's pacing gaps are ~11 µs a packet. The pacer
+    // covers a late wake-up with burst credit, but on a fast, short path the credit it may
+    // take is a quarter of the window, so a millisecond timer would cap the rate there.
+    let timer = match timer_kind() {
+        TimerKind::Precise => timer::PreciseTimer::new().ok(),
+        TimerKind::Tokio => None,
     };
     loop {
         let now = clock.now();
@@ -135,6 +133,36 @@ pub async fn run<A: App>(
             // The app's own deadline is checked at the top of the loop.
             () = sleep => host.handle_timeout(clock.now()),
         }
+    }
+}
+
+/// Which timer the driver sleeps on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TimerKind {
+    /// A timerfd with 1 ns timer slack (timer.rs).
+    Precise,
+    /// tokio's timer wheel: millisecond grain.
+    Tokio,
+}
+
+/// The driver's timer: precise, unless `RUSTOX_TIMER=tokio` (a diagnostic switch).
+pub fn timer_kind() -> TimerKind {
+    match std::env::var("RUSTOX_TIMER").as_deref() {
+        Ok("tokio") => TimerKind::Tokio,
+        _ => TimerKind::Precise,
+    }
+}
+
+/// How late this driver's wake-ups may run, for [`TransportConfig::wake_lateness`]
+/// (the pacer measures it too; this covers a flow's first wake-ups). Measured on this
+/// project's 2-core VM: a timerfd with 1 ns slack woke 5–40 µs late when idle, more when
+/// the other core is busy; tokio's wheel 0.05–2.1 ms (auto_tests/src/driver_model.rs).
+///
+/// [`TransportConfig::wake_lateness`]: rustox_net_crypto::TransportConfig::wake_lateness
+pub fn wake_lateness() -> std::time::Duration {
+    match timer_kind() {
+        TimerKind::Precise => std::time::Duration::from_micros(100),
+        TimerKind::Tokio => std::time::Duration::from_millis(2),
     }
 }
 

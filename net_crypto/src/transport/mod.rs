@@ -101,6 +101,11 @@ pub enum PacketClass {
 pub struct TransportConfig {
     /// The congestion controller.
     pub controller: ControllerKind,
+    /// How late the driver's timer may wake after the deadline it was given (its grain plus
+    /// scheduling delay): tokio's millisecond timer up to ~2 ms, a timerfd tens of µs. The
+    /// pacer lets its burst credit cover this from the first wake-up on (pacer.rs); later
+    /// it also measures the lateness itself. Zero: measured only.
+    pub wake_lateness: Duration,
 }
 
 /// A plaintext frame body the connection must encrypt and send now.
@@ -232,8 +237,6 @@ pub const MAX_PAYLOAD: usize = 1373;
 pub const RESERVED_SLOTS: u32 = 16;
 /// Consecutive PTO backoff cap (quinn MAX_BACKOFF_EXPONENT).
 const MAX_PTO_BACKOFF: u32 = 16;
-/// Paths whose (minimum) RTT is below this are not paced (transport.md §3.7).
-const UNPACED_BELOW_RTT: Duration = Duration::from_millis(2);
 /// Absolute PTO cap (RFC 6298 §2.5 allows an upper bound ≥ 60 s).
 const MAX_PTO: Duration = Duration::from_secs(60);
 /// Packets resent as probes per PTO (RFC 9002 §6.2.4: one or two).
@@ -437,7 +440,7 @@ impl Transport {
             cc: cc::build(config.controller, now),
             legacy,
             delivery: DeliveryRate::new(now),
-            pacer: Pacer::default(),
+            pacer: Pacer::new(config.wake_lateness),
             pto_count: 0,
             last_inflight_sent: now,
             last_request_rx: None,
@@ -591,6 +594,7 @@ impl Transport {
                 }
                 l.on_resend(now);
             } else if !paced_ok {
+                self.pacer.on_held_back();
                 return None; // resends go first: nothing new overtakes a hole's repair
             }
             // Resends are paced but not window-limited: a lost packet left the flight when
@@ -611,6 +615,7 @@ impl Transport {
                 continue;
             }
             if !paced_ok {
+                self.pacer.on_held_back();
                 return None;
             }
             self.control_queue.pop_front();
@@ -628,6 +633,9 @@ impl Transport {
                 continue;
             }
             if !legacy && (!paced_ok || self.bytes_in_flight + slot.size() > cwnd) {
+                if self.bytes_in_flight + slot.size() <= cwnd {
+                    self.pacer.on_held_back();
+                }
                 return None;
             }
             self.queued_bulk_bytes = self.queued_bulk_bytes.saturating_sub(slot.size());
@@ -647,24 +655,14 @@ impl Transport {
         None
     }
 
-    /// The rate the pacer holds sends to: the controller's, except on short paths
-    /// (transport.md §3.7: no pacing when the RTT is under 2 ms). There a whole window
-    /// leaves within a couple of milliseconds anyway, and a pacer whose gaps are a few
-    /// microseconds cannot be honoured by a driver timer of millisecond grain: a late wake
-    /// forfeits the credit beyond one burst, and on loopback that capped a 200 MB/s pacing
-    /// rate at ~110–145 MiB/s achieved (2026-11-30).
-    ///
-    /// "Short" is judged by the windowed minimum RTT, where §3.7 says srtt: srtt includes
-    /// the queue the flow itself builds — on loopback the receiver's socket buffer, a few
-    /// milliseconds at 250 MiB/s — and keyed on srtt, pacing switched itself back on
-    /// whenever that queue grew (bench-loopback 1 GiB, same machine state: 253–268 MiB/s
-    /// keyed on srtt, 278–303 on the minimum RTT, with up to 0.24 % of packets resent and
-    /// an RTT of 11–21 ms from the socket-buffer queue).
+    /// The rate the pacer holds sends to: the controller's, on every path. Short paths are
+    /// paced too (transport.md §3.7 exempted paths under 2 ms): unpaced, a gigabit LAN's
+    /// whole window left in one burst and overflowed a switch's shallow buffer (issue #10:
+    /// ~30 % of packets resent through a 62.5 kB queue). What made pacing cost throughput on
+    /// loopback, a driver timer of millisecond grain forfeiting the pacer's credit, the
+    /// pacer now covers by measuring how late its wake-ups run (pacer.rs).
     fn pacing_rate(&self) -> Option<u64> {
-        match self.rtt.min_rtt() {
-            Some(min_rtt) if min_rtt < UNPACED_BELOW_RTT => None,
-            _ => self.cc.pacing_rate(&self.rtt),
-        }
+        self.cc.pacing_rate(&self.rtt)
     }
 
     /// Puts packet `pn` on the wire (first send, resend or probe) and does the bookkeeping.
@@ -714,7 +712,7 @@ impl Transport {
         self.last_inflight_sent = now;
         self.cc.on_sent(now, size, self.bytes_in_flight);
         if self.legacy.is_none() {
-            self.pacer.on_sent(now, size, rate);
+            self.pacer.on_sent(now, size, rate, self.cc.window());
         }
         out
     }
@@ -1313,6 +1311,10 @@ impl Transport {
         s.send_queue_len =
             (self.control_queue.len() + self.bulk_queue.len() + self.resend_queue.len()) as u64;
         s.loss_packet_threshold = self.loss.pkt_thresh();
+        s.wake_lateness = self
+            .legacy
+            .is_none()
+            .then(|| self.pacer.last_wake_lateness());
         s
     }
 

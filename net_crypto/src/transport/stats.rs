@@ -60,4 +60,7 @@ pub struct TransportStats {
     pub send_queue_len: u64,
     /// Current packet-count threshold of loss detection (adaptive, transport.md §3.5).
     pub loss_packet_threshold: u32,
+    /// How late the driver's wake-ups run, as the pacer's burst credit covers it (the larger
+    /// of the driver's declared and the measured lateness, pacer.rs).
+    pub wake_lateness: Option<Duration>,
 }

@@ -66,6 +66,7 @@ pub fn config(accept_all: bool) -> EndpointConfig {
     EndpointConfig {
         transport: TransportConfig {
             controller: Default::default(),
+            ..Default::default()
         },
         accept_all,
     }

@@ -99,6 +99,12 @@ const MAX_QUEUE_THRESH: Duration = Duration::from_millis(16);
 /// the floor adds no queue while the flow is pacing-limited (it always is in ProbeBW at
 /// gain ≤ 1).
 pub(crate) const ACK_CLOCK_WINDOW: u64 = 2 * PACKETS_PER_REQUEST as u64 * MAX_PACKET;
+/// RTT samples a cruising round needs before its minimum is believed to show a standing
+/// queue. On a path of a few packets per round (100 µs loopback at a gigabit: ~13
+/// packets, one or two requests) the round minimum is one or two samples, and scheduling
+/// jitter alone lifts it: the queue verdict's bandwidth cut then fed on itself
+/// (transport_loopback's jittery path: 60 of 115 MiB/s).
+const QUEUE_ROUND_MIN_SAMPLES: u32 = 4;
 /// The floor BBR's window never goes below.
 const BBR_MIN_WINDOW: u64 = if ACK_CLOCK_WINDOW > MIN_WINDOW {
     ACK_CLOCK_WINDOW
@@ -107,6 +113,31 @@ const BBR_MIN_WINDOW: u64 = if ACK_CLOCK_WINDOW > MIN_WINDOW {
 };
 /// RFC 9406 N_RTT_SAMPLE: consecutive risen RTT samples that end Startup.
 const STARTUP_RISEN_SAMPLES: u32 = 8;
+
+/// The RTT rise above `min` that means a standing queue: RFC 9406's clamp(min/8, 4 ms,
+/// 16 ms), plus [`ack_delay_allowance`]. On a path whose whole buffer holds less than
+/// those 4 ms — a gigabit LAN's 1-BDP switch buffer is 0.5 ms — no queue could ever pass
+/// it, and neither Startup's nor the loss guard's congestion tests fire however much the
+/// buffer drops (issue #10: ~30 % of packets resent through a 62.5 kB queue): there the
+/// floor is a quarter of the minimum RTT.
+fn queue_threshold(min: Duration, rtt: &RttEstimator) -> Duration {
+    let floor = MIN_QUEUE_THRESH.min(min / 4);
+    // Twice the RTT variation: these tests read single samples or a round's losses, and on
+    // a jittery sub-millisecond path (loopback under load) one variation let reordering's
+    // spurious losses plus jitter pass for a congested round.
+    (min / 8).clamp(floor, MAX_QUEUE_THRESH) + ack_delay_allowance(min, rtt, 2)
+}
+
+/// What the queue tests add for the peer's ack delay, which our RTT samples carry (the
+/// wire has no field for it): the estimate, but at most a quarter of the minimum RTT or
+/// `variations` times the RTT variation, whichever is larger. On long paths that cap never binds (≤ 25 ms
+/// of delay from our receiver against ≥ 100 ms paths); on a LAN the estimate's 1 ms floor
+/// (rtt.rs) alone exceeds the largest queue a 1-BDP buffer can hold, while the round
+/// minima the tests compare come from the promptly acknowledged packets of each round.
+fn ack_delay_allowance(min: Duration, rtt: &RttEstimator, variations: u32) -> Duration {
+    rtt.peer_ack_delay()
+        .min((min / 4).max(rtt.var() * variations))
+}
 
 /// How a round looked to the loss guard.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -152,6 +183,8 @@ pub(crate) struct Bbr {
     round_lost_start: u64,
     round_delivered_start: u64,
     round_min_rtt: Option<Duration>,
+    /// RTT samples behind `round_min_rtt`.
+    round_samples: u32,
     // full pipe
     filled_pipe: bool,
     full_bw: u64,
@@ -200,6 +233,7 @@ impl Bbr {
             round_lost_start: 0,
             round_delivered_start: 0,
             round_min_rtt: None,
+            round_samples: 0,
             filled_pipe: false,
             full_bw: 0,
             full_bw_count: 0,
@@ -281,6 +315,7 @@ impl Bbr {
     fn update_min_rtt(&mut self, now: Timestamp, sample: Option<Duration>) {
         if let Some(r) = sample {
             self.round_min_rtt = Some(self.round_min_rtt.map_or(r, |m| m.min(r)));
+            self.round_samples = self.round_samples.saturating_add(1);
             if self.mode == Mode::ProbeRtt {
                 self.probe_min = Some(self.probe_min.map_or(r, |m| m.min(r)));
             }
@@ -380,7 +415,12 @@ impl Bbr {
             full_length
                 && (ack.lost > self.round_lost_start || inflight >= self.bdp(gain).unwrap_or(0))
         } else if gain < 1.0 {
-            full_length || inflight <= self.bdp(1.0).unwrap_or(0)
+            // Drain what the probe queued: until the pipe holds one BDP (BBRv3's
+            // ProbeBW_DOWN), bounded by a few min RTTs in case in-flight never falls that
+            // far (ack aggregation). One min RTT (BBRv1) left a standing queue on a 1-BDP
+            // LAN buffer, which the next probe overflowed (lan, 32 MiB: 362 → 273
+            // packets resent; bursty, seed 1: 0.901 → 0.874).
+            inflight <= self.bdp(1.0).unwrap_or(0) || now - self.cycle_stamp > min_rtt * 3
         } else {
             full_length
         };
@@ -435,7 +475,7 @@ impl Bbr {
         }
         // Our samples carry the peer's ack delay (the wire has no field for it), so a round
         // of few packets can look "risen" by up to one request interval with no queue.
-        let thresh = (min / 8).clamp(MIN_QUEUE_THRESH, MAX_QUEUE_THRESH) + rtt.peer_ack_delay();
+        let thresh = queue_threshold(min, rtt);
         if rmin < min + thresh {
             return Some(RoundVerdict::Flat);
         }
@@ -501,6 +541,7 @@ impl Bbr {
             return;
         }
         let round_min = self.round_min_rtt.take();
+        let round_samples = std::mem::take(&mut self.round_samples);
         self.round_lost_start = ack.lost;
         self.round_delivered_start = ack.delivered_total;
         if let (Mode::Startup, Some(min), Some(rmin)) = (self.mode, self.min_rtt, round_min) {
@@ -508,7 +549,7 @@ impl Bbr {
             // sample carried it) means the pipe is full, whatever the bandwidth samples
             // say. On deep buffers (relays, 16 BDP) waiting for the 3-round plateau builds
             // seconds of queue that Drain then needs seconds to remove.
-            if rmin >= min + min / 2 + rtt.peer_ack_delay() {
+            if rmin >= min + min / 2 + ack_delay_allowance(min, rtt, 2) {
                 self.filled_pipe = true;
             }
         }
@@ -525,7 +566,8 @@ impl Bbr {
                 let min = self.min_rtt.unwrap_or(rmin);
                 if self.mode == Mode::ProbeBw
                     && self.pacing_gain <= 1.0
-                    && rmin >= min + min / 4 + rtt.peer_ack_delay()
+                    && round_samples >= QUEUE_ROUND_MIN_SAMPLES
+                    && rmin >= min + min / 4 + ack_delay_allowance(min, rtt, 1)
                 {
                     let bw = self.bw().unwrap_or(0);
                     self.bounds.bw_lo = Some((bw as f64 * QUEUE_DRAIN_FACTOR) as u64);
@@ -560,7 +602,7 @@ impl Bbr {
         let (Some(sample), Some(min)) = (ack.rtt_sample, self.min_rtt) else {
             return;
         };
-        let thresh = (min / 8).clamp(MIN_QUEUE_THRESH, MAX_QUEUE_THRESH) + rtt.peer_ack_delay();
+        let thresh = queue_threshold(min, rtt);
         if sample >= min + thresh {
             self.startup_risen += 1;
             if self.startup_risen >= STARTUP_RISEN_SAMPLES {
@@ -706,8 +748,8 @@ impl Controller for Bbr {
 
     fn summary(&self) -> String {
         format!(
-            "{:?} gain {:.2} bw {:?} min_rtt {:?} cwnd {} extra {:?} bw_lo {:?} inflight_hi {:?} round {} full {}",
-            self.mode,
+            "{:?} risen {} gain {:.2} bw {:?} min_rtt {:?} cwnd {} extra {:?} bw_lo {:?} inflight_hi {:?} round {} full {}",
+            self.mode, self.startup_risen,
             self.pacing_gain,
             self.max_bw.get(),
             self.min_rtt,
