@@ -49,6 +49,12 @@ pub struct EmulatorOptions {
     pub max_pending: usize,
     /// Interval of the per-flow delivery series.
     pub flow_interval: Duration,
+    /// SCHED_FIFO priority for the emulator thread (`chrt`), `None` to stay a normal
+    /// thread. On a machine whose cores are shared with the endpoints (and with builds), a
+    /// normal thread woken from `ppoll` waits behind whatever runs there, and its releases
+    /// come milliseconds late; a real-time thread preempts them. The kernel's RT throttling
+    /// (95 % of each second by default) keeps a spinning emulator from starving a core.
+    pub realtime_priority: Option<u8>,
 }
 
 impl Default for EmulatorOptions {
@@ -57,6 +63,7 @@ impl Default for EmulatorOptions {
             spin: Duration::from_micros(50),
             max_pending: 262_144,
             flow_interval: Duration::from_secs(1),
+            realtime_priority: Some(10),
         }
     }
 }
@@ -115,10 +122,12 @@ pub(super) struct Engine {
 }
 
 impl Engine {
-    /// An engine over device A (index 0) and B (index 1), set non-blocking here.
+    /// An engine over device A (index 0) and B (index 1), set non-blocking here, whose
+    /// clock reads zero at `origin`.
     pub(super) fn new(
         devices: [SyncDevice; 2],
         links: [Link; 2],
+        origin: Instant,
         options: EmulatorOptions,
         stop: Arc<AtomicBool>,
         shared: Arc<Mutex<EmulatorStats>>,
@@ -140,7 +149,7 @@ impl Engine {
         Ok(Engine {
             devices,
             directions: [direction(a), direction(b)],
-            origin: Instant::now(),
+            origin,
             options,
             stop,
             shared,
@@ -158,6 +167,9 @@ impl Engine {
     pub(super) fn run(mut self) -> EngineOutput {
         // Without this every ppoll wake-up may come up to the default 50 µs late.
         let _ = nix::sys::prctl::set_timerslack(1);
+        if let Some(priority) = self.options.realtime_priority {
+            self.stats.realtime = make_realtime(priority);
+        }
         let spin_ns = self.options.spin.as_nanos() as u64;
         let mut next_publish = 0;
         while !self.stop.load(Ordering::Relaxed) {
@@ -210,8 +222,10 @@ impl Engine {
             PollFd::new(a.as_fd(), PollFlags::POLLIN),
             PollFd::new(b.as_fd(), PollFlags::POLLIN),
         ];
+        let before = Instant::now();
         // EINTR or any other error: the loop simply looks again.
         let _ = ppoll(&mut fds, Some(TimeSpec::from_duration(timeout)), None);
+        self.stats.slept_ns += before.elapsed().as_nanos() as u64;
     }
 
     /// Writes every packet whose arrival time has come; true if any was.
@@ -306,4 +320,17 @@ impl Engine {
             *shared = snapshot;
         }
     }
+}
+
+/// Puts the calling thread under SCHED_FIFO at `priority` with `chrt` (no `unsafe` needed
+/// for `sched_setscheduler`); false if that failed (not root, no chrt).
+fn make_realtime(priority: u8) -> bool {
+    let tid = nix::unistd::gettid().to_string();
+    std::process::Command::new("chrt")
+        .args(["-f", "-p", &priority.to_string(), &tid])
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success())
 }

@@ -62,4 +62,16 @@ pub enum EmulatorError {
         /// What was wrong.
         detail: String,
     },
+    /// A file or directory the testbed needs could not be made.
+    #[error("cannot create {path}")]
+    Io {
+        /// The path.
+        path: String,
+        /// Why.
+        #[source]
+        source: io::Error,
+    },
+    /// A child process misbehaved (e.g. `rustox recv` never printed its key).
+    #[error("{0}")]
+    Child(String),
 }

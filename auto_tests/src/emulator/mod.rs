@@ -23,17 +23,25 @@
 //! Requirements: root (namespaces, moving devices) and `/dev/net/tun`; see
 //! [`check_prerequisites`]. Entry point: [`Testbed`].
 
+mod calibration;
+mod cli_transfer;
 mod engine;
 mod error;
 mod namespace;
 mod packet;
+mod sharing;
 mod stats;
 mod testbed;
 
+pub use calibration::{calibrate, CalibrationReport, CalibrationSpec};
+pub use cli_transfer::{
+    rustox_beside_current_exe, CliOutcome, CliSummary, CliTransfer, CliTransferSpec,
+};
 pub use engine::EmulatorOptions;
 pub use error::EmulatorError;
 pub use namespace::{remove_stale_namespaces, NetNs, NAMESPACE_PREFIX};
-pub use packet::{FlowKey, PacketInfo};
+pub use packet::{FlowKey, PacketInfo, PROTO_TCP, PROTO_UDP};
+pub use sharing::{merged, overlap, rates_bps};
 pub use stats::{
     DirectionStats, EmulatorReport, EmulatorStats, FlowSeries, LatenessHistogram, LatenessSummary,
     LinkCounters, UdpCounters,

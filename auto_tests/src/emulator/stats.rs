@@ -257,8 +257,21 @@ pub struct EmulatorStats {
     pub sleeps: u64,
     /// Loop turns spent spinning because the next release was too close to sleep for.
     pub spins: u64,
+    /// Nanoseconds spent asleep in `ppoll`; `1 − slept_ns / elapsed_ns` is how busy the
+    /// emulator thread was (near 1: it may be reading packets later than they were sent).
+    pub slept_ns: u64,
     /// Nanoseconds since the emulator started (its time origin).
     pub elapsed_ns: u64,
+    /// Whether the emulator thread runs under a real-time policy
+    /// ([`EmulatorOptions::realtime_priority`](super::EmulatorOptions::realtime_priority)).
+    pub realtime: bool,
+}
+
+impl EmulatorStats {
+    /// Fraction of the emulator's time not spent asleep (spinning counts as busy).
+    pub fn busy_fraction(&self) -> Option<f64> {
+        (self.elapsed_ns > 0).then(|| 1.0 - self.slept_ns as f64 / self.elapsed_ns as f64)
+    }
 }
 
 /// Everything at the end of a run: the snapshot plus each link's full statistics (with

@@ -20,6 +20,7 @@ use std::process::Command;
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
+use std::time::Instant;
 
 use tun_rs::{DeviceBuilder, Layer, SyncDevice};
 
@@ -136,6 +137,8 @@ struct Running {
 pub struct Testbed {
     namespaces: [NetNs; 2],
     devices: [String; 2],
+    /// Time zero of the emulator's clock (the links' timestamps count from here).
+    origin: Instant,
     shared: Arc<Mutex<EmulatorStats>>,
     running: Option<Running>,
 }
@@ -174,11 +177,19 @@ impl Testbed {
         ];
         let stop = Arc::new(AtomicBool::new(false));
         let shared = Arc::new(Mutex::new(EmulatorStats::default()));
-        let engine = Engine::new(tuns, links, config.options, stop.clone(), shared.clone())
-            .map_err(|source| EmulatorError::Tun {
-                name: devices[0].clone(),
-                source,
-            })?;
+        let origin = Instant::now();
+        let engine = Engine::new(
+            tuns,
+            links,
+            origin,
+            config.options,
+            stop.clone(),
+            shared.clone(),
+        )
+        .map_err(|source| EmulatorError::Tun {
+            name: devices[0].clone(),
+            source,
+        })?;
         let thread = std::thread::Builder::new()
             .name("link-emulator".into())
             .spawn(move || engine.run())
@@ -186,6 +197,7 @@ impl Testbed {
         Ok(Testbed {
             namespaces,
             devices,
+            origin,
             shared,
             running: Some(Running { stop, thread }),
         })
@@ -228,6 +240,13 @@ impl Testbed {
                 name: self.namespace(side).to_owned(),
                 source,
             })
+    }
+
+    /// The instant the emulator's clock reads zero: link samples' `entered` times and
+    /// flow intervals count from here, so a process in the same host can relate its own
+    /// [`Instant`]s to them.
+    pub fn origin(&self) -> Instant {
+        self.origin
     }
 
     /// The emulator's counters now (refreshed every 20 ms while it runs).

@@ -1,0 +1,80 @@
+//! How flows shared the emulated link: each flow's rate over the time all of them were
+//! active — the input to Jain's index ([`crate::metrics::jain_index`], transport.md §6) and to
+//! the share against a TCP flow. Rates over whole transfers would not do: a flow that
+//! finishes first leaves the link to the other, which then looks like unfairness.
+
+use std::ops::Range;
+use std::time::Duration;
+
+use super::stats::FlowSeries;
+
+/// Bytes per interval of several flows summed (e.g. iperf3's control and data
+/// connections, which share a port), as one series.
+pub fn merged(series: &[&FlowSeries]) -> Vec<u64> {
+    let len = series
+        .iter()
+        .map(|s| s.bytes_per_interval.len())
+        .max()
+        .unwrap_or(0);
+    let mut out = vec![0; len];
+    for s in series {
+        for (i, b) in s.bytes_per_interval.iter().enumerate() {
+            out[i] += b;
+        }
+    }
+    out
+}
+
+/// Intervals during which every series was delivering: from the latest first delivery to
+/// the earliest last one, without those two boundary intervals (a flow starts or ends part
+/// way through them) when that leaves any. `None` if the flows never overlapped.
+pub fn overlap(series: &[Vec<u64>]) -> Option<Range<usize>> {
+    let mut start = 0;
+    let mut end = usize::MAX;
+    for s in series {
+        let first = s.iter().position(|&b| b > 0)?;
+        let last = s.iter().rposition(|&b| b > 0)?;
+        start = start.max(first);
+        end = end.min(last);
+    }
+    if series.is_empty() || start > end {
+        return None;
+    }
+    Some(if end > start + 1 {
+        start + 1..end
+    } else {
+        start..end + 1
+    })
+}
+
+/// Mean bit rate of each series over `range` of intervals of length `interval`.
+pub fn rates_bps(series: &[Vec<u64>], range: Range<usize>, interval: Duration) -> Vec<f64> {
+    let seconds = interval.as_secs_f64() * range.len() as f64;
+    series
+        .iter()
+        .map(|s| {
+            let bytes: u64 = s.get(range.clone()).map_or(0, |r| r.iter().sum());
+            if seconds > 0.0 {
+                bytes as f64 * 8.0 / seconds
+            } else {
+                0.0
+            }
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn overlap_drops_the_partial_boundary_intervals() {
+        let a = vec![0, 5, 10, 10, 10, 10, 3, 0];
+        let b = vec![0, 0, 0, 7, 10, 10, 10, 10];
+        assert_eq!(overlap(&[a.clone(), b.clone()]), Some(4..6));
+        let rates = rates_bps(&[a, b], 4..6, Duration::from_secs(1));
+        assert_eq!(rates, vec![80.0, 80.0]);
+        assert_eq!(overlap(&[vec![1, 0, 0], vec![0, 0, 1]]), None);
+        assert_eq!(overlap(&[vec![0, 1], vec![0, 1]]), Some(1..2));
+    }
+}
