@@ -13,6 +13,7 @@
 //! the benchmark binaries and `rustox sim` call.
 
 pub mod cpu_time;
+pub mod ctoxcore;
 pub mod driver_model;
 pub mod emulator;
 pub mod link;
