@@ -1,0 +1,233 @@
+//! `real-bench`: the simulator's link profiles applied to real sockets, so no simulated
+//! figure has to be trusted alone (DESIGN.md "Link profiles").
+//!
+//! For each profile it runs the real `rustox recv --once` in namespace B and `rustox send`
+//! in namespace A through the emulator (`rustox_auto_tests::emulator`), then the same
+//! profile, size, controller and seed in the simulator, and prints both side by side.
+//! `--flows N` runs N transfers at once through one link; `--tcp` runs one next to an iperf3
+//! TCP CUBIC flow; both report each flow's share while all were active.
+//!
+//! ```text
+//! cargo build --release -p rustox -p rustox-auto-tests --bin real-bench
+//! target/release/real-bench --profiles wan100,lan        # as root
+//! ```
+//!
+//! Needs root, /dev/net/tun, iproute2, and for `--tcp` iperf3.
+
+mod calibration;
+mod runs;
+mod sharing;
+mod single;
+mod table;
+mod tcp;
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use clap::Parser;
+use rustox_auto_tests::driver_model::driver_by_name;
+use rustox_auto_tests::emulator::{
+    check_prerequisites, rustox_beside_current_exe, EmulatorOptions,
+};
+use rustox_auto_tests::link::LossModel;
+use rustox_auto_tests::profiles::Profile;
+use rustox_auto_tests::transfer::controller_by_name;
+
+use calibration::run_calibration;
+use runs::Setup;
+use sharing::run_flows;
+use single::run_single;
+use tcp::run_tcp;
+
+/// Default size aims at this many seconds at the bottleneck rate: long enough that ramp-up
+/// and the final round trips are a small part of the figure.
+const AUTO_SIZE_SECONDS: f64 = 8.0;
+/// Bounds of the automatic size (a gigabit LAN would otherwise want a 1 GB file).
+const AUTO_SIZE_MIN: u64 = 4 << 20;
+const AUTO_SIZE_MAX: u64 = 256 << 20;
+
+#[derive(Parser, Debug)]
+#[command(
+    about = "Real rustox send/recv through the simulator's link models, beside the simulator"
+)]
+struct Args {
+    /// Profiles (comma-separated): DESIGN.md names, or NAME-noloss for one without its
+    /// random loss.
+    #[arg(
+        long,
+        value_delimiter = ',',
+        default_value = "wan20,wan100,vpn300,lossy,lan"
+    )]
+    profiles: Vec<String>,
+    /// File size (e.g. 20M, 64MiB, 1G; binary units). Default: about 8 s at the
+    /// bottleneck rate, 4–256 MiB.
+    #[arg(long)]
+    size: Option<String>,
+    /// Congestion controller of both sides: bbr, cubic or legacy.
+    #[arg(long, default_value = "bbr")]
+    controller: String,
+    /// Runs per profile (seeds --seed, --seed + 1, ...).
+    #[arg(long, default_value_t = 1)]
+    runs: u64,
+    /// First seed (link loss streams, same in the simulator).
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Concurrent rustox transfers through the same link (sharing mode when > 1).
+    #[arg(long, default_value_t = 1)]
+    flows: u16,
+    /// One rustox transfer next to one iperf3 TCP CUBIC flow.
+    #[arg(long)]
+    tcp: bool,
+    /// Check the instrument instead: a paced UDP flow at this fraction of each profile's
+    /// bottleneck (e.g. 0.9) for 3 s; shows the emulator's input lag and the drops it alone
+    /// would cause at the profile's buffer.
+    #[arg(long)]
+    calibrate: Option<f64>,
+    /// Skip the simulator.
+    #[arg(long)]
+    no_sim: bool,
+    /// Driver model of the simulated hosts: cli (the model of `rustox send`/`recv`'s
+    /// driver), tokio, precise or exact (every input handled the instant it happens).
+    #[arg(long, default_value = "cli")]
+    sim_driver: String,
+    /// JSON lines instead of tables.
+    #[arg(long)]
+    json: bool,
+    /// The rustox binary (default: beside this program).
+    #[arg(long)]
+    rustox: Option<PathBuf>,
+    /// The emulator spins instead of sleeping this close to a release (µs).
+    #[arg(long)]
+    spin_us: Option<u64>,
+    /// Keep the emulator thread at normal priority (default: SCHED_FIFO, see
+    /// `EmulatorOptions::realtime_priority`).
+    #[arg(long)]
+    no_realtime: bool,
+}
+
+fn main() -> ExitCode {
+    let args = Args::parse();
+    match run(&args) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("real-bench: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn run(args: &Args) -> Result<(), String> {
+    check_prerequisites().map_err(|e| e.to_string())?;
+    let rustox = match &args.rustox {
+        Some(p) => p.clone(),
+        None => rustox_beside_current_exe()?,
+    };
+    let controller = controller_by_name(&args.controller)
+        .ok_or_else(|| format!("unknown controller {}", args.controller))?;
+    let profiles = args
+        .profiles
+        .iter()
+        .map(|n| profile_by_name(n).ok_or_else(|| format!("unknown profile {n}")))
+        .collect::<Result<Vec<_>, _>>()?;
+    let size = args.size.as_deref().map(parse_size).transpose()?;
+    let work = std::env::temp_dir().join(format!("real-bench-{}", std::process::id()));
+    std::fs::create_dir_all(&work).map_err(|e| format!("cannot create {}: {e}", work.display()))?;
+    let mut options = EmulatorOptions::default();
+    if let Some(us) = args.spin_us {
+        options.spin = Duration::from_micros(us);
+    }
+    if args.no_realtime {
+        options.realtime_priority = None;
+    }
+    let setup = Setup {
+        rustox,
+        sim_driver: driver_by_name(&args.sim_driver)?,
+        controller,
+        work: work.clone(),
+        options,
+    };
+    let result = if let Some(load) = args.calibrate {
+        run_calibration(args, &setup, &profiles, load)
+    } else if args.tcp {
+        run_tcp(args, &setup, &profiles, size)
+    } else if args.flows > 1 {
+        run_flows(args, &setup, &profiles, size)
+    } else {
+        run_single(args, &setup, &profiles, size)
+    };
+    let _ = std::fs::remove_dir_all(&work);
+    result
+}
+
+/// Suffix that takes a profile's random loss away (`wan100-noloss`): separates what loss
+/// costs from what the path's rate and delay cost.
+const NO_LOSS_SUFFIX: &str = "-noloss";
+
+/// DESIGN.md's profiles by name, or one of them with `-noloss`.
+fn profile_by_name(name: &str) -> Option<Profile> {
+    let lower = name.to_ascii_lowercase();
+    match lower.strip_suffix(NO_LOSS_SUFFIX) {
+        Some(base) => {
+            let mut p = Profile::by_name(base)?.with_loss(LossModel::None);
+            // Profile names are static; the few variants are leaked once per process.
+            p.name = Box::leak(format!("{}{NO_LOSS_SUFFIX}", p.name).into_boxed_str());
+            Some(p)
+        }
+        None => Profile::by_name(&lower),
+    }
+}
+
+/// `20M`, `64MiB`, `1G`, `500k`, `12345` → bytes (binary units).
+fn parse_size(text: &str) -> Result<u64, String> {
+    let t = text.trim();
+    let digits = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
+    let (number, unit) = t.split_at(digits);
+    let n: u64 = number
+        .parse()
+        .map_err(|_| format!("bad size {text:?} (e.g. 20M)"))?;
+    let shift = match unit.trim().to_ascii_lowercase().as_str() {
+        "" | "b" => 0,
+        "k" | "kib" | "kb" => 10,
+        "m" | "mib" | "mb" => 20,
+        "g" | "gib" | "gb" => 30,
+        _ => return Err(format!("bad size unit in {text:?}")),
+    };
+    Ok(n << shift)
+}
+
+/// About [`AUTO_SIZE_SECONDS`] at the bottleneck, whole MiB, within the bounds.
+fn auto_size(profile: &Profile) -> u64 {
+    let bytes = (profile.rate_bytes_per_sec() * AUTO_SIZE_SECONDS) as u64;
+    (bytes >> 20 << 20).clamp(AUTO_SIZE_MIN, AUTO_SIZE_MAX)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes_parse_in_binary_units() {
+        assert_eq!(parse_size("20M"), Ok(20 << 20));
+        assert_eq!(parse_size("64MiB"), Ok(64 << 20));
+        assert_eq!(parse_size("1g"), Ok(1 << 30));
+        assert_eq!(parse_size("1000"), Ok(1000));
+        assert!(parse_size("x").is_err());
+        assert!(parse_size("5T").is_err());
+    }
+
+    #[test]
+    fn auto_size_is_about_eight_seconds_within_bounds() {
+        assert_eq!(auto_size(&Profile::wan100()), 19 << 20);
+        assert_eq!(auto_size(&Profile::lan()), AUTO_SIZE_MAX);
+    }
+
+    #[test]
+    fn noloss_variants_keep_the_path_and_drop_the_loss() {
+        let p = profile_by_name("WAN100-noloss").unwrap();
+        assert_eq!(p.name, "wan100-noloss");
+        assert_eq!(p.loss, LossModel::None);
+        assert_eq!(p.rate_bps, Profile::wan100().rate_bps);
+        assert!(profile_by_name("nope-noloss").is_none());
+    }
+}

@@ -1,0 +1,299 @@
+//! Several rustox transfers through one link, and how flows shared it (also used by the
+//! TCP mode).
+
+use std::path::Path;
+use std::time::Duration;
+
+use rustox_auto_tests::emulator::{
+    merged, overlap, rates_bps, CliOutcome, CliTransfer, EmulatorReport, PROTO_UDP,
+};
+use rustox_auto_tests::metrics::jain_index;
+use rustox_auto_tests::profiles::Profile;
+use rustox_auto_tests::transfer::controller_name;
+use serde::Serialize;
+
+use crate::runs::{
+    deadline, host_drops, link_figures, source_file, testbed, transfer_spec, HostDrops,
+    LinkFigures, Setup, FIRST_PORT,
+};
+use crate::table::{opt, percent, Table};
+use crate::{auto_size, Args};
+
+/// One flow of a sharing run.
+#[derive(Debug, Serialize)]
+pub struct FlowRow {
+    pub name: String,
+    /// The flow's own report: goodput and duration (receiver), resent and RTT (sender).
+    pub recv_mbit: Option<f64>,
+    pub seconds: Option<f64>,
+    pub resent: Option<u64>,
+    pub rtt_ms: Option<f64>,
+    pub error: Option<String>,
+    /// IP-level rate while all flows were active, Mbit/s.
+    pub overlap_mbit: Option<f64>,
+    /// That rate ÷ bottleneck rate.
+    pub overlap_share: Option<f64>,
+    /// Largest 1 s rate while it was the only flow delivering, ÷ bottleneck rate.
+    pub alone_share: Option<f64>,
+    /// IP bytes delivered per second (emulator arrival times).
+    pub mbit_per_second: Vec<f64>,
+}
+
+/// A sharing run.
+#[derive(Debug, Serialize)]
+pub struct SharingRun {
+    pub profile: String,
+    pub controller: String,
+    pub seed: u64,
+    pub bytes: u64,
+    /// Seconds (emulator time) of the overlap the shares are computed over.
+    pub overlap_s: Option<(usize, usize)>,
+    pub jain: Option<f64>,
+    pub flows: Vec<FlowRow>,
+    pub link: LinkFigures,
+}
+
+pub fn run_flows(
+    args: &Args,
+    setup: &Setup,
+    profiles: &[Profile],
+    size: Option<u64>,
+) -> Result<(), String> {
+    for profile in profiles {
+        let bytes = size.unwrap_or_else(|| auto_size(profile));
+        let file = source_file(&setup.work, bytes)?;
+        for seed in args.seed..args.seed + args.runs {
+            eprintln!(
+                "real-bench: {} × {} rustox, {} seed {seed}, {} MiB each ...",
+                profile.name,
+                args.flows,
+                controller_name(setup.controller),
+                bytes >> 20
+            );
+            let run = sharing_rustox(profile, seed, setup, &file, bytes, args.flows)?;
+            report_sharing(args, profile, &run);
+        }
+    }
+    if !args.no_sim && !args.json {
+        println!(
+            "\n(No simulated column: the simulator runs one transfer per pair of hosts; a \
+             cross-traffic model is the lead's to add.)"
+        );
+    }
+    Ok(())
+}
+
+pub fn sharing_rustox(
+    profile: &Profile,
+    seed: u64,
+    setup: &Setup,
+    file: &Path,
+    bytes: u64,
+    flows: u16,
+) -> Result<SharingRun, String> {
+    let bed = testbed(profile, seed, setup)?;
+    let ports: Vec<u16> = (0..flows).map(|i| FIRST_PORT + i).collect();
+    let mut transfers = Vec::new();
+    for &port in &ports {
+        transfers.push(
+            CliTransfer::start_receiver(&bed, transfer_spec(setup, port, file))
+                .map_err(|e| e.to_string())?,
+        );
+    }
+    for t in &mut transfers {
+        t.start_sender(&bed).map_err(|e| e.to_string())?;
+    }
+    let until = deadline(profile, bytes, u32::from(flows));
+    let outcomes: Vec<CliOutcome> = transfers.into_iter().map(|t| t.wait(until)).collect();
+    let drops = host_drops(&bed);
+    let report = bed.finish().map_err(|e| e.to_string())?;
+    let series: Vec<Vec<u64>> = ports
+        .iter()
+        .map(|&p| series_to_port(&report, PROTO_UDP, p))
+        .collect();
+    let rows = ports
+        .iter()
+        .zip(&outcomes)
+        .map(|(port, o)| {
+            let mut row = FlowRow::empty(format!("rustox :{port}"));
+            row.fill_from(o);
+            row
+        })
+        .collect();
+    Ok(sharing_run(
+        profile, setup, seed, bytes, rows, series, &report, drops,
+    ))
+}
+
+impl FlowRow {
+    pub fn empty(name: String) -> Self {
+        FlowRow {
+            name,
+            recv_mbit: None,
+            seconds: None,
+            resent: None,
+            rtt_ms: None,
+            error: None,
+            overlap_mbit: None,
+            overlap_share: None,
+            alone_share: None,
+            mbit_per_second: Vec::new(),
+        }
+    }
+
+    pub fn fill_from(&mut self, o: &CliOutcome) {
+        self.recv_mbit = o.receiver.as_ref().ok().map(|r| r.goodput_mbit);
+        self.seconds = o.receiver.as_ref().ok().map(|r| r.seconds);
+        self.resent = o.sender.as_ref().ok().map(|s| s.resent_packets);
+        self.rtt_ms = o.sender.as_ref().ok().and_then(|s| s.rtt_ms);
+        self.error = match (&o.sender, &o.receiver) {
+            (Err(e), _) | (_, Err(e)) => Some(e.clone()),
+            _ => None,
+        };
+    }
+}
+
+/// Bytes per interval delivered A → B to `port` over `protocol` (all such flows summed).
+pub fn series_to_port(report: &EmulatorReport, protocol: u8, port: u16) -> Vec<u64> {
+    let flows: Vec<_> = report
+        .stats
+        .a_to_b
+        .flows
+        .iter()
+        .filter(|f| f.flow.protocol == protocol && f.flow.dst.port() == port)
+        .collect();
+    merged(&flows)
+}
+
+/// Shares over the overlap, per-second rates, and each flow's best second alone.
+#[allow(clippy::too_many_arguments)]
+pub fn sharing_run(
+    profile: &Profile,
+    setup: &Setup,
+    seed: u64,
+    bytes: u64,
+    mut rows: Vec<FlowRow>,
+    series: Vec<Vec<u64>>,
+    report: &EmulatorReport,
+    drops: HostDrops,
+) -> SharingRun {
+    let interval = Duration::from_millis(report.stats.a_to_b.interval_ms.max(1));
+    let rate = profile.rate_bps as f64;
+    let window = overlap(&series);
+    let rates = window
+        .clone()
+        .map(|w| rates_bps(&series, w, interval))
+        .unwrap_or_default();
+    let per_s = |b: u64| b as f64 * 8.0 / interval.as_secs_f64() / 1e6;
+    for (i, row) in rows.iter_mut().enumerate() {
+        row.overlap_mbit = rates.get(i).map(|r| r / 1e6);
+        row.overlap_share = rates.get(i).map(|r| r / rate);
+        row.mbit_per_second = series[i].iter().map(|&b| per_s(b)).collect();
+        // Intervals where only this flow delivered, boundary intervals excluded.
+        row.alone_share = (1..series[i].len().saturating_sub(1))
+            .filter(|&t| {
+                series[i][t] > 0
+                    && series
+                        .iter()
+                        .enumerate()
+                        .all(|(j, s)| j == i || s.get(t).copied().unwrap_or(0) == 0)
+                    && series[i][t - 1] > 0
+                    && series[i][t + 1] > 0
+            })
+            .map(|t| series[i][t] as f64 * 8.0 / interval.as_secs_f64() / rate)
+            .reduce(f64::max);
+    }
+    SharingRun {
+        profile: profile.name.to_owned(),
+        controller: controller_name(setup.controller).to_owned(),
+        seed,
+        bytes,
+        overlap_s: window.map(|w| (w.start, w.end)),
+        jain: (!rates.is_empty()).then(|| jain_index(&rates)),
+        flows: rows,
+        link: link_figures(report, drops),
+    }
+}
+
+pub fn report_sharing(args: &Args, profile: &Profile, run: &SharingRun) {
+    if args.json {
+        println!("{}", serde_json::to_string(run).unwrap_or_default());
+        return;
+    }
+    println!(
+        "\n### {} ({} Mbit/s, {} ms), {}, seed {}, {} MiB per flow\n",
+        profile.name,
+        profile.rate_bps / 1_000_000,
+        profile.rtt.as_secs_f64() * 1000.0,
+        run.controller,
+        run.seed,
+        run.bytes >> 20
+    );
+    let mut t = Table::new(&[
+        "flow",
+        "own Mbit/s",
+        "s",
+        "resent",
+        "RTT ms",
+        "Mbit/s while all active",
+        "share of link",
+        "best 1 s alone",
+    ]);
+    for f in &run.flows {
+        t.row(vec![
+            f.name.clone(),
+            opt(f.recv_mbit, 1),
+            opt(f.seconds, 1),
+            f.resent.map_or("–".into(), |v| v.to_string()),
+            opt(f.rtt_ms, 1),
+            opt(f.overlap_mbit, 1),
+            percent(f.overlap_share),
+            percent(f.alone_share),
+        ]);
+    }
+    t.print();
+    match (run.jain, run.overlap_s) {
+        (Some(j), Some((a, b))) => println!("\nJain's index over seconds {a}–{b}: {j:.3}"),
+        _ => println!("\nThe flows never delivered at the same time."),
+    }
+    for f in &run.flows {
+        if let Some(e) = &f.error {
+            println!("- {}: {e}", f.name);
+        }
+    }
+    let l = &run.link;
+    println!(
+        "Link: {} loss / {} queue drops, queue p95 {} ms; emulator lateness p50/p99/max {} / {} / \
+         {} µs; host drops tun {} rcvbuf {}; load {}",
+        l.loss_drops,
+        l.queue_drops,
+        opt(l.queue_p95_ms, 1),
+        opt(l.lateness.p50_us, 0),
+        opt(l.lateness.p99_us, 0),
+        opt(l.lateness.max_us, 0),
+        l.host_drops.tun,
+        l.host_drops.udp_rcvbuf,
+        opt(l.load1, 1)
+    );
+    let len = run
+        .flows
+        .iter()
+        .map(|f| f.mbit_per_second.len())
+        .max()
+        .unwrap_or(0);
+    let mut header = vec!["s".to_owned()];
+    header.extend(run.flows.iter().map(|f| format!("{} Mbit/s", f.name)));
+    let header_refs: Vec<&str> = header.iter().map(String::as_str).collect();
+    let mut s = Table::new(&header_refs);
+    for i in 0..len {
+        let mut row = vec![i.to_string()];
+        row.extend(
+            run.flows
+                .iter()
+                .map(|f| opt(f.mbit_per_second.get(i).copied(), 1)),
+        );
+        s.row(row);
+    }
+    println!("\nPer second (IP bytes at the emulator's arrival times):\n");
+    s.print();
+}

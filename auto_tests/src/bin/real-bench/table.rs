@@ -1,0 +1,59 @@
+//! Markdown output.
+
+/// `x` with `digits` decimals, or a dash.
+pub fn opt(x: Option<f64>, digits: usize) -> String {
+    x.map_or("–".into(), |v| format!("{v:.digits$}"))
+}
+
+/// A fraction as a whole percentage, or a dash.
+pub fn percent(x: Option<f64>) -> String {
+    x.map_or("–".into(), |v| format!("{:.0} %", v * 100.0))
+}
+
+/// A Markdown table with padded columns.
+pub struct Table {
+    pub header: Vec<String>,
+    pub rows: Vec<Vec<String>>,
+}
+
+impl Table {
+    pub fn new(header: &[&str]) -> Self {
+        Table {
+            header: header.iter().map(|s| (*s).to_owned()).collect(),
+            rows: Vec::new(),
+        }
+    }
+
+    pub fn row(&mut self, cells: Vec<String>) {
+        self.rows.push(cells);
+    }
+
+    pub fn print(&self) {
+        let width = |i: usize| {
+            std::iter::once(&self.header)
+                .chain(&self.rows)
+                .filter_map(|r| r.get(i))
+                .map(|c| c.chars().count())
+                .max()
+                .unwrap_or(0)
+        };
+        let widths: Vec<usize> = (0..self.header.len()).map(width).collect();
+        let line = |cells: &[String]| {
+            let padded: Vec<String> = widths
+                .iter()
+                .enumerate()
+                .map(|(i, w)| {
+                    let c = cells.get(i).map_or("", String::as_str);
+                    format!("{c}{}", " ".repeat(w - c.chars().count()))
+                })
+                .collect();
+            println!("| {} |", padded.join(" | "));
+        };
+        line(&self.header);
+        let rule: Vec<String> = widths.iter().map(|w| "-".repeat(*w)).collect();
+        println!("|-{}-|", rule.join("-|-"));
+        for r in &self.rows {
+            line(r);
+        }
+    }
+}
