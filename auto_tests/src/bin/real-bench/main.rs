@@ -131,8 +131,7 @@ fn run(args: &Args) -> Result<(), String> {
         .map(|n| profile_by_name(n).ok_or_else(|| format!("unknown profile {n}")))
         .collect::<Result<Vec<_>, _>>()?;
     let size = args.size.as_deref().map(parse_size).transpose()?;
-    let work = std::env::temp_dir().join(format!("real-bench-{}", std::process::id()));
-    std::fs::create_dir_all(&work).map_err(|e| format!("cannot create {}: {e}", work.display()))?;
+    let work = WorkDir::create()?;
     let mut options = EmulatorOptions::default();
     if let Some(us) = args.spin_us {
         options.spin = Duration::from_micros(us);
@@ -144,7 +143,7 @@ fn run(args: &Args) -> Result<(), String> {
         rustox,
         sim_driver: driver_by_name(&args.sim_driver)?,
         controller,
-        work: work.clone(),
+        work: work.0.clone(),
         options,
     };
     let result = if let Some(load) = args.calibrate {
@@ -156,8 +155,27 @@ fn run(args: &Args) -> Result<(), String> {
     } else {
         run_single(args, &setup, &profiles, size)
     };
-    let _ = std::fs::remove_dir_all(&work);
+    drop(work);
     result
+}
+
+/// The run's scratch directory (source files, received files, keys, child stderr), removed
+/// on drop — also when a panic unwinds (e.g. stdout closed by `| head`).
+struct WorkDir(PathBuf);
+
+impl WorkDir {
+    fn create() -> Result<Self, String> {
+        let dir = std::env::temp_dir().join(format!("real-bench-{}", std::process::id()));
+        std::fs::create_dir_all(&dir)
+            .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+        Ok(WorkDir(dir))
+    }
+}
+
+impl Drop for WorkDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
 }
 
 /// Suffix that takes a profile's random loss away (`wan100-noloss`): separates what loss
