@@ -24,6 +24,7 @@ pub mod profiles;
 pub mod seed;
 pub mod shared;
 pub mod sim;
+pub mod tcp;
 pub mod targets;
 pub mod toy;
 pub mod trace;
