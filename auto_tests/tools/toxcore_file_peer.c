@@ -20,6 +20,7 @@
  *   --no-hole-punching      UDP hole punching off
  *   --seed S                content pattern seed (default 1)
  *   --timeout S             give up after S seconds in all (default 120)
+ *   --sleep-ms N            diagnostic: sleep N ms per iteration, not tox_iteration_interval
  *   --progress              a progress line on stderr every second
  *   --log                   c-toxcore's own log (DEBUG and up) on stderr
  *
@@ -61,9 +62,12 @@
  *   no difference whether a bootstrap node or the receiver was the node, nor whether the
  *   sender sent a friend request to the Tox ID or both sides added each other's public key
  *   (--secret-key and --friend PK, tox_friend_add_norequest).
- * - LAN discovery alone did not connect them within 40 s, on c-toxcore's default ports or
- *   others: 0.2.18 sends it only to the interfaces' broadcast addresses and
- *   255.255.255.255, never to loopback. It is optional (--no-lan).
+ * - LAN discovery alone connects them only where an interface has a broadcast address:
+ *   0.2.18 sends it to the interfaces' broadcast addresses (SIOCGIFBRDADDR) and to
+ *   255.255.255.255, on port 33445 and a few more of 33446-33545 each 10 s, never to
+ *   loopback. On loopback, and between two namespaces on a veth pair whose addresses were
+ *   added without "brd +", nothing arrived in 40 s; with "brd +" both came online in 9.3 s,
+ *   as with a bootstrap node. So a bootstrap node is always given, and --no-lan is usual.
  * - The self connection reads "tcp" on loopback and on private addresses although no TCP
  *   relay is used: c-toxcore says UDP only once its DHT knows a non-LAN node
  *   (onion_connection_status, dht_non_lan_connected). The friend connection reads "udp";
@@ -71,7 +75,9 @@
  *
  * Nothing here assumes loopback: c-toxcore 0.2.18 binds the wildcard address (tox.h has no
  * bind-address option), on --port; peers are reached at the addresses given with
- * --bootstrap, and LAN discovery is optional.
+ * --bootstrap, and LAN discovery is optional. Checked between two network namespaces
+ * joined by a veth pair (10.99.0.1 and .2, both on port 33445): 4 MiB arrived verified,
+ * friend online after 9.2 s.
  */
 #define _POSIX_C_SOURCE 200809L
 
@@ -120,6 +126,8 @@ struct config {
     bool no_hole_punching;
     uint64_t seed;
     double timeout_s;
+    /* Diagnostic: sleep this many ms per iteration instead of tox_iteration_interval(). */
+    int sleep_override_ms;
     bool progress;
     bool log;
     /* The friend: 64 hex digits (public key, added without a request) or 76 (Tox ID,
@@ -362,13 +370,15 @@ static void usage(void)
             "       " PROG " send [COMMON] --friend PK|ADDRESS --size N [--file-id random|sha256]\n"
             "           [--allow-tcp]\n"
             "COMMON: --port P --bootstrap HOST:PORT:KEY (repeatable) --secret-key HEX --ipv4-only\n"
-            "        --no-lan --no-hole-punching --seed S --timeout S --progress --log\n");
+            "        --no-lan --no-hole-punching --seed S --timeout S --progress --log\n"
+            "        --sleep-ms N (diagnostic: fixed sleep instead of tox_iteration_interval)\n");
 }
 
 static void parse_args(int argc, char **argv, struct config *cfg)
 {
     memset(cfg, 0, sizeof *cfg);
     cfg->seed = 1;
+    cfg->sleep_override_ms = -1;
     cfg->timeout_s = 120;
     cfg->linger_s = 5;
     cfg->check = CHECK_PATTERN;
@@ -425,6 +435,13 @@ static void parse_args(int argc, char **argv, struct config *cfg)
         } else if (strcmp(opt, "--timeout") == 0) {
             NEED_VALUE();
             cfg->timeout_s = parse_seconds(opt, val);
+        } else if (strcmp(opt, "--sleep-ms") == 0) {
+            NEED_VALUE();
+            const uint64_t v = parse_u64(opt, val);
+            if (v > 1000) {
+                die(EXIT_SETUP, "--sleep-ms is at most 1000");
+            }
+            cfg->sleep_override_ms = (int)v;
         } else if (strcmp(opt, "--progress") == 0) {
             cfg->progress = true;
         } else if (strcmp(opt, "--log") == 0) {
@@ -1026,7 +1043,9 @@ int main(int argc, char **argv)
             report_progress(&p, t);
             next_progress = t + 1;
         }
-        sleep_until(started + tox_iteration_interval(p.tox) / 1000.0);
+        const uint32_t interval_ms = cfg.sleep_override_ms >= 0 ? (uint32_t)cfg.sleep_override_ms
+                                                                : tox_iteration_interval(p.tox);
+        sleep_until(started + interval_ms / 1000.0);
     }
     tox_kill(p.tox);
     free(p.backlog);

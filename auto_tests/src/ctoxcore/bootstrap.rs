@@ -225,6 +225,15 @@ fn start_dht_bootstrap(
         if options.echo_log {
             eprintln!("[{PROGRAM}] {line}");
         }
+        if line.contains("TCP server failed to initialize") {
+            return Err(CToxcoreError::UnexpectedOutput {
+                role: PROGRAM.to_string(),
+                reason: "its TCP relay ports (443, 3389, 33445) are taken: only one \
+                         DHT_bootstrap runs per network namespace"
+                    .to_string(),
+                line,
+            });
+        }
         if let Some(k) = line.strip_prefix("Public key: ") {
             key = Some(parse_key(&child, &line, k)?);
         } else if let Some(p) = line.strip_prefix("Port: ") {

@@ -11,9 +11,9 @@
 //! Coming online, measured on loopback (2 cores, Debian 12, one bootstrap node or the
 //! receiver itself as the sender's only node): each peer reports itself connected 7.1–8.0 s
 //! after start and sees its friend 9.0–10.8 s after start, the same with a friend request or
-//! with both peers adding each other by key. LAN discovery alone never connected them here,
-//! so a bootstrap node is always given and LAN discovery is off by default. The C file's
-//! header says why.
+//! with both peers adding each other by key. c-toxcore's LAN discovery needs an interface
+//! broadcast address, which loopback and point-to-point links lack, so a bootstrap node is
+//! always given and LAN discovery is off by default. The C file's header has the details.
 
 pub mod bootstrap;
 pub mod build;
