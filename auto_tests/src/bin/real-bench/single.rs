@@ -34,6 +34,12 @@ pub struct SingleRow {
     pub real_efficiency_side: Option<&'static str>,
     pub real_resent: Option<u64>,
     pub real_rtt_ms: Option<f64>,
+    /// Seconds of the transfer (receiver's, else sender's).
+    pub real_seconds: Option<f64>,
+    /// CPU seconds of the whole sender process (its file hash included) and receiver
+    /// process: near `real_seconds` means that endpoint was CPU-bound.
+    pub real_cpu_send_s: Option<f64>,
+    pub real_cpu_recv_s: Option<f64>,
     pub real_error: Option<String>,
     pub sim_efficiency: Option<f64>,
     pub sim_resent: Option<u64>,
@@ -151,6 +157,9 @@ pub fn single_row(
         real_efficiency_side,
         real_resent: send.as_ref().ok().map(|s| s.resent_packets),
         real_rtt_ms: send.as_ref().ok().and_then(|s| s.rtt_ms),
+        real_seconds: recv.as_ref().ok().or(send.as_ref().ok()).map(|r| r.seconds),
+        real_cpu_send_s: send.as_ref().ok().and_then(|s| s.cpu_seconds),
+        real_cpu_recv_s: recv.as_ref().ok().and_then(|r| r.cpu_seconds),
         real_error,
         sim_efficiency,
         sim_resent: sim_ok.as_ref().map(|m| m.packets_resent),
@@ -176,6 +185,7 @@ pub fn print_single_table(rows: &[SingleRow], sim_driver: &str) {
         "real/sim",
         "resent real/sim",
         "RTT ms real/sim",
+        "s / CPU s send/recv",
         "link drops loss/queue",
         "queue p95 ms",
         "emu late p50/p99/max µs",
@@ -207,6 +217,12 @@ pub fn print_single_table(rows: &[SingleRow], sim_driver: &str) {
                 r.sim_resent.map_or("–".into(), |v| v.to_string())
             ),
             format!("{} / {}", opt(r.real_rtt_ms, 1), opt(r.sim_rtt_ms, 1)),
+            format!(
+                "{} / {} / {}",
+                opt(r.real_seconds, 1),
+                opt(r.real_cpu_send_s, 1),
+                opt(r.real_cpu_recv_s, 1)
+            ),
             link.map_or("–".into(), |l| {
                 format!("{} / {}", l.loss_drops, l.queue_drops)
             }),
@@ -246,7 +262,8 @@ pub fn print_single_table(rows: &[SingleRow], sim_driver: &str) {
          last byte written), or with \"(send)\" the sender's (offer to last acknowledgement) \
          when the receiver failed. Sim η: first data packet to last byte, simulated hosts \
          under the `{sim_driver}` driver model. Resent and RTT: the sender's (final smoothed \
-         RTT). Link drops and queue delay: the emulated A→B link. Emu late: how long after its \
+         RTT). s / CPU s: the transfer's seconds and each process's CPU seconds (the \
+         sender's include hashing the file first; near the transfer's seconds: CPU-bound). Link drops and queue delay: the emulated A→B link. Emu late: how long after its \
          model arrival time the emulator wrote each packet; emu busy: share of the time its \
          thread was not asleep. Host drops: kernel drops outside the model (TUN queue, UDP \
          receive buffers). Load: 1-minute load average at the end of the run (2 cores)."
