@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use rustox_auto_tests::link::{Jitter, LinkConfig, LossModel, Reorder};
 use rustox_auto_tests::metrics::jain_index;
-use rustox_auto_tests::tcp::{tcp_flow, CaState, TcpFlow, TcpFlowSpec, TcpNode};
+use rustox_auto_tests::tcp::{tcp_flow, CaState, SlowStartExit, TcpFlow, TcpFlowSpec, TcpNode};
 use rustox_auto_tests::{seed_from_env, Profile, Simulator};
 use rustox_net_crypto::Timestamp;
 
@@ -111,6 +111,81 @@ fn one_flow_fills_a_100_mbit_link_after_slow_start() {
         srtt >= Duration::from_millis(20) && srtt <= Duration::from_millis(42),
         "{srtt:?}"
     );
+}
+
+#[test]
+fn hystart_leaves_slow_start_before_a_deep_buffer_overflows() {
+    // relay500: 500 ms, 2 Mbit/s, a 16-BDP buffer. Doubling per round would overflow it;
+    // HyStart++ sees the round minimum RTT rise and ends slow start through CSS first.
+    let p = Profile::relay500();
+    let (mut sim, flows) = network(
+        seed_from_env(7),
+        p.link_config(),
+        p.link_config(),
+        &[Timestamp::ZERO],
+        None,
+    );
+    let flow = flows[0];
+    let ended = sim
+        .run_while(secs(60.0), |sim| {
+            flow.sender(sim)
+                .is_some_and(|s| s.stats().slow_start_exit.is_none())
+        })
+        .unwrap_or_else(|e| sim.fail(&e));
+    assert!(ended, "slow start ended within 60 s");
+    let s = flow.sender(&sim).unwrap();
+    let stats = s.stats();
+    let forward = sim
+        .link(sim.route(flow.sender, flow.receiver).unwrap())
+        .stats();
+    println!(
+        "relay500: slow start ended {:?} with cwnd {:.0} (BDP {} segments), srtt {:?}, \
+         {} queue drops so far",
+        stats.slow_start_exit,
+        s.cwnd(),
+        p.bdp_bytes() / WIRE as u64,
+        s.srtt(),
+        forward.packets_dropped_queue
+    );
+    assert!(
+        matches!(stats.slow_start_exit, Some((_, SlowStartExit::HyStart))),
+        "{:?}",
+        stats.slow_start_exit
+    );
+    assert_eq!(
+        forward.packets_dropped_queue, 0,
+        "no overflow during slow start"
+    );
+    assert_eq!(stats.retransmitted_segments, 0);
+    assert!(
+        s.cwnd() > (p.bdp_bytes() as f64 / WIRE),
+        "the window still grew past the BDP"
+    );
+}
+
+#[test]
+fn the_initial_window_leaves_in_one_unpaced_burst() {
+    let p = Profile::wan20();
+    let (mut sim, flows) = network(
+        seed_from_env(8),
+        p.link_config(),
+        p.link_config(),
+        &[secs(0.5)],
+        None,
+    );
+    let flow = flows[0];
+    // Until the first ACK could return: only the initial window has left.
+    run(&mut sim, secs(0.5) + p.rtt / 2);
+    let forward = sim
+        .link(sim.route(flow.sender, flow.receiver).unwrap())
+        .stats();
+    let entered: Vec<Timestamp> = forward.samples.iter().map(|s| s.entered).collect();
+    assert_eq!(entered.len(), 10, "IW = 10 segments (RFC 6928)");
+    assert!(
+        entered.iter().all(|&t| t == secs(0.5)),
+        "all at the start instant, not paced: {entered:?}"
+    );
+    assert_eq!(forward.bytes_in, 10 * WIRE as u64, "1500 wire bytes each");
 }
 
 #[test]

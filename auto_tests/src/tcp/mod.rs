@@ -65,5 +65,5 @@ pub fn mss_for(peer: SocketAddr) -> usize {
 
 /// Bytes a sender may have unacknowledged, and a receiver will buffer beyond its cumulative
 /// ACK: Linux's default `tcp_wmem` maximum, 4 MiB. It bounds both ends' memory; on the
-/// simulated profiles it is never the limit (the deepest, relay500, holds 2.25 MB in flight).
+/// simulated profiles it is never the limit (the deepest, relay500, holds 2.1 MB: its 2 MB buffer plus 125 kB BDP).
 pub const WINDOW_BYTES: u64 = 4 * 1024 * 1024;

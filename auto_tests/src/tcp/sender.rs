@@ -167,6 +167,11 @@ impl TcpSender {
         self.state
     }
 
+    /// Where HyStart++ stands (`Done` once the initial slow start is over).
+    pub fn hystart_phase(&self) -> super::hystart::Phase {
+        self.hystart.phase()
+    }
+
     /// Bytes the receiver has acknowledged cumulatively.
     pub fn bytes_acked(&self) -> u64 {
         self.board.snd_una()
