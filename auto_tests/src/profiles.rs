@@ -204,7 +204,7 @@ mod tests {
     fn buffers_follow_the_design_table() {
         assert_eq!(Profile::wan20().buffer_bytes, 250_000, "100 Mbit/s × 20 ms");
         assert_eq!(Profile::vpn300().buffer_bytes, 300_000, "8 Mbit/s × 300 ms");
-        assert_eq!(Profile::lan().buffer_bytes, 1_428_000);
+        assert_eq!(Profile::lan().buffer_bytes, 62_500, "1 Gbit/s × 0.5 ms");
         assert_eq!(Profile::sat600().buffer_bytes, 500_000);
         assert!((Profile::sat600().loss.mean_loss() - 0.03).abs() < 1e-9);
         assert_eq!(Profile::all().len(), 8);
