@@ -396,8 +396,17 @@ impl Bbr {
         self.mode = Mode::ProbeBw;
         self.cwnd_gain = CWND_GAIN;
         // Start in a cruise phase (not the 0.75 drain) at a position varied by the round
-        // count, so competing flows do not probe in lockstep.
-        self.cycle_index = 2 + (self.round_count as usize % 6);
+        // count, so competing flows do not probe in lockstep — unless the bandwidth was
+        // still growing by 25 % a round when Startup ended (its queue or loss test fired
+        // first, as on a buffer shallower than the BDP): Startup's samples lag its rate by
+        // a round, so the estimate is then well below the path, and cruising on it
+        // leaves the link half idle until a probe comes round (sat600 seed 2: ~1 s at
+        // 1.0 of 0.9 MB/s on a 1.8 MB/s path). Probe at once instead.
+        self.cycle_index = if self.full_bw_count == 0 && self.round_count > 0 {
+            0
+        } else {
+            2 + (self.round_count as usize % 6)
+        };
         self.pacing_gain = CYCLE[self.cycle_index];
         self.cycle_stamp = now;
     }
