@@ -2,6 +2,9 @@
 
 use std::time::Duration;
 
+use super::cc::MAX_PACKET;
+use super::Transport;
+
 /// Counters and estimates, for tests, benchmarks and the CLI.
 #[derive(Debug, Clone, Default)]
 pub struct TransportStats {
@@ -60,4 +63,36 @@ pub struct TransportStats {
     pub send_queue_len: u64,
     /// Current packet-count threshold of loss detection (adaptive, transport.md §3.5).
     pub loss_packet_threshold: u32,
+}
+
+impl Transport {
+    /// Counters and estimates.
+    pub fn stats(&self) -> TransportStats {
+        let mut s = self.stats.clone();
+        if let Some(l) = self.legacy.as_deref() {
+            let has = l.rtt_samples() > 0;
+            s.smoothed_rtt = Some(l.rtt());
+            s.min_rtt = has.then(|| l.rtt());
+            s.latest_rtt = l.latest_sample();
+            s.rtt_var = None;
+            s.rtt_samples = l.rtt_samples();
+            s.cwnd_bytes = l.window_bytes();
+            s.pacing_rate = (l.send_rate() * MAX_PACKET as f64) as u64;
+        } else {
+            s.smoothed_rtt = self.rtt.smoothed();
+            s.rtt_var = self.rtt.has_sample().then(|| self.rtt.var());
+            s.min_rtt = self.rtt.min_rtt();
+            s.latest_rtt = self.rtt.has_sample().then(|| self.rtt.latest());
+            s.rtt_samples = self.rtt.samples();
+            s.cwnd_bytes = self.cc.window();
+            s.pacing_rate = self.cc.pacing_rate(&self.rtt).unwrap_or(0);
+            s.peer_ack_delay = Some(self.rtt.peer_ack_delay());
+        }
+        s.bytes_in_flight = self.bytes_in_flight;
+        s.in_slow_start = self.cc.in_slow_start();
+        s.send_queue_len =
+            (self.control_queue.len() + self.bulk_queue.len() + self.resend_queue.len()) as u64;
+        s.loss_packet_threshold = self.loss.pkt_thresh();
+        s
+    }
 }
