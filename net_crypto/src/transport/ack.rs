@@ -13,7 +13,7 @@
 
 use std::time::Duration;
 
-use super::cc::{AckEvent, PacketInfo};
+use super::cc::{AckEvent, NackResponse, PacketInfo};
 use super::request::{self, Walk};
 use super::send_array::{SendSlot, SlotState};
 use super::{serial_lt, Transport, TransportError};
@@ -146,7 +146,7 @@ impl Transport {
             return Err(TransportError::OutsideWindow);
         }
         // c-toxcore samples the (overwritten) send time of the packet at buffer_start.
-        let legacy_candidate = self
+        let oldest_last_sent = self
             .send
             .get(start)
             .filter(|s| s.tx_count > 0)
@@ -157,8 +157,8 @@ impl Transport {
             .ack_below(buffer_start, |pn, slot| batch.add(now, pn, &slot, min_rtt));
         self.peer_header_start = Some(buffer_start);
         self.peer_header_acked = (batch.packets > 0).then_some(batch.newest_sent);
-        if let (Some(l), Some(c)) = (self.legacy.as_mut(), legacy_candidate) {
-            l.on_rtt_candidate(now, c);
+        if let Some(sent) = oldest_last_sent {
+            self.cc.on_acked_send_time(now, sent);
         }
         self.finish_ack(now, batch);
         self.detect_lost(now);
@@ -184,8 +184,9 @@ impl Transport {
         self.last_request_rx = Some(now);
         let min_rtt = self.rtt.min_rtt_long();
         let mut batch = AckBatch::default();
-        let mut legacy_newest: Option<Timestamp> = None;
-        let legacy = self.legacy.as_deref();
+        // c-toxcore's RTT candidate: the newest last send time among the packets freed.
+        let mut newest_freed_last_sent: Option<Timestamp> = None;
+        let cc = self.cc.as_ref();
         let send = &mut self.send;
         let resend_queue = &mut self.resend_queue;
         let bytes_in_flight = &mut self.bytes_in_flight;
@@ -204,25 +205,27 @@ impl Transport {
                     if slot.state != SlotState::InFlight {
                         return;
                     }
-                    if let Some(l) = legacy {
-                        // c-toxcore: resend iff sent_time + rtt_time < now.
-                        if l.should_resend(now, slot.last_sent) {
+                    match cc.on_nack(now, slot.last_sent) {
+                        NackResponse::MarkNacked => {
+                            slot.nacked = true;
+                            if largest_nacked.is_none_or(|l| serial_lt(l, pn)) {
+                                *largest_nacked = Some(pn);
+                            }
+                        }
+                        NackResponse::Resend => {
                             slot.state = SlotState::Lost;
                             *bytes_in_flight -= slot.size();
                             resend_queue.push_back(pn);
                         }
-                    } else {
-                        slot.nacked = true;
-                        if largest_nacked.is_none_or(|l| serial_lt(l, pn)) {
-                            *largest_nacked = Some(pn);
-                        }
+                        NackResponse::Ignore => {}
                     }
                 }
                 Walk::Passed => {
                     if send.get(pn).is_some_and(|s| s.state != SlotState::Unsent) {
                         if let Some(slot) = send.take(pn) {
                             if slot.tx_count > 0 {
-                                legacy_newest = legacy_newest.max(Some(slot.last_sent));
+                                newest_freed_last_sent =
+                                    newest_freed_last_sent.max(Some(slot.last_sent));
                             }
                             batch.add(now, pn, &slot, min_rtt);
                         }
@@ -230,8 +233,8 @@ impl Transport {
                 }
             }
         })?;
-        if let (Some(l), Some(t)) = (self.legacy.as_mut(), legacy_newest) {
-            l.on_rtt_candidate(now, t);
+        if let Some(sent) = newest_freed_last_sent {
+            self.cc.on_acked_send_time(now, sent);
         }
         // `nacked` means "named by the latest request": a slot beyond this walk is not
         // missing as far as this request says (received after the last hole, or not yet
@@ -284,7 +287,7 @@ impl Transport {
         }
         let mut sample = None;
         let mut rtt_sample = None;
-        if self.legacy.is_none() {
+        if self.cc.uses_rtt_estimator() {
             if let Some((sent, info)) = batch.newest_clean {
                 // `newest_clean` never is a withheld packet (see AckBatch::add).
                 let fresh = self.last_sampled_sent.is_none_or(|last| sent > last);

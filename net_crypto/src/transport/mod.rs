@@ -62,7 +62,6 @@ pub use stats::TransportStats;
 
 use ack_timing::AckTiming;
 use cc::delivery_rate::DeliveryRate;
-use cc::legacy::Legacy;
 use cc::Controller;
 use loss::LossThresholds;
 use pacer::Pacer;
@@ -188,7 +187,6 @@ pub struct Transport {
     loss: LossThresholds,
     loss_timer: Option<Timestamp>,
     cc: Box<dyn Controller>,
-    legacy: Option<Box<Legacy>>,
     delivery: DeliveryRate,
     pacer: Pacer,
     pto_count: u32,
@@ -218,8 +216,6 @@ pub struct Transport {
 impl Transport {
     /// A transport whose arrays start at packet number 0 in both directions.
     pub fn new(now: Timestamp, config: TransportConfig) -> Self {
-        let legacy =
-            (config.controller == ControllerKind::Legacy).then(|| Box::new(Legacy::new(now)));
         Self {
             kind: config.controller,
             send: SendArray::new(0),
@@ -241,7 +237,6 @@ impl Transport {
             loss: LossThresholds::new(),
             loss_timer: None,
             cc: cc::build(config.controller, now),
-            legacy,
             delivery: DeliveryRate::new(now),
             pacer: Pacer::default(),
             pto_count: 0,
@@ -318,9 +313,5 @@ impl Transport {
             + q(&self.bulk_queue)
             + q(&self.tail_named)
             + std::mem::size_of_val(self.cc.as_ref())
-            + self
-                .legacy
-                .as_ref()
-                .map_or(0, |_| std::mem::size_of::<Legacy>())
     }
 }

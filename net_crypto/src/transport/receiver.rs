@@ -60,9 +60,7 @@ impl Transport {
             Ok(stored) => {
                 self.stats.packets_received += 1;
                 self.ack_timing.on_packet(stored.new_hole);
-                if let Some(l) = self.legacy.as_mut() {
-                    l.on_received();
-                }
+                self.cc.on_packet_received();
                 Ok(())
             }
             Err(TransportError::Duplicate) => {
@@ -97,10 +95,10 @@ impl Transport {
 
     /// When our next request is due.
     pub(super) fn request_due(&self) -> Timestamp {
-        match self.legacy.as_deref() {
+        match self.cc.request_interval(self.recv.len()) {
             // c-toxcore's receiver: its own interval (1 s when receiving slowly), no
             // hole-triggered requests.
-            Some(l) => self.ack_timing.last_request() + l.request_interval(self.recv.len()),
+            Some(interval) => self.ack_timing.last_request() + interval,
             None => self.ack_timing.due(self.recv.holes() > 0),
         }
     }
@@ -126,7 +124,7 @@ impl Transport {
         // entries; none on vpn300/lossy/wan100, which have no jitter). A few duplicates
         // of tail-named packets turn them off for the session ([`TAIL_DUPLICATES_OFF`]);
         // our own sender holds a lone trailing NACK for a PTO and seldom causes one.
-        let tail = self.legacy.is_none()
+        let tail = self.cc.sends_tail_entries()
             && self.tail_duplicates < TAIL_DUPLICATES_OFF
             && recv.holes() > 0
             && len > 0

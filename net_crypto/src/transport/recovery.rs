@@ -97,7 +97,7 @@ impl Transport {
     /// Runs loss detection (transport.md §3.5) and arms the loss timer.
     pub(super) fn detect_lost(&mut self, now: Timestamp) {
         self.loss_timer = None;
-        if self.legacy.is_some() {
+        if !self.cc.detects_loss() {
             return; // c-toxcore resends only on NACK (see on_request)
         }
         let bound = match (self.largest_acked, self.largest_nacked) {
@@ -200,7 +200,7 @@ impl Transport {
 
     /// When the probe timeout fires (RFC 9002 §6.2.1), if anything is in flight.
     pub(super) fn pto_deadline(&self) -> Option<Timestamp> {
-        if self.legacy.is_some() || self.bytes_in_flight == 0 {
+        if !self.cc.detects_loss() || self.bytes_in_flight == 0 {
             return None;
         }
         let backoff = 1u32 << self.pto_count.min(MAX_PTO_BACKOFF);

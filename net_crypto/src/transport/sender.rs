@@ -32,8 +32,9 @@ impl Transport {
     /// Queue a lossless payload (id byte first, 1..=1373 bytes). Returns its packet number.
     ///
     /// Control packets are refused only by a full array; Bulk packets also leave the last
-    /// [`RESERVED_SLOTS`] free, and under the legacy model need a `packets_left` token
-    /// (c-toxcore refuses the congestion-controlled write).
+    /// [`RESERVED_SLOTS`] free, and need the controller's admission where it has its own
+    /// write limit (the legacy model: c-toxcore refuses the congestion-controlled write
+    /// without a `packets_left` token).
     pub fn queue_lossless(
         &mut self,
         now: Timestamp,
@@ -48,20 +49,15 @@ impl Transport {
                 return Err(TransportError::SendQueueFull);
             }
             let pending = self.resend_queue.len() as u32;
-            if let Some(l) = self.legacy.as_mut() {
-                l.refill(now);
-                if l.write_budget(pending) == 0 {
-                    return Err(TransportError::SendQueueFull);
-                }
+            if !self.cc.admit_bulk_write(now, pending) {
+                return Err(TransportError::SendQueueFull);
             }
         }
         let pn = self.send.push(SendSlot::new(payload.to_vec()))?;
         match class {
             PacketClass::Control => self.control_queue.push_back(pn),
             PacketClass::Bulk => {
-                if let Some(l) = self.legacy.as_mut() {
-                    l.on_write();
-                }
+                self.cc.on_bulk_write();
                 self.queued_bulk_bytes += payload.len() as u64;
                 self.bulk_queue.push_back(pn);
                 let unused = self.budget_unused.get_mut();
@@ -74,14 +70,13 @@ impl Transport {
     /// How many more Bulk packets may be queued now (cwnd, pacer quantum, window, reserve):
     /// about one pacing quantum beyond what is already queued (transport.md §3.9), so
     /// nothing waits in the sender longer than one quantum and a chat message never sits
-    /// behind seconds of file data.
+    /// behind seconds of file data. A controller with its own write limit (the legacy
+    /// model's token bucket) sets the budget instead, within the same reserve.
     pub fn send_budget(&self, now: Timestamp) -> usize {
         let free = self.send.free().saturating_sub(RESERVED_SLOTS) as u64;
-        if let Some(l) = self.legacy.as_ref() {
-            let mut l = l.as_ref().clone();
-            l.refill(now);
-            let pending = self.resend_queue.len() as u32;
-            return u64::from(l.write_budget(pending)).min(free) as usize;
+        let pending = self.resend_queue.len() as u32;
+        if let Some(tokens) = self.cc.bulk_write_budget(now, pending) {
+            return u64::from(tokens).min(free) as usize;
         }
         let cwnd = self.cc.window();
         let room = cwnd
@@ -128,10 +123,7 @@ impl Transport {
     /// The scheduling behind [`Self::poll_send`]: which packet goes next, if any, with its
     /// bookkeeping done.
     fn poll_next(&mut self, now: Timestamp) -> Option<Sent> {
-        if let Some(l) = self.legacy.as_mut() {
-            l.refill(now);
-            l.tick(now, self.send.len());
-        }
+        self.cc.on_iteration(now, self.send.len());
         // Tail-loss probes bypass pacer and window (RFC 9002 §6.2.4).
         while let Some(pn) = self.probe_queue.pop_front() {
             if self
@@ -143,8 +135,7 @@ impl Transport {
             }
         }
         let rate = self.pacing_rate();
-        let legacy = self.legacy.is_some();
-        let paced_ok = legacy || self.pacer.can_send(now, rate);
+        let paced_ok = !self.cc.paces() || self.pacer.can_send(now, rate);
         let cwnd = self.cc.window();
 
         while let Some(&pn) = self.resend_queue.front() {
@@ -156,13 +147,11 @@ impl Transport {
                 self.resend_queue.pop_front();
                 continue;
             }
-            if let Some(l) = self.legacy.as_mut() {
-                if !l.can_resend() {
-                    break;
-                }
-                l.on_resend(now);
-            } else if !paced_ok {
+            if !paced_ok {
                 return None; // resends go first: nothing new overtakes a hole's repair
+            }
+            if !self.cc.take_resend_token(now) {
+                break;
             }
             // Resends are paced but not window-limited: a lost packet left the flight when
             // it was declared, and the window may be full of packets the peer holds but
@@ -198,7 +187,8 @@ impl Transport {
                 self.bulk_queue.pop_front();
                 continue;
             }
-            if !legacy && (!paced_ok || self.bytes_in_flight + slot.size() > cwnd) {
+            // A controller without a window reports u64::MAX.
+            if !paced_ok || self.bytes_in_flight + slot.size() > cwnd {
                 return None;
             }
             self.queued_bulk_bytes = self.queued_bulk_bytes.saturating_sub(slot.size());
@@ -269,7 +259,7 @@ impl Transport {
         }
         self.last_inflight_sent = now;
         self.cc.on_sent(now, size, self.bytes_in_flight);
-        if self.legacy.is_none() {
+        if self.cc.paces() {
             self.pacer.on_sent(now, size, rate);
         }
         out

@@ -2,7 +2,6 @@
 
 use std::time::Duration;
 
-use super::cc::MAX_PACKET;
 use super::Transport;
 
 /// Counters and estimates, for tests, benchmarks and the CLI.
@@ -69,25 +68,7 @@ impl Transport {
     /// Counters and estimates.
     pub fn stats(&self) -> TransportStats {
         let mut s = self.stats.clone();
-        if let Some(l) = self.legacy.as_deref() {
-            let has = l.rtt_samples() > 0;
-            s.smoothed_rtt = Some(l.rtt());
-            s.min_rtt = has.then(|| l.rtt());
-            s.latest_rtt = l.latest_sample();
-            s.rtt_var = None;
-            s.rtt_samples = l.rtt_samples();
-            s.cwnd_bytes = l.window_bytes();
-            s.pacing_rate = (l.send_rate() * MAX_PACKET as f64) as u64;
-        } else {
-            s.smoothed_rtt = self.rtt.smoothed();
-            s.rtt_var = self.rtt.has_sample().then(|| self.rtt.var());
-            s.min_rtt = self.rtt.min_rtt();
-            s.latest_rtt = self.rtt.has_sample().then(|| self.rtt.latest());
-            s.rtt_samples = self.rtt.samples();
-            s.cwnd_bytes = self.cc.window();
-            s.pacing_rate = self.cc.pacing_rate(&self.rtt).unwrap_or(0);
-            s.peer_ack_delay = Some(self.rtt.peer_ack_delay());
-        }
+        self.cc.fill_stats(&self.rtt, &mut s);
         s.bytes_in_flight = self.bytes_in_flight;
         s.in_slow_start = self.cc.in_slow_start();
         s.send_queue_len =

@@ -19,29 +19,22 @@ impl Transport {
         if !self.probe_queue.is_empty() {
             consider(Some(Timestamp::ZERO));
         }
-        if let Some(l) = self.legacy.as_deref() {
-            consider(Some(l.next_tick()));
-            // c-toxcore's sender iterates about every 1000/rate ms (`crypto_run_interval`),
-            // refilling its token buckets each time; model that cadence.
-            consider(Some(l.next_refill()));
-            if !self.control_queue.is_empty() {
-                consider(Some(Timestamp::ZERO));
-            }
-        } else {
-            // Only wait for the pacer when the window would let the packet go; a
-            // window-limited sender waits for an ack instead.
-            let cwnd = self.cc.window();
-            let resend_ready = !self.resend_queue.is_empty();
-            let bulk_ready =
-                !self.bulk_queue.is_empty() && self.bytes_in_flight + MAX_PACKET <= cwnd;
-            if resend_ready || !self.control_queue.is_empty() || bulk_ready {
-                consider(Some(self.pacer.release_time(self.pacing_rate())));
-            }
+        consider(self.cc.tick_deadline());
+        consider(self.cc.refill_deadline());
+        // Only wait for the pacer when the window would let the packet go; a
+        // window-limited sender waits for an ack instead. A controller that does not pace
+        // sends resends and bulk data on its refills, control packets at once.
+        let cwnd = self.cc.window();
+        let resend_ready = !self.resend_queue.is_empty();
+        let bulk_ready = !self.bulk_queue.is_empty() && self.bytes_in_flight + MAX_PACKET <= cwnd;
+        let paced_ready = self.cc.paces() && (resend_ready || bulk_ready);
+        if paced_ready || !self.control_queue.is_empty() {
+            consider(Some(self.pacer.release_time(self.pacing_rate())));
         }
         Some(t)
     }
 
-    /// Run expired timers (loss timer, PTO, request timer, legacy ticks).
+    /// Run expired timers (loss timer, PTO), then the controller's own clock.
     pub fn handle_timeout(&mut self, now: Timestamp) {
         if self.loss_timer.is_some_and(|t| t <= now) {
             self.detect_lost(now);
@@ -49,9 +42,6 @@ impl Transport {
         if self.pto_deadline().is_some_and(|t| t <= now) {
             self.on_pto(now);
         }
-        if let Some(l) = self.legacy.as_mut() {
-            l.refill(now);
-            l.tick(now, self.send.len());
-        }
+        self.cc.on_iteration(now, self.send.len());
     }
 }
