@@ -21,8 +21,8 @@
 //! - [`receiver`]: `on_lossless` stores a packet in the [`recv_array`], `poll_delivered`
 //!   hands payloads up in order, `poll_request` writes a request ([`request`]) when
 //!   [`ack_timing`] says one is due.
-//! - [`timer`]: `poll_timeout` says when the driver must call back, `handle_timeout` runs
-//!   what expired.
+//! - [`timer`]: every deadline above is an entry of one table; `poll_timeout` is its
+//!   earliest entry, `handle_timeout` runs the expired ones.
 //!
 //! [`stats`] and [`rate`] are counters for tests, the simulator and the CLI.
 //!
@@ -185,6 +185,8 @@ pub struct Transport {
     /// evidence), kept until loss detection uses it or an ack without a PTO before it.
     unanswered_pto: Option<Timestamp>,
     loss: LossThresholds,
+    /// The loss-detection deadline ([`timer::Timer::LossDetection`]), armed by loss
+    /// detection: the one deadline stored; timer.rs derives the others.
     loss_timer: Option<Timestamp>,
     cc: Box<dyn Controller>,
     delivery: DeliveryRate,

@@ -93,7 +93,7 @@ impl Transport {
         Some(p)
     }
 
-    /// When our next request is due.
+    /// When our next request is due ([`Timer::Request`](super::timer::Timer::Request)).
     pub(super) fn request_due(&self) -> Timestamp {
         match self.cc.request_interval(self.recv.len()) {
             // c-toxcore's receiver: its own interval (1 s when receiving slowly), no

@@ -94,7 +94,8 @@ impl PersistentCongestion {
 }
 
 impl Transport {
-    /// Runs loss detection (transport.md §3.5) and arms the loss timer.
+    /// Runs loss detection (transport.md §3.5) and arms the loss timer
+    /// ([`Timer::LossDetection`](super::timer::Timer::LossDetection)).
     pub(super) fn detect_lost(&mut self, now: Timestamp) {
         self.loss_timer = None;
         if !self.cc.detects_loss() {
@@ -198,7 +199,8 @@ impl Transport {
         }
     }
 
-    /// When the probe timeout fires (RFC 9002 §6.2.1), if anything is in flight.
+    /// When the probe timeout fires (RFC 9002 §6.2.1), if anything is in flight
+    /// ([`Timer::Pto`](super::timer::Timer::Pto)).
     pub(super) fn pto_deadline(&self) -> Option<Timestamp> {
         if !self.cc.detects_loss() || self.bytes_in_flight == 0 {
             return None;

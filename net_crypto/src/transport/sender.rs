@@ -208,6 +208,20 @@ impl Transport {
         None
     }
 
+    /// When the pacer releases the next packet that is ready to go
+    /// ([`Timer::Pacing`](super::timer::Timer::Pacing)), if one is. Only a packet the window
+    /// would let go waits for the pacer; a window-limited sender waits for an ack instead. A
+    /// controller that does not pace sends resends and bulk data on its refills, control
+    /// packets at once.
+    pub(super) fn pacer_release(&self) -> Option<Timestamp> {
+        let cwnd = self.cc.window();
+        let resend_ready = !self.resend_queue.is_empty();
+        let bulk_ready = !self.bulk_queue.is_empty() && self.bytes_in_flight + MAX_PACKET <= cwnd;
+        let paced_ready = self.cc.paces() && (resend_ready || bulk_ready);
+        (paced_ready || !self.control_queue.is_empty())
+            .then(|| self.pacer.release_time(self.pacing_rate()))
+    }
+
     /// The rate the pacer holds sends to ([`pacer::pacing_rate`]).
     pub(super) fn pacing_rate(&self) -> Option<u64> {
         pacer::pacing_rate(self.cc.as_ref(), &self.rtt)
