@@ -55,7 +55,6 @@ mod stats;
 mod timer;
 
 use std::collections::VecDeque;
-use std::sync::atomic::AtomicU64;
 
 pub use rate::RateCounter;
 pub use stats::TransportStats;
@@ -200,8 +199,7 @@ pub struct Transport {
     /// Bulk packets the last `send_budget` offered and the layer above has not queued
     /// yet. If it is still positive when the queues run dry, the sender is
     /// application-limited (the file layer had nothing to send), not window-limited.
-    /// Atomic only so `send_budget` can stay `&self` without giving up `Sync`.
-    budget_unused: AtomicU64,
+    budget_unused: u64,
     // ---- receiver ----
     recv: RecvArray,
     ack_timing: AckTiming,
@@ -245,7 +243,7 @@ impl Transport {
             last_inflight_sent: now,
             last_request_rx: None,
             karn_violated: false,
-            budget_unused: AtomicU64::new(0),
+            budget_unused: 0,
             recv: RecvArray::new(0),
             ack_timing: AckTiming::new(now),
             tail_named: VecDeque::new(),

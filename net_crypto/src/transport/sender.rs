@@ -10,8 +10,6 @@
 //!   acknowledge until the hole being repaired is filled.
 //! - The pacing rate and burst are the pacer's ([`super::pacer`]).
 
-use std::sync::atomic::Ordering;
-
 use super::cc::MAX_PACKET;
 use super::pacer;
 use super::send_array::{SendSlot, SlotState};
@@ -60,8 +58,7 @@ impl Transport {
                 self.cc.on_bulk_write();
                 self.queued_bulk_bytes += payload.len() as u64;
                 self.bulk_queue.push_back(pn);
-                let unused = self.budget_unused.get_mut();
-                *unused = unused.saturating_sub(1);
+                self.budget_unused = self.budget_unused.saturating_sub(1);
             }
         }
         Ok(pn)
@@ -70,9 +67,11 @@ impl Transport {
     /// How many more Bulk packets may be queued now (cwnd, pacer quantum, window, reserve):
     /// about one pacing quantum beyond what is already queued (transport.md §3.9), so
     /// nothing waits in the sender longer than one quantum and a chat message never sits
-    /// behind seconds of file data. A controller with its own write limit (the legacy
-    /// model's token bucket) sets the budget instead, within the same reserve.
-    pub fn send_budget(&self, now: Timestamp) -> usize {
+    /// behind seconds of file data. The offer is remembered: if the queues run dry while
+    /// part of it is unused, the sender is application-limited (see `poll_next`). A
+    /// controller with its own write limit (the legacy model's token bucket) sets the
+    /// budget instead, within the same reserve.
+    pub fn send_budget(&mut self, now: Timestamp) -> usize {
         let free = self.send.free().saturating_sub(RESERVED_SLOTS) as u64;
         let pending = self.resend_queue.len() as u32;
         if let Some(tokens) = self.cc.bulk_write_budget(now, pending) {
@@ -89,7 +88,7 @@ impl Transport {
         };
         let quantum = quantum.saturating_sub(self.bulk_queue.len() as u64);
         let budget = room.min(quantum).min(free);
-        self.budget_unused.store(budget, Ordering::Relaxed);
+        self.budget_unused = budget;
         budget as usize
     }
 
@@ -201,7 +200,7 @@ impl Transport {
         // estimation §3.4). A sender that simply drained one quantum is not.
         if self.bytes_in_flight + MAX_PACKET <= cwnd
             && self.resend_queue.is_empty()
-            && *self.budget_unused.get_mut() > 0
+            && self.budget_unused > 0
         {
             self.delivery.on_app_limited(self.bytes_in_flight);
         }
