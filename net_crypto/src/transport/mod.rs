@@ -207,8 +207,8 @@ pub struct Transport {
     tail_named: VecDeque<u32>,
     /// Duplicates received of packets that a tail entry had named: a c-toxcore sender
     /// resends every named packet older than its (minimum) RTT, so under jitter or a
-    /// queue it resends the tail packets still in flight. At [`TAIL_DUPLICATES_OFF`]
-    /// tail entries stop for this session.
+    /// queue it resends the tail packets still in flight. At `TAIL_DUPLICATES_OFF`
+    /// (receiver.rs) tail entries stop for this session.
     tail_duplicates: u32,
     stats: TransportStats,
 }

@@ -150,7 +150,7 @@ impl Transport {
                 return None; // resends go first: nothing new overtakes a hole's repair
             }
             if !self.cc.take_resend_token(now) {
-                break;
+                break; // the legacy model's resend pass is out of tokens; new data may go
             }
             // Resends are paced but not window-limited: a lost packet left the flight when
             // it was declared, and the window may be full of packets the peer holds but
