@@ -15,8 +15,10 @@ pub struct SessionRefused;
 
 /// What the file layer needs from a net_crypto session.
 pub trait Session {
-    /// How many bulk (FILE_DATA) packets may be queued now.
-    fn send_budget(&self, now: Timestamp) -> usize;
+    /// How many bulk (FILE_DATA) packets may be queued now. Mutable because the session
+    /// remembers the offer: budget left unused when its queues run dry marks the sender
+    /// application-limited rather than window-limited.
+    fn send_budget(&mut self, now: Timestamp) -> usize;
     /// Queue a control-class lossless payload (id byte first); returns its packet number.
     fn send_lossless(&mut self, now: Timestamp, payload: &[u8]) -> Result<u32, SessionRefused>;
     /// Queue a bulk lossless payload (id byte first) within the budget; returns its number.
@@ -26,7 +28,7 @@ pub trait Session {
 }
 
 impl Session for Connection {
-    fn send_budget(&self, now: Timestamp) -> usize {
+    fn send_budget(&mut self, now: Timestamp) -> usize {
         Connection::send_budget(self, now)
     }
 
@@ -44,7 +46,7 @@ impl Session for Connection {
 }
 
 impl<S: Session + ?Sized> Session for &mut S {
-    fn send_budget(&self, now: Timestamp) -> usize {
+    fn send_budget(&mut self, now: Timestamp) -> usize {
         (**self).send_budget(now)
     }
 

@@ -68,7 +68,7 @@ impl MockSession {
 }
 
 impl Session for MockSession {
-    fn send_budget(&self, _now: Timestamp) -> usize {
+    fn send_budget(&mut self, _now: Timestamp) -> usize {
         if self.refuse_bulk {
             0
         } else {

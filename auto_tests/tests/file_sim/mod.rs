@@ -266,7 +266,11 @@ impl FileHost {
     }
 
     /// The components of `poll_timeout`, for diagnosing stalls.
-    pub fn debug_timeouts(&self) -> String {
+    pub fn debug_timeouts(&mut self) -> String {
+        let budget = self
+            .session
+            .and_then(|id| self.endpoint.connection_mut(id))
+            .map(|c| c.send_budget(Timestamp::MAX));
         format!(
             "endpoint {:?} reconnect {:?} script {:?} chat {:?} up {} session {:?} budget {:?}",
             self.endpoint.poll_timeout(),
@@ -275,9 +279,7 @@ impl FileHost {
             self.next_chat,
             self.connection_up(),
             self.session,
-            self.session
-                .and_then(|id| self.endpoint.connection(id))
-                .map(|c| c.send_budget(Timestamp::MAX)),
+            budget,
         )
     }
 

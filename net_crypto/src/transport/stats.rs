@@ -2,6 +2,8 @@
 
 use std::time::Duration;
 
+use super::Transport;
+
 /// Counters and estimates, for tests, benchmarks and the CLI.
 #[derive(Debug, Clone, Default)]
 pub struct TransportStats {
@@ -63,4 +65,22 @@ pub struct TransportStats {
     /// How late the driver's wake-ups run, as the pacer's burst credit covers it (the larger
     /// of the driver's declared and the measured lateness, pacer.rs).
     pub wake_lateness: Option<Duration>,
+}
+
+impl Transport {
+    /// Counters and estimates.
+    pub fn stats(&self) -> TransportStats {
+        let mut s = self.stats.clone();
+        self.cc.fill_stats(&self.rtt, &mut s);
+        s.bytes_in_flight = self.bytes_in_flight;
+        s.in_slow_start = self.cc.in_slow_start();
+        s.send_queue_len =
+            (self.control_queue.len() + self.bulk_queue.len() + self.resend_queue.len()) as u64;
+        s.loss_packet_threshold = self.loss.pkt_thresh();
+        s.wake_lateness = self
+            .cc
+            .paces()
+            .then(|| self.pacer.last_wake_lateness());
+        s
+    }
 }

@@ -16,11 +16,16 @@
 //!   up the whole new-data budget.
 //!
 //! Time is kept in whole milliseconds, as c-toxcore's `current_time_monotonic`.
+//!
+//! The transport runs it through the [`Controller`] hooks where c-toxcore differs from us
+//! (token buckets instead of window and pacer, resend on NACK, no loss detection or PTO,
+//! its own RTT and request interval); its window and pacing callbacks do nothing.
 
 use std::time::Duration;
 
-use super::{AckEvent, Controller, LossEvent, MAX_PACKET};
+use super::{AckEvent, Controller, LossEvent, NackResponse, MAX_PACKET};
 use crate::transport::rtt::RttEstimator;
+use crate::transport::TransportStats;
 use crate::Timestamp;
 
 /// PACKET_COUNTER_AVERAGE_INTERVAL (ms).
@@ -102,27 +107,27 @@ impl Legacy {
     }
 
     /// c-toxcore's `rtt_time`.
-    pub(crate) fn rtt(&self) -> Duration {
+    fn rtt(&self) -> Duration {
         Duration::from_millis(self.rtt_time_ms)
     }
-    pub(crate) fn latest_sample(&self) -> Option<Duration> {
+    fn latest_sample(&self) -> Option<Duration> {
         self.latest_sample_ms.map(Duration::from_millis)
     }
-    pub(crate) fn rtt_samples(&self) -> u64 {
+    fn rtt_samples(&self) -> u64 {
         self.rtt_samples
     }
     #[cfg(test)]
-    pub(crate) fn packets_left(&self) -> u32 {
+    fn packets_left(&self) -> u32 {
         self.packets_left
     }
 
     /// `packet_send_rate` in packets per second.
-    pub(crate) fn send_rate(&self) -> f64 {
+    fn send_rate(&self) -> f64 {
         self.send_rate
     }
 
     /// An RTT candidate: the (overwritten) send time of an acknowledged packet (§2.6 step 6).
-    pub(crate) fn on_rtt_candidate(&mut self, now: Timestamp, sent_time: Timestamp) {
+    fn on_rtt_candidate(&mut self, now: Timestamp, sent_time: Timestamp) {
         let sample = now.as_millis().saturating_sub(sent_time.as_millis());
         self.rtt_samples += 1;
         self.latest_sample_ms = Some(sample);
@@ -131,31 +136,17 @@ impl Legacy {
     }
 
     /// §2.7: a NACKed packet is resent iff `sent_time + rtt_time < now`.
-    pub(crate) fn should_resend(&self, now: Timestamp, last_sent: Timestamp) -> bool {
+    fn should_resend(&self, now: Timestamp, last_sent: Timestamp) -> bool {
         last_sent.as_millis() + self.rtt_time_ms < now.as_millis()
     }
 
     /// A lossless packet was received (`packet_counter++`).
-    pub(crate) fn on_received(&mut self) {
+    fn on_received(&mut self) {
         self.packet_counter = self.packet_counter.saturating_add(1);
     }
 
-    /// When the next measurement tick is due (`now > packet_counter_set + 50 ms`).
-    pub(crate) fn next_tick(&self) -> Timestamp {
-        Timestamp::from_millis(self.packet_counter_set_ms + TICK_MS + 1)
-    }
-
-    /// When the next token-bucket refill can happen (either bucket).
-    pub(crate) fn next_refill(&self) -> Timestamp {
-        // At least 1 ms ahead: c-toxcore's clock has ms resolution, and a refill period
-        // that rounds to 0 ms must not ask for a wake-up "now" forever.
-        let a = (((1000.0 / self.send_rate) + 0.5) as u64).max(1) + self.last_left_set_ms;
-        let b = (((1000.0 / self.send_rate_requested) + 0.5) as u64).max(1)
-            + self.last_left_requested_set_ms;
-        Timestamp::from_millis(a.min(b))
-    }
     /// (a) the measurement tick, if due. `queue_len` = `num_packets_array(send_array)`.
-    pub(crate) fn tick(&mut self, now: Timestamp, queue_len: u32) {
+    fn tick(&mut self, now: Timestamp, queue_len: u32) {
         let t = now.as_millis();
         if t <= self.packet_counter_set_ms + TICK_MS {
             return;
@@ -216,7 +207,7 @@ impl Legacy {
     }
 
     /// (b) token-bucket refill, evaluated on every call as `send_crypto_packets` does.
-    pub(crate) fn refill(&mut self, now: Timestamp) {
+    fn refill(&mut self, now: Timestamp) {
         let t = now.as_millis();
         if self.first_run {
             self.first_run = false;
@@ -259,26 +250,26 @@ impl Legacy {
     /// the refill, before the application writes new data on its next iterate, so resends
     /// take their tokens first: `r = min(pending, packets_left_requested)` leave
     /// `packets_left − r` (or nothing once `r ≥ packets_left`).
-    pub(crate) fn write_budget(&self, pending: u32) -> u32 {
+    fn write_budget(&self, pending: u32) -> u32 {
         let r = pending.min(self.packets_left_requested);
         self.packets_left.saturating_sub(r)
     }
 
     /// (d) a congestion-controlled packet was written.
-    pub(crate) fn on_write(&mut self) {
+    fn on_write(&mut self) {
         self.packets_left = self.packets_left.saturating_sub(1);
         self.packets_left_requested = self.packets_left_requested.saturating_sub(1);
         self.packets_sent = self.packets_sent.saturating_add(1);
     }
 
     /// (c) may the resend pass send one more packet?
-    pub(crate) fn can_resend(&self) -> bool {
+    fn can_resend(&self) -> bool {
         self.packets_left_requested > 0
     }
 
     /// (c) the resend pass sent one packet; per packet this is c-toxcore's batch rule
     /// "if r < packets_left: packets_left −= r, else congestion event".
-    pub(crate) fn on_resend(&mut self, now: Timestamp) {
+    fn on_resend(&mut self, now: Timestamp) {
         self.packets_left_requested = self.packets_left_requested.saturating_sub(1);
         self.packets_resent = self.packets_resent.saturating_add(1);
         if self.packets_left > 1 {
@@ -289,30 +280,15 @@ impl Legacy {
         }
     }
 
-    /// The request interval of `send_crypto_packets` (§2.7), `recv_len` = receive-array
-    /// length including holes.
-    pub(crate) fn request_interval(&self, recv_len: u32) -> Duration {
-        if self.recv_rate <= MIN_RATE {
-            return Duration::from_millis(REQUEST_INTERVAL_MS as u64);
-        }
-        let i1 = REQUEST_COMPARE * (self.recv_rate + 1.0) / (f64::from(recv_len) + 1.0);
-        let i2 = 1000.0 * MIN_RATE / self.recv_rate + 50.0;
-        let ms = i1.min(i2).clamp(TICK_MS as f64, REQUEST_INTERVAL_MS);
-        Duration::from_millis(ms as u64)
-    }
-
     /// Window in bytes equivalent to the token bucket (for statistics only).
-    pub(crate) fn window_bytes(&self) -> u64 {
+    fn window_bytes(&self) -> u64 {
         u64::from(self.packets_left) * MAX_PACKET
     }
 }
 
-/// The trait face of the legacy model: no window, no pacing — the transport consults
-/// [`Legacy`] directly for its token buckets.
-#[derive(Debug)]
-pub(crate) struct LegacyWindow;
-
-impl Controller for LegacyWindow {
+/// The model behind the transport's controller hooks (each hook's doc says what c-toxcore
+/// does there). It has no window and no pacing rate: its token buckets limit the sender.
+impl Controller for Legacy {
     fn on_sent(&mut self, _: Timestamp, _: u64, _: u64) {}
     fn on_ack(&mut self, _: &AckEvent, _: &RttEstimator) {}
     fn on_loss(&mut self, _: &LossEvent, _: &RttEstimator) {}
@@ -324,6 +300,105 @@ impl Controller for LegacyWindow {
         None
     }
     fn in_slow_start(&self) -> bool {
+        false
+    }
+
+    fn paces(&self) -> bool {
+        false
+    }
+
+    fn bulk_write_budget(&self, now: Timestamp, pending_resends: u32) -> Option<u32> {
+        let mut refilled = self.clone();
+        refilled.refill(now);
+        Some(refilled.write_budget(pending_resends))
+    }
+
+    fn admit_bulk_write(&mut self, now: Timestamp, pending_resends: u32) -> bool {
+        self.refill(now);
+        self.write_budget(pending_resends) > 0
+    }
+
+    fn on_bulk_write(&mut self) {
+        self.on_write();
+    }
+
+    fn take_resend_token(&mut self, now: Timestamp) -> bool {
+        if !self.can_resend() {
+            return false;
+        }
+        self.on_resend(now);
+        true
+    }
+
+    fn on_iteration(&mut self, now: Timestamp, send_queue_len: u32) {
+        self.refill(now);
+        self.tick(now, send_queue_len);
+    }
+
+    /// `now > packet_counter_set + 50 ms`.
+    fn tick_deadline(&self) -> Option<Timestamp> {
+        Some(Timestamp::from_millis(
+            self.packet_counter_set_ms + TICK_MS + 1,
+        ))
+    }
+
+    /// The earlier of the two buckets' refills.
+    fn refill_deadline(&self) -> Option<Timestamp> {
+        // At least 1 ms ahead: c-toxcore's clock has ms resolution, and a refill period
+        // that rounds to 0 ms must not ask for a wake-up "now" forever.
+        let a = (((1000.0 / self.send_rate) + 0.5) as u64).max(1) + self.last_left_set_ms;
+        let b = (((1000.0 / self.send_rate_requested) + 0.5) as u64).max(1)
+            + self.last_left_requested_set_ms;
+        Some(Timestamp::from_millis(a.min(b)))
+    }
+
+    fn on_nack(&self, now: Timestamp, last_sent: Timestamp) -> NackResponse {
+        if self.should_resend(now, last_sent) {
+            NackResponse::Resend
+        } else {
+            NackResponse::Ignore
+        }
+    }
+
+    fn detects_loss(&self) -> bool {
+        false
+    }
+
+    fn uses_rtt_estimator(&self) -> bool {
+        false
+    }
+
+    fn on_acked_send_time(&mut self, now: Timestamp, last_sent: Timestamp) {
+        self.on_rtt_candidate(now, last_sent);
+    }
+
+    fn fill_stats(&self, _: &RttEstimator, s: &mut TransportStats) {
+        let has = self.rtt_samples() > 0;
+        s.smoothed_rtt = Some(self.rtt());
+        s.min_rtt = has.then(|| self.rtt());
+        s.latest_rtt = self.latest_sample();
+        s.rtt_var = None;
+        s.rtt_samples = self.rtt_samples();
+        s.cwnd_bytes = self.window_bytes();
+        s.pacing_rate = (self.send_rate() * MAX_PACKET as f64) as u64;
+    }
+
+    fn on_packet_received(&mut self) {
+        self.on_received();
+    }
+
+    /// The request interval of `send_crypto_packets` (§2.7).
+    fn request_interval(&self, recv_len: u32) -> Option<Duration> {
+        if self.recv_rate <= MIN_RATE {
+            return Some(Duration::from_millis(REQUEST_INTERVAL_MS as u64));
+        }
+        let i1 = REQUEST_COMPARE * (self.recv_rate + 1.0) / (f64::from(recv_len) + 1.0);
+        let i2 = 1000.0 * MIN_RATE / self.recv_rate + 50.0;
+        let ms = i1.min(i2).clamp(TICK_MS as f64, REQUEST_INTERVAL_MS);
+        Some(Duration::from_millis(ms as u64))
+    }
+
+    fn sends_tail_entries(&self) -> bool {
         false
     }
 }

@@ -7,8 +7,11 @@
 //! interpreting it, and gets back with the ack or loss.
 //!
 //! Three controllers: [`bbr::Bbr`] (default), [`cubic::Cubic`] with HyStart++, and
-//! [`legacy::Legacy`], a faithful model of c-toxcore 0.2.18 that also takes over resend and
-//! RTT policy (see its module docs).
+//! [`legacy::Legacy`], a faithful model of c-toxcore 0.2.18 (see its module docs). c-toxcore
+//! differs from us in more than the window: it sends by token buckets, resends on NACK
+//! alone, keeps its own RTT and paces its requests by its receive rate. The trait has a
+//! hook for each of those differences; the defaults are ours (BBR and CUBIC), and the
+//! legacy model overrides them, so the transport never asks which controller it runs.
 
 pub(crate) mod bbr;
 pub(crate) mod cubic;
@@ -20,6 +23,7 @@ use std::fmt::Debug;
 use std::time::Duration;
 
 use super::rtt::RttEstimator;
+use super::TransportStats;
 use crate::Timestamp;
 
 /// Bytes per full packet for window arithmetic: `MAX_CRYPTO_DATA_SIZE` (protocol.md §2.5).
@@ -134,6 +138,153 @@ pub(crate) trait Controller: Debug + Send {
     fn summary(&self) -> String {
         format!("{self:?}")
     }
+
+    // ---- Where c-toxcore's sender and receiver differ from ours (protocol.md §2.7,
+    // §2.10, §2.11; transport.md §2.4). Each default is what BBR and CUBIC do.
+
+    /// Whether resends and bulk data wait for the pacer and the congestion window. Ours
+    /// do (transport.md §3.7). c-toxcore has neither: each pass of `send_crypto_packets`
+    /// sends at once whatever its token buckets allow (protocol.md §2.10 (c)–(d)), so its
+    /// resends and bulk data go on the controller's own iterations
+    /// ([`Self::on_iteration`], [`Self::refill_deadline`]) and only control packets go
+    /// as soon as they are queued. A controller that does not pace gives no pacing rate.
+    fn paces(&self) -> bool {
+        true
+    }
+
+    /// Bulk packets the controller itself lets the layer above write at `now`, or `None`
+    /// when the congestion window and the pacer decide (ours, transport.md §3.9).
+    /// c-toxcore refuses a congestion-controlled write without a `packets_left` token, and
+    /// its resend pass (`pending_resends` packets waiting) takes its tokens first
+    /// (protocol.md §2.10 (b)–(d)). A question, not an iteration: the state is unchanged.
+    fn bulk_write_budget(&self, now: Timestamp, pending_resends: u32) -> Option<u32> {
+        let _ = (now, pending_resends);
+        None
+    }
+
+    /// Whether one more bulk packet may be written at `now` (refilling token buckets to
+    /// `now` first). Ours always: `send_budget` already held the layer above to the
+    /// window. c-toxcore's `write_cryptpacket` refuses it with no token left (protocol.md
+    /// §2.10 (d)).
+    fn admit_bulk_write(&mut self, now: Timestamp, pending_resends: u32) -> bool {
+        let _ = (now, pending_resends);
+        true
+    }
+
+    /// A bulk packet was queued: c-toxcore takes its tokens and counts it as sent
+    /// (`packets_left−−`, `packets_sent++`, protocol.md §2.10 (d)). Ours count at send.
+    fn on_bulk_write(&mut self) {}
+
+    /// Whether the resend queue's head may go now, taking what it costs. Ours: yes (the
+    /// pacer alone holds resends). c-toxcore's resend pass stops when
+    /// `packets_left_requested` runs out, and each resend spends a new-data token too or
+    /// starts a congestion event (protocol.md §2.10 (c)).
+    fn take_resend_token(&mut self, now: Timestamp) -> bool {
+        let _ = now;
+        true
+    }
+
+    /// One pass of the controller's own clock, run by every `poll_send` and every
+    /// `handle_timeout`. Ours has none: it reacts to sends, acks and losses. c-toxcore runs
+    /// `send_crypto_packets` once per iteration of its main loop, refilling its token
+    /// buckets from the elapsed time and running the 50 ms measurement tick (protocol.md
+    /// §2.10 (a)–(b)). `send_queue_len` = packets held in the send array.
+    fn on_iteration(&mut self, now: Timestamp, send_queue_len: u32) {
+        let _ = (now, send_queue_len);
+    }
+
+    /// When the controller's measurement tick is next due (c-toxcore: 50 ms after the
+    /// last, protocol.md §2.10 (a)). Ours: never.
+    fn tick_deadline(&self) -> Option<Timestamp> {
+        None
+    }
+
+    /// When the controller's token buckets can next be refilled. c-toxcore's loop wakes
+    /// about every 1000/rate ms (`crypto_run_interval`, protocol.md §2.10 (e)) and refills
+    /// then, which is when its resends and bulk data go. Ours: never.
+    fn refill_deadline(&self) -> Option<Timestamp> {
+        None
+    }
+
+    /// What a request naming a packet in flight, last sent at `last_sent`, does. Ours
+    /// mark it NACKed and leave the verdict to loss detection (transport.md §3.5): a NACK
+    /// is evidence, not proof. c-toxcore resends it iff `sent_time + rtt_time < now`
+    /// and ignores it otherwise (protocol.md §2.7).
+    fn on_nack(&self, now: Timestamp, last_sent: Timestamp) -> NackResponse {
+        let _ = (now, last_sent);
+        NackResponse::MarkNacked
+    }
+
+    /// Whether our loss detection (thresholds and loss timer) and probe timeout run. Ours
+    /// do (transport.md §3.5, RFC 9002 §6). c-toxcore has no retransmission timer: it
+    /// resends only what a request names ([`Self::on_nack`]), and tail loss waits until
+    /// the peer learns `buffer_end` from a later packet (protocol.md §2.7).
+    fn detects_loss(&self) -> bool {
+        true
+    }
+
+    /// Whether acknowledgements feed our RTT estimator (Karn's rule: samples only from
+    /// never-resent packets, transport.md §3.3) and the delivery-rate sampler. c-toxcore
+    /// keeps its own min-only `rtt_time` from [`Self::on_acked_send_time`] instead
+    /// (protocol.md §2.11).
+    fn uses_rtt_estimator(&self) -> bool {
+        true
+    }
+
+    /// c-toxcore's RTT candidate: the last send time of the packet at the old
+    /// `buffer_start` when a header advances it, or the newest last send time among the
+    /// packets a request frees (protocol.md §2.6 step 2, §2.7, §2.11; overwritten on
+    /// resend, hence its Karn violation). Ours ignore it.
+    fn on_acked_send_time(&mut self, now: Timestamp, last_sent: Timestamp) {
+        let _ = (now, last_sent);
+    }
+
+    /// The RTT, window and pacing figures of the transport's statistics. Ours come from
+    /// the RTT estimator and this controller; the legacy model reports c-toxcore's
+    /// `rtt_time` and token bucket, which is what its sender acts on.
+    fn fill_stats(&self, rtt: &RttEstimator, stats: &mut TransportStats) {
+        stats.smoothed_rtt = rtt.smoothed();
+        stats.rtt_var = rtt.has_sample().then(|| rtt.var());
+        stats.min_rtt = rtt.min_rtt();
+        stats.latest_rtt = rtt.has_sample().then(|| rtt.latest());
+        stats.rtt_samples = rtt.samples();
+        stats.cwnd_bytes = self.window();
+        stats.pacing_rate = self.pacing_rate(rtt).unwrap_or(0);
+        stats.peer_ack_delay = Some(rtt.peer_ack_delay());
+    }
+
+    // ---- The receive side of the same differences.
+
+    /// A lossless packet was received (first copy). c-toxcore counts them for its receive
+    /// rate, which sets its request interval (`packet_counter`, protocol.md §2.10 (a)).
+    fn on_packet_received(&mut self) {}
+
+    /// The request interval when the controller sets it, given `recv_len` = receive-array
+    /// length including holes; `None` when our ack timing decides (transport.md §3.4:
+    /// every 8 packets, at once on a new hole, 25 ms while data flows). c-toxcore's
+    /// receiver requests every 50–1000 ms by its receive rate and never on a hole
+    /// (protocol.md §2.7).
+    fn request_interval(&self, recv_len: u32) -> Option<Duration> {
+        let _ = recv_len;
+        None
+    }
+
+    /// Whether our requests carry a tail entry (see the transport's `receiver` module).
+    /// The legacy model's receiver writes c-toxcore's `generate_request_packet` as it is.
+    fn sends_tail_entries(&self) -> bool {
+        true
+    }
+}
+
+/// What a request naming a packet in flight does ([`Controller::on_nack`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum NackResponse {
+    /// Mark the slot NACKed; loss detection decides (ours).
+    MarkNacked,
+    /// Declare it lost and queue its resend now (c-toxcore, sent long enough ago).
+    Resend,
+    /// Nothing (c-toxcore, sent too recently).
+    Ignore,
 }
 
 /// Builds the controller for `kind`.
@@ -141,8 +292,6 @@ pub(crate) fn build(kind: super::ControllerKind, now: Timestamp) -> Box<dyn Cont
     match kind {
         super::ControllerKind::Bbr => Box::new(bbr::Bbr::new(now)),
         super::ControllerKind::Cubic => Box::new(cubic::Cubic::new(now)),
-        // Legacy runs outside the trait's window logic (token buckets); the transport
-        // drives `legacy::Legacy` directly and uses this only for bookkeeping.
-        super::ControllerKind::Legacy => Box::new(legacy::LegacyWindow),
+        super::ControllerKind::Legacy => Box::new(legacy::Legacy::new(now)),
     }
 }

@@ -1,0 +1,293 @@
+//! Sending: the queues a payload waits in, how many bulk packets the layer above may queue
+//! (`send_budget`, transport.md §3.9), and which packet goes next (`poll_send`).
+//!
+//! - Order: PTO probes (they bypass pacer and window, RFC 9002 §6.2.4), then resends, then
+//!   control packets, then bulk data.
+//! - `send_buffer_end` advertises one past the highest packet *transmitted*, not queued,
+//!   so the peer never NACKs what is still waiting for the pacer.
+//! - Resends are paced but not window-limited: the request format acknowledges only what
+//!   lies between holes, so the window can be full of packets the peer holds but cannot
+//!   acknowledge until the hole being repaired is filled.
+//! - The pacing rate and burst are the pacer's ([`super::pacer`]).
+
+use super::cc::MAX_PACKET;
+use super::pacer;
+use super::send_array::{SendSlot, SlotState};
+use super::{
+    serial_lt, OutgoingData, OutgoingRef, PacketClass, Transport, TransportError, MAX_PAYLOAD,
+    RESERVED_SLOTS,
+};
+use crate::Timestamp;
+
+/// What [`Transport::transmit`] put on the wire.
+#[derive(Debug, Clone, Copy)]
+struct Sent {
+    packet_number: u32,
+    is_resend: bool,
+}
+
+impl Transport {
+    /// Queue a lossless payload (id byte first, 1..=1373 bytes). Returns its packet number.
+    ///
+    /// Control packets are refused only by a full array; Bulk packets also leave the last
+    /// [`RESERVED_SLOTS`] free, and need the controller's admission where it has its own
+    /// write limit (the legacy model: c-toxcore refuses the congestion-controlled write
+    /// without a `packets_left` token).
+    pub fn queue_lossless(
+        &mut self,
+        now: Timestamp,
+        class: PacketClass,
+        payload: &[u8],
+    ) -> Result<u32, TransportError> {
+        if payload.is_empty() || payload.len() > MAX_PAYLOAD {
+            return Err(TransportError::BadLength);
+        }
+        if class == PacketClass::Bulk {
+            if self.send.free() <= RESERVED_SLOTS {
+                return Err(TransportError::SendQueueFull);
+            }
+            let pending = self.resend_queue.len() as u32;
+            if !self.cc.admit_bulk_write(now, pending) {
+                return Err(TransportError::SendQueueFull);
+            }
+        }
+        let pn = self.send.push(SendSlot::new(payload.to_vec()))?;
+        match class {
+            PacketClass::Control => self.control_queue.push_back(pn),
+            PacketClass::Bulk => {
+                self.cc.on_bulk_write();
+                self.queued_bulk_bytes += payload.len() as u64;
+                self.bulk_queue.push_back(pn);
+                self.budget_unused = self.budget_unused.saturating_sub(1);
+            }
+        }
+        Ok(pn)
+    }
+
+    /// How many more Bulk packets may be queued now (cwnd, pacer quantum, window, reserve):
+    /// about one pacing quantum beyond what is already queued (transport.md §3.9), so
+    /// nothing waits in the sender longer than one quantum and a chat message never sits
+    /// behind seconds of file data. The offer is remembered: if the queues run dry while
+    /// part of it is unused, the sender is application-limited (see `poll_next`). A
+    /// controller with its own write limit (the legacy model's token bucket) sets the
+    /// budget instead, within the same reserve.
+    pub fn send_budget(&mut self, now: Timestamp) -> usize {
+        let free = self.send.free().saturating_sub(RESERVED_SLOTS) as u64;
+        let pending = self.resend_queue.len() as u32;
+        if let Some(tokens) = self.cc.bulk_write_budget(now, pending) {
+            return u64::from(tokens).min(free) as usize;
+        }
+        let cwnd = self.cc.window();
+        let room = cwnd
+            .saturating_sub(self.bytes_in_flight)
+            .saturating_sub(self.queued_bulk_bytes)
+            / MAX_PACKET;
+        let quantum = match self.pacing_rate() {
+            Some(rate) => pacer::quantum_packets(rate).max(2),
+            None => u64::MAX,
+        };
+        let quantum = quantum.saturating_sub(self.bulk_queue.len() as u64);
+        let budget = room.min(quantum).min(free);
+        self.budget_unused = budget;
+        budget as usize
+    }
+
+    /// The next lossless packet to transmit now (resends, then control, then bulk), if the
+    /// pacer and congestion window allow one.
+    pub fn poll_send(&mut self, now: Timestamp) -> Option<OutgoingData> {
+        let sent = self.poll_next(now)?;
+        Some(OutgoingData {
+            packet_number: sent.packet_number,
+            payload: self.payload_of(sent.packet_number).to_vec(),
+            is_resend: sent.is_resend,
+        })
+    }
+
+    /// [`Self::poll_send`] without the copy: the payload is borrowed from the send array, and
+    /// the connection seals it straight into the outgoing datagram.
+    pub fn poll_send_ref(&mut self, now: Timestamp) -> Option<OutgoingRef<'_>> {
+        let sent = self.poll_next(now)?;
+        Some(OutgoingRef {
+            packet_number: sent.packet_number,
+            payload: self.payload_of(sent.packet_number),
+            is_resend: sent.is_resend,
+        })
+    }
+
+    /// The payload held for packet `pn` (empty if it is not held).
+    fn payload_of(&self, pn: u32) -> &[u8] {
+        self.send.get(pn).map_or(&[], |slot| &slot.payload)
+    }
+
+    /// The scheduling behind [`Self::poll_send`]: which packet goes next, if any, with its
+    /// bookkeeping done.
+    fn poll_next(&mut self, now: Timestamp) -> Option<Sent> {
+        self.cc.on_iteration(now, self.send.len());
+        // Tail-loss probes bypass pacer and window (RFC 9002 §6.2.4).
+        while let Some(pn) = self.probe_queue.pop_front() {
+            if self
+                .send
+                .get(pn)
+                .is_some_and(|s| s.state == SlotState::InFlight)
+            {
+                return Some(self.transmit(now, pn));
+            }
+        }
+        let rate = self.pacing_rate();
+        let paced_ok = !self.cc.paces() || self.pacer.can_send(now, rate);
+        let cwnd = self.cc.window();
+
+        while let Some(&pn) = self.resend_queue.front() {
+            if !self
+                .send
+                .get(pn)
+                .is_some_and(|s| s.state == SlotState::Lost)
+            {
+                self.resend_queue.pop_front();
+                continue;
+            }
+            if !paced_ok {
+                self.pacer.on_held_back();
+                return None; // resends go first: nothing new overtakes a hole's repair
+            }
+            if !self.cc.take_resend_token(now) {
+                break; // the legacy model's resend pass is out of tokens; new data may go
+            }
+            // Resends are paced but not window-limited: a lost packet left the flight when
+            // it was declared, and the window may be full of packets the peer holds but
+            // cannot acknowledge until this very hole is filled (the request format only
+            // acks between holes) — waiting for the window would deadlock.
+            self.resend_queue.pop_front();
+            return Some(self.transmit(now, pn));
+        }
+
+        while let Some(&pn) = self.control_queue.front() {
+            if !self
+                .send
+                .get(pn)
+                .is_some_and(|s| s.state == SlotState::Unsent)
+            {
+                self.control_queue.pop_front();
+                continue;
+            }
+            if !paced_ok {
+                self.pacer.on_held_back();
+                return None;
+            }
+            self.control_queue.pop_front();
+            return Some(self.transmit(now, pn));
+        }
+
+        while let Some(&pn) = self.bulk_queue.front() {
+            let Some(slot) = self.send.get(pn) else {
+                self.bulk_queue.pop_front();
+                continue;
+            };
+            if slot.state != SlotState::Unsent {
+                self.queued_bulk_bytes = self.queued_bulk_bytes.saturating_sub(slot.size());
+                self.bulk_queue.pop_front();
+                continue;
+            }
+            // A controller without a window reports u64::MAX.
+            if !paced_ok || self.bytes_in_flight + slot.size() > cwnd {
+                if self.bytes_in_flight + slot.size() <= cwnd {
+                    self.pacer.on_held_back();
+                }
+                return None;
+            }
+            self.queued_bulk_bytes = self.queued_bulk_bytes.saturating_sub(slot.size());
+            self.bulk_queue.pop_front();
+            return Some(self.transmit(now, pn));
+        }
+
+        // Nothing to send while the window has room, and the layer above left budget
+        // unused: samples taken now are app-limited (draft-cheng-iccrg-delivery-rate-
+        // estimation §3.4). A sender that simply drained one quantum is not.
+        if self.bytes_in_flight + MAX_PACKET <= cwnd
+            && self.resend_queue.is_empty()
+            && self.budget_unused > 0
+        {
+            self.delivery.on_app_limited(self.bytes_in_flight);
+        }
+        None
+    }
+
+    /// When the pacer releases the next packet that is ready to go
+    /// ([`Timer::Pacing`](super::timer::Timer::Pacing)), if one is. Only a packet the window
+    /// would let go waits for the pacer; a window-limited sender waits for an ack instead. A
+    /// controller that does not pace sends resends and bulk data on its refills, control
+    /// packets at once.
+    pub(super) fn pacer_release(&self) -> Option<Timestamp> {
+        let cwnd = self.cc.window();
+        let resend_ready = !self.resend_queue.is_empty();
+        let bulk_ready = !self.bulk_queue.is_empty() && self.bytes_in_flight + MAX_PACKET <= cwnd;
+        let paced_ready = self.cc.paces() && (resend_ready || bulk_ready);
+        (paced_ready || !self.control_queue.is_empty())
+            .then(|| self.pacer.release_time(self.pacing_rate()))
+    }
+
+    /// The rate the pacer holds sends to ([`pacer::pacing_rate`]).
+    pub(super) fn pacing_rate(&self) -> Option<u64> {
+        pacer::pacing_rate(self.cc.as_ref(), &self.rtt)
+    }
+
+    /// Puts packet `pn` on the wire (first send, resend or probe) and does the bookkeeping.
+    fn transmit(&mut self, now: Timestamp, pn: u32) -> Sent {
+        let rate = self.pacing_rate();
+        let mut in_flight_after = self.bytes_in_flight;
+        let size;
+        let out;
+        {
+            let Some(slot) = self.send.get_mut(pn) else {
+                // Callers only pass held slots; keep going rather than panic.
+                return Sent {
+                    packet_number: pn,
+                    is_resend: true,
+                };
+            };
+            size = slot.size();
+            let first = slot.tx_count == 0;
+            if slot.state != SlotState::InFlight {
+                in_flight_after += size;
+            }
+            if first {
+                slot.first_sent = now;
+                slot.info = self.delivery.on_sent(now, in_flight_after, size);
+                self.stats.packets_sent += 1;
+                self.stats.bytes_sent += size;
+            } else {
+                self.stats.packets_resent += 1;
+                self.stats.bytes_resent += size;
+                self.delivery.on_resent(size);
+                slot.resend_boundary = self.sent_end;
+            }
+            slot.last_sent = now;
+            slot.tx_count = slot.tx_count.saturating_add(1);
+            slot.state = SlotState::InFlight;
+            slot.nacked = false;
+            slot.nack_is_tail = false;
+            out = Sent {
+                packet_number: pn,
+                is_resend: !first,
+            };
+        }
+        self.bytes_in_flight = in_flight_after;
+        if serial_lt(self.sent_end, pn.wrapping_add(1)) {
+            self.sent_end = pn.wrapping_add(1);
+        }
+        self.last_inflight_sent = now;
+        self.cc.on_sent(now, size, self.bytes_in_flight);
+        if self.cc.paces() {
+            self.pacer.on_sent(now, size, rate, self.cc.window());
+        }
+        out
+    }
+
+    /// The number the next lossless packet will get (carried by lossy/request/kill packets).
+    ///
+    /// This is one past the highest number actually transmitted: packets queued but not yet
+    /// sent are not advertised, so the peer does not NACK what is still waiting here.
+    pub fn send_buffer_end(&self) -> u32 {
+        self.sent_end
+    }
+}
