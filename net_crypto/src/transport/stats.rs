@@ -77,10 +77,7 @@ impl Transport {
         s.send_queue_len =
             (self.control_queue.len() + self.bulk_queue.len() + self.resend_queue.len()) as u64;
         s.loss_packet_threshold = self.loss.pkt_thresh();
-        s.wake_lateness = self
-            .cc
-            .paces()
-            .then(|| self.pacer.last_wake_lateness());
+        s.wake_lateness = self.cc.paces().then(|| self.pacer.last_wake_lateness());
         s
     }
 }
