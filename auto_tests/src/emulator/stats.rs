@@ -90,6 +90,7 @@ impl LatenessHistogram {
             p50_us: self.quantile_us(0.5),
             p99_us: self.quantile_us(0.99),
             max_us: (self.count > 0).then(|| self.max_ns as f64 / 1000.0),
+            over_1ms: self.coarse_ms.iter().sum::<u64>() + self.overflow,
         }
     }
 }
@@ -105,6 +106,8 @@ pub struct LatenessSummary {
     pub p99_us: Option<f64>,
     /// Worst, µs.
     pub max_us: Option<f64>,
+    /// Releases 1 ms or more late: tells a lone outlier from a pattern.
+    pub over_1ms: u64,
 }
 
 /// The scalar counters of a [`LinkStats`] (without its per-packet samples), serialisable.
@@ -343,6 +346,7 @@ mod tests {
         assert_eq!(h.quantile_us(0.99), Some(41_000.0));
         assert_eq!(h.quantile_us(1.0), Some(5_000_000.0));
         assert_eq!(h.summary().max_us, Some(5_000_000.0));
+        assert_eq!(h.summary().over_1ms, 2);
         assert_eq!(h.count(), 100);
     }
 

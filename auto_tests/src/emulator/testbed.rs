@@ -160,17 +160,10 @@ impl Testbed {
             NetNs::create(&format!("{NAMESPACE_PREFIX}{pid}-{n}-a"))?,
             NetNs::create(&format!("{NAMESPACE_PREFIX}{pid}-{n}-b"))?,
         ];
-        let addrs = [ADDR_A, ADDR_B];
-        let mut tuns = Vec::with_capacity(2);
-        for i in 0..2 {
-            prepare_namespace(&namespaces[i])?;
-            let tun = create_tun(&devices[i])?;
-            move_and_configure(&namespaces[i], &devices[i], addrs[i], addrs[1 - i])?;
-            tuns.push(tun);
-        }
-        let tuns: [SyncDevice; 2] = tuns
-            .try_into()
-            .map_err(|_| EmulatorError::Thread("two devices expected".into()))?;
+        let tuns = [
+            host_device(&namespaces[0], &devices[0], ADDR_A, ADDR_B)?,
+            host_device(&namespaces[1], &devices[1], ADDR_B, ADDR_A)?,
+        ];
         let links = [
             Link::new(config.a_to_b, derive_rng(config.seed, StreamKind::Link, 0)),
             Link::new(config.b_to_a, derive_rng(config.seed, StreamKind::Link, 1)),
@@ -320,6 +313,20 @@ impl Drop for Testbed {
             let _ = self.stop();
         }
     }
+}
+
+/// Namespace `ns` made ready and given TUN device `dev` with address `local` and `peer` at
+/// the other end; the device's descriptor, for the emulator.
+fn host_device(
+    ns: &NetNs,
+    dev: &str,
+    local: Ipv4Addr,
+    peer: Ipv4Addr,
+) -> Result<SyncDevice, EmulatorError> {
+    prepare_namespace(ns)?;
+    let tun = create_tun(dev)?;
+    move_and_configure(ns, dev, local, peer)?;
+    Ok(tun)
 }
 
 /// IPv6 off (no router solicitations or DAD on the link) and loopback up.

@@ -2,12 +2,12 @@
 
 use std::time::Duration;
 
-use rustox_auto_tests::emulator::{calibrate, CalibrationSpec, LatenessSummary};
+use rustox_auto_tests::emulator::{calibrate, CalibrationSpec};
 use rustox_auto_tests::link::BottleneckConfig;
 use rustox_auto_tests::profiles::{Profile, FULL_WIRE_PACKET};
 
 use crate::runs::{load_average, Setup};
-use crate::table::{opt, percent, Table};
+use crate::table::{lateness, opt, percent, Table};
 use crate::Args;
 
 /// Length of a calibration flow.
@@ -26,10 +26,10 @@ pub fn run_calibration(
         "profile",
         "offered / sent Mbit/s",
         "packets",
-        "send late p50/p99/max µs",
-        "entry lag p50/p99/max µs",
+        "send late p50/p99/max µs (≥1 ms)",
+        "entry lag p50/p99/max µs (≥1 ms)",
         "drops: schedule / send times / entry times",
-        "release late p50/p99/max µs",
+        "release late p50/p99/max µs (≥1 ms)",
         "emu busy",
         "load",
     ]);
@@ -60,25 +60,17 @@ pub fn run_calibration(
             );
             continue;
         }
-        let late = |l: &LatenessSummary| {
-            format!(
-                "{} / {} / {}",
-                opt(l.p50_us, 0),
-                opt(l.p99_us, 0),
-                opt(l.max_us, 0)
-            )
-        };
         t.row(vec![
             profile.name.to_owned(),
             format!("{:.1} / {:.1}", rate_bps as f64 / 1e6, r.sent_bps / 1e6),
             r.packets.to_string(),
-            late(&r.send_lateness),
-            late(&r.entry_lag),
+            lateness(&r.send_lateness),
+            lateness(&r.entry_lag),
             format!(
                 "{} / {} / {}",
                 r.drops_on_schedule, r.drops_at_send_times, r.drops_at_entry_times
             ),
-            late(&r.release_lateness),
+            lateness(&r.release_lateness),
             percent(r.emulator_busy),
             opt(load_average(), 1),
         ]);

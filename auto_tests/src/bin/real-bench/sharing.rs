@@ -16,7 +16,7 @@ use crate::runs::{
     deadline, host_drops, link_figures, source_file, testbed, transfer_spec, HostDrops,
     LinkFigures, Setup, FIRST_PORT,
 };
-use crate::table::{opt, percent, Table};
+use crate::table::{lateness, opt, percent, Table};
 use crate::{auto_size, Args};
 
 /// One flow of a sharing run.
@@ -263,14 +263,12 @@ pub fn report_sharing(args: &Args, profile: &Profile, run: &SharingRun) {
     }
     let l = &run.link;
     println!(
-        "Link: {} loss / {} queue drops, queue p95 {} ms; emulator lateness p50/p99/max {} / {} / \
-         {} µs; host drops tun {} rcvbuf {}; load {}",
+        "Link: {} loss / {} queue drops, queue p95 {} ms; emulator lateness p50/p99/max \
+         (≥1 ms) {} µs; host drops tun {} rcvbuf {}; load {}",
         l.loss_drops,
         l.queue_drops,
         opt(l.queue_p95_ms, 1),
-        opt(l.lateness.p50_us, 0),
-        opt(l.lateness.p99_us, 0),
-        opt(l.lateness.max_us, 0),
+        lateness(&l.lateness),
         l.host_drops.tun,
         l.host_drops.udp_rcvbuf,
         opt(l.load1, 1)

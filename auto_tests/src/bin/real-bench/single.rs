@@ -13,7 +13,7 @@ use crate::runs::{
     deadline, host_drops, link_figures, sim_spec, source_file, testbed, transfer_spec, LinkFigures,
     Setup, FIRST_PORT,
 };
-use crate::table::{opt, percent, Table};
+use crate::table::{lateness, opt, percent, Table};
 use crate::{auto_size, Args};
 
 /// One profile/seed: the real run beside the simulated one.
@@ -188,7 +188,7 @@ pub fn print_single_table(rows: &[SingleRow], sim_driver: &str) {
         "s / CPU s send/recv",
         "link drops loss/queue",
         "queue p95 ms",
-        "emu late p50/p99/max µs",
+        "emu late p50/p99/max µs (≥1 ms)",
         "emu busy",
         "host drops tun/rcvbuf",
         "load",
@@ -227,14 +227,7 @@ pub fn print_single_table(rows: &[SingleRow], sim_driver: &str) {
                 format!("{} / {}", l.loss_drops, l.queue_drops)
             }),
             opt(link.and_then(|l| l.queue_p95_ms), 1),
-            link.map_or("–".into(), |l| {
-                format!(
-                    "{} / {} / {}",
-                    opt(l.lateness.p50_us, 0),
-                    opt(l.lateness.p99_us, 0),
-                    opt(l.lateness.max_us, 0)
-                )
-            }),
+            link.map_or("–".into(), |l| lateness(&l.lateness)),
             percent(link.and_then(|l| l.emulator_busy)),
             link.map_or("–".into(), |l| {
                 format!("{} / {}", l.host_drops.tun, l.host_drops.udp_rcvbuf)
@@ -264,7 +257,7 @@ pub fn print_single_table(rows: &[SingleRow], sim_driver: &str) {
          under the `{sim_driver}` driver model. Resent and RTT: the sender's (final smoothed \
          RTT). s / CPU s: the transfer's seconds and each process's CPU seconds (the \
          sender's include hashing the file first; near the transfer's seconds: CPU-bound). Link drops and queue delay: the emulated A→B link. Emu late: how long after its \
-         model arrival time the emulator wrote each packet; emu busy: share of the time its \
+         model arrival time the emulator wrote each packet (in brackets: how many ≥ 1 ms); emu busy: share of the time its \
          thread was not asleep. Host drops: kernel drops outside the model (TUN queue, UDP \
          receive buffers). Load: 1-minute load average at the end of the run (2 cores)."
     );

@@ -1,8 +1,21 @@
 //! Markdown output.
 
+use rustox_auto_tests::emulator::LatenessSummary;
+
 /// `x` with `digits` decimals, or a dash.
 pub fn opt(x: Option<f64>, digits: usize) -> String {
     x.map_or("–".into(), |v| format!("{v:.digits$}"))
+}
+
+/// Release or input lateness as `p50 / p99 / max (count ≥ 1 ms)`, µs.
+pub fn lateness(l: &LatenessSummary) -> String {
+    format!(
+        "{} / {} / {} ({})",
+        opt(l.p50_us, 0),
+        opt(l.p99_us, 0),
+        opt(l.max_us, 0),
+        l.over_1ms
+    )
 }
 
 /// A fraction as a whole percentage, or a dash.
