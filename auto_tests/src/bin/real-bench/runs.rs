@@ -124,9 +124,13 @@ pub struct LinkFigures {
     /// The machine's 1-minute load average when the run ended (2 cores: above 2 means
     /// the endpoints and the emulator waited for CPU).
     pub load1: Option<f64>,
+    /// Share of the machine's CPU time left idle during the run: near 0, the endpoints and
+    /// the emulator (and whatever else runs) used every core, and the figures may be
+    /// CPU-bound rather than the transport's.
+    pub cpu_idle: Option<f64>,
 }
 
-pub fn link_figures(report: &EmulatorReport, host_drops: HostDrops) -> LinkFigures {
+pub fn link_figures(report: &EmulatorReport, host_drops: HostDrops, cpu: &CpuMeter) -> LinkFigures {
     let fwd = &report.stats.a_to_b;
     let mut delays: Vec<u32> = report
         .a_to_b
@@ -144,7 +148,41 @@ pub fn link_figures(report: &EmulatorReport, host_drops: HostDrops) -> LinkFigur
         host_drops,
         realtime: report.stats.realtime,
         load1: load_average(),
+        cpu_idle: cpu.idle_fraction(),
     }
+}
+
+/// Machine-wide CPU time since it was started (/proc/stat's first line).
+pub struct CpuMeter {
+    start: Option<(u64, u64)>,
+}
+
+impl CpuMeter {
+    pub fn start() -> Self {
+        CpuMeter { start: cpu_times() }
+    }
+
+    /// Idle share of all CPU time since `start`.
+    pub fn idle_fraction(&self) -> Option<f64> {
+        let (total0, idle0) = self.start?;
+        let (total1, idle1) = cpu_times()?;
+        let total = total1.checked_sub(total0).filter(|t| *t > 0)?;
+        Some(idle1.saturating_sub(idle0) as f64 / total as f64)
+    }
+}
+
+/// (all jiffies, idle + iowait jiffies) summed over CPUs.
+fn cpu_times() -> Option<(u64, u64)> {
+    let stat = std::fs::read_to_string("/proc/stat").ok()?;
+    let fields: Vec<u64> = stat
+        .lines()
+        .next()?
+        .split_whitespace()
+        .skip(1)
+        .map(|f| f.parse().ok())
+        .collect::<Option<_>>()?;
+    let idle = fields.get(3)? + fields.get(4).copied().unwrap_or(0);
+    Some((fields.iter().sum(), idle))
 }
 
 /// The 1-minute load average (/proc/loadavg).

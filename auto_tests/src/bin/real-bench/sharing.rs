@@ -13,10 +13,10 @@ use rustox_auto_tests::transfer::controller_name;
 use serde::Serialize;
 
 use crate::runs::{
-    deadline, host_drops, link_figures, source_file, testbed, transfer_spec, HostDrops,
-    LinkFigures, Setup, FIRST_PORT,
+    deadline, host_drops, link_figures, source_file, testbed, transfer_spec, CpuMeter, LinkFigures,
+    Setup, FIRST_PORT,
 };
-use crate::table::{lateness, opt, percent, Table};
+use crate::table::{idle_and_load, lateness, opt, percent, Table};
 use crate::{auto_size, Args};
 
 /// One flow of a sharing run.
@@ -91,6 +91,7 @@ pub fn sharing_rustox(
     bytes: u64,
     flows: u16,
 ) -> Result<SharingRun, String> {
+    let cpu = CpuMeter::start();
     let bed = testbed(profile, seed, setup)?;
     let ports: Vec<u16> = (0..flows).map(|i| FIRST_PORT + i).collect();
     let mut transfers = Vec::new();
@@ -107,6 +108,7 @@ pub fn sharing_rustox(
     let outcomes: Vec<CliOutcome> = transfers.into_iter().map(|t| t.wait(until)).collect();
     let drops = host_drops(&bed);
     let report = bed.finish().map_err(|e| e.to_string())?;
+    let link = link_figures(&report, drops, &cpu);
     let series: Vec<Vec<u64>> = ports
         .iter()
         .map(|&p| series_to_port(&report, PROTO_UDP, p))
@@ -121,7 +123,7 @@ pub fn sharing_rustox(
         })
         .collect();
     Ok(sharing_run(
-        profile, setup, seed, bytes, rows, series, &report, drops,
+        profile, setup, seed, bytes, rows, series, &report, link,
     ))
 }
 
@@ -175,7 +177,7 @@ pub fn sharing_run(
     mut rows: Vec<FlowRow>,
     series: Vec<Vec<u64>>,
     report: &EmulatorReport,
-    drops: HostDrops,
+    link: LinkFigures,
 ) -> SharingRun {
     let interval = Duration::from_millis(report.stats.a_to_b.interval_ms.max(1));
     let rate = profile.rate_bps as f64;
@@ -211,7 +213,7 @@ pub fn sharing_run(
         overlap_s: window.map(|w| (w.start, w.end)),
         jain: (!rates.is_empty()).then(|| jain_index(&rates)),
         flows: rows,
-        link: link_figures(report, drops),
+        link,
     }
 }
 
@@ -264,14 +266,14 @@ pub fn report_sharing(args: &Args, profile: &Profile, run: &SharingRun) {
     let l = &run.link;
     println!(
         "Link: {} loss / {} queue drops, queue p95 {} ms; emulator lateness p50/p99/max \
-         (≥1 ms) {} µs; host drops tun {} rcvbuf {}; load {}",
+         (≥1 ms) {} µs; host drops tun {} rcvbuf {}; idle CPU / load {}",
         l.loss_drops,
         l.queue_drops,
         opt(l.queue_p95_ms, 1),
         lateness(&l.lateness),
         l.host_drops.tun,
         l.host_drops.udp_rcvbuf,
-        opt(l.load1, 1)
+        idle_and_load(l)
     );
     let len = run
         .flows

@@ -10,10 +10,10 @@ use rustox_net_crypto::ControllerKind;
 use serde::Serialize;
 
 use crate::runs::{
-    deadline, host_drops, link_figures, sim_spec, source_file, testbed, transfer_spec, LinkFigures,
-    Setup, FIRST_PORT,
+    deadline, host_drops, link_figures, sim_spec, source_file, testbed, transfer_spec, CpuMeter,
+    LinkFigures, Setup, FIRST_PORT,
 };
-use crate::table::{lateness, opt, percent, Table};
+use crate::table::{idle_and_load, lateness, opt, percent, Table};
 use crate::{auto_size, Args};
 
 /// One profile/seed: the real run beside the simulated one.
@@ -103,6 +103,7 @@ pub fn real_single(
     file: &Path,
     bytes: u64,
 ) -> Result<(CliOutcome, LinkFigures), String> {
+    let cpu = CpuMeter::start();
     let bed = testbed(profile, seed, setup)?;
     let mut transfer = CliTransfer::start_receiver(&bed, transfer_spec(setup, FIRST_PORT, file))
         .map_err(|e| e.to_string())?;
@@ -110,7 +111,7 @@ pub fn real_single(
     let outcome = transfer.wait(deadline(profile, bytes, 1));
     let drops = host_drops(&bed);
     let report = bed.finish().map_err(|e| e.to_string())?;
-    Ok((outcome, link_figures(&report, drops)))
+    Ok((outcome, link_figures(&report, drops, &cpu)))
 }
 
 pub fn single_row(
@@ -191,7 +192,7 @@ pub fn print_single_table(rows: &[SingleRow], sim_driver: &str) {
         "emu late p50/p99/max µs (≥1 ms)",
         "emu busy",
         "host drops tun/rcvbuf",
-        "load",
+        "idle CPU / load",
     ]);
     for r in rows {
         let link = r.link.as_ref();
@@ -232,7 +233,7 @@ pub fn print_single_table(rows: &[SingleRow], sim_driver: &str) {
             link.map_or("–".into(), |l| {
                 format!("{} / {}", l.host_drops.tun, l.host_drops.udp_rcvbuf)
             }),
-            opt(link.and_then(|l| l.load1), 1),
+            link.map_or("–".into(), idle_and_load),
         ]);
     }
     t.print();
@@ -259,6 +260,7 @@ pub fn print_single_table(rows: &[SingleRow], sim_driver: &str) {
          sender's include hashing the file first; near the transfer's seconds: CPU-bound). Link drops and queue delay: the emulated A→B link. Emu late: how long after its \
          model arrival time the emulator wrote each packet (in brackets: how many ≥ 1 ms); emu busy: share of the time its \
          thread was not asleep. Host drops: kernel drops outside the model (TUN queue, UDP \
-         receive buffers). Load: 1-minute load average at the end of the run (2 cores)."
+         receive buffers). Idle CPU: the machine's idle share during the \
+         run (near 0: CPU-bound); load: 1-minute load average at its end (2 cores)."
     );
 }

@@ -2,6 +2,8 @@
 
 use rustox_auto_tests::emulator::LatenessSummary;
 
+use crate::runs::LinkFigures;
+
 /// `x` with `digits` decimals, or a dash.
 pub fn opt(x: Option<f64>, digits: usize) -> String {
     x.map_or("–".into(), |v| format!("{v:.digits$}"))
@@ -16,6 +18,11 @@ pub fn lateness(l: &LatenessSummary) -> String {
         opt(l.max_us, 0),
         l.over_1ms
     )
+}
+
+/// The machine's idle CPU share during a run and its load average after it.
+pub fn idle_and_load(l: &LinkFigures) -> String {
+    format!("{} / {}", percent(l.cpu_idle), opt(l.load1, 1))
 }
 
 /// A fraction as a whole percentage, or a dash.

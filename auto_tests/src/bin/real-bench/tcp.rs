@@ -8,7 +8,10 @@ use rustox_auto_tests::emulator::{CliTransfer, Side, PROTO_TCP, PROTO_UDP};
 use rustox_auto_tests::profiles::Profile;
 use rustox_auto_tests::transfer::controller_name;
 
-use crate::runs::{deadline, host_drops, source_file, testbed, transfer_spec, Setup, FIRST_PORT};
+use crate::runs::{
+    deadline, host_drops, link_figures, source_file, testbed, transfer_spec, CpuMeter, Setup,
+    FIRST_PORT,
+};
 use crate::sharing::{report_sharing, series_to_port, sharing_run, FlowRow, SharingRun};
 use crate::{auto_size, Args};
 
@@ -50,6 +53,7 @@ pub fn sharing_tcp(
     file: &Path,
     bytes: u64,
 ) -> Result<SharingRun, String> {
+    let cpu = CpuMeter::start();
     let bed = testbed(profile, seed, setup)?;
     // iperf3 runs as long as the rustox transfer would at half the link, plus margin, so
     // the two overlap for the whole transfer if the sharing is fair.
@@ -83,6 +87,7 @@ pub fn sharing_tcp(
     reap(server);
     let drops = host_drops(&bed);
     let report = bed.finish().map_err(|e| e.to_string())?;
+    let link = link_figures(&report, drops, &cpu);
     let series = vec![
         series_to_port(&report, PROTO_UDP, FIRST_PORT),
         series_to_port(&report, PROTO_TCP, IPERF_PORT),
@@ -106,7 +111,7 @@ pub fn sharing_tcp(
         vec![rustox, iperf],
         series,
         &report,
-        drops,
+        link,
     ))
 }
 
