@@ -76,6 +76,10 @@ struct Args {
     /// Concurrent rustox transfers through the same link (sharing mode when > 1).
     #[arg(long, default_value_t = 1)]
     flows: u16,
+    /// Sharing mode with one size per flow (comma-separated, e.g. 48M,95M): the flow that
+    /// finishes first leaves the link to the others, which shows whether they take it.
+    #[arg(long, value_delimiter = ',')]
+    flow_sizes: Vec<String>,
     /// One rustox transfer next to one iperf3 TCP CUBIC flow.
     #[arg(long)]
     tcp: bool,
@@ -131,6 +135,11 @@ fn run(args: &Args) -> Result<(), String> {
         .map(|n| profile_by_name(n).ok_or_else(|| format!("unknown profile {n}")))
         .collect::<Result<Vec<_>, _>>()?;
     let size = args.size.as_deref().map(parse_size).transpose()?;
+    let flow_sizes = args
+        .flow_sizes
+        .iter()
+        .map(|s| parse_size(s))
+        .collect::<Result<Vec<_>, _>>()?;
     let work = WorkDir::create()?;
     let mut options = EmulatorOptions::default();
     if let Some(us) = args.spin_us {
@@ -150,8 +159,8 @@ fn run(args: &Args) -> Result<(), String> {
         run_calibration(args, &setup, &profiles, load)
     } else if args.tcp {
         run_tcp(args, &setup, &profiles, size)
-    } else if args.flows > 1 {
-        run_flows(args, &setup, &profiles, size)
+    } else if args.flows > 1 || !flow_sizes.is_empty() {
+        run_flows(args, &setup, &profiles, size, &flow_sizes)
     } else {
         run_single(args, &setup, &profiles, size)
     };

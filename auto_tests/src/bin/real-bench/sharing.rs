@@ -1,7 +1,7 @@
 //! Several rustox transfers through one link, and how flows shared it (also used by the
 //! TCP mode).
 
-use std::path::Path;
+use std::path::PathBuf;
 use std::time::Duration;
 
 use rustox_auto_tests::emulator::{
@@ -23,6 +23,8 @@ use crate::{auto_size, Args};
 #[derive(Debug, Serialize)]
 pub struct FlowRow {
     pub name: String,
+    /// File size (rustox flows).
+    pub mib: Option<u64>,
     /// The flow's own report: goodput and duration (receiver), resent and RTT (sender).
     pub recv_mbit: Option<f64>,
     pub seconds: Option<f64>,
@@ -45,7 +47,6 @@ pub struct SharingRun {
     pub profile: String,
     pub controller: String,
     pub seed: u64,
-    pub bytes: u64,
     /// Seconds (emulator time) of the overlap the shares are computed over.
     pub overlap_s: Option<(usize, usize)>,
     pub jain: Option<f64>,
@@ -58,19 +59,27 @@ pub fn run_flows(
     setup: &Setup,
     profiles: &[Profile],
     size: Option<u64>,
+    flow_sizes: &[u64],
 ) -> Result<(), String> {
     for profile in profiles {
-        let bytes = size.unwrap_or_else(|| auto_size(profile));
-        let file = source_file(&setup.work, bytes)?;
+        let sizes: Vec<u64> = if flow_sizes.is_empty() {
+            vec![size.unwrap_or_else(|| auto_size(profile)); usize::from(args.flows)]
+        } else {
+            flow_sizes.to_vec()
+        };
+        let files = sizes
+            .iter()
+            .map(|&b| Ok((source_file(&setup.work, b)?, b)))
+            .collect::<Result<Vec<_>, String>>()?;
         for seed in args.seed..args.seed + args.runs {
             eprintln!(
-                "real-bench: {} × {} rustox, {} seed {seed}, {} MiB each ...",
+                "real-bench: {} × {} rustox, {} seed {seed}, MiB {:?} ...",
                 profile.name,
-                args.flows,
+                files.len(),
                 controller_name(setup.controller),
-                bytes >> 20
+                sizes.iter().map(|b| b >> 20).collect::<Vec<_>>()
             );
-            let run = sharing_rustox(profile, seed, setup, &file, bytes, args.flows)?;
+            let run = sharing_rustox(profile, seed, setup, &files)?;
             report_sharing(args, profile, &run);
         }
     }
@@ -87,15 +96,13 @@ pub fn sharing_rustox(
     profile: &Profile,
     seed: u64,
     setup: &Setup,
-    file: &Path,
-    bytes: u64,
-    flows: u16,
+    files: &[(PathBuf, u64)],
 ) -> Result<SharingRun, String> {
     let cpu = CpuMeter::start();
     let bed = testbed(profile, seed, setup)?;
-    let ports: Vec<u16> = (0..flows).map(|i| FIRST_PORT + i).collect();
+    let ports: Vec<u16> = (0..files.len() as u16).map(|i| FIRST_PORT + i).collect();
     let mut transfers = Vec::new();
-    for &port in &ports {
+    for (&port, (file, _)) in ports.iter().zip(files) {
         transfers.push(
             CliTransfer::start_receiver(&bed, transfer_spec(setup, port, file))
                 .map_err(|e| e.to_string())?,
@@ -104,7 +111,8 @@ pub fn sharing_rustox(
     for t in &mut transfers {
         t.start_sender(&bed).map_err(|e| e.to_string())?;
     }
-    let until = deadline(profile, bytes, u32::from(flows));
+    let total: u64 = files.iter().map(|(_, b)| b).sum();
+    let until = deadline(profile, total, 1);
     let outcomes: Vec<CliOutcome> = transfers.into_iter().map(|t| t.wait(until)).collect();
     let drops = host_drops(&bed);
     let report = bed.finish().map_err(|e| e.to_string())?;
@@ -116,14 +124,16 @@ pub fn sharing_rustox(
     let rows = ports
         .iter()
         .zip(&outcomes)
-        .map(|(port, o)| {
+        .zip(files)
+        .map(|((port, o), (_, bytes))| {
             let mut row = FlowRow::empty(format!("rustox :{port}"));
+            row.mib = Some(bytes >> 20);
             row.fill_from(o);
             row
         })
         .collect();
     Ok(sharing_run(
-        profile, setup, seed, bytes, rows, series, &report, link,
+        profile, setup, seed, rows, series, &report, link,
     ))
 }
 
@@ -131,6 +141,7 @@ impl FlowRow {
     pub fn empty(name: String) -> Self {
         FlowRow {
             name,
+            mib: None,
             recv_mbit: None,
             seconds: None,
             resent: None,
@@ -173,7 +184,6 @@ pub fn sharing_run(
     profile: &Profile,
     setup: &Setup,
     seed: u64,
-    bytes: u64,
     mut rows: Vec<FlowRow>,
     series: Vec<Vec<u64>>,
     report: &EmulatorReport,
@@ -209,7 +219,6 @@ pub fn sharing_run(
         profile: profile.name.to_owned(),
         controller: controller_name(setup.controller).to_owned(),
         seed,
-        bytes,
         overlap_s: window.map(|w| (w.start, w.end)),
         jain: (!rates.is_empty()).then(|| jain_index(&rates)),
         flows: rows,
@@ -223,16 +232,16 @@ pub fn report_sharing(args: &Args, profile: &Profile, run: &SharingRun) {
         return;
     }
     println!(
-        "\n### {} ({} Mbit/s, {} ms), {}, seed {}, {} MiB per flow\n",
+        "\n### {} ({} Mbit/s, {} ms), {}, seed {}\n",
         profile.name,
         profile.rate_bps / 1_000_000,
         profile.rtt.as_secs_f64() * 1000.0,
         run.controller,
         run.seed,
-        run.bytes >> 20
     );
     let mut t = Table::new(&[
         "flow",
+        "MiB",
         "own Mbit/s",
         "s",
         "resent",
@@ -244,6 +253,7 @@ pub fn report_sharing(args: &Args, profile: &Profile, run: &SharingRun) {
     for f in &run.flows {
         t.row(vec![
             f.name.clone(),
+            f.mib.map_or("–".into(), |m| m.to_string()),
             opt(f.recv_mbit, 1),
             opt(f.seconds, 1),
             f.resent.map_or("–".into(), |v| v.to_string()),

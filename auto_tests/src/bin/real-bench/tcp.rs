@@ -93,6 +93,7 @@ pub fn sharing_tcp(
         series_to_port(&report, PROTO_TCP, IPERF_PORT),
     ];
     let mut rustox = FlowRow::empty(format!("rustox {}", controller_name(setup.controller)));
+    rustox.mib = Some(bytes >> 20);
     rustox.fill_from(&outcome);
     let mut iperf = FlowRow::empty("iperf3 cubic".into());
     match tcp {
@@ -107,7 +108,6 @@ pub fn sharing_tcp(
         profile,
         setup,
         seed,
-        bytes,
         vec![rustox, iperf],
         series,
         &report,
