@@ -244,3 +244,41 @@ fn duplicates_of_tail_named_packets_turn_tail_entries_off() {
     // Hole at 1 only: no tail entry any more.
     assert_eq!(r.poll_request(ms(100)).unwrap(), vec![1, 2]);
 }
+
+/// `is_delivered` is c-toxcore's `cryptpacket_received`: cumulative (protocol.md §2.8). A
+/// packet a request acknowledged while an older one is still missing at the peer is not
+/// delivered: a file's completion asked about its last packet alone, and the sender closed
+/// its session while the receiver still lacked a chunk (real sockets, wan100, 2 MiB: the
+/// receiver ended 91 chunks short).
+#[test]
+fn a_packet_acknowledged_behind_a_hole_is_not_yet_delivered() {
+    for kind in [ControllerKind::Bbr, ControllerKind::Cubic] {
+        let mut t = Transport::new(
+            ms(0),
+            TransportConfig {
+                controller: kind,
+                ..Default::default()
+            },
+        );
+        for i in 0..7u8 {
+            t.queue_lossless(ms(0), PacketClass::Control, &[64, i])
+                .unwrap();
+        }
+        assert_eq!(drain(&mut t, ms(0)).len(), 7);
+        // The peer holds 0 and 2..4, misses 1, and names 5 as its tail entry.
+        t.on_request(ms(100), &[2, 4]).unwrap();
+        assert!(t.is_delivered(0), "{kind:?}");
+        for pn in 1..=4 {
+            assert!(
+                !t.is_delivered(pn),
+                "{kind:?}: {pn} is behind the hole at 1"
+            );
+        }
+        // The repair arrives; the peer's cumulative ack covers 0..4.
+        t.on_peer_buffer_start(ms(200), 5).unwrap();
+        for pn in 1..=4 {
+            assert!(t.is_delivered(pn), "{kind:?}: {pn}");
+        }
+        assert!(!t.is_delivered(5), "{kind:?}");
+    }
+}

@@ -330,12 +330,13 @@ impl Transport {
         }
     }
 
-    /// True once the peer has acknowledged `packet_number` (`cryptpacket_received`).
+    /// True once the peer holds `packet_number` and every packet before it: c-toxcore's
+    /// `cryptpacket_received`, a cumulative acknowledgement (protocol.md §2.8). A packet a
+    /// request freed while older ones are still missing at the peer is not delivered yet:
+    /// read receipts and file completion ride on this, and a sender that closed its
+    /// session on a file's last packet alone stranded the receiver with a hole (the kill
+    /// packet overtakes the repair).
     pub fn is_delivered(&self, packet_number: u32) -> bool {
-        if self.send.is_before_start(packet_number) {
-            return true;
-        }
-        // Freed by a request inside the window (implicitly acknowledged).
-        self.send.offset(packet_number).is_some() && self.send.get(packet_number).is_none()
+        self.send.is_before_start(packet_number)
     }
 }
