@@ -113,6 +113,23 @@ impl LinkConfig {
     }
 }
 
+/// The Gilbert–Elliott chain's step (link/loss.rs): one full-size packet's time at the
+/// bottleneck rate, [`LOSS_SLOT_UNLIMITED`] without a bottleneck.
+fn loss_slot(config: &LinkConfig) -> Duration {
+    match config.bottleneck {
+        Some(b) if b.rate_bps > 0 => {
+            Duration::from_nanos(FULL_PACKET_WIRE_BYTES * 8 * 1_000_000_000 / b.rate_bps)
+        }
+        _ => LOSS_SLOT_UNLIMITED,
+    }
+}
+
+/// Wire bytes of a full net_crypto datagram over IPv4 (profiles.rs FULL_WIRE_PACKET): the
+/// packet whose time at the bottleneck is the loss chain's step.
+const FULL_PACKET_WIRE_BYTES: u64 = 1428;
+/// The loss chain's step on a link without a bottleneck.
+const LOSS_SLOT_UNLIMITED: Duration = Duration::from_millis(1);
+
 /// A datagram leaving the link: when it reaches the far end, and its (possibly corrupted)
 /// bytes. A duplicated datagram yields a second copy.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -161,7 +178,7 @@ impl Link {
     /// A link drawing its randomness from `rng`.
     pub fn new(config: LinkConfig, rng: ChaCha8Rng) -> Self {
         Link {
-            loss: LossState::new(config.loss),
+            loss: LossState::new(config.loss, loss_slot(&config)),
             jitter: JitterState::new(config.jitter),
             bottleneck: config
                 .bottleneck
@@ -219,7 +236,7 @@ impl Link {
             },
         };
 
-        if self.loss.is_lost(&mut self.rng) {
+        if self.loss.is_lost(now, &mut self.rng) {
             self.stats.record_drop(DropCause::Loss, wire);
             return LinkVerdict::Dropped(DropCause::Loss);
         }
