@@ -13,6 +13,7 @@
 //! the benchmark binaries and `rustox sim` call.
 
 pub mod cpu_time;
+pub mod cross_traffic;
 pub mod ctoxcore;
 pub mod driver_model;
 pub mod emulator;

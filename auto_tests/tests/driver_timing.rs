@@ -13,7 +13,6 @@ use rustox_auto_tests::driver_model::DriverModel;
 use rustox_auto_tests::profiles::{Profile, FULL_PAYLOAD};
 use rustox_auto_tests::seed::replay_command;
 use rustox_auto_tests::seed_from_env;
-use rustox_auto_tests::shared::run_sharing;
 use rustox_auto_tests::transfer::{run_transfer, TransferMetrics, TransferSpec};
 use rustox_net_crypto::ControllerKind;
 
@@ -101,54 +100,4 @@ fn the_driver_model_changes_what_the_simulator_sees() {
     .unwrap_or_else(|e| panic!("{e}"));
     let modelled = run(Profile::wan20(), DriverModel::tokio_millis(), 1);
     assert_ne!(exact.trace_hash, modelled.trace_hash);
-}
-
-/// Issue #10, on a 100 Mbit/s, 20 ms emulated link: two transfers started together got
-/// 59.8 and 16.6 Mbit/s, and the slow one stayed near 17 Mbit/s for 17 s after the fast one
-/// had left. Goal: Jain ≥ 0.95 while both run, and the whole link for the one left.
-fn two_flows_share_and_the_survivor_takes_the_link_back(driver: DriverModel) {
-    let seed = seed_from_env(1);
-    let m = run_sharing(
-        &Profile::wan20(),
-        ControllerKind::Bbr,
-        seed,
-        &[16 << 20, 48 << 20],
-        Some(driver),
-    )
-    .unwrap_or_else(|e| panic!("{e}"));
-    eprintln!(
-        "Jain {:.3}, goodputs {:?} B/s over {:.2} s, alone {:?}",
-        m.jain_index, m.throughputs, m.window_s, m.alone_efficiency
-    );
-    assert!(
-        m.completed,
-        "{:?}\nreplay: {}",
-        m.error,
-        replay_command(seed)
-    );
-    assert!(
-        m.jain_index >= 0.95,
-        "Jain's index {:.3} ({:?} B/s)\nreplay: {}",
-        m.jain_index,
-        m.throughputs,
-        replay_command(seed)
-    );
-    let alone = m
-        .alone_efficiency
-        .expect("the larger transfer runs alone for a while");
-    assert!(
-        alone >= 0.85,
-        "alone on the link at {alone:.3} of its capacity\nreplay: {}",
-        replay_command(seed)
-    );
-}
-
-#[test]
-fn two_flows_share_wan20_and_the_survivor_takes_the_link_back() {
-    two_flows_share_and_the_survivor_takes_the_link_back(DriverModel::cli());
-}
-
-#[test]
-fn under_a_millisecond_timer_two_flows_share_wan20_and_the_survivor_takes_the_link_back() {
-    two_flows_share_and_the_survivor_takes_the_link_back(DriverModel::tokio_millis());
 }
