@@ -11,9 +11,9 @@
 //!
 //! Numbers are printed, never asserted: on a shared machine they vary run to run.
 
-use std::io::{BufRead, BufReader};
+use std::io::{BufRead, BufReader, Read};
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Command, ExitStatus, Stdio};
 use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context};
@@ -180,76 +180,254 @@ fn loopback_in(args: &LoopbackArgs, dir: &Path, ceiling: (Ceiling, Ceiling)) -> 
         .arg("--key-file")
         .arg(dir.join("recv.key"))
         .stdout(Stdio::piped())
-        .stderr(Stdio::null())
+        .stderr(Stdio::piped())
         .spawn()
         .context("cannot start rustox recv")?;
-    let result = (|| {
-        let mut lines = BufReader::new(recv.stdout.take().context("no stdout")?).lines();
-        let addr = read_field(&mut lines, "rustox recv listening on ")?;
-        let key = read_field(&mut lines, "public key ")?;
-        let wall = Instant::now();
-        let send = Command::new(&exe)
-            .args([
-                "send",
-                "--to",
-                &addr,
-                "--key",
-                &key,
-                "--controller",
-                &args.controller,
-            ])
-            .arg(&file)
-            .stderr(Stdio::inherit())
-            .output()
-            .context("cannot run rustox send")?;
-        let wall = wall.elapsed();
-        if !send.status.success() {
-            bail!("rustox send failed");
+    // The receiver's stderr is kept, not shown: it matters only when the receiver fails.
+    let recv_stderr = Tail::spawn(recv.stderr.take().context("no stderr")?, false);
+    let mut recv_stdout = BufReader::new(recv.stdout.take().context("no stdout")?);
+    let listening = read_field(&mut recv_stdout, "rustox recv listening on ")
+        .and_then(|addr| Ok((addr, read_field(&mut recv_stdout, "public key ")?)));
+    let (addr, key) = match listening {
+        Ok(found) => found,
+        Err(e) => {
+            let status = wait_at_most(&mut recv, SHORT_WAIT);
+            let run = ChildRun::new("recv", status, Vec::new(), recv_stderr.join());
+            return Err(e.context(run.describe("did not start")));
         }
-        let sent: Summary = last_json(&String::from_utf8_lossy(&send.stdout))?;
-        let rest: Vec<String> = lines.collect::<Result<_, _>>()?;
-        let received: Summary = last_json(&rest.join("\n"))?;
-        report(args, ceiling, &sent, &received, wall);
-        Ok(())
-    })();
-    stop(&mut recv);
-    result
+    };
+    let recv_stdout = Tail::spawn(recv_stdout, false);
+    let wall = Instant::now();
+    let mut send = Command::new(&exe)
+        .args([
+            "send",
+            "--to",
+            &addr,
+            "--key",
+            &key,
+            "--controller",
+            &args.controller,
+        ])
+        .arg(&file)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn();
+    let (send, wall) = match send.as_mut() {
+        Ok(child) => {
+            // The sender's stderr is shown as it comes, as when it was inherited.
+            let stderr = child.stderr.take().map(|e| Tail::spawn(e, true));
+            let stdout = child.stdout.take().map(|o| Tail::spawn(o, false));
+            let status = child.wait().ok();
+            let wall = wall.elapsed();
+            let run = ChildRun::new(
+                "send",
+                status,
+                stdout.map(Tail::join).unwrap_or_default(),
+                stderr.map(Tail::join).unwrap_or_default(),
+            );
+            (run, wall)
+        }
+        Err(e) => {
+            let _ = wait_at_most(&mut recv, Duration::ZERO);
+            return Err(anyhow::anyhow!("cannot run rustox send: {e}"));
+        }
+    };
+    // A receiver whose sender is done has at most its linger left (recv.rs); one whose
+    // sender failed may wait for a session forever, so it gets little time.
+    let patience = if send.status.is_some_and(|s| s.success()) {
+        RECV_EXIT_WAIT
+    } else {
+        SHORT_WAIT
+    };
+    let status = wait_at_most(&mut recv, patience);
+    let recv = ChildRun::new("recv", status, recv_stdout.join(), recv_stderr.join());
+    match (send.summary(), recv.summary()) {
+        (Ok(sent), Ok(received)) => {
+            report(args, ceiling, &sent, &received, wall);
+            Ok(())
+        }
+        (sent, received) => {
+            let failures: Vec<String> = [sent.err(), received.err()]
+                .into_iter()
+                .flatten()
+                .map(|e| format!("{e:#}"))
+                .collect();
+            bail!("{}", failures.join("\n"))
+        }
+    }
 }
 
-fn read_field(
-    lines: &mut impl Iterator<Item = std::io::Result<String>>,
-    prefix: &str,
-) -> anyhow::Result<String> {
-    for line in lines {
-        let line = line?;
+/// How long the receiver may take to exit after a successful sender: its linger (3 s,
+/// recv.rs) with a wide margin for a busy machine.
+const RECV_EXIT_WAIT: Duration = Duration::from_secs(30);
+/// How long a child that has no reason to stay gets before it is killed.
+const SHORT_WAIT: Duration = Duration::from_secs(5);
+/// Lines of a child's output kept: the last few of its stderr say why it failed (the
+/// command's one-line error is the very last), the last of its stdout is its summary.
+const TAIL_LINES: usize = 20;
+/// A kept line is cut to this many bytes, the rest of it skipped (a line without an end
+/// could be any size).
+const MAX_LINE_BYTES: usize = 1000;
+
+/// The last lines of a child's pipe, read to its end on a thread of its own so the child
+/// never blocks on a full pipe while the bench waits for something else.
+struct Tail(std::thread::JoinHandle<Vec<String>>);
+
+impl Tail {
+    /// Starts reading `pipe`; with `echo`, every line also goes to this process's stderr.
+    fn spawn(pipe: impl std::io::Read + Send + 'static, echo: bool) -> Tail {
+        Tail(std::thread::spawn(move || {
+            let mut reader = BufReader::new(pipe);
+            let mut kept = std::collections::VecDeque::with_capacity(TAIL_LINES);
+            let mut raw = Vec::new();
+            loop {
+                raw.clear();
+                match (&mut reader)
+                    .take(MAX_LINE_BYTES as u64)
+                    .read_until(b'\n', &mut raw)
+                {
+                    Ok(0) | Err(_) => break,
+                    Ok(_) => {}
+                }
+                if !raw.ends_with(b"\n") && skip_line(&mut reader).is_err() {
+                    break;
+                }
+                let line = String::from_utf8_lossy(&raw);
+                let line = line.trim_end_matches(['\n', '\r']);
+                if echo {
+                    eprintln!("{line}");
+                }
+                if kept.len() == TAIL_LINES {
+                    kept.pop_front();
+                }
+                kept.push_back(line.to_owned());
+            }
+            kept.into()
+        }))
+    }
+
+    /// The last lines, once the pipe is closed (the child and its children exited).
+    fn join(self) -> Vec<String> {
+        self.0.join().unwrap_or_default()
+    }
+}
+
+/// Reads past the end of the current line (its newline included).
+fn skip_line(reader: &mut impl BufRead) -> std::io::Result<()> {
+    loop {
+        let buffer = reader.fill_buf()?;
+        if buffer.is_empty() {
+            return Ok(());
+        }
+        match buffer.iter().position(|&b| b == b'\n') {
+            Some(end) => {
+                reader.consume(end + 1);
+                return Ok(());
+            }
+            None => {
+                let all = buffer.len();
+                reader.consume(all);
+            }
+        }
+    }
+}
+
+/// One child's run as the bench saw it.
+#[derive(Debug)]
+struct ChildRun {
+    /// `send` or `recv`.
+    name: &'static str,
+    /// `None`: it did not exit in time and was killed, or could not be waited for.
+    status: Option<ExitStatus>,
+    /// The last lines of its stdout (the JSON summary is the last of them).
+    stdout: Vec<String>,
+    /// The last lines of its stderr.
+    stderr: Vec<String>,
+}
+
+impl ChildRun {
+    fn new(
+        name: &'static str,
+        status: Option<ExitStatus>,
+        stdout: Vec<String>,
+        stderr: Vec<String>,
+    ) -> Self {
+        ChildRun {
+            name,
+            status,
+            stdout,
+            stderr,
+        }
+    }
+
+    /// Its JSON summary, or an error naming the child, how it ended and what it said.
+    fn summary(&self) -> anyhow::Result<Summary> {
+        match self.status {
+            Some(s) if s.success() => {}
+            _ => bail!("{}", self.describe("failed")),
+        }
+        let line = self
+            .stdout
+            .iter()
+            .rev()
+            .find(|l| l.starts_with('{'))
+            .ok_or_else(|| anyhow::anyhow!("{}", self.describe("printed no JSON summary line")))?;
+        serde_json::from_str(line).with_context(|| {
+            self.describe(&format!(
+                "printed a summary line the bench cannot read: {line}"
+            ))
+        })
+    }
+
+    /// `rustox NAME WHAT (exit status ...); the end of its stderr:` and those lines.
+    fn describe(&self, what: &str) -> String {
+        let ended = match self.status {
+            Some(s) => s.to_string(),
+            None => "did not exit in time and was killed".into(),
+        };
+        let mut text = format!("rustox {} {what} ({ended})", self.name);
+        if self.stderr.is_empty() {
+            text.push_str("; its stderr was empty");
+        } else {
+            text.push_str("; the end of its stderr:");
+            for line in &self.stderr {
+                text.push_str("\n    ");
+                text.push_str(line);
+            }
+        }
+        text
+    }
+}
+
+fn read_field(lines: &mut impl BufRead, prefix: &str) -> anyhow::Result<String> {
+    let mut line = String::new();
+    loop {
+        line.clear();
+        if lines.read_line(&mut line)? == 0 {
+            bail!("rustox recv ended before printing {prefix:?}")
+        }
         if let Some(rest) = line.strip_prefix(prefix) {
             return Ok(rest.trim().to_owned());
         }
     }
-    bail!("rustox recv ended before printing {prefix:?}")
 }
 
-fn last_json(text: &str) -> anyhow::Result<Summary> {
-    let line = text
-        .lines()
-        .rev()
-        .find(|l| l.starts_with('{'))
-        .context("no JSON summary line")?;
-    Ok(serde_json::from_str(line)?)
-}
-
-fn stop(child: &mut Child) {
-    if let Ok(None) = child.try_wait() {
-        let deadline = Instant::now() + Duration::from_secs(5);
-        while Instant::now() < deadline {
-            if let Ok(Some(_)) = child.try_wait() {
-                return;
+/// Waits up to `limit` for `child` to exit, then kills it; its status, or `None` when it
+/// had to be killed.
+fn wait_at_most(child: &mut Child, limit: Duration) -> Option<ExitStatus> {
+    let deadline = Instant::now() + limit;
+    loop {
+        match child.try_wait() {
+            Ok(Some(status)) => return Some(status),
+            Ok(None) if Instant::now() < deadline => {
+                std::thread::sleep(Duration::from_millis(20));
             }
-            std::thread::sleep(Duration::from_millis(20));
+            _ => break,
         }
-        let _ = child.kill();
-        let _ = child.wait();
     }
+    let _ = child.kill();
+    let _ = child.wait();
+    None
 }
 
 fn report(
@@ -336,4 +514,89 @@ pub fn utc_now() -> String {
         rem / 3600,
         (rem % 3600) / 60
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `sh -c script` as the bench runs a child: both pipes read on threads, at most
+    /// `limit` to exit.
+    fn run_sh(script: &str, limit: Duration) -> ChildRun {
+        let mut child = Command::new("sh")
+            .args(["-c", script])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("sh runs");
+        let stdout = Tail::spawn(child.stdout.take().expect("stdout"), false);
+        let stderr = Tail::spawn(child.stderr.take().expect("stderr"), false);
+        let status = wait_at_most(&mut child, limit);
+        ChildRun::new("recv", status, stdout.join(), stderr.join())
+    }
+
+    const SUMMARY: &str = r#"{"bytes":5,"seconds":1.0,"rtt_ms":null,"resent_packets":0,"sha256":"ab","cpu_seconds":0.1}"#;
+
+    #[test]
+    fn a_failing_child_is_named_with_its_status_and_last_stderr_lines() {
+        let run = run_sh(
+            "for i in $(seq 1 50); do echo noise $i >&2; done; \
+             echo 'rustox: receiving x failed: friend went offline' >&2; exit 3",
+            Duration::from_secs(10),
+        );
+        let error = format!("{:#}", run.summary().expect_err("exit 3 is a failure"));
+        assert!(
+            error.starts_with("rustox recv failed (exit status: 3)"),
+            "{error}"
+        );
+        assert!(
+            error.ends_with("rustox: receiving x failed: friend went offline"),
+            "{error}"
+        );
+        assert!(
+            !error.contains("noise 30\n"),
+            "only the tail is kept: {error}"
+        );
+        assert_eq!(run.stderr.len(), TAIL_LINES);
+    }
+
+    #[test]
+    fn a_child_that_exits_0_without_a_summary_says_so() {
+        let run = run_sh("echo not json; echo why >&2", Duration::from_secs(10));
+        let error = format!("{:#}", run.summary().expect_err("no summary"));
+        assert!(
+            error.starts_with("rustox recv printed no JSON summary line (exit status: 0)"),
+            "{error}"
+        );
+        assert!(error.ends_with("why"), "{error}");
+    }
+
+    #[test]
+    fn a_child_that_hangs_is_killed_and_reported() {
+        let run = run_sh(
+            "echo waiting >&2; exec sleep 30",
+            Duration::from_millis(200),
+        );
+        let error = format!("{:#}", run.summary().expect_err("killed"));
+        assert!(
+            error.contains("did not exit in time and was killed"),
+            "{error}"
+        );
+        assert!(error.ends_with("waiting"), "{error}");
+    }
+
+    #[test]
+    fn a_chatty_child_cannot_block_on_a_full_pipe() {
+        // 4 MiB on stderr, far beyond a pipe's 64 KiB: the child finishes only if the
+        // pipe is read while the bench waits for it.
+        let script = format!(
+            "head -c 4194304 /dev/zero | tr '\\0' x >&2; echo >&2; echo >&2 done; echo '{SUMMARY}'"
+        );
+        let run = run_sh(&script, Duration::from_secs(20));
+        let summary = run.summary().expect("the summary line");
+        assert_eq!(summary.bytes, 5);
+        assert_eq!(run.stderr.last().map(String::as_str), Some("done"));
+        assert_eq!(run.stderr.len(), 2, "one long line, cut, then 'done'");
+        assert!(run.stderr.iter().all(|l| l.len() <= MAX_LINE_BYTES));
+    }
 }
