@@ -19,8 +19,9 @@ use super::hashing_writer::{DigestSlot, HashingWriter};
 use rustox_file_transfer::{FileControl, FileKind};
 use rustox_net_crypto::crypto::{CryptoRng, KeyPair, PublicKey};
 use rustox_net_crypto::{
-    CloseReason, ConnectError, ConnectionEvent, ConnectionId, ConnectionStatus, Endpoint,
-    EndpointConfig, EndpointEvent, SendError, Timestamp, Transmit, TransportConfig, TransportStats,
+    CloseReason, ConnectError, Connection, ConnectionEvent, ConnectionId, ConnectionStatus,
+    Endpoint, EndpointConfig, EndpointEvent, SendError, Timestamp, Transmit, TransportConfig,
+    TransportStats,
 };
 
 /// Messenger's `PACKET_ID_MESSAGE` (protocol.md §3.1): a chat message, text after the id.
@@ -202,6 +203,63 @@ struct SessionState {
     /// Each file being received: where its writer leaves the SHA-256, and the id it must
     /// equal.
     receiving: HashMap<u32, (DigestSlot, [u8; 32])>,
+    /// Files the stream layer reports sent, each waiting until the peer holds every
+    /// packet sent up to then (see [`DeliveredBelow`]); at most 256, one per slot.
+    sent: Vec<SentFile>,
+}
+
+/// A sent file whose `FileSent` waits for the peer to hold all of it.
+struct SentFile {
+    file: u32,
+    bytes: u64,
+    delivered: DeliveredBelow,
+}
+
+/// Why a sent file failed after all: its session closed while the peer still lacked some
+/// of its packets (or their acknowledgement never came).
+const NOT_ALL_DELIVERED: &str =
+    "the session closed before the peer acknowledged every packet of the file";
+
+/// CRYPTO_PACKET_BUFFER_SIZE (protocol.md §2.8): the send array never holds a packet this
+/// many numbers below its end, so every older packet is acknowledged.
+const SEND_WINDOW: u32 = 32768;
+
+/// Whether the peer has received every lossless packet numbered below a mark: the
+/// cumulative acknowledgement c-toxcore's `cryptpacket_received` gives (protocol.md §2.8).
+///
+/// `Connection::is_delivered(n)` is not cumulative: it is also true for a packet a request
+/// packet freed while older ones are still missing at the peer (the request names them).
+/// The file layer's completion, which asks about the file's last packet only, can then
+/// come while the receiver still lacks a chunk, and a sender that closes the session on it
+/// (`rustox send`, the demo) strands the receiver with a hole: net_crypto handles a kill
+/// packet on arrival, ahead of the packets still missing. Here every number below the mark
+/// is checked, resuming where the last check stopped.
+struct DeliveredBelow {
+    /// The lowest number not yet seen delivered.
+    next: u32,
+    /// One past the last number that must be delivered.
+    mark: u32,
+}
+
+impl DeliveredBelow {
+    /// Every packet `conn` has transmitted so far.
+    fn everything_sent(conn: &Connection) -> Self {
+        let mark = conn.transport().send_buffer_end();
+        DeliveredBelow {
+            next: mark.wrapping_sub(SEND_WINDOW),
+            mark,
+        }
+    }
+
+    /// True once the peer holds every packet below the mark. The first call walks at most
+    /// one window of numbers (those below the send array's start answer at once); later
+    /// calls only the packets acknowledged since.
+    fn reached(&mut self, conn: &Connection) -> bool {
+        while self.next != self.mark && conn.is_delivered(self.next) {
+            self.next = self.next.wrapping_add(1);
+        }
+        self.next == self.mark
+    }
 }
 
 /// A node: endpoint, sessions, their files. See the module docs.
@@ -429,10 +487,36 @@ impl Host {
         Ok((conn, state))
     }
 
-    /// Drain the endpoint's events into the file layer and ours, then top up the files.
+    /// Drain the endpoint's events into the file layer and ours, then top up the files
+    /// and report the sent files the peer now holds whole.
     fn after_input(&mut self, now: Timestamp) {
         self.drain_endpoint(now);
         self.pump_files(now);
+        self.report_delivered_files();
+    }
+
+    /// `FileSent` for every sent file whose packets the peer now all holds.
+    fn report_delivered_files(&mut self) {
+        for (&id, state) in &mut self.sessions {
+            if state.sent.is_empty() {
+                continue;
+            }
+            let Some(conn) = self.endpoint.connection(id) else {
+                continue;
+            };
+            let events = &mut self.events;
+            state.sent.retain_mut(|sent| {
+                if !sent.delivered.reached(conn) {
+                    return true;
+                }
+                events.push_back(HostEvent::FileSent {
+                    id,
+                    file: sent.file,
+                    bytes: sent.bytes,
+                });
+                false
+            });
+        }
     }
 
     fn drain_endpoint(&mut self, now: Timestamp) {
@@ -481,7 +565,15 @@ impl Host {
                     state.files.friend_offline();
                 }
                 self.drain_streams(id);
-                self.sessions.remove(&id);
+                if let Some(state) = self.sessions.remove(&id) {
+                    for sent in state.sent {
+                        self.events.push_back(HostEvent::FileFailed {
+                            id,
+                            file: sent.file,
+                            reason: NOT_ALL_DELIVERED.into(),
+                        });
+                    }
+                }
                 self.events.push_back(HostEvent::Closed(id, reason));
             }
         }
@@ -504,6 +596,7 @@ impl Host {
     }
 
     fn drain_streams(&mut self, id: ConnectionId) {
+        let conn = self.endpoint.connection(id);
         let Some(state) = self.sessions.get_mut(&id) else {
             return;
         };
@@ -525,7 +618,23 @@ impl Host {
                         file_id,
                     })
                 }
-                StreamEvent::Sent { file, bytes } => HostEvent::FileSent { id, file, bytes },
+                StreamEvent::Sent { file, bytes } => match conn {
+                    // Reported once the peer holds every packet sent so far, the file's
+                    // last one among them (report_delivered_files).
+                    Some(conn) => {
+                        state.sent.push(SentFile {
+                            file,
+                            bytes,
+                            delivered: DeliveredBelow::everything_sent(conn),
+                        });
+                        continue;
+                    }
+                    None => HostEvent::FileFailed {
+                        id,
+                        file,
+                        reason: NOT_ALL_DELIVERED.into(),
+                    },
+                },
                 StreamEvent::Received { file, bytes, .. } => {
                     // The stream layer flushed the writer, which left the digest of the
                     // file as written.
@@ -614,14 +723,30 @@ mod tests {
     }
 
     type React<'a> = &'a mut dyn FnMut(&mut Host, Timestamp, &HostEvent);
+    /// Decides whether the wire loses a datagram: called with `true` for a → b and the
+    /// datagram's bytes.
+    type Loss<'a> = &'a mut dyn FnMut(bool, &[u8]) -> bool;
 
-    /// Moves datagrams both ways (1 ms one way), lets each side react to its events, and
-    /// stops when `done` holds or 60 virtual seconds pass. Returns each side's events.
+    /// [`run_lossy`] on a wire that loses nothing.
     fn run(
         a: &mut Host,
         b: &mut Host,
         on_a: React,
         on_b: React,
+        done: impl Fn(&[HostEvent], &[HostEvent]) -> bool,
+    ) -> (Vec<HostEvent>, Vec<HostEvent>) {
+        run_lossy(a, b, on_a, on_b, &mut |_, _| false, done)
+    }
+
+    /// Moves datagrams both ways (1 ms one way) except those `lose` picks, lets each side
+    /// react to its events, and stops when `done` holds or 60 virtual seconds pass.
+    /// Returns each side's events.
+    fn run_lossy(
+        a: &mut Host,
+        b: &mut Host,
+        on_a: React,
+        on_b: React,
+        lose: Loss,
         done: impl Fn(&[HostEvent], &[HostEvent]) -> bool,
     ) -> (Vec<HostEvent>, Vec<HostEvent>) {
         let addr_a: SocketAddr = "10.0.0.1:1".parse().unwrap();
@@ -639,10 +764,14 @@ mod tests {
                 ev_b.push(e);
             }
             while let Some(t) = a.poll_transmit(now) {
-                wire.push((now + ONE_WAY, true, t.payload));
+                if !lose(true, &t.payload) {
+                    wire.push((now + ONE_WAY, true, t.payload));
+                }
             }
             while let Some(t) = b.poll_transmit(now) {
-                wire.push((now + ONE_WAY, false, t.payload));
+                if !lose(false, &t.payload) {
+                    wire.push((now + ONE_WAY, false, t.payload));
+                }
             }
             let next = [
                 wire.iter().map(|(t, _, _)| *t).min(),
@@ -766,5 +895,105 @@ mod tests {
         assert!(ev_a
             .iter()
             .any(|e| matches!(e, HostEvent::Closed(_, CloseReason::Timeout))));
+    }
+
+    /// Issue #10: a sender that closes the session on `FileSent` (as `rustox send` and the
+    /// demo do) must not strand the receiver with a hole. The wire loses one full data
+    /// datagram a few packets before the file's last one; the receiver then holds the last
+    /// packet while the lost one is still missing, and its request packet (which names the
+    /// hole) frees the last packet at the sender. Each of the last eight full chunks is lost
+    /// in turn.
+    #[test]
+    fn file_sent_waits_until_the_receiver_has_every_packet() {
+        const SIZE: usize = 300_000;
+        // 218 full chunks, then one of 1122 bytes.
+        let full_chunks = SIZE / 1371;
+        let dir = std::env::temp_dir().join(format!("rustox-host-hole-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let content: Vec<u8> = (0..SIZE as u32).map(|i| (i * 7 + i / 4099) as u8).collect();
+        let source = dir.join("source");
+        std::fs::write(&source, &content).unwrap();
+        let sink = dir.join("sink");
+        let mut failures = Vec::new();
+        for before_end in 0..8 {
+            let lost = full_chunks - before_end;
+            let (ev_a, ev_b) = send_closing_on_file_sent(&source, &sink, lost);
+            let received = std::fs::read(&sink).unwrap_or_default();
+            let sent = ev_a.iter().find(|e| ended(e));
+            let got = ev_b.iter().find(|e| ended(e));
+            let whole = matches!(sent, Some(HostEvent::FileSent { bytes, .. }) if *bytes == SIZE as u64)
+                && matches!(got, Some(HostEvent::FileReceived { verified: true, .. }))
+                && received == content;
+            if !whole {
+                failures.push(format!(
+                    "full chunk {lost} of {full_chunks} lost: the sender ended with {sent:?}, \
+                     the receiver with {got:?}"
+                ));
+            }
+        }
+        let _ = std::fs::remove_dir_all(&dir);
+        assert!(failures.is_empty(), "{failures:#?}");
+    }
+
+    /// The first event that ends a side's part in a transfer.
+    fn ended(e: &HostEvent) -> bool {
+        matches!(
+            e,
+            HostEvent::FileSent { .. }
+                | HostEvent::FileReceived { .. }
+                | HostEvent::FileFailed { .. }
+                | HostEvent::Closed(..)
+        )
+    }
+
+    /// `source` from a to b into `sink`, a closing the session on `FileSent`; the wire
+    /// loses the `lost`-th full data datagram (counting from 1) a → b once. Panics when it
+    /// lost none.
+    fn send_closing_on_file_sent(
+        source: &std::path::Path,
+        sink: &std::path::Path,
+        lost: usize,
+    ) -> (Vec<HostEvent>, Vec<HostEvent>) {
+        /// Only a FILE_DATA datagram with a full chunk (1371 file bytes) is this large;
+        /// handshakes, the offer, requests and acknowledgements are far smaller.
+        const FULL_CHUNK_DATAGRAM: usize = 1371;
+        let (mut a, _) = host(false);
+        let (mut b, b_key) = host(true);
+        let id = a
+            .connect(Timestamp::ZERO, "10.0.0.2:1".parse().unwrap(), b_key)
+            .unwrap();
+        let mut on_a = |a: &mut Host, now: Timestamp, e: &HostEvent| match e {
+            HostEvent::Established(x) if *x == id => {
+                let file = PreparedFile::hash_file(std::fs::File::open(source).unwrap()).unwrap();
+                a.send_file(now, id, file, b"x.bin").unwrap();
+            }
+            // What `rustox send` does: the file is delivered, so the session can go.
+            HostEvent::FileSent { .. } => a.close(now, id),
+            _ => {}
+        };
+        let mut on_b = |b: &mut Host, now: Timestamp, e: &HostEvent| {
+            if let HostEvent::FileOffered(offer) = e {
+                let file = std::fs::File::create(sink).unwrap();
+                b.accept_file(now, offer.id, offer.file, file).unwrap();
+            }
+        };
+        let mut full_datagrams = 0;
+        let mut lose = |to_b: bool, datagram: &[u8]| {
+            if to_b && datagram.len() >= FULL_CHUNK_DATAGRAM {
+                full_datagrams += 1;
+                return full_datagrams == lost;
+            }
+            false
+        };
+        let events = run_lossy(
+            &mut a,
+            &mut b,
+            &mut on_a,
+            &mut on_b,
+            &mut lose,
+            |ev_a, ev_b| ev_a.iter().any(ended) && ev_b.iter().any(ended),
+        );
+        assert!(full_datagrams >= lost, "the wire lost no data datagram");
+        events
     }
 }
