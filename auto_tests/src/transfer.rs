@@ -135,6 +135,8 @@ pub struct TransferMetrics {
     pub bytes_resent: u64,
     /// Packets retransmitted.
     pub packets_resent: u64,
+    /// Of which deliberate second copies of repairs at the transfer's tail.
+    pub tail_copies: u64,
     /// Wire bytes the forward link dropped or corrupted.
     pub link_bytes_lost: u64,
     /// Of which dropped by the bottleneck queue.
@@ -416,6 +418,7 @@ fn measure(
         resent_over_lost,
         bytes_resent: tx.bytes_resent,
         packets_resent: tx.packets_resent,
+        tail_copies: tx.tail_copies,
         link_bytes_lost: lost,
         link_bytes_queue_overflow: fwd.bytes_dropped_queue,
         rtt_error,

@@ -101,3 +101,24 @@ fn the_driver_model_changes_what_the_simulator_sees() {
     let modelled = run(Profile::wan20(), DriverModel::tokio_millis(), 1);
     assert_ne!(exact.trace_hash, modelled.trace_hash);
 }
+
+/// A repair made at the end of a transfer goes twice where the path loses packets at
+/// random (lossy, 3 %): lost again, it would cost one more round trip with nothing else on
+/// the link. Where only queues drop (wan20), a second copy would always be a duplicate,
+/// and none is sent.
+#[test]
+fn tail_repairs_are_copied_on_a_randomly_lossy_path_only() {
+    let lossy = run(Profile::lossy(), DriverModel::cli(), 8);
+    assert!(
+        (1..=32).contains(&lossy.tail_copies),
+        "lossy: {} tail copies",
+        lossy.tail_copies
+    );
+    let wan20 = run(Profile::wan20(), DriverModel::cli(), 8);
+    assert_eq!(
+        wan20.tail_copies, 0,
+        "wan20 resent {}",
+        wan20.packets_resent
+    );
+    assert_eq!(wan20.spurious_resends, 0);
+}

@@ -172,6 +172,7 @@ fn failed_row(spec: &TransferSpec, error: String) -> TransferMetrics {
         resent_over_lost: None,
         bytes_resent: 0,
         packets_resent: 0,
+        tail_copies: 0,
         link_bytes_lost: 0,
         link_bytes_queue_overflow: 0,
         rtt_error: None,

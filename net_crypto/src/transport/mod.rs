@@ -167,6 +167,10 @@ pub struct Transport {
     sent_end: u32,
     resend_queue: VecDeque<u32>,
     probe_queue: VecDeque<u32>,
+    /// Resends made while the sender had no new data, to be sent once more (sender.rs).
+    tail_copies: VecDeque<u32>,
+    /// Tail copies made since bulk data was last queued.
+    tail_copies_made: u32,
     control_queue: VecDeque<u32>,
     bulk_queue: VecDeque<u32>,
     queued_bulk_bytes: u64,
@@ -227,6 +231,8 @@ impl Transport {
             sent_end: 0,
             resend_queue: VecDeque::new(),
             probe_queue: VecDeque::new(),
+            tail_copies: VecDeque::new(),
+            tail_copies_made: 0,
             control_queue: VecDeque::new(),
             bulk_queue: VecDeque::new(),
             queued_bulk_bytes: 0,
@@ -314,6 +320,7 @@ impl Transport {
             + self.recv.memory_usage()
             + q(&self.resend_queue)
             + q(&self.probe_queue)
+            + q(&self.tail_copies)
             + q(&self.control_queue)
             + q(&self.bulk_queue)
             + q(&self.tail_named)

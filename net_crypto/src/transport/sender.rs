@@ -19,6 +19,11 @@ use super::{
 };
 use crate::Timestamp;
 
+/// Tail copies per tail ([`Transport::at_the_tail`]): enough for a final flight's repairs
+/// on sat600 (~25), few enough that a tail of mass repairs (CUBIC after overflowing
+/// relay500's 16-BDP buffer: ~200) costs the link little (32 packets, 0.18 s at 2 Mbit/s).
+const TAIL_COPIES_MAX: u32 = 32;
+
 /// What [`Transport::transmit`] put on the wire.
 #[derive(Debug, Clone, Copy)]
 struct Sent {
@@ -57,6 +62,7 @@ impl Transport {
             PacketClass::Bulk => {
                 self.cc.on_bulk_write();
                 self.queued_bulk_bytes += payload.len() as u64;
+                self.tail_copies_made = 0;
                 self.bulk_queue.push_back(pn);
                 self.budget_unused = self.budget_unused.saturating_sub(1);
             }
@@ -158,6 +164,10 @@ impl Transport {
             // cannot acknowledge until this very hole is filled (the request format only
             // acks between holes) — waiting for the window would deadlock.
             self.resend_queue.pop_front();
+            if self.at_the_tail() && self.tail_copies_made < TAIL_COPIES_MAX {
+                self.tail_copies_made += 1;
+                self.tail_copies.push_back(pn);
+            }
             return Some(self.transmit(now, pn));
         }
 
@@ -200,6 +210,25 @@ impl Transport {
             return Some(self.transmit(now, pn));
         }
 
+        // A second copy of each repair made at the tail, after every other packet.
+        while let Some(&pn) = self.tail_copies.front() {
+            if !self
+                .send
+                .get(pn)
+                .is_some_and(|s| s.state == SlotState::InFlight)
+            {
+                self.tail_copies.pop_front();
+                continue;
+            }
+            if !paced_ok {
+                self.pacer.on_held_back();
+                return None;
+            }
+            self.tail_copies.pop_front();
+            self.stats.tail_copies += 1;
+            return Some(self.transmit(now, pn));
+        }
+
         // Nothing to send while the window has room, and the layer above left budget
         // unused: samples taken now are app-limited (draft-cheng-iccrg-delivery-rate-
         // estimation §3.4). A sender that simply drained one quantum is not.
@@ -212,6 +241,21 @@ impl Transport {
         None
     }
 
+    /// True when the sender has no new data: nothing bulk queued, and the layer above left
+    /// the budget it was last offered unused (the end of a transfer). A repair made then is
+    /// sent twice (the second copy after every other packet waiting): with nothing behind
+    /// it, a repair lost again costs a whole extra round trip of loss detection, the
+    /// transfer's last. sat600 (3 % loss, 600 ms): the final flight's ~25 repairs lose one
+    /// again in half the runs; each copy costs one packet of an otherwise idle link, and at
+    /// most [`TAIL_COPIES_MAX`] are made until new data is queued. Only where the
+    /// controller sees random loss ([`Controller::sees_random_loss`]): where queues alone
+    /// drop, a repair arrives and its copy is a duplicate.
+    ///
+    /// [`Controller::sees_random_loss`]: super::cc::Controller::sees_random_loss
+    fn at_the_tail(&self) -> bool {
+        self.cc.sees_random_loss() && self.bulk_queue.is_empty() && self.budget_unused > 0
+    }
+
     /// When the pacer releases the next packet that is ready to go
     /// ([`Timer::Pacing`](super::timer::Timer::Pacing)), if one is. Only a packet the window
     /// would let go waits for the pacer; a window-limited sender waits for an ack instead. A
@@ -219,7 +263,7 @@ impl Transport {
     /// packets at once.
     pub(super) fn pacer_release(&self) -> Option<Timestamp> {
         let cwnd = self.cc.window();
-        let resend_ready = !self.resend_queue.is_empty();
+        let resend_ready = !self.resend_queue.is_empty() || !self.tail_copies.is_empty();
         let bulk_ready = !self.bulk_queue.is_empty() && self.bytes_in_flight + MAX_PACKET <= cwnd;
         let paced_ready = self.cc.paces() && (resend_ready || bulk_ready);
         (paced_ready || !self.control_queue.is_empty())

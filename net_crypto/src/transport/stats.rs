@@ -62,6 +62,9 @@ pub struct TransportStats {
     pub send_queue_len: u64,
     /// Current packet-count threshold of loss detection (adaptive, transport.md §3.5).
     pub loss_packet_threshold: u32,
+    /// Second copies of repairs sent at a transfer's tail on a randomly lossy path (sender.rs
+    /// `at_the_tail`); also counted in `packets_resent`.
+    pub tail_copies: u64,
     /// How late the driver's wake-ups run, as the pacer's burst credit covers it (the larger
     /// of the driver's declared and the measured lateness, pacer.rs).
     pub wake_lateness: Option<Duration>,

@@ -68,6 +68,10 @@ const MAX_LOSS_THRESH: f64 = 0.10;
 /// Smallest loss in a round that can count as congestion: 6 full packets
 /// (draft-ietf-ccwg-bbr: Startup exits after 6 loss events in a round).
 const MIN_CONGESTION_LOSS: u64 = 6 * MAX_PACKET;
+/// Background loss (lost in rounds whose RTT stayed flat) from which the path counts as
+/// losing packets at random: a tenth of a percent is already far above what overflow-free
+/// paths show (none), and below the 0.5 % of the mildest lossy profile (wan100).
+const RANDOM_LOSS_EVIDENCE: f64 = 0.001;
 /// EWMA gain of the background-loss estimate, per RTT-flat round.
 const BACKGROUND_LOSS_GAIN: f64 = 0.125;
 /// Bandwidth bound while a standing queue drains (BBRv3's ProbeBW_DOWN gain, 0.9).
@@ -729,6 +733,10 @@ impl Controller for Bbr {
         if let Some(b) = self.saved.take() {
             self.bounds = b;
         }
+    }
+
+    fn sees_random_loss(&self) -> bool {
+        self.background_loss >= RANDOM_LOSS_EVIDENCE
     }
 
     fn window(&self) -> u64 {

@@ -215,6 +215,14 @@ pub(crate) trait Controller: Debug + Send {
         NackResponse::MarkNacked
     }
 
+    /// Whether this path loses packets at random, not only to a full queue: then a repair
+    /// may well be lost again, and at a transfer's tail the transport sends each repair
+    /// twice (sender.rs `at_the_tail`). A controller that cannot tell says no: on a path
+    /// whose only losses are overflows, a second copy is always a duplicate.
+    fn sees_random_loss(&self) -> bool {
+        false
+    }
+
     /// Whether our loss detection (thresholds and loss timer) and probe timeout run. Ours
     /// do (transport.md §3.5, RFC 9002 §6). c-toxcore has no retransmission timer: it
     /// resends only what a request names ([`Self::on_nack`]), and tail loss waits until
