@@ -19,9 +19,8 @@ use super::hashing_writer::{DigestSlot, HashingWriter};
 use rustox_file_transfer::{FileControl, FileKind};
 use rustox_net_crypto::crypto::{CryptoRng, KeyPair, PublicKey};
 use rustox_net_crypto::{
-    CloseReason, ConnectError, Connection, ConnectionEvent, ConnectionId, ConnectionStatus,
-    Endpoint, EndpointConfig, EndpointEvent, SendError, Timestamp, Transmit, TransportConfig,
-    TransportStats,
+    CloseReason, ConnectError, ConnectionEvent, ConnectionId, ConnectionStatus, Endpoint,
+    EndpointConfig, EndpointEvent, SendError, Timestamp, Transmit, TransportConfig, TransportStats,
 };
 
 /// Messenger's `PACKET_ID_MESSAGE` (protocol.md §3.1): a chat message, text after the id.
@@ -203,63 +202,6 @@ struct SessionState {
     /// Each file being received: where its writer leaves the SHA-256, and the id it must
     /// equal.
     receiving: HashMap<u32, (DigestSlot, [u8; 32])>,
-    /// Files the stream layer reports sent, each waiting until the peer holds every
-    /// packet sent up to then (see [`DeliveredBelow`]); at most 256, one per slot.
-    sent: Vec<SentFile>,
-}
-
-/// A sent file whose `FileSent` waits for the peer to hold all of it.
-struct SentFile {
-    file: u32,
-    bytes: u64,
-    delivered: DeliveredBelow,
-}
-
-/// Why a sent file failed after all: its session closed while the peer still lacked some
-/// of its packets (or their acknowledgement never came).
-const NOT_ALL_DELIVERED: &str =
-    "the session closed before the peer acknowledged every packet of the file";
-
-/// CRYPTO_PACKET_BUFFER_SIZE (protocol.md §2.8): the send array never holds a packet this
-/// many numbers below its end, so every older packet is acknowledged.
-const SEND_WINDOW: u32 = 32768;
-
-/// Whether the peer has received every lossless packet numbered below a mark: the
-/// cumulative acknowledgement c-toxcore's `cryptpacket_received` gives (protocol.md §2.8).
-///
-/// `Connection::is_delivered(n)` is not cumulative: it is also true for a packet a request
-/// packet freed while older ones are still missing at the peer (the request names them).
-/// The file layer's completion, which asks about the file's last packet only, can then
-/// come while the receiver still lacks a chunk, and a sender that closes the session on it
-/// (`rustox send`, the demo) strands the receiver with a hole: net_crypto handles a kill
-/// packet on arrival, ahead of the packets still missing. Here every number below the mark
-/// is checked, resuming where the last check stopped.
-struct DeliveredBelow {
-    /// The lowest number not yet seen delivered.
-    next: u32,
-    /// One past the last number that must be delivered.
-    mark: u32,
-}
-
-impl DeliveredBelow {
-    /// Every packet `conn` has transmitted so far.
-    fn everything_sent(conn: &Connection) -> Self {
-        let mark = conn.transport().send_buffer_end();
-        DeliveredBelow {
-            next: mark.wrapping_sub(SEND_WINDOW),
-            mark,
-        }
-    }
-
-    /// True once the peer holds every packet below the mark. The first call walks at most
-    /// one window of numbers (those below the send array's start answer at once); later
-    /// calls only the packets acknowledged since.
-    fn reached(&mut self, conn: &Connection) -> bool {
-        while self.next != self.mark && conn.is_delivered(self.next) {
-            self.next = self.next.wrapping_add(1);
-        }
-        self.next == self.mark
-    }
 }
 
 /// A node: endpoint, sessions, their files. See the module docs.
@@ -487,36 +429,10 @@ impl Host {
         Ok((conn, state))
     }
 
-    /// Drain the endpoint's events into the file layer and ours, then top up the files
-    /// and report the sent files the peer now holds whole.
+    /// Drain the endpoint's events into the file layer and ours, then top up the files.
     fn after_input(&mut self, now: Timestamp) {
         self.drain_endpoint(now);
         self.pump_files(now);
-        self.report_delivered_files();
-    }
-
-    /// `FileSent` for every sent file whose packets the peer now all holds.
-    fn report_delivered_files(&mut self) {
-        for (&id, state) in &mut self.sessions {
-            if state.sent.is_empty() {
-                continue;
-            }
-            let Some(conn) = self.endpoint.connection(id) else {
-                continue;
-            };
-            let events = &mut self.events;
-            state.sent.retain_mut(|sent| {
-                if !sent.delivered.reached(conn) {
-                    return true;
-                }
-                events.push_back(HostEvent::FileSent {
-                    id,
-                    file: sent.file,
-                    bytes: sent.bytes,
-                });
-                false
-            });
-        }
     }
 
     fn drain_endpoint(&mut self, now: Timestamp) {
@@ -565,15 +481,7 @@ impl Host {
                     state.files.friend_offline();
                 }
                 self.drain_streams(id);
-                if let Some(state) = self.sessions.remove(&id) {
-                    for sent in state.sent {
-                        self.events.push_back(HostEvent::FileFailed {
-                            id,
-                            file: sent.file,
-                            reason: NOT_ALL_DELIVERED.into(),
-                        });
-                    }
-                }
+                self.sessions.remove(&id);
                 self.events.push_back(HostEvent::Closed(id, reason));
             }
         }
@@ -596,7 +504,6 @@ impl Host {
     }
 
     fn drain_streams(&mut self, id: ConnectionId) {
-        let conn = self.endpoint.connection(id);
         let Some(state) = self.sessions.get_mut(&id) else {
             return;
         };
@@ -618,23 +525,7 @@ impl Host {
                         file_id,
                     })
                 }
-                StreamEvent::Sent { file, bytes } => match conn {
-                    // Reported once the peer holds every packet sent so far, the file's
-                    // last one among them (report_delivered_files).
-                    Some(conn) => {
-                        state.sent.push(SentFile {
-                            file,
-                            bytes,
-                            delivered: DeliveredBelow::everything_sent(conn),
-                        });
-                        continue;
-                    }
-                    None => HostEvent::FileFailed {
-                        id,
-                        file,
-                        reason: NOT_ALL_DELIVERED.into(),
-                    },
-                },
+                StreamEvent::Sent { file, bytes } => HostEvent::FileSent { id, file, bytes },
                 StreamEvent::Received { file, bytes, .. } => {
                     // The stream layer flushed the writer, which left the digest of the
                     // file as written.
@@ -899,10 +790,12 @@ mod tests {
 
     /// Issue #10: a sender that closes the session on `FileSent` (as `rustox send` and the
     /// demo do) must not strand the receiver with a hole. The wire loses one full data
-    /// datagram a few packets before the file's last one; the receiver then holds the last
-    /// packet while the lost one is still missing, and its request packet (which names the
-    /// hole) frees the last packet at the sender. Each of the last eight full chunks is lost
-    /// in turn.
+    /// datagram a few packets before the file's last one, and its first repairs; the
+    /// receiver then holds the last packet while the lost one is still missing, and its
+    /// request packets (which name the hole) acknowledge the last one. `FileSent` must wait
+    /// for the hole: the file layer asks net_crypto whether the file's last packet is
+    /// delivered, which holds only once every packet before it is too (protocol.md §2.8).
+    /// Each of the last eight full chunks is lost in turn.
     #[test]
     fn file_sent_waits_until_the_receiver_has_every_packet() {
         const SIZE: usize = 300_000;
@@ -935,6 +828,9 @@ mod tests {
         assert!(failures.is_empty(), "{failures:#?}");
     }
 
+    /// Repairs lost after the file's last chunk (see [`send_closing_on_file_sent`]).
+    const REPAIRS_LOST: usize = 3;
+
     /// The first event that ends a side's part in a transfer.
     fn ended(e: &HostEvent) -> bool {
         matches!(
@@ -946,9 +842,12 @@ mod tests {
         )
     }
 
-    /// `source` from a to b into `sink`, a closing the session on `FileSent`; the wire
-    /// loses the `lost`-th full data datagram (counting from 1) a → b once. Panics when it
-    /// lost none.
+    /// `source` from a to b into `sink`, a closing the session on `FileSent`. The wire
+    /// loses the `lost`-th full data datagram a → b (counting from 1), then, once the
+    /// file's last (short) chunk has passed, the first [`REPAIRS_LOST`] full datagrams after
+    /// it: the repairs of the hole, so the receiver holds the last chunk without the lost
+    /// one for several round trips, whatever the transport's repair timing. Panics when
+    /// the wire lost nothing.
     fn send_closing_on_file_sent(
         source: &std::path::Path,
         sink: &std::path::Path,
@@ -957,6 +856,8 @@ mod tests {
         /// Only a FILE_DATA datagram with a full chunk (1371 file bytes) is this large;
         /// handshakes, the offer, requests and acknowledgements are far smaller.
         const FULL_CHUNK_DATAGRAM: usize = 1371;
+        /// The last chunk (1122 file bytes) makes the only datagram between these sizes.
+        const LAST_CHUNK_DATAGRAM: std::ops::Range<usize> = 1122..FULL_CHUNK_DATAGRAM;
         let (mut a, _) = host(false);
         let (mut b, b_key) = host(true);
         let id = a
@@ -978,12 +879,24 @@ mod tests {
             }
         };
         let mut full_datagrams = 0;
+        let mut last_chunk_passed = false;
+        let mut repairs_lost = 0;
         let mut lose = |to_b: bool, datagram: &[u8]| {
-            if to_b && datagram.len() >= FULL_CHUNK_DATAGRAM {
-                full_datagrams += 1;
-                return full_datagrams == lost;
+            if !to_b {
+                return false;
             }
-            false
+            if LAST_CHUNK_DATAGRAM.contains(&datagram.len()) {
+                last_chunk_passed = true;
+            }
+            if datagram.len() < FULL_CHUNK_DATAGRAM {
+                return false;
+            }
+            full_datagrams += 1;
+            if last_chunk_passed && repairs_lost < REPAIRS_LOST {
+                repairs_lost += 1;
+                return true;
+            }
+            full_datagrams == lost
         };
         let events = run_lossy(
             &mut a,
@@ -994,6 +907,7 @@ mod tests {
             |ev_a, ev_b| ev_a.iter().any(ended) && ev_b.iter().any(ended),
         );
         assert!(full_datagrams >= lost, "the wire lost no data datagram");
+        assert!(last_chunk_passed, "the last chunk never left");
         events
     }
 }
