@@ -5,7 +5,9 @@
 //! in namespace A through the emulator (`rustox_auto_tests::emulator`), then the same
 //! profile, size, controller and seed in the simulator, and prints both side by side.
 //! `--flows N` runs N transfers at once through one link; `--tcp` runs one next to an iperf3
-//! TCP CUBIC flow; both report each flow's share while all were active.
+//! TCP CUBIC flow; both report each flow's share while all were active. `--ctoxcore` runs
+//! c-toxcore 0.2.18 itself on each profile beside rustox's legacy model (real and
+//! simulated) and BBR.
 //!
 //! ```text
 //! cargo build --release -p rustox -p rustox-auto-tests --bin real-bench
@@ -15,6 +17,7 @@
 //! Needs root, /dev/net/tun, iproute2, and for `--tcp` iperf3.
 
 mod calibration;
+mod ctoxcore;
 mod runs;
 mod sharing;
 mod single;
@@ -35,6 +38,7 @@ use rustox_auto_tests::profiles::Profile;
 use rustox_auto_tests::transfer::controller_by_name;
 
 use calibration::run_calibration;
+use ctoxcore::run_ctoxcore;
 use runs::Setup;
 use sharing::run_flows;
 use single::run_single;
@@ -88,6 +92,20 @@ struct Args {
     /// would cause at the profile's buffer.
     #[arg(long)]
     calibrate: Option<f64>,
+    /// c-toxcore 0.2.18 itself (tools/toxcore_file_peer.c on the system's libtoxcore) on
+    /// each profile, beside `rustox send --controller legacy`, the simulated legacy model
+    /// and `rustox send` with BBR. Default size: 16 MiB up to 10 Mbit/s, 32 MiB above
+    /// (issue #10's sizes). `--controller` is not used.
+    #[arg(long)]
+    ctoxcore: bool,
+    /// What `--ctoxcore` runs (comma-separated): ctoxcore, legacy (real), sim (legacy),
+    /// bbr (real).
+    #[arg(long, value_delimiter = ',', default_value = "ctoxcore,legacy,sim,bbr")]
+    ctoxcore_columns: Vec<String>,
+    /// `--ctoxcore`: each c-toxcore peer gives up after this many seconds (coming online
+    /// included).
+    #[arg(long, default_value_t = 300.0)]
+    ctoxcore_timeout: f64,
     /// Skip the simulator.
     #[arg(long)]
     no_sim: bool,
@@ -155,7 +173,9 @@ fn run(args: &Args) -> Result<(), String> {
         work: work.0.clone(),
         options,
     };
-    let result = if let Some(load) = args.calibrate {
+    let result = if args.ctoxcore {
+        run_ctoxcore(args, &setup, &profiles, size)
+    } else if let Some(load) = args.calibrate {
         run_calibration(args, &setup, &profiles, load)
     } else if args.tcp {
         run_tcp(args, &setup, &profiles, size)
