@@ -322,7 +322,8 @@ impl Transport {
         self.last_inflight_sent = now;
         self.cc.on_sent(now, size, self.bytes_in_flight);
         if self.cc.paces() {
-            self.pacer.on_sent(now, size, rate, self.cc.window());
+            let cap = pacer::credit_cap(self.cc.window(), rate, self.rtt.min_rtt());
+            self.pacer.on_sent(now, size, rate, cap);
         }
         out
     }
