@@ -18,7 +18,7 @@ use rustox_auto_tests::ctoxcore::{
     run_transfer as run_ctoxcore_transfer, BuildOptions, ContentCheck, Discovery, Launch,
     PeerBinary, TransferOptions,
 };
-use rustox_auto_tests::emulator::{EmulatorReport, Side};
+use rustox_auto_tests::emulator::{CliOutcome, CliTransfer, EmulatorReport, Side};
 use rustox_auto_tests::profiles::Profile;
 use rustox_auto_tests::transfer::{run_transfer, TransferMetrics};
 use rustox_auto_tests::SimError;
@@ -26,10 +26,9 @@ use rustox_net_crypto::ControllerKind;
 use serde::Serialize;
 
 use crate::runs::{
-    host_drops, link_figures, load_average, sim_spec, source_file, testbed, CpuMeter, LinkFigures,
-    Setup,
+    deadline, host_drops, link_figures, load_average, sim_spec, source_file, testbed,
+    transfer_spec, CpuMeter, LinkFigures, Setup, FIRST_PORT,
 };
-use crate::single::real_single;
 use crate::table::{opt, Table};
 use crate::Args;
 
@@ -88,6 +87,8 @@ pub struct CToxcoreRow {
     pub legacy_real_mbit: Option<f64>,
     pub legacy_real_resent: Option<u64>,
     pub legacy_real_rtt_ms: Option<f64>,
+    /// IP packets A → B per file chunk in the real legacy run (see `ctoxcore_packets_per_chunk`).
+    pub legacy_real_packets_per_chunk: Option<f64>,
     pub legacy_real_error: Option<String>,
     pub legacy_real_load: Option<f64>,
     pub legacy_sim_mbit: Option<f64>,
@@ -141,10 +142,19 @@ pub fn run_ctoxcore(
         };
         if let (true, Some(file)) = (wants(Column::LegacyReal), &file) {
             eprintln!("real-bench: {} rustox legacy ...", profile.name);
-            let r = rustox_run(profile, seed, setup, ControllerKind::Legacy, file, bytes);
+            let r = rustox_run(
+                profile,
+                seed,
+                setup,
+                ControllerKind::Legacy,
+                file,
+                bytes,
+                timeout,
+            );
             row.legacy_real_mbit = r.mbit;
             row.legacy_real_resent = r.resent;
             row.legacy_real_rtt_ms = r.rtt_ms;
+            row.legacy_real_packets_per_chunk = (r.error.is_none()).then_some(r.packets_per_chunk);
             row.legacy_real_error = r.error;
             row.legacy_real_load = r.load;
         }
@@ -161,7 +171,15 @@ pub fn run_ctoxcore(
         }
         if let (true, Some(file)) = (wants(Column::BbrReal), &file) {
             eprintln!("real-bench: {} rustox bbr ...", profile.name);
-            let r = rustox_run(profile, seed, setup, ControllerKind::Bbr, file, bytes);
+            let r = rustox_run(
+                profile,
+                seed,
+                setup,
+                ControllerKind::Bbr,
+                file,
+                bytes,
+                timeout,
+            );
             row.bbr_real_mbit = r.mbit;
             row.bbr_real_error = r.error;
             row.bbr_real_load = r.load;
@@ -232,11 +250,36 @@ fn ctoxcore_run(
     })
 }
 
+/// `real_single` with at least `limit` for the transfer (c-toxcore and the legacy model
+/// may need far longer than the other modes' deadline, 20× the ideal time, on sat600), and
+/// the IP packets the A → B link was offered.
+fn real_rustox(
+    profile: &Profile,
+    seed: u64,
+    setup: &Setup,
+    file: &Path,
+    bytes: u64,
+    limit: Duration,
+) -> Result<(CliOutcome, LinkFigures, u64), String> {
+    let cpu = CpuMeter::start();
+    let bed = testbed(profile, seed, setup)?;
+    let mut transfer = CliTransfer::start_receiver(&bed, transfer_spec(setup, FIRST_PORT, file))
+        .map_err(|e| e.to_string())?;
+    transfer.start_sender(&bed).map_err(|e| e.to_string())?;
+    let outcome = transfer.wait(deadline(profile, bytes, 1).max(Instant::now() + limit));
+    let drops = host_drops(&bed);
+    let report = bed.finish().map_err(|e| e.to_string())?;
+    let packets = report.stats.a_to_b.link.packets_in;
+    Ok((outcome, link_figures(&report, drops, &cpu), packets))
+}
+
 /// What a real rustox run gave.
 struct RustoxRun {
     mbit: Option<f64>,
     resent: Option<u64>,
     rtt_ms: Option<f64>,
+    /// IP packets A → B per file chunk.
+    packets_per_chunk: f64,
     error: Option<String>,
     load: Option<f64>,
 }
@@ -248,6 +291,7 @@ fn rustox_run(
     controller: ControllerKind,
     file: &Path,
     bytes: u64,
+    limit: Duration,
 ) -> RustoxRun {
     let setup = Setup {
         rustox: setup.rustox.clone(),
@@ -256,8 +300,8 @@ fn rustox_run(
         work: setup.work.clone(),
         options: setup.options.clone(),
     };
-    match real_single(profile, seed, &setup, file, bytes) {
-        Ok((outcome, link)) => {
+    match real_rustox(profile, seed, &setup, file, bytes, limit) {
+        Ok((outcome, link, packets)) => {
             let goodput = match (&outcome.receiver, &outcome.sender) {
                 (Ok(r), _) => Some(r.goodput_mbit),
                 (Err(_), Ok(s)) => Some(s.goodput_mbit),
@@ -272,6 +316,7 @@ fn rustox_run(
                 mbit: goodput,
                 resent: sender.map(|s| s.resent_packets),
                 rtt_ms: sender.and_then(|s| s.rtt_ms),
+                packets_per_chunk: packets as f64 / chunks(bytes),
                 error,
                 load: link.load1,
             }
@@ -280,6 +325,7 @@ fn rustox_run(
             mbit: None,
             resent: None,
             rtt_ms: None,
+            packets_per_chunk: 0.0,
             error: Some(e),
             load: load_average(),
         },
@@ -302,6 +348,7 @@ impl CToxcoreRow {
             legacy_real_mbit: None,
             legacy_real_resent: None,
             legacy_real_rtt_ms: None,
+            legacy_real_packets_per_chunk: None,
             legacy_real_error: None,
             legacy_real_load: None,
             legacy_sim_mbit: None,
@@ -315,7 +362,6 @@ impl CToxcoreRow {
     }
 
     fn set_ctoxcore(&mut self, run: CToxcoreRun, bytes: u64) {
-        let chunks = bytes.div_ceil(1371) as f64;
         let packets = run.report.stats.a_to_b.link.packets_in as f64;
         match run.outcome {
             Ok(report) => {
@@ -328,7 +374,7 @@ impl CToxcoreRow {
                 if !report.recv.verified {
                     self.ctoxcore_error = Some("the receiver's content check failed".into());
                 }
-                self.ctoxcore_packets_per_chunk = Some(packets / chunks);
+                self.ctoxcore_packets_per_chunk = Some(packets / chunks(bytes));
             }
             Err(e) => {
                 self.ctoxcore_partial_mb =
@@ -365,6 +411,11 @@ impl CToxcoreRow {
     }
 }
 
+/// File chunks of `bytes`: MAX_FILE_DATA_SIZE = 1371 bytes each (protocol.md §3.6).
+fn chunks(bytes: u64) -> f64 {
+    bytes.div_ceil(1371).max(1) as f64
+}
+
 /// The byte count of the C peer's "no complete transfer within S s (N bytes)".
 fn bytes_in_timeout_message(message: &str) -> Option<u64> {
     let end = message.find(" bytes)")?;
@@ -388,7 +439,8 @@ fn print_table(rows: &[CToxcoreRow], timeout: Duration) {
         "bbr/c-toxcore",
         "legacy real/c-toxcore",
         "sim/c-toxcore",
-        "c-toxcore s / pkts per chunk",
+        "c-toxcore s",
+        "pkts per chunk c-tox/legacy",
         "legacy resent real/sim",
         "legacy RTT ms real/sim",
         "load c-tox/legacy/bbr",
@@ -420,10 +472,11 @@ fn print_table(rows: &[CToxcoreRow], timeout: Duration) {
             ratio(r.bbr_real_mbit, r.ctoxcore_mbit),
             ratio(r.legacy_real_mbit, r.ctoxcore_mbit),
             ratio(r.legacy_sim_mbit, r.ctoxcore_mbit),
+            opt(r.ctoxcore_seconds, 1),
             format!(
                 "{} / {}",
-                opt(r.ctoxcore_seconds, 1),
-                opt(r.ctoxcore_packets_per_chunk, 3)
+                opt(r.ctoxcore_packets_per_chunk, 3),
+                opt(r.legacy_real_packets_per_chunk, 3)
             ),
             format!(
                 "{} / {}",
@@ -459,10 +512,11 @@ fn print_table(rows: &[CToxcoreRow], timeout: Duration) {
     println!(
         "\nMbit/s of file bytes. c-toxcore real: tools/toxcore_file_peer.c on Debian's \
          libtoxcore 0.2.18, receiver's accept to last byte (the ~10 s to bring the friend \
-         online excluded), capped at {:.0} s per peer. rustox real: `rustox recv`'s accept \
+         online excluded), capped at {:.0} s per peer (the rustox runs get at least as long). rustox real: `rustox recv`'s accept \
          to last byte written. Sim: the simulator's legacy model, first data packet to last \
-         byte. Pkts per chunk: IP packets A → B in the whole c-toxcore run per 1371-byte \
-         chunk (1 + resends + DHT/onion traffic). RTT: the sender's final figure (the legacy \
+         byte. Pkts per chunk: IP packets A → B per 1371-byte chunk, for c-toxcore in \
+         the whole run (1 + resends + DHT/onion traffic), for rustox legacy real likewise \
+         (1 + resends + requests). RTT: the sender's final figure (the legacy \
          model's rtt_time). Load: 1-minute load average at the end of each run (2 cores).",
         timeout.as_secs_f64()
     );

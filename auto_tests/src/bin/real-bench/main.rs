@@ -103,7 +103,7 @@ struct Args {
     #[arg(long, value_delimiter = ',', default_value = "ctoxcore,legacy,sim,bbr")]
     ctoxcore_columns: Vec<String>,
     /// `--ctoxcore`: each c-toxcore peer gives up after this many seconds (coming online
-    /// included).
+    /// included); the rustox runs get at least as long.
     #[arg(long, default_value_t = 300.0)]
     ctoxcore_timeout: f64,
     /// Skip the simulator.

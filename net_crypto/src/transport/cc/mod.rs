@@ -193,15 +193,19 @@ pub(crate) trait Controller: Debug + Send {
         let _ = (now, send_queue_len);
     }
 
-    /// When the controller's measurement tick is next due (c-toxcore: 50 ms after the
-    /// last, protocol.md §2.10 (a)). Ours: never.
+    /// When the controller's measurement tick is next due, if it is timed apart from its
+    /// iterations ([`Self::refill_deadline`]). Ours: never. The legacy model runs its
+    /// 50 ms tick (protocol.md §2.10 (a)) inside an iteration, as c-toxcore does, and
+    /// gives none either.
     fn tick_deadline(&self) -> Option<Timestamp> {
         None
     }
 
-    /// When the controller's token buckets can next be refilled. c-toxcore's loop wakes
-    /// about every 1000/rate ms (`crypto_run_interval`, protocol.md §2.10 (e)) and refills
-    /// then, which is when its resends and bulk data go. Ours: never.
+    /// When the controller's own clock next has work ([`Self::on_iteration`] then refills
+    /// token buckets, runs a tick, lets resends go). c-toxcore's `tox_iterate` loop wakes
+    /// every `floor(1000/rate) + 1` ms, at most every 50 ms (`crypto_run_interval`,
+    /// `messenger_run_interval`, protocol.md §2.10 (e)); its resends and bulk data go in
+    /// those iterations. Ours: never.
     fn refill_deadline(&self) -> Option<Timestamp> {
         None
     }
