@@ -77,6 +77,10 @@ pub struct CToxcoreRow {
     /// IP packets A → B during the whole c-toxcore run per file chunk (1371 bytes): 1 + the
     /// share of resends and DHT/onion traffic, which is small beside a file.
     pub ctoxcore_packets_per_chunk: Option<f64>,
+    /// IP bytes A → B during the whole c-toxcore run per file byte: 1428/1371 = 1.042 for
+    /// the headers, plus resends; DHT/onion packets are small, so unlike
+    /// `ctoxcore_packets_per_chunk` this is about resends even on a long run.
+    pub ctoxcore_wire_per_byte: Option<f64>,
     /// When c-toxcore did not finish: IP megabytes the link delivered A → B until it gave up.
     pub ctoxcore_partial_mb: Option<f64>,
     /// When c-toxcore did not finish: file bytes its sender had handed to c-toxcore by then
@@ -89,6 +93,8 @@ pub struct CToxcoreRow {
     pub legacy_real_rtt_ms: Option<f64>,
     /// IP packets A → B per file chunk in the real legacy run (see `ctoxcore_packets_per_chunk`).
     pub legacy_real_packets_per_chunk: Option<f64>,
+    /// IP bytes A → B per file byte in the real legacy run.
+    pub legacy_real_wire_per_byte: Option<f64>,
     pub legacy_real_error: Option<String>,
     pub legacy_real_load: Option<f64>,
     pub legacy_sim_mbit: Option<f64>,
@@ -121,78 +127,116 @@ pub fn run_ctoxcore(
     let mut rows = Vec::new();
     for profile in profiles {
         let bytes = size.unwrap_or_else(|| default_size(profile));
-        let seed = args.seed;
-        let mut row = CToxcoreRow::new(profile, seed, bytes);
-        if let Some(peer) = &peer {
-            eprintln!(
-                "real-bench: {} c-toxcore, {} MiB (cap {:.0} s) ...",
-                profile.name,
-                bytes >> 20,
-                timeout.as_secs_f64()
-            );
-            match ctoxcore_run(profile, seed, setup, peer, bytes, timeout) {
-                Ok(run) => row.set_ctoxcore(run, bytes),
-                Err(e) => row.ctoxcore_error = Some(e),
+        for seed in args.seed..args.seed + args.runs {
+            let run = Run {
+                profile,
+                seed,
+                bytes,
+                timeout,
+            };
+            let row = run_row(&run, setup, peer.as_ref(), &wants)?;
+            if args.json {
+                println!("{}", serde_json::to_string(&row).unwrap_or_default());
             }
+            rows.push(row);
         }
-        let file = if wants(Column::LegacyReal) || wants(Column::BbrReal) {
-            Some(source_file(&setup.work, bytes)?)
-        } else {
-            None
-        };
-        if let (true, Some(file)) = (wants(Column::LegacyReal), &file) {
-            eprintln!("real-bench: {} rustox legacy ...", profile.name);
-            let r = rustox_run(
-                profile,
-                seed,
-                setup,
-                ControllerKind::Legacy,
-                file,
-                bytes,
-                timeout,
-            );
-            row.legacy_real_mbit = r.mbit;
-            row.legacy_real_resent = r.resent;
-            row.legacy_real_rtt_ms = r.rtt_ms;
-            row.legacy_real_packets_per_chunk = (r.error.is_none()).then_some(r.packets_per_chunk);
-            row.legacy_real_error = r.error;
-            row.legacy_real_load = r.load;
-        }
-        if wants(Column::LegacySim) {
-            eprintln!("real-bench: {} simulated legacy ...", profile.name);
-            let spec = sim_spec(
-                profile,
-                ControllerKind::Legacy,
-                seed,
-                bytes,
-                &setup.sim_driver,
-            );
-            row.set_sim(profile, run_transfer(&spec));
-        }
-        if let (true, Some(file)) = (wants(Column::BbrReal), &file) {
-            eprintln!("real-bench: {} rustox bbr ...", profile.name);
-            let r = rustox_run(
-                profile,
-                seed,
-                setup,
-                ControllerKind::Bbr,
-                file,
-                bytes,
-                timeout,
-            );
-            row.bbr_real_mbit = r.mbit;
-            row.bbr_real_error = r.error;
-            row.bbr_real_load = r.load;
-        }
-        if args.json {
-            println!("{}", serde_json::to_string(&row).unwrap_or_default());
-        }
-        rows.push(row);
     }
     if !args.json {
         print_table(&rows, timeout);
     }
     Ok(())
+}
+
+/// One profile and seed to run.
+struct Run<'a> {
+    profile: &'a Profile,
+    seed: u64,
+    bytes: u64,
+    timeout: Duration,
+}
+
+/// The columns `wants` for one profile and seed.
+fn run_row(
+    run: &Run,
+    setup: &Setup,
+    peer: Option<&PeerBinary>,
+    wants: &dyn Fn(Column) -> bool,
+) -> Result<CToxcoreRow, String> {
+    let Run {
+        profile,
+        seed,
+        bytes,
+        timeout,
+    } = *run;
+    let mut row = CToxcoreRow::new(profile, seed, bytes);
+    if let Some(peer) = peer {
+        eprintln!(
+            "real-bench: {} seed {seed} c-toxcore, {} MiB (cap {:.0} s) ...",
+            profile.name,
+            bytes >> 20,
+            timeout.as_secs_f64()
+        );
+        match ctoxcore_run(profile, seed, setup, peer, bytes, timeout) {
+            Ok(run) => row.set_ctoxcore(run, bytes),
+            Err(e) => row.ctoxcore_error = Some(e),
+        }
+    }
+    let file = if wants(Column::LegacyReal) || wants(Column::BbrReal) {
+        Some(source_file(&setup.work, bytes)?)
+    } else {
+        None
+    };
+    if let (true, Some(file)) = (wants(Column::LegacyReal), &file) {
+        eprintln!("real-bench: {} seed {seed} rustox legacy ...", profile.name);
+        let r = rustox_run(
+            profile,
+            seed,
+            setup,
+            ControllerKind::Legacy,
+            file,
+            bytes,
+            timeout,
+        );
+        row.legacy_real_mbit = r.mbit;
+        row.legacy_real_resent = r.resent;
+        row.legacy_real_rtt_ms = r.rtt_ms;
+        if r.error.is_none() {
+            row.legacy_real_packets_per_chunk = Some(r.packets_per_chunk);
+            row.legacy_real_wire_per_byte = Some(r.wire_per_byte);
+        }
+        row.legacy_real_error = r.error;
+        row.legacy_real_load = r.load;
+    }
+    if wants(Column::LegacySim) {
+        eprintln!(
+            "real-bench: {} seed {seed} simulated legacy ...",
+            profile.name
+        );
+        let spec = sim_spec(
+            profile,
+            ControllerKind::Legacy,
+            seed,
+            bytes,
+            &setup.sim_driver,
+        );
+        row.set_sim(profile, run_transfer(&spec));
+    }
+    if let (true, Some(file)) = (wants(Column::BbrReal), &file) {
+        eprintln!("real-bench: {} seed {seed} rustox bbr ...", profile.name);
+        let r = rustox_run(
+            profile,
+            seed,
+            setup,
+            ControllerKind::Bbr,
+            file,
+            bytes,
+            timeout,
+        );
+        row.bbr_real_mbit = r.mbit;
+        row.bbr_real_error = r.error;
+        row.bbr_real_load = r.load;
+    }
+    Ok(row)
 }
 
 /// Issue #10's transfer size for `profile`.
@@ -260,7 +304,7 @@ fn real_rustox(
     file: &Path,
     bytes: u64,
     limit: Duration,
-) -> Result<(CliOutcome, LinkFigures, u64), String> {
+) -> Result<(CliOutcome, LinkFigures, (u64, u64)), String> {
     let cpu = CpuMeter::start();
     let bed = testbed(profile, seed, setup)?;
     let mut transfer = CliTransfer::start_receiver(&bed, transfer_spec(setup, FIRST_PORT, file))
@@ -269,8 +313,12 @@ fn real_rustox(
     let outcome = transfer.wait(deadline(profile, bytes, 1).max(Instant::now() + limit));
     let drops = host_drops(&bed);
     let report = bed.finish().map_err(|e| e.to_string())?;
-    let packets = report.stats.a_to_b.link.packets_in;
-    Ok((outcome, link_figures(&report, drops, &cpu), packets))
+    let link = report.stats.a_to_b.link;
+    Ok((
+        outcome,
+        link_figures(&report, drops, &cpu),
+        (link.packets_in, link.bytes_in),
+    ))
 }
 
 /// What a real rustox run gave.
@@ -280,6 +328,8 @@ struct RustoxRun {
     rtt_ms: Option<f64>,
     /// IP packets A → B per file chunk.
     packets_per_chunk: f64,
+    /// IP bytes A → B per file byte.
+    wire_per_byte: f64,
     error: Option<String>,
     load: Option<f64>,
 }
@@ -301,7 +351,7 @@ fn rustox_run(
         options: setup.options.clone(),
     };
     match real_rustox(profile, seed, &setup, file, bytes, limit) {
-        Ok((outcome, link, packets)) => {
+        Ok((outcome, link, (packets, wire_bytes))) => {
             let goodput = match (&outcome.receiver, &outcome.sender) {
                 (Ok(r), _) => Some(r.goodput_mbit),
                 (Err(_), Ok(s)) => Some(s.goodput_mbit),
@@ -317,6 +367,7 @@ fn rustox_run(
                 resent: sender.map(|s| s.resent_packets),
                 rtt_ms: sender.and_then(|s| s.rtt_ms),
                 packets_per_chunk: packets as f64 / chunks(bytes),
+                wire_per_byte: wire_bytes as f64 / bytes.max(1) as f64,
                 error,
                 load: link.load1,
             }
@@ -326,6 +377,7 @@ fn rustox_run(
             resent: None,
             rtt_ms: None,
             packets_per_chunk: 0.0,
+            wire_per_byte: 0.0,
             error: Some(e),
             load: load_average(),
         },
@@ -341,6 +393,7 @@ impl CToxcoreRow {
             ctoxcore_mbit: None,
             ctoxcore_seconds: None,
             ctoxcore_packets_per_chunk: None,
+            ctoxcore_wire_per_byte: None,
             ctoxcore_partial_mb: None,
             ctoxcore_partial_bytes: None,
             ctoxcore_error: None,
@@ -349,6 +402,7 @@ impl CToxcoreRow {
             legacy_real_resent: None,
             legacy_real_rtt_ms: None,
             legacy_real_packets_per_chunk: None,
+            legacy_real_wire_per_byte: None,
             legacy_real_error: None,
             legacy_real_load: None,
             legacy_sim_mbit: None,
@@ -375,6 +429,8 @@ impl CToxcoreRow {
                     self.ctoxcore_error = Some("the receiver's content check failed".into());
                 }
                 self.ctoxcore_packets_per_chunk = Some(packets / chunks(bytes));
+                self.ctoxcore_wire_per_byte =
+                    Some(run.report.stats.a_to_b.link.bytes_in as f64 / bytes.max(1) as f64);
             }
             Err(e) => {
                 self.ctoxcore_partial_mb =
@@ -431,6 +487,7 @@ fn ratio(a: Option<f64>, b: Option<f64>) -> String {
 fn print_table(rows: &[CToxcoreRow], timeout: Duration) {
     let mut t = Table::new(&[
         "profile",
+        "seed",
         "MiB",
         "c-toxcore real",
         "rustox legacy real",
@@ -441,6 +498,7 @@ fn print_table(rows: &[CToxcoreRow], timeout: Duration) {
         "sim/c-toxcore",
         "c-toxcore s",
         "pkts per chunk c-tox/legacy",
+        "wire B per file B c-tox/legacy",
         "legacy resent real/sim",
         "legacy RTT ms real/sim",
         "load c-tox/legacy/bbr",
@@ -464,6 +522,7 @@ fn print_table(rows: &[CToxcoreRow], timeout: Duration) {
         };
         t.row(vec![
             r.profile.clone(),
+            r.seed.to_string(),
             format!("{}", r.bytes >> 20),
             ctox,
             opt(r.legacy_real_mbit, 2),
@@ -477,6 +536,11 @@ fn print_table(rows: &[CToxcoreRow], timeout: Duration) {
                 "{} / {}",
                 opt(r.ctoxcore_packets_per_chunk, 3),
                 opt(r.legacy_real_packets_per_chunk, 3)
+            ),
+            format!(
+                "{} / {}",
+                opt(r.ctoxcore_wire_per_byte, 3),
+                opt(r.legacy_real_wire_per_byte, 3)
             ),
             format!(
                 "{} / {}",
@@ -512,12 +576,15 @@ fn print_table(rows: &[CToxcoreRow], timeout: Duration) {
     println!(
         "\nMbit/s of file bytes. c-toxcore real: tools/toxcore_file_peer.c on Debian's \
          libtoxcore 0.2.18, receiver's accept to last byte (the ~10 s to bring the friend \
-         online excluded), capped at {:.0} s per peer (the rustox runs get at least as long). rustox real: `rustox recv`'s accept \
-         to last byte written. Sim: the simulator's legacy model, first data packet to last \
-         byte. Pkts per chunk: IP packets A → B per 1371-byte chunk, for c-toxcore in \
-         the whole run (1 + resends + DHT/onion traffic), for rustox legacy real likewise \
-         (1 + resends + requests). RTT: the sender's final figure (the legacy \
-         model's rtt_time). Load: 1-minute load average at the end of each run (2 cores).",
+         online excluded), capped at {:.0} s per peer (the rustox runs get at least as \
+         long). rustox real: `rustox recv`'s accept to last byte written. Sim: the \
+         simulator's legacy model, first data packet to last byte. Pkts per chunk: IP \
+         packets A → B per 1371-byte chunk, for c-toxcore in the whole run (1 + resends + \
+         DHT/onion traffic, which adds up on a long run), for rustox legacy real likewise \
+         (1 + resends + requests). Wire B per file B: IP bytes A → B per file byte (1.042 = \
+         headers only; DHT/onion packets are small). RTT: the sender's final figure (the \
+         legacy model's rtt_time). Load: 1-minute load average at the end of each run (2 \
+         cores).",
         timeout.as_secs_f64()
     );
 }
