@@ -175,7 +175,7 @@ fn ideal_time(profile: &Profile, bytes: u64) -> Duration {
 }
 
 /// Virtual-time budget for a transfer: 120 times the ideal time plus two minutes, so even
-/// the legacy controller (a c-toxcore model that reaches ~1.2 % of a 15 Mbit/s, 600 ms
+/// the legacy controller (a c-toxcore model that reaches ~1.3 % of a 15 Mbit/s, 600 ms
 /// satellite path) can finish, while a stalled session still ends. Virtual time is cheap: an
 /// idle session costs a few timer events per second.
 pub fn deadline_for(profile: &Profile, bytes: u64) -> Timestamp {
