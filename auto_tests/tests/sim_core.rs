@@ -7,7 +7,7 @@ use std::time::Duration;
 use rustox_auto_tests::link::{BottleneckConfig, LinkConfig, LossModel};
 use rustox_auto_tests::node::SimNode;
 use rustox_auto_tests::toy::{Flooder, Pinger, Sink};
-use rustox_auto_tests::{seed_from_env, Simulator};
+use rustox_auto_tests::{seed_from_env, NodeId, Simulator};
 use rustox_net_crypto::Timestamp;
 
 fn addr(i: usize) -> SocketAddr {
@@ -133,18 +133,21 @@ impl SimNode for Toy {
     }
 }
 
-fn sink(sim: &Simulator<Toy>, id: rustox_auto_tests::NodeId) -> &Sink {
+fn sink(sim: &Simulator<Toy>, id: NodeId) -> &Sink {
     match sim.node(id) {
         Toy::Sink(s) => s,
         Toy::Flood(_) => unreachable!("node is a sink"),
     }
 }
 
-#[test]
-fn bottleneck_caps_throughput_and_drops_tail_bytes() {
-    // Offer 20 Mbit/s (1372-byte datagrams = 1400 wire bytes every 560 µs) into 10 Mbit/s.
-    let mut sim: Simulator<Toy> = Simulator::new(seed_from_env(3), LinkConfig::default());
-    let count = 10_000;
+/// A sink at `addr(2)` that requires in-order delivery, and a flooder at `addr(1)` sending
+/// it `count` datagrams of `size` bytes, one every `interval`.
+fn flooder_and_sink(
+    sim: &mut Simulator<Toy>,
+    size: usize,
+    interval: Duration,
+    count: u64,
+) -> (NodeId, NodeId) {
     let s = sim
         .add_node(
             vec![addr(2)],
@@ -157,14 +160,18 @@ fn bottleneck_caps_throughput_and_drops_tail_bytes() {
     let f = sim
         .add_node(
             vec![addr(1)],
-            Toy::Flood(Flooder::new(
-                addr(2),
-                1372,
-                Duration::from_micros(560),
-                count,
-            )),
+            Toy::Flood(Flooder::new(addr(2), size, interval, count)),
         )
         .unwrap();
+    (f, s)
+}
+
+#[test]
+fn bottleneck_caps_throughput_and_drops_tail_bytes() {
+    // Offer 20 Mbit/s (1372-byte datagrams = 1400 wire bytes every 560 µs) into 10 Mbit/s.
+    let mut sim: Simulator<Toy> = Simulator::new(seed_from_env(3), LinkConfig::default());
+    let count = 10_000;
+    let (f, s) = flooder_and_sink(&mut sim, 1372, Duration::from_micros(560), count);
     let (fwd, _) = sim.connect(
         f,
         s,
@@ -346,21 +353,7 @@ fn a_busy_driver_reads_in_batches_and_drops_what_its_socket_buffer_cannot_hold()
     // socket holds 100 of them: it keeps up with two fifths of the offered load.
     let mut sim: Simulator<Toy> = Simulator::new(seed_from_env(3), LinkConfig::default());
     let count = 5_000;
-    let s = sim
-        .add_node(
-            vec![addr(2)],
-            Toy::Sink(Sink {
-                require_order: true,
-                ..Sink::default()
-            }),
-        )
-        .unwrap();
-    let f = sim
-        .add_node(
-            vec![addr(1)],
-            Toy::Flood(Flooder::new(addr(2), 1372, Duration::from_micros(2), count)),
-        )
-        .unwrap();
+    let (f, s) = flooder_and_sink(&mut sim, 1372, Duration::from_micros(2), count);
     sim.connect(f, s, LinkConfig::default(), LinkConfig::default());
     let model = DriverModel {
         rx_buffer_bytes: 100 * socket_truesize(1372),

@@ -10,6 +10,17 @@ fn ms(m: u64) -> Timestamp {
     Timestamp::from_millis(m)
 }
 
+/// A transport with `kind`'s controller, at time zero.
+fn transport(kind: ControllerKind) -> Transport {
+    Transport::new(
+        ms(0),
+        TransportConfig {
+            controller: kind,
+            ..Default::default()
+        },
+    )
+}
+
 fn drain(t: &mut Transport, now: Timestamp) -> Vec<(u32, bool)> {
     let mut out = Vec::new();
     while let Some(d) = t.poll_send(now) {
@@ -21,13 +32,7 @@ fn drain(t: &mut Transport, now: Timestamp) -> Vec<(u32, bool)> {
 #[test]
 fn request_crossing_a_just_sent_packet_does_not_resend_it() {
     for kind in [ControllerKind::Bbr, ControllerKind::Cubic] {
-        let mut t = Transport::new(
-            ms(0),
-            TransportConfig {
-                controller: kind,
-                ..Default::default()
-            },
-        );
+        let mut t = transport(kind);
         for i in 0..10u8 {
             t.queue_lossless(ms(0), PacketClass::Control, &[64, i])
                 .unwrap();
@@ -73,13 +78,7 @@ fn fresh_nack_of_an_old_packet_resends_it() {
         ControllerKind::Cubic,
         ControllerKind::Legacy,
     ] {
-        let mut t = Transport::new(
-            ms(0),
-            TransportConfig {
-                controller: kind,
-                ..Default::default()
-            },
-        );
+        let mut t = transport(kind);
         for i in 0..10u8 {
             t.queue_lossless(ms(0), PacketClass::Control, &[64, i])
                 .unwrap();
@@ -175,26 +174,14 @@ fn request_names_the_tail_and_the_sender_does_not_resend_it_early() {
     // id, hole at 1 (distance 2 from buffer_start − 1 = 0), tail entry 4 (distance 3).
     assert_eq!(req, vec![1, 2, 3]);
     // The legacy model stays c-toxcore's encoding: the hole only.
-    let mut l = Transport::new(
-        ms(0),
-        TransportConfig {
-            controller: ControllerKind::Legacy,
-            ..Default::default()
-        },
-    );
+    let mut l = transport(ControllerKind::Legacy);
     for pn in [0u32, 2, 3] {
         l.on_lossless(ms(10), pn, &[64, pn as u8]).unwrap();
     }
     assert_eq!(l.poll_request(ms(2000)).unwrap(), vec![1, 2]);
 
     for kind in [ControllerKind::Bbr, ControllerKind::Cubic] {
-        let mut t = Transport::new(
-            ms(0),
-            TransportConfig {
-                controller: kind,
-                ..Default::default()
-            },
-        );
+        let mut t = transport(kind);
         for i in 0..3u8 {
             t.queue_lossless(ms(0), PacketClass::Control, &[64, i])
                 .unwrap();
@@ -253,13 +240,7 @@ fn duplicates_of_tail_named_packets_turn_tail_entries_off() {
 #[test]
 fn a_packet_acknowledged_behind_a_hole_is_not_yet_delivered() {
     for kind in [ControllerKind::Bbr, ControllerKind::Cubic] {
-        let mut t = Transport::new(
-            ms(0),
-            TransportConfig {
-                controller: kind,
-                ..Default::default()
-            },
-        );
+        let mut t = transport(kind);
         for i in 0..7u8 {
             t.queue_lossless(ms(0), PacketClass::Control, &[64, i])
                 .unwrap();

@@ -226,24 +226,35 @@ mod tests {
     /// A cap large enough not to limit the credit.
     const BIG_WINDOW: u64 = 1 << 30;
 
-    #[test]
-    fn paced_sends_match_the_rate() {
-        let rate = 1_250_000; // 10 Mbit/s
-        let mut p = Pacer::default();
+    /// Sends full packets at `rate` for `span` with a driver that wakes `late` after each
+    /// release time it is given; returns the rate achieved, bytes per second.
+    fn achieved_rate(mut p: Pacer, rate: u64, span: Duration, late: Duration) -> f64 {
         let mut now = Timestamp::from_secs(1);
         let start = now;
         let mut sent = 0u64;
-        while now < start + Duration::from_secs(1) {
+        while now < start + span {
             if p.can_send(now, Some(rate)) {
                 p.on_sent(now, MAX_PACKET, Some(rate), BIG_WINDOW);
                 sent += MAX_PACKET;
             } else {
                 p.on_held_back();
-                now = p.release_time(Some(rate));
+                now = p.release_time(Some(rate)) + late;
             }
         }
-        let err = (sent as f64 - rate as f64).abs() / rate as f64;
-        assert!(err < 0.02, "sent {sent}");
+        sent as f64 / (now - start).as_secs_f64()
+    }
+
+    #[test]
+    fn paced_sends_match_the_rate() {
+        let rate = 1_250_000; // 10 Mbit/s
+        let achieved = achieved_rate(
+            Pacer::default(),
+            rate,
+            Duration::from_secs(1),
+            Duration::ZERO,
+        );
+        let err = (achieved - rate as f64).abs() / rate as f64;
+        assert!(err < 0.02, "achieved {achieved:.0} B/s of {rate}");
     }
 
     #[test]
@@ -251,19 +262,8 @@ mod tests {
         // 1373 bytes at 125 MB/s take 10.98 µs: counted in whole microseconds the pacer
         // would release 9 % above its rate.
         let rate = 125_000_000;
-        let mut p = Pacer::default();
-        let mut now = Timestamp::from_secs(1);
-        let start = now;
-        let mut sent = 0u64;
-        while now < start + Duration::from_millis(100) {
-            if p.can_send(now, Some(rate)) {
-                p.on_sent(now, MAX_PACKET, Some(rate), BIG_WINDOW);
-                sent += MAX_PACKET;
-            } else {
-                now = p.release_time(Some(rate));
-            }
-        }
-        let achieved = sent as f64 / (now - start).as_secs_f64();
+        let span = Duration::from_millis(100);
+        let achieved = achieved_rate(Pacer::default(), rate, span, Duration::ZERO);
         let err = (achieved - rate as f64).abs() / rate as f64;
         assert!(err < 0.01, "achieved {achieved:.0} B/s of {rate}");
     }
@@ -282,30 +282,17 @@ mod tests {
         assert_eq!(quantum_packets(100_000), 1);
     }
 
-    /// Sends at `rate` for one second with a driver that wakes `late` after each release
-    /// time it is given; returns the rate achieved.
-    fn rate_with_late_wakeups(mut p: Pacer, rate: u64, late: Duration) -> f64 {
-        let mut now = Timestamp::from_secs(1);
-        let start = now;
-        let mut sent = 0u64;
-        while now < start + Duration::from_secs(1) {
-            if p.can_send(now, Some(rate)) {
-                p.on_sent(now, MAX_PACKET, Some(rate), BIG_WINDOW);
-                sent += MAX_PACKET;
-            } else {
-                p.on_held_back();
-                now = p.release_time(Some(rate)) + late;
-            }
-        }
-        sent as f64 / (now - start).as_secs_f64()
-    }
-
     #[test]
     fn the_rate_holds_when_every_wakeup_is_a_millisecond_late() {
         // 20 Mbit/s: a quantum is 2 packets, 1.1 ms of rate. A driver whose timer wakes
         // 1 ms late gets ~2 packets per 2 ms unless the credit covers the lateness.
         let rate = 2_500_000;
-        let achieved = rate_with_late_wakeups(Pacer::default(), rate, Duration::from_millis(1));
+        let achieved = achieved_rate(
+            Pacer::default(),
+            rate,
+            Duration::from_secs(1),
+            Duration::from_millis(1),
+        );
         assert!(
             (achieved - rate as f64).abs() / (rate as f64) < 0.03,
             "achieved {achieved:.0} B/s of {rate}"
