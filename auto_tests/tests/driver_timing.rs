@@ -122,3 +122,18 @@ fn tail_repairs_are_copied_on_a_randomly_lossy_path_only() {
     );
     assert_eq!(wan20.spurious_resends, 0);
 }
+
+/// Issue #10: sat600 (600 ms, 15 Mbit/s, 3 % Gilbert–Elliott loss, a half-BDP buffer)
+/// reaches 0.75 of the link on every seed, not just on the scenario tests' seed 1.
+#[test]
+fn sat600_reaches_three_quarters_on_seeds_1_to_16() {
+    let mut low = Vec::new();
+    for seed in 1..=16 {
+        let spec = TransferSpec::new(Profile::sat600(), ControllerKind::Bbr, seed, 32 << 20);
+        let m = run_transfer(&spec).unwrap_or_else(|e| panic!("{e}"));
+        if !m.completed || m.goodput_efficiency < 0.75 {
+            low.push((seed, m.goodput_efficiency));
+        }
+    }
+    assert!(low.is_empty(), "seeds under 0.75: {low:?}");
+}

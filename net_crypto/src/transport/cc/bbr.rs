@@ -763,6 +763,13 @@ impl Controller for Bbr {
             (Mode::Startup, Some(srtt)) => {
                 rate.max(self.pacing_gain * self.cwnd as f64 / srtt.as_secs_f64().max(1e-6))
             }
+            // The bandwidth samples count delivered bytes; where packets are lost at random
+            // after the bottleneck (a radio hop, transport.md §3.6), the bottleneck carried
+            // the lost ones too, and pacing at the delivered rate leaves it idle for that
+            // share: sat600 (3 %) cruised at 96 % of its wire rate.
+            (Mode::ProbeBw, _) if self.pacing_gain == 1.0 && self.bounds.bw_lo.is_none() => {
+                rate / (1.0 - self.background_loss.min(MAX_LOSS_THRESH))
+            }
             _ => rate,
         };
         Some(((rate * PACING_MARGIN) as u64).max(MAX_PACKET))
