@@ -197,7 +197,10 @@ impl App for SendApp {
             }
             HostEvent::Closed(id, reason) if id == self.session => {
                 self.bar.finish_and_clear();
-                return Some(Err(closed_error(self.to, reason, self.established)));
+                return Some(Err(match send_refused(host, self.to) {
+                    Some(refused) if !self.established => refused,
+                    _ => closed_error(self.to, reason, self.established),
+                }));
             }
             _ => {}
         }
@@ -235,6 +238,16 @@ impl App for SendApp {
             self.stall.as_secs(),
             self.to
         )))
+    }
+}
+
+/// What the OS said when it last refused a datagram to `to`, if it did. A session that
+/// never came up to an unroutable address times out like one to a silent host; this says
+/// which it was (the driver counts the refusal and carries on).
+pub fn send_refused(host: &Host, to: SocketAddr) -> Option<anyhow::Error> {
+    match &host.io_counters().last_send_error {
+        Some((addr, why)) if *addr == to => Some(anyhow::anyhow!("cannot send to {to}: {why}")),
+        _ => None,
     }
 }
 

@@ -253,6 +253,42 @@ fn a_flood_from_one_source_is_rate_limited_before_decryption() {
     assert_eq!(node.gate_stats().rate_limited, 1000 - 64);
 }
 
+/// A valid ping from UDP port 0 is dropped on arrival: no reply could reach that port, and
+/// answering it only made the OS refuse the send (issue #15's spoofed-source attack).
+#[test]
+fn a_ping_from_port_zero_is_dropped_unanswered() {
+    let mut rng = ChaCha8Rng::seed_from_u64(6);
+    let mut node = DhtNode::new(
+        KeyPair::generate(&mut rng),
+        quiet(),
+        Timestamp::ZERO,
+        &mut rng,
+    );
+    let pk = node.public_key();
+    let peer = KeyPair::generate(&mut rng);
+    let key = PrecomputedKey::new(&pk, &peer.secret);
+    let now = Timestamp::from_secs(1);
+    let ping = |rng: &mut ChaCha8Rng| {
+        DhtMessage::Ping(Ping {
+            response: false,
+            id: 7,
+        })
+        .seal(&peer.public, &key, &Nonce::random(rng))
+    };
+    let spoofed: SocketAddr = "192.0.2.1:0".parse().unwrap();
+    assert!(node
+        .handle_datagram(now, spoofed, &ping(&mut rng), &mut rng)
+        .is_err());
+    assert!(node.poll_transmit(now, &mut rng).is_none());
+    assert_eq!(node.gate_stats().from_port_zero, 1);
+    // The same ping from a real port is answered.
+    let honest: SocketAddr = "192.0.2.1:33445".parse().unwrap();
+    node.handle_datagram(now, honest, &ping(&mut rng), &mut rng)
+        .unwrap();
+    let reply = node.poll_transmit(now, &mut rng).expect("a pong");
+    assert_eq!(reply.dst, honest);
+}
+
 #[test]
 fn bytes_sent_to_a_spoofed_source_stay_within_four_times_received() {
     let mut rng = ChaCha8Rng::seed_from_u64(5);

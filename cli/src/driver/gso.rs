@@ -128,8 +128,14 @@ impl Batch {
         };
         let result = match result {
             Err(e) if self.count > 1 && is_refusal(&e) => {
-                REFUSED.store(true, Ordering::Relaxed);
-                self.send_one_by_one(socket, destination).await
+                // Offload is at fault only if the same datagrams go out one by one; EINVAL
+                // also means a destination no datagram can go to (port 0), and that must
+                // not switch offload off for every peer.
+                let one_by_one = self.send_one_by_one(socket, destination).await;
+                if one_by_one.is_ok() {
+                    REFUSED.store(true, Ordering::Relaxed);
+                }
+                one_by_one
             }
             other => other,
         };

@@ -209,6 +209,20 @@ pub struct Host {
     endpoint: Endpoint,
     sessions: BTreeMap<ConnectionId, SessionState>,
     events: VecDeque<HostEvent>,
+    io: IoCounters,
+}
+
+/// What the driver's socket refused or dropped: a failed send of one datagram, or a
+/// datagram no answer could ever reach, is counted here and the node carries on.
+#[derive(Debug, Clone, Default)]
+pub struct IoCounters {
+    /// Datagrams the OS refused to send.
+    pub send_errors: u64,
+    /// The latest refusal: the destination and what the OS said.
+    pub last_send_error: Option<(SocketAddr, String)>,
+    /// Datagrams dropped on arrival because they came from UDP port 0, which no reply can
+    /// reach (a spoofed or broken source; answering one made the OS refuse the send).
+    pub from_port_zero: u64,
 }
 
 impl Host {
@@ -230,6 +244,7 @@ impl Host {
             endpoint: Endpoint::new(now, keys.clone(), keys, config, rng),
             sessions: BTreeMap::new(),
             events: VecDeque::new(),
+            io: IoCounters::default(),
         }
     }
 
@@ -366,10 +381,27 @@ impl Host {
     }
 
     /// A received datagram. Datagrams that are not net_crypto or fail its checks are the
-    /// endpoint's to count; a node on the open Internet gets plenty of them.
+    /// endpoint's to count; a node on the open Internet gets plenty of them. One from UDP
+    /// port 0 is dropped before anything reads it: no answer can reach that port.
     pub fn handle_datagram(&mut self, now: Timestamp, from: SocketAddr, datagram: &[u8]) {
+        if from.port() == 0 {
+            self.io.from_port_zero += 1;
+            return;
+        }
         let _ = self.endpoint.handle_datagram(now, from, datagram);
         self.after_input(now);
+    }
+
+    /// The OS refused to send one datagram to `to`: counted, and the node goes on (the
+    /// transport resends what mattered; a peer that cannot be reached times out).
+    pub fn record_send_error(&mut self, to: SocketAddr, error: &std::io::Error) {
+        self.io.send_errors += 1;
+        self.io.last_send_error = Some((to, error.to_string()));
+    }
+
+    /// What the driver's socket refused or dropped so far.
+    pub fn io_counters(&self) -> &IoCounters {
+        &self.io
     }
 
     /// The deadline from [`Host::poll_timeout`] passed.
@@ -767,6 +799,39 @@ mod tests {
             .iter()
             .any(|e| matches!(e, HostEvent::FileSent { bytes: 300_000, .. })));
         assert!(received == content, "the file arrived altered");
+    }
+
+    /// A cookie request from UDP port 0 is dropped unread and counted: answering it would
+    /// only make the OS refuse the send. From a real port the same request is answered.
+    #[test]
+    fn a_datagram_from_port_zero_is_dropped_and_counted() {
+        let (mut a, _) = host(false);
+        let (mut b, b_key) = host(true);
+        a.connect(Timestamp::ZERO, "10.0.0.2:1".parse().unwrap(), b_key)
+            .unwrap();
+        let request = a.poll_transmit(Timestamp::ZERO).expect("a cookie request");
+        b.handle_datagram(
+            Timestamp::ZERO,
+            "10.0.0.1:0".parse().unwrap(),
+            &request.payload,
+        );
+        assert!(b.poll_transmit(Timestamp::ZERO).is_none());
+        assert_eq!(b.io_counters().from_port_zero, 1);
+        b.handle_datagram(
+            Timestamp::ZERO,
+            "10.0.0.1:9".parse().unwrap(),
+            &request.payload,
+        );
+        let reply = b.poll_transmit(Timestamp::ZERO).expect("a cookie response");
+        assert_eq!(reply.destination, "10.0.0.1:9".parse().unwrap());
+        // A refused send is recorded for the application to report, not raised.
+        let refused = std::io::Error::from_raw_os_error(101);
+        b.record_send_error(reply.destination, &refused);
+        assert_eq!(b.io_counters().send_errors, 1);
+        assert_eq!(
+            b.io_counters().last_send_error.as_ref().map(|(to, _)| *to),
+            Some(reply.destination)
+        );
     }
 
     #[test]

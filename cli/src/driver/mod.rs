@@ -51,17 +51,11 @@ pub trait App {
     }
 }
 
-/// Why the driver stopped before the application was done.
+/// Why the driver stopped before the application was done. A failed send of one datagram
+/// is not a reason: it is counted on the host ([`Host::record_send_error`]) and the node
+/// carries on, so a datagram crafted to draw a reply the OS refuses cannot stop it.
 #[derive(Debug, thiserror::Error)]
 pub enum DriverError {
-    /// The OS refused to send a datagram (unreachable network, no route, ...).
-    #[error("cannot send to {addr}")]
-    Send {
-        /// The destination.
-        addr: SocketAddr,
-        /// What the OS said.
-        source: io::Error,
-    },
     /// Reading the socket failed.
     #[error("cannot receive: {0}")]
     Recv(io::Error),
@@ -208,22 +202,17 @@ async fn flush(
                 gso::Appended::Joined => any = true,
                 gso::Appended::SendFirst => {
                     any = true;
-                    send_result(out.send(socket).await)?;
+                    record_send(host, out.send(socket).await);
                 }
             }
         }
-        send_result(out.send(socket).await)?;
+        record_send(host, out.send(socket).await);
         return Ok(any);
     }
     while let Some(t) = host.poll_transmit(now) {
         any = true;
-        send_result(
-            socket
-                .send_to(&t.payload, t.destination)
-                .await
-                .map(drop)
-                .map_err(|e| (t.destination, e)),
-        )?;
+        let result = socket.send_to(&t.payload, t.destination).await;
+        record_send(host, result.map(drop).map_err(|e| (t.destination, e)));
     }
     Ok(any)
 }
@@ -236,19 +225,14 @@ fn gso_enabled() -> bool {
         && !gso::refused()
 }
 
-/// A send's outcome: a full interface queue loses the datagram like a congested link would
-/// (the transport resends it); anything else will not get better by retrying.
-fn send_result(result: Result<(), (SocketAddr, io::Error)>) -> Result<(), DriverError> {
-    match result {
-        Err((addr, source)) if source.raw_os_error() != Some(NO_BUFFER_SPACE) => {
-            Err(DriverError::Send { addr, source })
-        }
-        _ => Ok(()),
+/// A send's outcome: a refused datagram is lost like one a congested link drops (the
+/// transport resends what mattered, an unreachable peer times out, and the application
+/// can say why from [`Host::io_counters`]).
+fn record_send(host: &mut Host, result: Result<(), (SocketAddr, io::Error)>) {
+    if let Err((to, error)) = result {
+        host.record_send_error(to, &error);
     }
 }
-
-/// Linux's ENOBUFS.
-const NO_BUFFER_SPACE: i32 = 105;
 
 /// A failed read: the errors a UDP socket reports about earlier sends (an ICMP "port
 /// unreachable" surfaces as ECONNREFUSED on the next read) are no reason to stop.

@@ -110,6 +110,10 @@ pub enum GateError {
     /// A packet that claims to come from our own key.
     #[error("packet from our own key")]
     FromSelf,
+    /// A datagram from UDP port 0: no reply can reach it (a spoofed or broken source), and
+    /// answering one only makes the OS refuse the send.
+    #[error("datagram from port 0")]
+    FromPortZero,
 }
 
 /// Counters of one gate; a driver sums its workers' gates when reading.
@@ -125,6 +129,8 @@ pub struct GateStats {
     pub malformed: u64,
     /// Datagrams of kinds a DHT node does not handle (onion, net_crypto, announcements).
     pub unsupported: u64,
+    /// Datagrams from UDP port 0, dropped on arrival.
+    pub from_port_zero: u64,
     /// Replies not sent because of the amplification limit.
     pub amplification_refused: u64,
     /// Datagrams sent.
@@ -140,6 +146,7 @@ impl std::ops::AddAssign for GateStats {
         self.rate_limited += o.rate_limited;
         self.malformed += o.malformed;
         self.unsupported += o.unsupported;
+        self.from_port_zero += o.from_port_zero;
         self.amplification_refused += o.amplification_refused;
         self.datagrams_out += o.datagrams_out;
         self.bytes_out += o.bytes_out;
@@ -182,6 +189,10 @@ impl Gate {
         let from = canonical(from);
         self.stats.datagrams_in += 1;
         self.stats.bytes_in += bytes.len() as u64;
+        if from.port() == 0 {
+            self.stats.from_port_zero += 1;
+            return Err(GateError::FromPortZero);
+        }
         // Kinds a DHT node does not handle (onion, net_crypto, announcements) are dropped
         // here for the price of one compare, and spend none of the source's allowance: a
         // c-toxcore client sends a bootstrap node bursts of onion packets at start-up

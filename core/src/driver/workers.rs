@@ -78,6 +78,7 @@ struct WorkerCounters {
     rate_limited: AtomicU64,
     malformed: AtomicU64,
     unsupported: AtomicU64,
+    from_port_zero: AtomicU64,
     amplification_refused: AtomicU64,
     datagrams_out: AtomicU64,
     bytes_out: AtomicU64,
@@ -92,6 +93,8 @@ impl WorkerCounters {
         self.rate_limited.store(s.rate_limited, Ordering::Relaxed);
         self.malformed.store(s.malformed, Ordering::Relaxed);
         self.unsupported.store(s.unsupported, Ordering::Relaxed);
+        self.from_port_zero
+            .store(s.from_port_zero, Ordering::Relaxed);
         self.amplification_refused
             .store(s.amplification_refused, Ordering::Relaxed);
         self.datagrams_out.store(s.datagrams_out, Ordering::Relaxed);
@@ -108,6 +111,7 @@ impl WorkerCounters {
                 rate_limited: self.rate_limited.load(Ordering::Relaxed),
                 malformed: self.malformed.load(Ordering::Relaxed),
                 unsupported: self.unsupported.load(Ordering::Relaxed),
+                from_port_zero: self.from_port_zero.load(Ordering::Relaxed),
                 amplification_refused: self.amplification_refused.load(Ordering::Relaxed),
                 datagrams_out: self.datagrams_out.load(Ordering::Relaxed),
                 bytes_out: self.bytes_out.load(Ordering::Relaxed),

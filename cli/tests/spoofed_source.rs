@@ -1,0 +1,96 @@
+//! A datagram from UDP source port 0 must not stop a node (issues #11 and #15): a valid
+//! cookie request from port 0 made `rustox recv` answer it, the OS refused the send to
+//! port 0 (EINVAL), and the receiver exited. The driver now drops such datagrams on
+//! arrival, and a refused send of one datagram is counted, never fatal.
+//!
+//! Sending from port 0 takes a raw socket, so root: outside CI the test skips without it;
+//! under CI (`CI` set, run as root) it must run.
+
+mod common;
+
+use std::net::{SocketAddr, SocketAddrV4};
+use std::time::Duration;
+
+use common::{last_json, run_with_limit, rustox, write_pattern, Receiver, Scratch};
+use rand::rngs::OsRng;
+use rustox_net_crypto::crypto::{KeyPair, PublicKey};
+use rustox_net_crypto::{Endpoint, EndpointConfig, Timestamp};
+use socket2::{Domain, Protocol, Socket, Type};
+
+/// A cookie request (protocol.md §2.2) from a fresh identity to the peer with key `peer`
+/// at `to`: the first datagram a net_crypto endpoint sends when it dials.
+fn cookie_request(to: SocketAddr, peer: PublicKey) -> Vec<u8> {
+    let keys = KeyPair::generate(&mut OsRng);
+    let mut endpoint = Endpoint::new(
+        Timestamp::ZERO,
+        keys.clone(),
+        keys,
+        EndpointConfig {
+            transport: Default::default(),
+            accept_all: false,
+        },
+        Box::new(OsRng),
+    );
+    endpoint
+        .connect(Timestamp::ZERO, to, peer, peer)
+        .expect("dial the receiver");
+    endpoint
+        .poll_transmit(Timestamp::ZERO)
+        .expect("a cookie request to send")
+        .payload
+}
+
+/// `payload` as a UDP datagram from port 0 to `to`, through a raw socket (the kernel adds
+/// the IPv4 header; a zero UDP checksum means none, RFC 768).
+fn send_from_port_zero(to: SocketAddrV4, payload: &[u8]) -> std::io::Result<()> {
+    let raw = Socket::new(Domain::IPV4, Type::RAW, Some(Protocol::UDP))?;
+    let len = u16::try_from(8 + payload.len()).expect("datagram fits");
+    let mut datagram = Vec::with_capacity(8 + payload.len());
+    datagram.extend_from_slice(&0u16.to_be_bytes()); // source port 0
+    datagram.extend_from_slice(&to.port().to_be_bytes());
+    datagram.extend_from_slice(&len.to_be_bytes());
+    datagram.extend_from_slice(&0u16.to_be_bytes()); // no checksum
+    datagram.extend_from_slice(payload);
+    raw.send_to(&datagram, &SocketAddr::V4(to).into())?;
+    Ok(())
+}
+
+#[test]
+fn a_cookie_request_from_port_zero_does_not_stop_rustox_recv() {
+    let dir = Scratch::new("port-zero");
+    let original = write_pattern(&dir.path("payload.bin"), 1 << 20, 7);
+    let mut receiver = Receiver::start(&dir.path("inbox"), &dir.path("recv.key"));
+    let addr: SocketAddrV4 = receiver.addr.parse().expect("an IPv4 address");
+    let key_bytes: [u8; 32] = hex::decode(&receiver.key)
+        .expect("hex key")
+        .try_into()
+        .expect("32 bytes");
+    let request = cookie_request(SocketAddr::V4(addr), PublicKey(key_bytes));
+    match send_from_port_zero(addr, &request) {
+        Ok(()) => {}
+        Err(e) if std::env::var_os("CI").is_none() => {
+            eprintln!("SKIP: cannot send from port 0 without root (raw socket): {e}");
+            return;
+        }
+        Err(e) => panic!("under CI: cannot open a raw socket: {e}"),
+    }
+    std::thread::sleep(Duration::from_millis(300));
+    assert!(
+        receiver.child.try_wait().expect("poll recv").is_none(),
+        "rustox recv exited after a cookie request from port 0"
+    );
+    // And it still serves an honest peer.
+    let send = run_with_limit(
+        rustox()
+            .args(["send", "--to", &receiver.addr, "--key", &receiver.key])
+            .arg(dir.path("payload.bin")),
+        Duration::from_secs(60),
+    );
+    assert!(
+        send.status.success(),
+        "send failed: {}",
+        String::from_utf8_lossy(&send.stderr)
+    );
+    let sent = last_json(&String::from_utf8_lossy(&send.stdout));
+    assert_eq!(sent["bytes"], original.len() as u64);
+}
