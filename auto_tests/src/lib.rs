@@ -12,7 +12,6 @@
 //! transfer over a [`profiles::Profile`] and returns [`transfer::TransferMetrics`] — the piece
 //! the benchmark binaries and `rustox sim` call.
 
-pub mod cpu_time;
 pub mod cross_traffic;
 pub mod ctoxcore;
 pub mod driver_model;

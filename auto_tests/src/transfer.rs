@@ -13,13 +13,13 @@ use rand::Rng;
 use rustox_net_crypto::{ConnectionId, ControllerKind, Timestamp, TransportStats};
 use serde::Serialize;
 
-use crate::cpu_time::CpuTimer;
 use crate::driver_model::DriverModel;
 use crate::link::{LinkStats, IPV4_UDP_OVERHEAD};
 use crate::metrics::percentile;
 use crate::netcrypto::NetCryptoNode;
 use crate::profiles::Profile;
 use crate::sim::{LinkId, NodeId, SimError, Simulator};
+use rustox_core::driver::CpuTimer;
 
 /// Bytes a net_crypto data datagram adds around its plaintext payload (protocol.md §2.6):
 /// id (1) + nonce low bytes (2) + MAC (16) + buffer_start (4) + packet number (4). Padding is
@@ -35,21 +35,12 @@ pub const RAMP_FRACTION: f64 = 0.9;
 
 /// Name of a controller as used on the command line and in reports.
 pub fn controller_name(c: ControllerKind) -> &'static str {
-    match c {
-        ControllerKind::Bbr => "bbr",
-        ControllerKind::Cubic => "cubic",
-        ControllerKind::Legacy => "legacy",
-    }
+    c.name()
 }
 
 /// The controller with this name.
 pub fn controller_by_name(name: &str) -> Option<ControllerKind> {
-    match name.to_ascii_lowercase().as_str() {
-        "bbr" => Some(ControllerKind::Bbr),
-        "cubic" => Some(ControllerKind::Cubic),
-        "legacy" => Some(ControllerKind::Legacy),
-        _ => None,
-    }
+    ControllerKind::from_name(name)
 }
 
 /// The controllers named on a command line, or all three (in report order) when none is named.
@@ -65,11 +56,7 @@ pub fn controllers_by_names(names: &[String]) -> Result<Vec<ControllerKind>, Str
 }
 
 /// All three controllers, in report order.
-pub const CONTROLLERS: [ControllerKind; 3] = [
-    ControllerKind::Bbr,
-    ControllerKind::Cubic,
-    ControllerKind::Legacy,
-];
+pub const CONTROLLERS: [ControllerKind; 3] = ControllerKind::ALL;
 
 /// What to run.
 #[derive(Debug, Clone)]

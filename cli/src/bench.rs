@@ -106,7 +106,7 @@ pub fn measure_crate_ceiling(bytes: u64) -> Ceiling {
 /// CPU time.
 fn measure(bytes: u64, mut seal: impl FnMut() -> u8) -> Ceiling {
     let count = (bytes / DATAGRAM as u64).max(1);
-    let cpu = rustox_auto_tests::cpu_time::CpuTimer::start();
+    let cpu = rustox_core::driver::CpuTimer::start();
     let mut checksum = 0u8;
     for _ in 0..count {
         checksum ^= seal();

@@ -8,11 +8,14 @@
 //!   node's deadline), for embedding a node in an async application — and the baseline the
 //!   blocking-read workers were measured against.
 //! * [`keyfile`]: a bootstrap node's key pair across restarts.
+//! * [`cpu_time`]: the CPU time a thread used, for benchmarks that report CPU per byte.
 
 pub mod clock;
+pub mod cpu_time;
 pub mod keyfile;
 pub mod socket;
 pub mod tokio_driver;
 pub mod workers;
 
 pub use clock::Clock;
+pub use cpu_time::CpuTimer;

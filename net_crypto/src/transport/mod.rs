@@ -82,6 +82,31 @@ pub enum ControllerKind {
     Legacy,
 }
 
+impl ControllerKind {
+    /// Every controller, in the order reports list them.
+    pub const ALL: [ControllerKind; 3] = [
+        ControllerKind::Bbr,
+        ControllerKind::Cubic,
+        ControllerKind::Legacy,
+    ];
+
+    /// Its name on command lines and in reports: `bbr`, `cubic` or `legacy`.
+    pub fn name(self) -> &'static str {
+        match self {
+            ControllerKind::Bbr => "bbr",
+            ControllerKind::Cubic => "cubic",
+            ControllerKind::Legacy => "legacy",
+        }
+    }
+
+    /// The controller called `name` (any case).
+    pub fn from_name(name: &str) -> Option<Self> {
+        Self::ALL
+            .into_iter()
+            .find(|c| c.name().eq_ignore_ascii_case(name))
+    }
+}
+
 /// How a lossless payload is scheduled (transport.md §3.9).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum PacketClass {
