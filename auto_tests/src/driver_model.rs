@@ -5,7 +5,7 @@
 //! a 20 Mbit/s, 100 ms path in simulation and 0.54 on real sockets, where tokio's
 //! millisecond timer woke the sender up to two milliseconds after the pacer's release time
 //! (issue #10). A node given a [`DriverModel`] is instead driven the way the CLI's tokio
-//! loop drives a host (cli/src/driver/mod.rs):
+//! loop drives a host (core/src/driver/session/mod.rs):
 //!
 //! - **Timer.** The core's deadline is honoured by a timer with a grain and a lateness
 //!   ([`TimerModel`]); the node runs when the timer fires, not at the deadline.
@@ -104,7 +104,7 @@ pub struct DriverModel {
     /// From a datagram landing in an idle driver's socket to the driver running (epoll
     /// wake-up of a parked thread).
     pub rx_wake_latency: Duration,
-    /// Datagrams read per loop turn (cli/src/driver/batch_recv.rs: 32 `recvmmsg` slots).
+    /// Datagrams read per loop turn (core/src/driver/session/batch_recv.rs: 32 `recvmmsg` slots).
     pub rx_batch: usize,
     /// The socket's receive buffer in truesize bytes ([`socket_truesize`]). The CLI asks for
     /// 4 MiB; Linux doubles the request and caps it at twice `net.core.rmem_max`.
@@ -136,7 +136,7 @@ impl DriverModel {
         }
     }
 
-    /// The model of the driver `rustox send`/`recv` run (cli/src/driver/mod.rs): the
+    /// The model of the driver `rustox send`/`recv` run (core/src/driver/session/mod.rs): the
     /// precise timer.
     pub fn cli() -> Self {
         DriverModel::precise()

@@ -79,8 +79,8 @@ fn run_in(args: &Args, dir: &Path) -> anyhow::Result<()> {
     generate(&source, args.size)?;
 
     let loopback = SocketAddr::from(([127, 0, 0, 1], 0));
-    let alice_socket = driver::socket::bind(loopback)?;
-    let bob_socket = driver::socket::bind(loopback)?;
+    let alice_socket = driver::bind(loopback)?;
+    let bob_socket = driver::bind(loopback)?;
     let bob_addr = bob_socket.local_addr()?;
     let alice_addr = alice_socket.local_addr()?;
     let alice_keys = KeyPair::generate(&mut OsRng);

@@ -64,7 +64,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     }
     let (keys, created) =
         crate::keys::load_or_create(&args.key_file, KeyPair::generate(&mut OsRng))?;
-    let socket = driver::socket::bind(args.listen)?;
+    let socket = driver::bind(args.listen)?;
     let local = socket
         .local_addr()
         .context("cannot read the socket's address")?;

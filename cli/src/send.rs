@@ -64,7 +64,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_else(|| "file".into());
-    let socket = driver::socket::bind(args.bind.unwrap_or_else(|| any_for(args.to)))?;
+    let socket = driver::bind(args.bind.unwrap_or_else(|| any_for(args.to)))?;
     // Hashed before the session exists, so the session never waits for the disk.
     let prepared = PreparedFile::hash_file(file)
         .with_context(|| format!("cannot read {}", args.file.display()))?;

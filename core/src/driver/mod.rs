@@ -9,11 +9,17 @@
 //!   blocking-read workers were measured against.
 //! * [`keyfile`]: a bootstrap node's key pair across restarts.
 //! * [`cpu_time`]: the CPU time a thread used, for benchmarks that report CPU per byte.
+//! * [`session`]: net_crypto sessions and their file transfers on one UDP socket under
+//!   tokio (`rustox send`, `recv`, `demo`), with batched receives, segmentation offload, a
+//!   microsecond timer and a file writer/hasher thread.
 
 pub mod clock;
 pub mod cpu_time;
 pub mod keyfile;
+#[cfg(feature = "tokio")]
+pub mod session;
 pub mod socket;
+#[cfg(feature = "tokio")]
 pub mod tokio_driver;
 pub mod workers;
 

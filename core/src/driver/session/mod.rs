@@ -1,4 +1,6 @@
-//! The tokio driver: one [`Host`] on one UDP socket, the sans-IO cores untouched.
+//! The session driver: one [`Host`] on one UDP socket under tokio, the sans-IO cores
+//! untouched. How it uses the OS (timer, segmentation and receive offload) is the caller's
+//! choice, in [`DriverOptions`]: the library reads no environment.
 //!
 //! str0m's discipline (STYLE.md): after every input, drain the outputs — events to the
 //! application, datagrams to the socket — then sleep until a datagram arrives or the
@@ -18,7 +20,7 @@ pub mod timer;
 use std::io;
 use std::net::SocketAddr;
 
-use rustox_core::driver::Clock;
+use crate::driver::Clock;
 use rustox_net_crypto::Timestamp;
 use tokio::net::UdpSocket;
 
@@ -61,21 +63,61 @@ pub enum DriverError {
     Recv(io::Error),
 }
 
+/// How the driver uses the OS.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DriverOptions {
+    /// The timer it sleeps on.
+    pub timer: TimerKind,
+    /// Runs of equal-sized datagrams to one peer leave in one `sendmsg` with UDP
+    /// segmentation offload (gso.rs). A kernel that refuses it for this socket gets
+    /// datagrams one by one from then on.
+    pub gso: bool,
+    /// Ask the kernel to coalesce received datagrams (UDP GRO, batch_recv.rs).
+    pub gro: bool,
+}
+
+impl Default for DriverOptions {
+    /// The microsecond timer, segmentation and receive offload: every path is paced
+    /// (transport.md §3.7), and a gigabit LAN's pacing gaps are ~11 µs a packet. The pacer
+    /// covers a late wake-up with burst credit, but on a fast, short path the credit it
+    /// may take is half the BDP, so a millisecond timer would cap the rate there.
+    fn default() -> Self {
+        DriverOptions {
+            timer: TimerKind::Precise,
+            gso: true,
+            gro: true,
+        }
+    }
+}
+
+impl DriverOptions {
+    /// How late this driver's wake-ups may run, for [`TransportConfig::wake_lateness`]
+    /// (the pacer measures it too; this covers a flow's first wake-ups). Measured on this
+    /// project's 2-core VM: a timerfd with 1 ns slack woke 5–40 µs late when idle, more
+    /// when the other core is busy; tokio's wheel 0.05–2.1 ms
+    /// (auto_tests/src/driver_model.rs).
+    ///
+    /// [`TransportConfig::wake_lateness`]: rustox_net_crypto::TransportConfig::wake_lateness
+    pub fn wake_lateness(&self) -> std::time::Duration {
+        match self.timer {
+            TimerKind::Precise => std::time::Duration::from_micros(100),
+            TimerKind::Tokio => std::time::Duration::from_millis(2),
+        }
+    }
+}
+
 /// Runs `host` on `socket` until `app` returns its output.
 pub async fn run<A: App>(
     host: &mut Host,
     socket: &UdpSocket,
     clock: Clock,
     app: &mut A,
+    options: DriverOptions,
 ) -> Result<A::Output, DriverError> {
-    let mut batch = batch_recv::RecvBatch::new(socket);
-    let mut out = gso::Batch::default();
-    // The microsecond timerfd unless it cannot be had (or `RUSTOX_TIMER=tokio` asks for
-    // tokio's millisecond wheel, to measure the difference): every path is paced
-    // (transport.md §3.7), and a gigabit LAN's pacing gaps are ~11 µs a packet. The pacer
-    // covers a late wake-up with burst credit, but on a fast, short path the credit it may
-    // take is a quarter of the window, so a millisecond timer would cap the rate there.
-    let timer = match timer_kind() {
+    let mut batch = batch_recv::RecvBatch::new(socket, options.gro);
+    let mut out = gso::Batch::new(options.gso);
+    // The microsecond timerfd unless it cannot be had.
+    let timer = match options.timer {
         TimerKind::Precise => timer::PreciseTimer::new().ok(),
         TimerKind::Tokio => None,
     };
@@ -139,27 +181,6 @@ pub enum TimerKind {
     Tokio,
 }
 
-/// The driver's timer: precise, unless `RUSTOX_TIMER=tokio` (a diagnostic switch).
-pub fn timer_kind() -> TimerKind {
-    match std::env::var("RUSTOX_TIMER").as_deref() {
-        Ok("tokio") => TimerKind::Tokio,
-        _ => TimerKind::Precise,
-    }
-}
-
-/// How late this driver's wake-ups may run, for [`TransportConfig::wake_lateness`]
-/// (the pacer measures it too; this covers a flow's first wake-ups). Measured on this
-/// project's 2-core VM: a timerfd with 1 ns slack woke 5–40 µs late when idle, more when
-/// the other core is busy; tokio's wheel 0.05–2.1 ms (auto_tests/src/driver_model.rs).
-///
-/// [`TransportConfig::wake_lateness`]: rustox_net_crypto::TransportConfig::wake_lateness
-pub fn wake_lateness() -> std::time::Duration {
-    match timer_kind() {
-        TimerKind::Precise => std::time::Duration::from_micros(100),
-        TimerKind::Tokio => std::time::Duration::from_millis(2),
-    }
-}
-
 /// Hands events to the app and datagrams to the socket until neither is left.
 async fn drain<A: App>(
     host: &mut Host,
@@ -186,8 +207,7 @@ async fn drain<A: App>(
 
 /// Sends every datagram the host has now; true when there was at least one. Runs of
 /// equal-sized datagrams to one peer leave in one `sendmsg` with UDP segmentation offload
-/// (gso.rs) unless `RUSTOX_GSO=0`, or the kernel refused it once; `out` keeps its buffer
-/// from call to call.
+/// (gso.rs) when `out` uses it; `out` keeps its buffer from call to call.
 async fn flush(
     host: &mut Host,
     socket: &UdpSocket,
@@ -195,7 +215,7 @@ async fn flush(
     now: Timestamp,
 ) -> Result<bool, DriverError> {
     let mut any = false;
-    if gso_enabled() {
+    if out.offload() {
         loop {
             match out.append_with(|buf| host.poll_transmit_into(now, buf)) {
                 gso::Appended::Nothing => break,
@@ -215,14 +235,6 @@ async fn flush(
         record_send(host, result.map(drop).map_err(|e| (t.destination, e)));
     }
     Ok(any)
-}
-
-/// Whether segmentation offload is on: by default, off with `RUSTOX_GSO=0` (read once) or
-/// after the kernel refused a segmented send (gso.rs).
-fn gso_enabled() -> bool {
-    static ENABLED: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-    *ENABLED.get_or_init(|| std::env::var_os("RUSTOX_GSO").is_none_or(|v| v != "0"))
-        && !gso::refused()
 }
 
 /// A send's outcome: a refused datagram is lost like one a congested link drops (the

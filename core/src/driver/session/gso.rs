@@ -6,7 +6,6 @@
 use std::io::{self, IoSlice};
 use std::net::SocketAddr;
 use std::os::fd::AsRawFd;
-use std::sync::atomic::{AtomicBool, Ordering};
 
 use nix::sys::socket::{sendmsg, ControlMessage, MsgFlags, SockaddrStorage};
 use tokio::io::Interest;
@@ -19,15 +18,6 @@ pub const MAX_SEGMENTS: usize = 64;
 /// and holds 42 full net_crypto datagrams.
 pub const MAX_BYTES: usize = 60_000;
 
-/// Set once the kernel refused a segmented send (no `UDP_SEGMENT`, or a device without
-/// checksum offload: EIO): from then on datagrams leave one by one.
-static REFUSED: AtomicBool = AtomicBool::new(false);
-
-/// Whether the kernel refused segmentation offload in this process.
-pub fn refused() -> bool {
-    REFUSED.load(Ordering::Relaxed)
-}
-
 /// The errors with which a kernel refuses `UDP_SEGMENT` itself: EIO, EINVAL, ENOPROTOOPT,
 /// EOPNOTSUPP.
 fn is_refusal(e: &io::Error) -> bool {
@@ -37,6 +27,10 @@ fn is_refusal(e: &io::Error) -> bool {
 /// Datagrams waiting to leave together.
 #[derive(Debug, Default)]
 pub struct Batch {
+    /// Segmentation offload is used: asked for, and the kernel has not refused it (no
+    /// `UDP_SEGMENT`, or a device without checksum offload: EIO); once refused, datagrams
+    /// leave one by one.
+    offload: bool,
     buf: Vec<u8>,
     segment: usize,
     count: usize,
@@ -59,6 +53,19 @@ pub enum Appended {
 }
 
 impl Batch {
+    /// An empty batch; `offload` asks for segmentation offload.
+    pub fn new(offload: bool) -> Self {
+        Batch {
+            offload,
+            ..Batch::default()
+        }
+    }
+
+    /// Whether runs of datagrams leave in one segmented send.
+    pub fn offload(&self) -> bool {
+        self.offload
+    }
+
     /// Lets `write` append the next datagram at the end of the batch's buffer — the session
     /// seals it in place there — and returns its destination (`None`: nothing to send).
     /// Appending first and checking after saves a copy per datagram; the rare datagram that
@@ -133,7 +140,7 @@ impl Batch {
                 // not switch offload off for every peer.
                 let one_by_one = self.send_one_by_one(socket, destination).await;
                 if one_by_one.is_ok() {
-                    REFUSED.store(true, Ordering::Relaxed);
+                    self.offload = false;
                 }
                 one_by_one
             }
@@ -181,7 +188,7 @@ mod tests {
             datagram(700, 4),
             datagram(700, 5),
         ];
-        let mut batch = Batch::default();
+        let mut batch = Batch::new(true);
         let mut outcomes = Vec::new();
         let mut next = sent.iter();
         loop {
@@ -216,7 +223,7 @@ mod tests {
     #[test]
     fn a_full_batch_asks_to_be_sent() {
         let to: SocketAddr = "127.0.0.1:9".parse().unwrap();
-        let mut batch = Batch::default();
+        let mut batch = Batch::new(true);
         let fits = MAX_BYTES / 1400;
         for _ in 0..fits {
             assert_eq!(

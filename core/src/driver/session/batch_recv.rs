@@ -51,11 +51,10 @@ fn headers(gro: bool) -> MultiHeaders<SockaddrStorage> {
 }
 
 impl RecvBatch {
-    /// Buffers for `socket`; asks the kernel for GRO (when it refuses, a slot is one
-    /// datagram and the buffers are small).
-    pub fn new(socket: &UdpSocket) -> Self {
-        let gro = std::env::var_os("RUSTOX_NO_GRO").is_none()
-            && setsockopt(socket, sockopt::UdpGroSegment, &true).is_ok();
+    /// Buffers for `socket`; with `gro`, asks the kernel for receive offload (when it
+    /// refuses, a slot is one datagram and the buffers are small).
+    pub fn new(socket: &UdpSocket, gro: bool) -> Self {
+        let gro = gro && setsockopt(socket, sockopt::UdpGroSegment, &true).is_ok();
         let slot_bytes = if gro { SLOT_BYTES } else { PLAIN_SLOT_BYTES };
         RecvBatch {
             headers: headers(gro),
@@ -153,7 +152,7 @@ fn socket_addr(addr: &SockaddrStorage) -> Option<SocketAddr> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::driver::gso;
+    use crate::driver::session::gso;
 
     /// Waits until `batch` has read something, then returns every datagram it holds.
     async fn receive(batch: &mut RecvBatch, socket: &UdpSocket) -> Vec<Vec<u8>> {
@@ -180,7 +179,7 @@ mod tests {
         let rx = UdpSocket::bind("127.0.0.1:0").await.unwrap();
         let tx = UdpSocket::bind("127.0.0.1:0").await.unwrap();
         let to = rx.local_addr().unwrap();
-        let mut batch = RecvBatch::new(&rx);
+        let mut batch = RecvBatch::new(&rx, true);
         let mut expected = Vec::new();
         let mut got = Vec::new();
         for round in 0..4u8 {
@@ -189,7 +188,7 @@ mod tests {
             expected.push(plain);
             got.extend(receive(&mut batch, &rx).await);
             assert_eq!(got.len(), expected.len(), "round {round}");
-            let mut out = gso::Batch::default();
+            let mut out = gso::Batch::new(true);
             for i in 0..5u8 {
                 let d = vec![round * 16 + i; 1400];
                 let joined = out.append_with(|buf| {

@@ -1,0 +1,48 @@
+//! The session driver the commands run on (core's `driver::session`), with the switches this
+//! binary takes from its environment: the library reads none.
+//!
+//! - `RUSTOX_TIMER=tokio`: sleep on tokio's millisecond timer instead of the timerfd (to
+//!   measure what the timer costs);
+//! - `RUSTOX_GSO=0`: send datagrams one by one, without segmentation offload;
+//! - `RUSTOX_NO_GRO`: do not ask for receive offload.
+
+use std::net::SocketAddr;
+use std::time::Duration;
+
+use rustox_core::driver::session::{self, DriverError, DriverOptions, TimerKind};
+use rustox_core::driver::Clock;
+use tokio::net::UdpSocket;
+
+pub use rustox_core::driver::session::{host, socket, App, Host, HostEvent};
+
+/// The driver options this process runs with.
+pub fn options() -> DriverOptions {
+    DriverOptions {
+        timer: match std::env::var("RUSTOX_TIMER").as_deref() {
+            Ok("tokio") => TimerKind::Tokio,
+            _ => TimerKind::Precise,
+        },
+        gso: std::env::var_os("RUSTOX_GSO").is_none_or(|v| v != "0"),
+        gro: std::env::var_os("RUSTOX_NO_GRO").is_none(),
+    }
+}
+
+/// How late this process's driver wakes up ([`DriverOptions::wake_lateness`]).
+pub fn wake_lateness() -> Duration {
+    options().wake_lateness()
+}
+
+/// Runs `host` on `socket` until `app` is done, with this process's [`options`].
+pub async fn run<A: App>(
+    host: &mut Host,
+    socket: &UdpSocket,
+    clock: Clock,
+    app: &mut A,
+) -> Result<A::Output, DriverError> {
+    session::run(host, socket, clock, app, options()).await
+}
+
+/// Binds the one UDP socket a command runs on.
+pub fn bind(addr: SocketAddr) -> Result<std::net::UdpSocket, socket::BindError> {
+    socket::bind(addr)
+}
