@@ -22,18 +22,19 @@ use crate::packet::{FILE_ID_LENGTH, MAX_FILE_DATA_SIZE};
 use crate::session::Session;
 use crate::transfers::FileTransfers;
 
-/// A readable, seekable source of file bytes.
-pub trait Source: Read + Seek {}
-impl<T: Read + Seek> Source for T {}
+/// A readable, seekable source of file bytes. `Send`, so a node holding transfers can move
+/// to the thread that drives it (the C API's `tox_iterate` runs on the client's thread).
+pub trait Source: Read + Seek + Send {}
+impl<T: Read + Seek + Send> Source for T {}
 
-/// A writable, seekable sink for received bytes.
-pub trait Sink: Write + Seek {}
-impl<T: Write + Seek> Sink for T {}
+/// A writable, seekable sink for received bytes (`Send` for the same reason).
+pub trait Sink: Write + Seek + Send {}
+impl<T: Write + Seek + Send> Sink for T {}
 
 /// A sink that can also be read back: needed to resume a verified transfer, whose hash
 /// must cover the bytes already on disk.
-pub trait ResumableSink: Read + Write + Seek {}
-impl<T: Read + Write + Seek> ResumableSink for T {}
+pub trait ResumableSink: Read + Write + Seek + Send {}
+impl<T: Read + Write + Seek + Send> ResumableSink for T {}
 
 /// Buffer size for hashing a whole source or a sink's prefix.
 const HASH_BUFFER: usize = 64 * 1024;

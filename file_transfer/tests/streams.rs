@@ -3,9 +3,9 @@
 
 mod common;
 
-use std::cell::Cell;
 use std::io::{Cursor, Read, Seek, SeekFrom};
-use std::rc::Rc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use common::content;
@@ -18,13 +18,13 @@ use sha2::{Digest, Sha256};
 /// A source that counts the bytes read from it.
 struct Counting {
     inner: Cursor<Vec<u8>>,
-    read: Rc<Cell<u64>>,
+    read: Arc<AtomicU64>,
 }
 
 impl Read for Counting {
     fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
         let n = self.inner.read(buf)?;
-        self.read.set(self.read.get() + n as u64);
+        self.read.fetch_add(n as u64, Ordering::Relaxed);
         Ok(n)
     }
 }
@@ -37,11 +37,11 @@ impl Seek for Counting {
 
 /// A shared in-memory sink the test can inspect after the helper consumed the box.
 #[derive(Clone, Default)]
-struct SharedSink(Rc<std::cell::RefCell<Cursor<Vec<u8>>>>);
+struct SharedSink(Arc<Mutex<Cursor<Vec<u8>>>>);
 
 impl std::io::Write for SharedSink {
     fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        self.0.borrow_mut().write(buf)
+        self.0.lock().unwrap().write(buf)
     }
     fn flush(&mut self) -> std::io::Result<()> {
         Ok(())
@@ -50,13 +50,13 @@ impl std::io::Write for SharedSink {
 
 impl Seek for SharedSink {
     fn seek(&mut self, pos: SeekFrom) -> std::io::Result<u64> {
-        self.0.borrow_mut().seek(pos)
+        self.0.lock().unwrap().seek(pos)
     }
 }
 
 impl Read for SharedSink {
     fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
-        self.0.borrow_mut().read(buf)
+        self.0.lock().unwrap().read(buf)
     }
 }
 
@@ -124,7 +124,7 @@ impl Ends {
 fn file_streams_byte_exact_and_verified() {
     let mut e = Ends::new();
     let data = content(300_000, 1);
-    let read = Rc::new(Cell::new(0));
+    let read = Arc::new(AtomicU64::new(0));
     let source = Counting {
         inner: Cursor::new(data.clone()),
         read: read.clone(),
@@ -138,7 +138,11 @@ fn file_streams_byte_exact_and_verified() {
             b"doc.pdf",
         )
         .unwrap();
-    assert_eq!(read.get(), data.len() as u64, "one pass to hash");
+    assert_eq!(
+        read.load(Ordering::Relaxed),
+        data.len() as u64,
+        "one pass to hash"
+    );
     e.step(0);
     let (incoming, file_id, size) = e.take_offer().unwrap();
     assert_eq!(file_id, <[u8; 32]>::from(Sha256::digest(&data)));
@@ -150,7 +154,7 @@ fn file_streams_byte_exact_and_verified() {
     // Reads follow the budget: after k steps of budget 3, at most 3k chunks were read.
     for k in 1..=10u64 {
         e.step(3);
-        let streamed = read.get() - data.len() as u64;
+        let streamed = read.load(Ordering::Relaxed) - data.len() as u64;
         assert!(
             streamed <= k * 3 * 1371,
             "read {streamed} bytes after {k} steps"
@@ -166,7 +170,7 @@ fn file_streams_byte_exact_and_verified() {
         .a_events
         .iter()
         .any(|ev| matches!(ev, StreamEvent::Sent { file: f, .. } if *f == file)));
-    assert_eq!(sink.0.borrow().get_ref(), &data);
+    assert_eq!(sink.0.lock().unwrap().get_ref(), &data);
 }
 
 #[test]
@@ -217,7 +221,7 @@ fn a_wrong_hash_fails_verification() {
 fn resume_from_a_partial_sink_is_byte_exact_and_verified() {
     let mut e = Ends::new();
     let data = content(100_000, 3);
-    let read = Rc::new(Cell::new(0));
+    let read = Arc::new(AtomicU64::new(0));
     e.a.send_file(
         e.now,
         &mut e.sa,
@@ -234,7 +238,8 @@ fn resume_from_a_partial_sink_is_byte_exact_and_verified() {
     let offset = 40_000;
     let sink = SharedSink::default();
     sink.0
-        .borrow_mut()
+        .lock()
+        .unwrap()
         .get_mut()
         .extend_from_slice(&data[..offset]);
     e.b.accept_from(
@@ -256,9 +261,9 @@ fn resume_from_a_partial_sink_is_byte_exact_and_verified() {
         "{:?}",
         e.b_events
     );
-    assert_eq!(sink.0.borrow().get_ref(), &data);
+    assert_eq!(sink.0.lock().unwrap().get_ref(), &data);
     assert_eq!(
-        read.get() - data.len() as u64,
+        read.load(Ordering::Relaxed) - data.len() as u64,
         (data.len() - offset) as u64,
         "only the missing part was read"
     );
@@ -299,7 +304,7 @@ fn unknown_size_source_streams_to_its_end() {
         "{:?}",
         e.b_events
     );
-    assert_eq!(sink.0.borrow().get_ref(), &data);
+    assert_eq!(sink.0.lock().unwrap().get_ref(), &data);
 }
 
 #[test]

@@ -241,6 +241,17 @@ impl Endpoint {
         self.allowed.insert(peer_real_pk);
     }
 
+    /// Stop accepting handshakes from this key (a deleted friend). Its live connection, if
+    /// any, is the caller's to kill.
+    pub fn forbid_peer(&mut self, peer_real_pk: &PublicKey) {
+        self.allowed.remove(peer_real_pk);
+    }
+
+    /// The live (not closed) connection to the peer with this real key.
+    pub fn connection_to(&self, peer_real_pk: &PublicKey) -> Option<ConnectionId> {
+        self.live_by_real_pk(peer_real_pk)
+    }
+
     /// One received datagram. A refused one is counted and its reason returned; nothing
     /// changes. [`DropReason::NotNetCrypto`] means the datagram belongs to another layer.
     pub fn handle_datagram(

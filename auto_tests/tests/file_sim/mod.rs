@@ -4,11 +4,10 @@
 //! `file_*.rs` scenario tests and the `file-bench` binary (which includes this file).
 #![allow(dead_code)]
 
-use std::cell::RefCell;
 use std::collections::HashMap;
 use std::io::{self, Read, Seek, SeekFrom, Write};
 use std::net::SocketAddr;
-use std::rc::Rc;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use rand_chacha::ChaCha8Rng;
@@ -104,22 +103,22 @@ impl Seek for PatternSource {
 /// An in-memory file both the receiver's streams layer and the test can see.
 #[derive(Debug, Clone, Default)]
 pub struct SharedFile {
-    data: Rc<RefCell<Vec<u8>>>,
+    data: Arc<Mutex<Vec<u8>>>,
     pos: u64,
 }
 
 impl SharedFile {
     pub fn len(&self) -> u64 {
-        self.data.borrow().len() as u64
+        self.data.lock().unwrap().len() as u64
     }
     pub fn sha256(&self) -> [u8; 32] {
-        Sha256::digest(&*self.data.borrow()).into()
+        Sha256::digest(&*self.data.lock().unwrap()).into()
     }
 }
 
 impl Read for SharedFile {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        let data = self.data.borrow();
+        let data = self.data.lock().unwrap();
         let start = (self.pos as usize).min(data.len());
         let n = (data.len() - start).min(buf.len());
         buf[..n].copy_from_slice(&data[start..start + n]);
@@ -130,7 +129,7 @@ impl Read for SharedFile {
 
 impl Write for SharedFile {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        let mut data = self.data.borrow_mut();
+        let mut data = self.data.lock().unwrap();
         let start = self.pos as usize;
         if data.len() < start + buf.len() {
             data.resize(start + buf.len(), 0);

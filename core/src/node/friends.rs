@@ -1,0 +1,198 @@
+//! The friend list: who we talk to, by number and by key.
+//!
+//! Friend numbers are small integers handed to the application, as `tox.h`'s are: the
+//! lowest free one is reused after a deletion (`Messenger.c` `m_addfriend` takes the first
+//! empty slot). The list is bounded, so a flood of accepted requests cannot grow it.
+
+use std::collections::HashMap;
+use std::net::SocketAddr;
+
+use rustox_net_crypto::crypto::PublicKey;
+use rustox_net_crypto::{ConnectionId, Timestamp};
+
+use super::files::FriendFiles;
+
+/// Most friends a node keeps. c-toxcore has no limit but its memory; this one bounds what a
+/// node that accepts requests from anyone can be made to hold (a friend without a session
+/// costs well under 1 KiB).
+pub const MAX_FRIENDS: usize = 1024;
+
+/// A friend's number, as the application sees it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct FriendNumber(pub u32);
+
+impl std::fmt::Display for FriendNumber {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "friend {}", self.0)
+    }
+}
+
+/// What the node knows of one friend.
+pub struct Friend {
+    /// The friend's long-term (real) key.
+    pub pk: PublicKey,
+    /// The friend's DHT key for this run of theirs, once learned (from the onion, a DHT-PK
+    /// packet, a handshake, or the application).
+    pub dht_pk: Option<PublicKey>,
+    /// The latest direct address the friend was seen at, and when.
+    pub addr: Option<(SocketAddr, Timestamp)>,
+    /// The net_crypto session to the friend, while one exists.
+    pub session: Option<ConnectionId>,
+    /// Messenger's view: the friend sent `ONLINE` (protocol.md §3.1) on the current
+    /// session. Until then everything else from it is dropped.
+    pub online: bool,
+    /// When the current session's handshake was last started (limits re-dialling).
+    pub dialled_at: Option<Timestamp>,
+    /// File transfers with this friend.
+    pub files: FriendFiles,
+}
+
+impl Friend {
+    fn new(pk: PublicKey) -> Self {
+        Friend {
+            pk,
+            dht_pk: None,
+            addr: None,
+            session: None,
+            online: false,
+            dialled_at: None,
+            files: FriendFiles::default(),
+        }
+    }
+}
+
+/// Why a friend could not be added.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum FriendListError {
+    /// The key is already a friend.
+    #[error("already a friend")]
+    AlreadyFriend,
+    /// [`MAX_FRIENDS`] reached.
+    #[error("the friend list is full")]
+    Full,
+}
+
+/// The friends, by number, with an index by real key.
+#[derive(Default)]
+pub struct FriendList {
+    slots: Vec<Option<Friend>>,
+    by_pk: HashMap<PublicKey, FriendNumber>,
+}
+
+impl FriendList {
+    /// Adds `pk` in the lowest free slot.
+    pub fn add(&mut self, pk: PublicKey) -> Result<FriendNumber, FriendListError> {
+        if self.by_pk.contains_key(&pk) {
+            return Err(FriendListError::AlreadyFriend);
+        }
+        let index = match self.slots.iter().position(Option::is_none) {
+            Some(i) => i,
+            None if self.slots.len() < MAX_FRIENDS => {
+                self.slots.push(None);
+                self.slots.len() - 1
+            }
+            None => return Err(FriendListError::Full),
+        };
+        let number = FriendNumber(index as u32);
+        self.slots[index] = Some(Friend::new(pk));
+        self.by_pk.insert(pk, number);
+        Ok(number)
+    }
+
+    /// Removes a friend; returns what was known of it.
+    pub fn remove(&mut self, number: FriendNumber) -> Option<Friend> {
+        let friend = self.slots.get_mut(number.0 as usize)?.take()?;
+        self.by_pk.remove(&friend.pk);
+        while self.slots.last().is_some_and(Option::is_none) {
+            self.slots.pop();
+        }
+        Some(friend)
+    }
+
+    /// The friend with this number.
+    pub fn get(&self, number: FriendNumber) -> Option<&Friend> {
+        self.slots.get(number.0 as usize)?.as_ref()
+    }
+
+    /// The friend with this number, mutably.
+    pub fn get_mut(&mut self, number: FriendNumber) -> Option<&mut Friend> {
+        self.slots.get_mut(number.0 as usize)?.as_mut()
+    }
+
+    /// The number of the friend with this real key.
+    pub fn by_pk(&self, pk: &PublicKey) -> Option<FriendNumber> {
+        self.by_pk.get(pk).copied()
+    }
+
+    /// The number of the friend whose current session is `id`.
+    pub fn by_session(&self, id: ConnectionId) -> Option<FriendNumber> {
+        self.iter()
+            .find(|(_, f)| f.session == Some(id))
+            .map(|(n, _)| n)
+    }
+
+    /// The number of the friend with this DHT key.
+    pub fn by_dht_pk(&self, dht_pk: &PublicKey) -> Option<FriendNumber> {
+        self.iter()
+            .find(|(_, f)| f.dht_pk.as_ref() == Some(dht_pk))
+            .map(|(n, _)| n)
+    }
+
+    /// Every friend, in number order.
+    pub fn iter(&self) -> impl Iterator<Item = (FriendNumber, &Friend)> {
+        self.slots
+            .iter()
+            .enumerate()
+            .filter_map(|(i, f)| f.as_ref().map(|f| (FriendNumber(i as u32), f)))
+    }
+
+    /// Every friend's number.
+    pub fn numbers(&self) -> Vec<FriendNumber> {
+        self.iter().map(|(n, _)| n).collect()
+    }
+
+    /// How many friends.
+    pub fn len(&self) -> usize {
+        self.by_pk.len()
+    }
+
+    /// True with no friends.
+    pub fn is_empty(&self) -> bool {
+        self.by_pk.is_empty()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rustox_net_crypto::crypto::KeyPair;
+
+    fn key() -> PublicKey {
+        KeyPair::generate(&mut rand::rngs::OsRng).public
+    }
+
+    #[test]
+    fn numbers_are_reused_lowest_first_and_lookups_follow() {
+        let mut list = FriendList::default();
+        let (a, b, c) = (key(), key(), key());
+        assert_eq!(list.add(a), Ok(FriendNumber(0)));
+        assert_eq!(list.add(b), Ok(FriendNumber(1)));
+        assert_eq!(list.add(a), Err(FriendListError::AlreadyFriend));
+        assert!(list.remove(FriendNumber(0)).is_some());
+        assert_eq!(list.by_pk(&a), None);
+        assert_eq!(list.add(c), Ok(FriendNumber(0)));
+        assert_eq!(list.by_pk(&c), Some(FriendNumber(0)));
+        assert_eq!(list.by_pk(&b), Some(FriendNumber(1)));
+        assert_eq!(list.len(), 2);
+        assert!(list.remove(FriendNumber(7)).is_none());
+    }
+
+    #[test]
+    fn the_list_is_bounded() {
+        let mut list = FriendList::default();
+        for _ in 0..MAX_FRIENDS {
+            list.add(key()).unwrap();
+        }
+        assert_eq!(list.add(key()), Err(FriendListError::Full));
+    }
+}

@@ -1,0 +1,593 @@
+//! Two nodes joined in memory, in virtual time: the glue between DHT, endpoint, friends,
+//! chat and file streams, without sockets or a runtime.
+
+use std::io::{Cursor, Seek, SeekFrom, Write};
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use rand::SeedableRng;
+use rand_chacha::ChaCha20Rng;
+use rustox_net_crypto::ControllerKind;
+use sha2::{Digest, Sha256};
+
+use super::*;
+
+const ONE_WAY: Duration = Duration::from_millis(1);
+
+fn addr_a() -> SocketAddr {
+    "10.0.0.1:33445".parse().unwrap()
+}
+fn addr_b() -> SocketAddr {
+    "10.0.0.2:33445".parse().unwrap()
+}
+
+fn node(seed: u64, accept_strangers: bool) -> Node {
+    let mut rng = ChaCha20Rng::seed_from_u64(seed);
+    let keys = KeyPair::generate(&mut rng);
+    let options = NodeOptions {
+        transport: TransportConfig {
+            controller: ControllerKind::Bbr,
+            ..Default::default()
+        },
+        dht: DhtConfig {
+            lan_discovery: false,
+            ..DhtConfig::default()
+        },
+        accept_strangers,
+        ..NodeOptions::default()
+    };
+    Node::new(Timestamp::ZERO, keys, options, Box::new(rng))
+}
+
+type React<'a> = &'a mut dyn FnMut(&mut Node, Timestamp, &NodeEvent);
+/// Decides whether the wire loses a datagram: called with `true` for a → b.
+type Loss<'a> = &'a mut dyn FnMut(bool, &[u8]) -> bool;
+
+/// Two nodes on a wire of 1 ms one way, and the virtual clock.
+struct Pair {
+    a: Node,
+    b: Node,
+    now: Timestamp,
+    wire: Vec<(Timestamp, bool, Vec<u8>)>,
+}
+
+impl Pair {
+    fn new(a: Node, b: Node) -> Self {
+        Pair {
+            a,
+            b,
+            now: Timestamp::ZERO,
+            wire: Vec::new(),
+        }
+    }
+
+    /// Moves datagrams both ways except those `lose` picks, lets each side react to its
+    /// events, and stops when `done` holds or `limit` more virtual time passes. Returns
+    /// each side's events.
+    fn run(
+        &mut self,
+        on_a: React,
+        on_b: React,
+        lose: Loss,
+        limit: Duration,
+        done: impl Fn(&[NodeEvent], &[NodeEvent]) -> bool,
+    ) -> (Vec<NodeEvent>, Vec<NodeEvent>) {
+        let (a, b) = (&mut self.a, &mut self.b);
+        let mut now = self.now;
+        let (mut ev_a, mut ev_b) = (Vec::new(), Vec::new());
+        let end = now + limit;
+        while now < end && !done(&ev_a, &ev_b) {
+            while let Some(e) = a.poll_event() {
+                on_a(a, now, &e);
+                ev_a.push(e);
+            }
+            while let Some(e) = b.poll_event() {
+                on_b(b, now, &e);
+                ev_b.push(e);
+            }
+            while let Some(t) = a.poll_transmit(now) {
+                if t.destination == addr_b() && !lose(true, &t.payload) {
+                    self.wire.push((now + ONE_WAY, true, t.payload));
+                }
+            }
+            while let Some(t) = b.poll_transmit(now) {
+                if t.destination == addr_a() && !lose(false, &t.payload) {
+                    self.wire.push((now + ONE_WAY, false, t.payload));
+                }
+            }
+            let next = [
+                self.wire.iter().map(|(t, _, _)| *t).min(),
+                a.poll_timeout(),
+                b.poll_timeout(),
+            ]
+            .into_iter()
+            .flatten()
+            .min()
+            .unwrap_or(now + ONE_WAY);
+            now = next.max(now).min(end);
+            let (due, rest): (Vec<_>, Vec<_>) = std::mem::take(&mut self.wire)
+                .into_iter()
+                .partition(|(t, _, _)| *t <= now);
+            self.wire = rest;
+            for (_, to_b, bytes) in due {
+                if to_b {
+                    b.handle_datagram(now, addr_a(), &bytes);
+                } else {
+                    a.handle_datagram(now, addr_b(), &bytes);
+                }
+            }
+            a.handle_timeout(now);
+            b.handle_timeout(now);
+        }
+        self.now = now;
+        (ev_a, ev_b)
+    }
+
+    /// [`Pair::run`] without reactions or loss.
+    fn idle(
+        &mut self,
+        limit: Duration,
+        done: impl Fn(&[NodeEvent], &[NodeEvent]) -> bool,
+    ) -> (Vec<NodeEvent>, Vec<NodeEvent>) {
+        self.run(
+            &mut |_, _, _| {},
+            &mut |_, _, _| {},
+            &mut no_loss(),
+            limit,
+            done,
+        )
+    }
+}
+
+fn no_loss() -> impl FnMut(bool, &[u8]) -> bool {
+    |_, _| false
+}
+
+/// An in-memory sink that hashes what it is given and, on flush, leaves the digest in its
+/// slot — what the drivers' writer thread does on disk.
+#[derive(Clone)]
+struct MemorySink {
+    data: Arc<Mutex<Cursor<Vec<u8>>>>,
+    digest: DigestSlot,
+}
+
+impl MemorySink {
+    fn new() -> Self {
+        MemorySink {
+            data: Arc::default(),
+            digest: Arc::default(),
+        }
+    }
+    fn bytes(&self) -> Vec<u8> {
+        self.data.lock().unwrap().get_ref().clone()
+    }
+}
+
+impl Write for MemorySink {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.data.lock().unwrap().write(buf)
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        let digest: [u8; 32] = Sha256::digest(self.bytes()).into();
+        *self.digest.lock().unwrap() = Some(digest);
+        Ok(())
+    }
+}
+
+impl Seek for MemorySink {
+    fn seek(&mut self, pos: SeekFrom) -> std::io::Result<u64> {
+        self.data.lock().unwrap().seek(pos)
+    }
+}
+
+fn prepared(content: &[u8]) -> PreparedFile {
+    PreparedFile {
+        source: Box::new(Cursor::new(content.to_vec())),
+        size: content.len() as u64,
+        sha256: Sha256::digest(content).into(),
+    }
+}
+
+fn content(len: usize) -> Vec<u8> {
+    (0..len as u32)
+        .map(|i| (i % 251) as u8 ^ (i >> 11) as u8)
+        .collect()
+}
+
+fn online(events: &[NodeEvent]) -> bool {
+    events
+        .iter()
+        .any(|e| matches!(e, NodeEvent::FriendConnection { online: true, .. }))
+}
+
+/// Dials b directly from a; b accepts strangers.
+fn direct_pair() -> (Pair, FriendNumber) {
+    let mut a = node(1, false);
+    let b = node(2, true);
+    let friend = a
+        .add_friend_direct(
+            Timestamp::ZERO,
+            b.public_key(),
+            b.dht_public_key(),
+            addr_b(),
+        )
+        .unwrap();
+    (Pair::new(a, b), friend)
+}
+
+#[test]
+fn a_message_and_a_verified_file_cross_between_two_nodes() {
+    let (mut pair, friend) = direct_pair();
+    let data = content(300_000);
+    let source = data.clone();
+    let mut on_a = |a: &mut Node, now: Timestamp, e: &NodeEvent| {
+        if matches!(e, NodeEvent::FriendConnection { online: true, .. }) {
+            a.send_message(now, friend, b"hello").unwrap();
+            a.send_file(now, friend, prepared(&source), b"x.bin")
+                .unwrap();
+        }
+    };
+    let sink = MemorySink::new();
+    let sink_b = sink.clone();
+    let mut on_b = |b: &mut Node, now: Timestamp, e: &NodeEvent| {
+        if let NodeEvent::FileOffered(offer) = e {
+            assert_eq!(offer.size, 300_000);
+            assert_eq!(offer.name, b"x.bin");
+            let digest = Some(sink_b.digest.clone());
+            b.accept_file(
+                now,
+                offer.friend,
+                offer.file,
+                Box::new(sink_b.clone()),
+                digest,
+            )
+            .unwrap();
+        }
+    };
+    let (ev_a, ev_b) = pair.run(
+        &mut on_a,
+        &mut on_b,
+        &mut no_loss(),
+        Duration::from_secs(60),
+        |ev_a, ev_b| {
+            ev_a.iter().any(|e| matches!(e, NodeEvent::FileSent { .. }))
+                && ev_b
+                    .iter()
+                    .any(|e| matches!(e, NodeEvent::FileReceived { .. }))
+        },
+    );
+    assert!(ev_b
+        .iter()
+        .any(|e| matches!(e, NodeEvent::FriendAdded { .. })));
+    assert!(ev_b
+        .iter()
+        .any(|e| matches!(e, NodeEvent::Message { text, .. } if text == b"hello")));
+    assert!(ev_b.iter().any(|e| matches!(
+        e,
+        NodeEvent::FileReceived {
+            bytes: 300_000,
+            verified: true,
+            ..
+        }
+    )));
+    assert!(ev_a
+        .iter()
+        .any(|e| matches!(e, NodeEvent::FileSent { bytes: 300_000, .. })));
+    assert!(sink.bytes() == data, "the file arrived altered");
+}
+
+/// A sink whose digest differs from the file id fails the transfer instead of reporting
+/// it verified.
+#[test]
+fn a_file_whose_hash_differs_from_its_id_fails() {
+    let (mut pair, friend) = direct_pair();
+    let data = content(50_000);
+    let mut on_a = |a: &mut Node, now: Timestamp, e: &NodeEvent| {
+        if matches!(e, NodeEvent::FriendConnection { online: true, .. }) {
+            let mut file = prepared(&data);
+            file.sha256[0] ^= 1;
+            a.send_file(now, friend, file, b"x.bin").unwrap();
+        }
+    };
+    let sink = MemorySink::new();
+    let mut on_b = |b: &mut Node, now: Timestamp, e: &NodeEvent| {
+        if let NodeEvent::FileOffered(offer) = e {
+            let digest = Some(sink.digest.clone());
+            b.accept_file(
+                now,
+                offer.friend,
+                offer.file,
+                Box::new(sink.clone()),
+                digest,
+            )
+            .unwrap();
+        }
+    };
+    let (_, ev_b) = pair.run(
+        &mut on_a,
+        &mut on_b,
+        &mut no_loss(),
+        Duration::from_secs(60),
+        |_, ev_b| {
+            ev_b.iter().any(|e| {
+                matches!(
+                    e,
+                    NodeEvent::FileReceived { .. } | NodeEvent::FileFailed { .. }
+                )
+            })
+        },
+    );
+    assert!(
+        ev_b.iter()
+            .any(|e| matches!(e, NodeEvent::FileFailed { .. })),
+        "{ev_b:?}"
+    );
+}
+
+/// Messages wait for Messenger's ONLINE: before it, sending is refused; so are empty
+/// messages, unknown friends and our own key.
+#[test]
+fn api_calls_that_cannot_work_are_refused() {
+    let (mut pair, friend) = direct_pair();
+    let a = &mut pair.a;
+    assert!(matches!(
+        a.send_message(Timestamp::ZERO, friend, b"early"),
+        Err(NodeError::FriendOffline)
+    ));
+    assert!(matches!(
+        a.send_message(Timestamp::ZERO, FriendNumber(9), b"x"),
+        Err(NodeError::UnknownFriend)
+    ));
+    assert!(matches!(
+        a.send_message(Timestamp::ZERO, friend, b""),
+        Err(NodeError::EmptyMessage)
+    ));
+    assert!(matches!(
+        a.send_message(Timestamp::ZERO, friend, &[b'x'; MAX_MESSAGE_LEN + 1]),
+        Err(NodeError::MessageTooLong)
+    ));
+    let own = a.public_key();
+    assert!(matches!(
+        a.add_friend_norequest(Timestamp::ZERO, own),
+        Err(NodeError::OwnKey)
+    ));
+}
+
+/// A cookie request from UDP port 0 is dropped unread and counted; from a real port the
+/// same request is answered. A refused send is recorded, not raised.
+#[test]
+fn a_datagram_from_port_zero_is_dropped_and_counted() {
+    let (mut pair, _) = direct_pair();
+    let (a, b) = (&mut pair.a, &mut pair.b);
+    let request = std::iter::from_fn(|| a.poll_transmit(Timestamp::ZERO))
+        .find(|t| t.payload.first() == Some(&0x18))
+        .expect("a cookie request");
+    b.handle_datagram(
+        Timestamp::ZERO,
+        "10.0.0.1:0".parse().unwrap(),
+        &request.payload,
+    );
+    assert!(std::iter::from_fn(|| b.poll_transmit(Timestamp::ZERO))
+        .all(|t| t.payload.first() != Some(&0x19)));
+    assert_eq!(b.io_counters().from_port_zero, 1);
+    b.handle_datagram(Timestamp::ZERO, addr_a(), &request.payload);
+    let reply = std::iter::from_fn(|| b.poll_transmit(Timestamp::ZERO))
+        .find(|t| t.payload.first() == Some(&0x19))
+        .expect("a cookie response");
+    assert_eq!(reply.destination, addr_a());
+    let refused = std::io::Error::from_raw_os_error(101);
+    b.record_send_error(reply.destination, &refused);
+    assert_eq!(b.io_counters().send_errors, 1);
+}
+
+/// A node that accepts only friends never gives a stranger a session; the stranger's
+/// handshake times out, and it redials no faster than the handshake's own retries.
+#[test]
+fn a_stranger_never_gets_a_session() {
+    let mut a = node(1, false);
+    let b = node(2, false);
+    a.add_friend_direct(
+        Timestamp::ZERO,
+        b.public_key(),
+        b.dht_public_key(),
+        addr_b(),
+    )
+    .unwrap();
+    let mut pair = Pair::new(a, b);
+    let (mut cookie_requests, mut handshakes) = (0, 0);
+    let mut count = |to_b: bool, bytes: &[u8]| {
+        match (to_b, bytes.first()) {
+            (true, Some(0x18)) => cookie_requests += 1,
+            (true, Some(0x1a)) => handshakes += 1,
+            _ => {}
+        }
+        false
+    };
+    let (ev_a, ev_b) = pair.run(
+        &mut |_, _, _| {},
+        &mut |_, _, _| {},
+        &mut count,
+        Duration::from_secs(30),
+        |_, _| false,
+    );
+    assert!(!online(&ev_a) && !online(&ev_b), "{ev_b:?}");
+    assert!(pair.b.friends().is_empty());
+    let timeouts = ev_a
+        .iter()
+        .filter(|e| {
+            matches!(
+                e,
+                NodeEvent::SessionClosed {
+                    reason: CloseReason::Timeout,
+                    ..
+                }
+            )
+        })
+        .count();
+    // b answers cookie requests statelessly and drops the handshakes: each dial is one
+    // cookie request and 8 handshakes a second apart (protocol.md §2.3), then a redial.
+    assert!(
+        (3..=4).contains(&timeouts),
+        "{timeouts} handshake time-outs"
+    );
+    assert!(
+        cookie_requests <= timeouts + 1,
+        "{cookie_requests} cookie requests for {timeouts} dials"
+    );
+    assert!(
+        handshakes <= 8 * (timeouts + 1),
+        "{handshakes} handshakes for {timeouts} dials"
+    );
+}
+
+/// Once both sides are friends, the session comes up; after b deletes a, a goes offline
+/// (b's OFFLINE, then the kill) and cannot get a new session.
+#[test]
+fn a_deleted_friend_goes_offline_and_stays_out() {
+    let mut a = node(1, false);
+    let mut b = node(2, false);
+    let fa = a
+        .add_friend_direct(
+            Timestamp::ZERO,
+            b.public_key(),
+            b.dht_public_key(),
+            addr_b(),
+        )
+        .unwrap();
+    let fb = b
+        .add_friend_norequest(Timestamp::ZERO, a.public_key())
+        .unwrap();
+    let mut pair = Pair::new(a, b);
+    let (ev_a, ev_b) = pair.idle(Duration::from_secs(10), |ev_a, ev_b| {
+        online(ev_a) && online(ev_b)
+    });
+    assert!(online(&ev_a) && online(&ev_b));
+    assert!(pair.a.is_friend_online(fa) && pair.b.is_friend_online(fb));
+    let now = pair.now;
+    pair.b.delete_friend(now, fb).unwrap();
+    assert!(pair.b.friends().is_empty());
+    let (ev_a, ev_b) = pair.idle(Duration::from_secs(30), |_, _| false);
+    assert!(!pair.a.is_friend_online(fa));
+    assert!(ev_a
+        .iter()
+        .any(|e| matches!(e, NodeEvent::FriendConnection { online: false, .. })));
+    assert!(!online(&ev_a), "a came back: {ev_a:?}");
+    assert!(ev_b.is_empty(), "b heard from a deleted friend: {ev_b:?}");
+}
+
+/// Issue #10: a sender that closes the session on `FileSent` (as `rustox send` and the demo
+/// do) must not strand the receiver with a hole. The wire loses one full data datagram a
+/// few packets before the file's last one, and its first repairs; the receiver then holds
+/// the last packet while the lost one is still missing, and its request packets (which
+/// name the hole) acknowledge the last one. `FileSent` must wait for the hole: the file
+/// layer asks net_crypto whether the file's last packet is delivered, which holds only once
+/// every packet before it is too (protocol.md §2.8). Each of the last eight full chunks is
+/// lost in turn.
+#[test]
+fn file_sent_waits_until_the_receiver_has_every_packet() {
+    const SIZE: usize = 300_000;
+    // 218 full chunks, then one of 1122 bytes.
+    let full_chunks = SIZE / 1371;
+    let data = content(SIZE);
+    let mut failures = Vec::new();
+    for before_end in 0..8 {
+        let lost = full_chunks - before_end;
+        let (ev_a, ev_b, received) = send_closing_on_file_sent(&data, lost);
+        let sent = ev_a.iter().find(|e| ended(e));
+        let got = ev_b.iter().find(|e| ended(e));
+        let whole = matches!(sent, Some(NodeEvent::FileSent { bytes, .. }) if *bytes == SIZE as u64)
+            && matches!(got, Some(NodeEvent::FileReceived { verified: true, .. }))
+            && received == data;
+        if !whole {
+            failures.push(format!(
+                "full chunk {lost} of {full_chunks} lost: the sender ended with {sent:?}, \
+                 the receiver with {got:?}"
+            ));
+        }
+    }
+    assert!(failures.is_empty(), "{failures:#?}");
+}
+
+/// Repairs lost after the file's last chunk (see [`send_closing_on_file_sent`]).
+const REPAIRS_LOST: usize = 3;
+
+/// The first event that ends a side's part in a transfer.
+fn ended(e: &NodeEvent) -> bool {
+    matches!(
+        e,
+        NodeEvent::FileSent { .. }
+            | NodeEvent::FileReceived { .. }
+            | NodeEvent::FileFailed { .. }
+            | NodeEvent::FriendConnection { online: false, .. }
+    )
+}
+
+/// `data` from a to b, a deleting b (which kills the session) on `FileSent`. The wire loses
+/// the `lost`-th full data datagram a → b (counting from 1), then, once the file's last
+/// (short) chunk has passed, the first [`REPAIRS_LOST`] full datagrams after it: the repairs
+/// of the hole, so the receiver holds the last chunk without the lost one for several round
+/// trips, whatever the transport's repair timing. Panics when the wire lost nothing.
+fn send_closing_on_file_sent(
+    data: &[u8],
+    lost: usize,
+) -> (Vec<NodeEvent>, Vec<NodeEvent>, Vec<u8>) {
+    /// Only a FILE_DATA datagram with a full chunk (1371 file bytes) is this large;
+    /// handshakes, the offer, requests and acknowledgements are far smaller.
+    const FULL_CHUNK_DATAGRAM: usize = 1371;
+    /// The last chunk (1122 file bytes) makes the only datagram between these sizes.
+    const LAST_CHUNK_DATAGRAM: std::ops::Range<usize> = 1122..FULL_CHUNK_DATAGRAM;
+    let (mut pair, friend) = direct_pair();
+    let mut on_a = |a: &mut Node, now: Timestamp, e: &NodeEvent| match e {
+        NodeEvent::FriendConnection { online: true, .. } => {
+            a.send_file(now, friend, prepared(data), b"x.bin").unwrap();
+        }
+        // What `rustox send` does: the file is delivered, so the session can go.
+        NodeEvent::FileSent { .. } => a.delete_friend(now, friend).unwrap(),
+        _ => {}
+    };
+    let sink = MemorySink::new();
+    let mut on_b = |b: &mut Node, now: Timestamp, e: &NodeEvent| {
+        if let NodeEvent::FileOffered(offer) = e {
+            let digest = Some(sink.digest.clone());
+            b.accept_file(
+                now,
+                offer.friend,
+                offer.file,
+                Box::new(sink.clone()),
+                digest,
+            )
+            .unwrap();
+        }
+    };
+    let mut full_datagrams = 0;
+    let mut last_chunk_passed = false;
+    let mut repairs_lost = 0;
+    let mut lose = |to_b: bool, datagram: &[u8]| {
+        if !to_b {
+            return false;
+        }
+        if LAST_CHUNK_DATAGRAM.contains(&datagram.len()) {
+            last_chunk_passed = true;
+        }
+        if datagram.len() < FULL_CHUNK_DATAGRAM {
+            return false;
+        }
+        full_datagrams += 1;
+        if last_chunk_passed && repairs_lost < REPAIRS_LOST {
+            repairs_lost += 1;
+            return true;
+        }
+        full_datagrams == lost
+    };
+    let (ev_a, ev_b) = pair.run(
+        &mut on_a,
+        &mut on_b,
+        &mut lose,
+        Duration::from_secs(60),
+        |ev_a, ev_b| ev_a.iter().any(ended) && ev_b.iter().any(ended),
+    );
+    assert!(full_datagrams >= lost, "the wire lost no data datagram");
+    assert!(last_chunk_passed, "the last chunk never left");
+    (ev_a, ev_b, sink.bytes())
+}
