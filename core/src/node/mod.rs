@@ -49,7 +49,7 @@ pub const MAX_EVENTS: usize = 4096;
 pub const REDIAL_INTERVAL: Duration = Duration::from_secs(1);
 
 /// How a node runs.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Default)]
 pub struct NodeOptions {
     /// The transport every session runs.
     pub transport: TransportConfig,
@@ -62,17 +62,6 @@ pub struct NodeOptions {
     /// Accept sessions from anyone who dials us, adding them as friends (`rustox recv
     /// --accept-from any`). Off, only friends get a session.
     pub accept_strangers: bool,
-}
-
-impl Default for NodeOptions {
-    fn default() -> Self {
-        NodeOptions {
-            transport: TransportConfig::default(),
-            dht: DhtConfig::default(),
-            dht_keys: None,
-            accept_strangers: false,
-        }
-    }
 }
 
 /// Why an API call was refused.
