@@ -14,12 +14,12 @@ use indicatif::ProgressBar;
 use rand::rngs::OsRng;
 use rand::{RngCore, SeedableRng};
 use rustox_core::driver::Clock;
+use rustox_core::node::{FileOffer, FriendNumber, Node, NodeEvent, NodeOptions, PreparedFile};
 use rustox_net_crypto::crypto::KeyPair;
-use rustox_net_crypto::{ConnectionId, ControllerKind, Timestamp, TransportConfig, TransportStats};
+use rustox_net_crypto::{ControllerKind, Timestamp, TransportConfig, TransportStats};
 
 use crate::controller::parse_controller;
-use crate::driver::host::{FileOffer, PreparedFile};
-use crate::driver::{self, App, Host, HostEvent};
+use crate::driver::{self, App};
 use crate::progress::transfer_bar;
 use crate::send::closed_error;
 use crate::size::parse_size;
@@ -89,19 +89,23 @@ fn run_in(args: &Args, dir: &Path) -> anyhow::Result<()> {
     println!("Alice {alice_addr}  key {}", alice_pk.to_hex());
     println!("Bob   {bob_addr}  key {}", bob_pk.to_hex());
 
-    let transport = TransportConfig {
-        controller: args.controller,
-        wake_lateness: driver::wake_lateness(),
+    let options = NodeOptions {
+        transport: TransportConfig {
+            controller: args.controller,
+            wake_lateness: driver::wake_lateness(),
+        },
+        ..NodeOptions::default()
     };
     let limit = Duration::from_secs(args.timeout.max(1));
+    // One clock for both nodes, so their timestamps agree from creation on.
+    let clock = Clock::default();
+    let mut bob_node = Node::new(clock.now(), bob_keys, options.clone(), Box::new(OsRng));
+    let bob_dht = bob_node.dht_public_key();
+    bob_node.add_friend_norequest(clock.now(), alice_pk)?;
     let bob = {
         let inbox = inbox.clone();
-        let transport = transport.clone();
         std::thread::Builder::new().name("bob".into()).spawn(
             move || -> anyhow::Result<PathBuf> {
-                let clock = Clock::default();
-                let mut host = Host::new(clock.now(), bob_keys, transport, false, Box::new(OsRng));
-                host.allow_peer(alice_pk);
                 let mut app = Bob {
                     inbox,
                     bar: ProgressBar::hidden(),
@@ -110,7 +114,7 @@ fn run_in(args: &Args, dir: &Path) -> anyhow::Result<()> {
                     received: None,
                     linger_until: None,
                 };
-                drive(bob_socket, clock, host, &mut app, limit)?
+                drive(bob_socket, clock, bob_node, &mut app, limit)?
             },
         )?
     };
@@ -119,14 +123,13 @@ fn run_in(args: &Args, dir: &Path) -> anyhow::Result<()> {
             // Alice hashes her file before dialling, as `rustox send` does.
             let reader =
                 File::open(&source).with_context(|| format!("cannot read {}", source.display()))?;
-            let prepared = PreparedFile::hash_file(reader)
+            let prepared = driver::prepare_file(reader)
                 .with_context(|| format!("cannot read {}", source.display()))?;
-            let clock = Clock::default();
-            let mut host = Host::new(clock.now(), alice_keys, transport, false, Box::new(OsRng));
-            let session = host.connect(clock.now(), bob_addr, bob_pk)?;
+            let mut node = Node::new(clock.now(), alice_keys, options, Box::new(OsRng));
+            let friend = node.add_friend_direct(clock.now(), bob_pk, bob_dht, bob_addr)?;
             let mut app = Alice {
                 bob: bob_addr,
-                session,
+                friend,
                 source: Some(prepared),
                 heard: 0,
                 file: None,
@@ -134,7 +137,7 @@ fn run_in(args: &Args, dir: &Path) -> anyhow::Result<()> {
                 handshake: None,
                 started: None,
             };
-            drive(alice_socket, clock, host, &mut app, limit)?
+            drive(alice_socket, clock, node, &mut app, limit)?
         },
     )?;
     let alice = alice
@@ -187,7 +190,7 @@ fn run_in(args: &Args, dir: &Path) -> anyhow::Result<()> {
 fn drive<A: App>(
     socket: std::net::UdpSocket,
     clock: Clock,
-    mut host: Host,
+    mut node: Node,
     app: &mut A,
     limit: Duration,
 ) -> anyhow::Result<A::Output> {
@@ -197,7 +200,7 @@ fn drive<A: App>(
         .context("cannot start the async runtime")?;
     runtime.block_on(async {
         let socket = tokio::net::UdpSocket::from_std(socket)?;
-        match tokio::time::timeout(limit, driver::run(&mut host, &socket, clock, app)).await {
+        match tokio::time::timeout(limit, driver::run(&mut node, &socket, clock, app)).await {
             Ok(result) => Ok(result?),
             Err(_) => bail!("the demo did not finish within {} s", limit.as_secs()),
         }
@@ -207,7 +210,7 @@ fn drive<A: App>(
 /// Alice: dials, chats, sends the file, measures.
 struct Alice {
     bob: SocketAddr,
-    session: ConnectionId,
+    friend: FriendNumber,
     source: Option<PreparedFile>,
     heard: usize,
     file: Option<u32>,
@@ -217,54 +220,59 @@ struct Alice {
 }
 
 impl Alice {
-    fn say(&self, host: &mut Host, now: Timestamp, line: &str) -> anyhow::Result<()> {
-        host.send_message(now, self.session, line.as_bytes())?;
+    fn say(&self, node: &mut Node, now: Timestamp, line: &str) -> anyhow::Result<()> {
+        node.send_message(now, self.friend, line.as_bytes())?;
         Ok(())
     }
 
-    fn offer(&mut self, host: &mut Host, now: Timestamp) -> anyhow::Result<()> {
+    fn offer(&mut self, node: &mut Node, now: Timestamp) -> anyhow::Result<()> {
         let Some(file) = self.source.take() else {
             return Ok(());
         };
         self.started = Some(Instant::now());
-        self.file = Some(host.send_file(now, self.session, file, b"alice-file.bin")?);
+        self.file = Some(node.send_file(now, self.friend, file, b"alice-file.bin")?);
         Ok(())
     }
 
     fn step(
         &mut self,
-        host: &mut Host,
+        node: &mut Node,
         now: Timestamp,
-        event: HostEvent,
+        event: NodeEvent,
     ) -> anyhow::Result<Option<AliceReport>> {
         match event {
-            HostEvent::Established(id) if id == self.session => {
+            NodeEvent::FriendConnection {
+                friend,
+                online: true,
+                ..
+            } if friend == self.friend => {
                 self.handshake = Some(self.connected_at.elapsed());
-                self.say(host, now, ALICE_SAYS[0])?;
+                self.say(node, now, ALICE_SAYS[0])?;
             }
-            HostEvent::Message(id, text) if id == self.session => {
+            NodeEvent::Message { friend, text } if friend == self.friend => {
                 println!("bob   → alice: {}", String::from_utf8_lossy(&text));
                 self.heard += 1;
                 if self.heard < ALICE_SAYS.len() {
-                    self.say(host, now, ALICE_SAYS[self.heard])?;
+                    self.say(node, now, ALICE_SAYS[self.heard])?;
                 } else {
-                    self.offer(host, now)?;
+                    self.offer(node, now)?;
                 }
             }
-            HostEvent::FileSent { id, bytes, .. } if id == self.session => {
+            NodeEvent::FileSent { friend, bytes, .. } if friend == self.friend => {
                 let report = AliceReport {
                     handshake: self.handshake.unwrap_or_default(),
                     bytes,
                     elapsed: self.started.map_or(Duration::ZERO, |s| s.elapsed()),
-                    stats: host.stats(self.session),
+                    stats: node.session_stats(self.friend),
                 };
-                host.close(now, self.session);
+                // The demo is over: OFFLINE, then the session is killed.
+                node.delete_friend(now, self.friend)?;
                 return Ok(Some(report));
             }
-            HostEvent::FileFailed { id, reason, .. } if id == self.session => {
+            NodeEvent::FileFailed { friend, reason, .. } if friend == self.friend => {
                 bail!("the transfer failed: {reason}")
             }
-            HostEvent::Closed(id, reason) if id == self.session => {
+            NodeEvent::SessionClosed { friend, reason } if friend == self.friend => {
                 return Err(closed_error(self.bob, reason, self.handshake.is_some()));
             }
             _ => {}
@@ -278,11 +286,11 @@ impl App for Alice {
 
     fn on_event(
         &mut self,
-        host: &mut Host,
+        node: &mut Node,
         now: Timestamp,
-        event: HostEvent,
+        event: NodeEvent,
     ) -> Option<Self::Output> {
-        self.step(host, now, event).transpose()
+        self.step(node, now, event).transpose()
     }
 }
 
@@ -291,7 +299,7 @@ struct Bob {
     inbox: PathBuf,
     bar: ProgressBar,
     heard: usize,
-    file: Option<(ConnectionId, u32, PathBuf)>,
+    file: Option<(FriendNumber, u32, PathBuf)>,
     received: Option<PathBuf>,
     linger_until: Option<Timestamp>,
 }
@@ -299,22 +307,25 @@ struct Bob {
 impl Bob {
     fn step(
         &mut self,
-        host: &mut Host,
+        node: &mut Node,
         now: Timestamp,
-        event: HostEvent,
+        event: NodeEvent,
     ) -> anyhow::Result<Option<PathBuf>> {
         match event {
-            HostEvent::Message(id, text) => {
+            NodeEvent::Message { friend, text } => {
                 println!("alice → bob  : {}", String::from_utf8_lossy(&text));
                 if let Some(answer) = BOB_SAYS.get(self.heard) {
-                    host.send_message(now, id, answer.as_bytes())?;
+                    node.send_message(now, friend, answer.as_bytes())?;
                 }
                 self.heard += 1;
             }
-            HostEvent::FileOffered(FileOffer { id, file, size, .. }) => {
+            NodeEvent::FileOffered(FileOffer {
+                friend, file, size, ..
+            }) => {
                 let path = self.inbox.join("received.bin");
-                let sink = BufWriter::with_capacity(1 << 20, File::create(&path)?);
-                host.accept_file(now, id, file, sink)?;
+                let (sink, digest) =
+                    driver::hashing_sink(BufWriter::with_capacity(1 << 20, File::create(&path)?))?;
+                node.accept_file(now, friend, file, sink, Some(digest))?;
                 self.bar = transfer_bar(size, "alice → bob");
                 let line = format!("bob accepts a {} file", human_bytes(size));
                 if self.bar.is_hidden() {
@@ -322,9 +333,9 @@ impl Bob {
                 } else {
                     self.bar.println(line);
                 }
-                self.file = Some((id, file, path));
+                self.file = Some((friend, file, path));
             }
-            HostEvent::FileReceived { file, verified, .. } => {
+            NodeEvent::FileReceived { file, verified, .. } => {
                 self.bar.finish();
                 if !verified {
                     bail!("the file arrived but was not verified");
@@ -336,11 +347,11 @@ impl Bob {
                     }
                 }
             }
-            HostEvent::FileFailed { reason, .. } => {
+            NodeEvent::FileFailed { reason, .. } => {
                 self.bar.abandon();
                 bail!("receiving failed: {reason}")
             }
-            HostEvent::Closed(..) => {
+            NodeEvent::FriendConnection { online: false, .. } => {
                 return match self.received.take() {
                     Some(path) => Ok(Some(path)),
                     None => bail!("Alice closed the session before the file arrived"),
@@ -357,16 +368,16 @@ impl App for Bob {
 
     fn on_event(
         &mut self,
-        host: &mut Host,
+        node: &mut Node,
         now: Timestamp,
-        event: HostEvent,
+        event: NodeEvent,
     ) -> Option<Self::Output> {
-        self.step(host, now, event).transpose()
+        self.step(node, now, event).transpose()
     }
 
-    fn after_io(&mut self, host: &mut Host, _now: Timestamp) {
+    fn after_io(&mut self, node: &mut Node, _now: Timestamp) {
         if let Some((id, file, _)) = &self.file {
-            if let Some(done) = host.file_progress(*id, *file) {
+            if let Some(done) = node.file_progress(*id, *file) {
                 self.bar.set_position(done);
             }
         }
@@ -376,7 +387,7 @@ impl App for Bob {
         self.linger_until
     }
 
-    fn on_timeout(&mut self, _host: &mut Host, _now: Timestamp) -> Option<Self::Output> {
+    fn on_timeout(&mut self, _node: &mut Node, _now: Timestamp) -> Option<Self::Output> {
         self.received.take().map(Ok)
     }
 }
@@ -402,7 +413,7 @@ pub fn generate(path: &Path, size: u64) -> anyhow::Result<()> {
 /// SHA-256 of a file on disk (the sender's hashing pass, reused).
 pub fn sha256_file(path: &Path) -> anyhow::Result<[u8; 32]> {
     let file = File::open(path).with_context(|| format!("cannot read {}", path.display()))?;
-    let (_, digest) = crate::driver::host::sha256_of_file(&file)
+    let (_, digest) = crate::driver::sha256_of_file(&file)
         .with_context(|| format!("cannot read {}", path.display()))?;
     Ok(digest)
 }

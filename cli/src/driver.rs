@@ -1,4 +1,4 @@
-//! The session driver the commands run on (core's `driver::session`), with the switches this
+//! The node driver the commands run on (core's `driver::session`), with the switches this
 //! binary takes from its environment: the library reads none.
 //!
 //! - `RUSTOX_TIMER=tokio`: sleep on tokio's millisecond timer instead of the timerfd (to
@@ -13,7 +13,8 @@ use rustox_core::driver::session::{self, DriverError, DriverOptions, TimerKind};
 use rustox_core::driver::Clock;
 use tokio::net::UdpSocket;
 
-pub use rustox_core::driver::session::{host, socket, App, Host, HostEvent};
+pub use rustox_core::driver::session::{hashing_sink, prepare_file, sha256_of_file, socket, App};
+use rustox_core::node::Node;
 
 /// The driver options this process runs with.
 pub fn options() -> DriverOptions {
@@ -32,14 +33,14 @@ pub fn wake_lateness() -> Duration {
     options().wake_lateness()
 }
 
-/// Runs `host` on `socket` until `app` is done, with this process's [`options`].
+/// Runs `node` on `socket` until `app` is done, with this process's [`options`].
 pub async fn run<A: App>(
-    host: &mut Host,
+    node: &mut Node,
     socket: &UdpSocket,
     clock: Clock,
     app: &mut A,
 ) -> Result<A::Output, DriverError> {
-    session::run(host, socket, clock, app, options()).await
+    session::run(node, socket, clock, app, options()).await
 }
 
 /// Binds the one UDP socket a command runs on.

@@ -16,13 +16,13 @@ use anyhow::Context;
 use indicatif::ProgressBar;
 use rand::rngs::OsRng;
 use rustox_core::driver::Clock;
+use rustox_core::node::{FileOffer, FriendNumber, Node, NodeEvent, NodeOptions};
 use rustox_net_crypto::crypto::KeyPair;
-use rustox_net_crypto::{ConnectionId, ControllerKind, Timestamp, TransportConfig};
+use rustox_net_crypto::{ControllerKind, Timestamp, TransportConfig};
 
 use crate::addr::parse_addr;
 use crate::controller::parse_controller;
-use crate::driver::host::FileOffer;
-use crate::driver::{self, App, Host, HostEvent};
+use crate::driver::{self, App};
 use crate::progress::{say, transfer_bar};
 use crate::summary::TransferSummary;
 
@@ -87,16 +87,18 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     runtime.block_on(async {
         let socket = tokio::net::UdpSocket::from_std(socket).context("cannot use the socket")?;
         let clock = Clock::default();
-        let mut host = Host::new(
-            clock.now(),
-            keys,
-            TransportConfig {
+        let options = NodeOptions {
+            transport: TransportConfig {
                 controller: args.controller,
                 wake_lateness: driver::wake_lateness(),
             },
-            true,
-            Box::new(OsRng),
-        );
+            // One key dials us directly (`rustox send --to ADDR --key KEY`), so the
+            // long-term key serves as the DHT key too.
+            dht_keys: Some(keys.clone()),
+            accept_strangers: true,
+            ..NodeOptions::default()
+        };
+        let mut node = Node::new(clock.now(), keys, options, Box::new(OsRng));
         let mut app = RecvApp {
             out: args.out.clone(),
             once: args.once,
@@ -105,7 +107,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             bar: ProgressBar::hidden(),
             linger: None,
         };
-        driver::run(&mut host, &socket, clock, &mut app).await?
+        driver::run(&mut node, &socket, clock, &mut app).await?
     })
 }
 
@@ -121,26 +123,30 @@ struct Incoming {
 struct RecvApp {
     out: PathBuf,
     once: bool,
-    peers: HashMap<ConnectionId, SocketAddr>,
-    incoming: HashMap<(ConnectionId, u32), Incoming>,
+    peers: HashMap<FriendNumber, SocketAddr>,
+    incoming: HashMap<(FriendNumber, u32), Incoming>,
     /// The bar of the most recent incoming file.
     bar: ProgressBar,
     /// With `--once`, after the file: the session to see closed, and how long to wait.
-    linger: Option<(ConnectionId, Timestamp)>,
+    linger: Option<(FriendNumber, Timestamp)>,
 }
 
 impl RecvApp {
-    fn accept(&mut self, host: &mut Host, now: Timestamp, offer: &FileOffer) -> anyhow::Result<()> {
+    fn accept(&mut self, node: &mut Node, now: Timestamp, offer: &FileOffer) -> anyhow::Result<()> {
         let FileOffer {
-            id,
+            friend: id,
             file,
             size,
             ref name,
             ref file_id,
+            ..
         } = *offer;
         let (path, handle) = create_unique(&self.out, &safe_name(name))?;
-        let sink = BufWriter::with_capacity(WRITE_BUFFER, handle);
-        host.accept_file(now, id, file, sink)
+        // Written and hashed on a thread of its own, so the disk and SHA-256 do not slow
+        // the session's event loop.
+        let (sink, digest) = driver::hashing_sink(BufWriter::with_capacity(WRITE_BUFFER, handle))
+            .with_context(|| format!("cannot write {}", path.display()))?;
+        node.accept_file(now, id, file, sink, Some(digest))
             .with_context(|| format!("cannot accept {}", path.display()))?;
         let from = self
             .peers
@@ -172,45 +178,53 @@ impl App for RecvApp {
 
     fn on_event(
         &mut self,
-        host: &mut Host,
+        node: &mut Node,
         now: Timestamp,
-        event: HostEvent,
+        event: NodeEvent,
     ) -> Option<Self::Output> {
         match event {
-            HostEvent::Incoming { id, peer, addr } => {
-                self.peers.insert(id, addr);
+            NodeEvent::FriendConnection {
+                friend,
+                online: true,
+                addr,
+            } => {
+                let addr = addr?;
+                self.peers.insert(friend, addr);
+                let key = node
+                    .friend_public_key(friend)
+                    .map_or_else(String::new, |k| k.to_hex());
                 say(
                     &self.bar,
-                    &format!("rustox recv: session from {addr} (key {})", peer.to_hex()),
+                    &format!("rustox recv: session from {addr} (key {key})"),
                 );
             }
-            HostEvent::Message(id, text) => {
+            NodeEvent::Message { friend, text } => {
                 let from = self
                     .peers
-                    .get(&id)
+                    .get(&friend)
                     .map_or_else(|| "?".into(), |a| a.to_string());
                 say(
                     &self.bar,
                     &format!("{from}: {}", String::from_utf8_lossy(&text)),
                 );
             }
-            HostEvent::FileOffered(offer) => {
-                if let Err(e) = self.accept(host, now, &offer) {
-                    let _ = host.cancel_file(now, offer.id, offer.file);
+            NodeEvent::FileOffered(offer) => {
+                if let Err(e) = self.accept(node, now, &offer) {
+                    let _ = node.cancel_file(now, offer.friend, offer.file);
                     if self.once {
                         return Some(Err(e));
                     }
                     say(&self.bar, &format!("rustox recv: {e:#}"));
                 }
             }
-            HostEvent::FileReceived {
-                id,
+            NodeEvent::FileReceived {
+                friend,
                 file,
                 bytes,
                 verified,
             } => {
                 self.bar.finish_and_clear();
-                let incoming = self.incoming.remove(&(id, file))?;
+                let incoming = self.incoming.remove(&(friend, file))?;
                 if !verified {
                     return Some(Err(anyhow::anyhow!(
                         "{} was not verified",
@@ -218,8 +232,12 @@ impl App for RecvApp {
                     )));
                 }
                 let elapsed: Duration = incoming.started.elapsed();
-                let summary =
-                    TransferSummary::new(bytes, elapsed, host.stats(id).as_ref(), incoming.sha256);
+                let summary = TransferSummary::new(
+                    bytes,
+                    elapsed,
+                    node.session_stats(friend).as_ref(),
+                    incoming.sha256,
+                );
                 eprintln!(
                     "rustox recv: wrote {} ({bytes} bytes, SHA-256 verified)",
                     incoming.path.display()
@@ -228,14 +246,18 @@ impl App for RecvApp {
                 if self.once {
                     // Stay until the sender has our last acknowledgement and closes the
                     // session; leaving at once would strand it resending the last packet.
-                    self.linger = Some((id, now + LINGER));
+                    self.linger = Some((friend, now + LINGER));
                 }
             }
-            HostEvent::FileFailed { id, file, reason } => {
+            NodeEvent::FileFailed {
+                friend,
+                file,
+                reason,
+            } => {
                 self.bar.finish_and_clear();
                 let path = self
                     .incoming
-                    .remove(&(id, file))
+                    .remove(&(friend, file))
                     .map_or_else(|| "a file".into(), |i| i.path.display().to_string());
                 let message = format!("receiving {path} failed: {reason}");
                 if self.once {
@@ -243,18 +265,18 @@ impl App for RecvApp {
                 }
                 eprintln!("rustox recv: {message}");
             }
-            HostEvent::Closed(id, reason) => {
-                if let Some(addr) = self.peers.remove(&id) {
+            NodeEvent::SessionClosed { friend, reason } => {
+                if let Some(addr) = self.peers.remove(&friend) {
                     say(
                         &self.bar,
                         &format!("rustox recv: session with {addr} closed ({reason:?})"),
                     );
                 }
-                if self.linger.is_some_and(|(session, _)| session == id) {
+                if self.linger.is_some_and(|(f, _)| f == friend) {
                     return Some(Ok(()));
                 }
             }
-            HostEvent::Established(_) | HostEvent::FileSent { .. } => {}
+            _ => {}
         }
         None
     }
@@ -263,17 +285,17 @@ impl App for RecvApp {
         self.linger.map(|(_, until)| until)
     }
 
-    fn on_timeout(&mut self, _host: &mut Host, _now: Timestamp) -> Option<Self::Output> {
+    fn on_timeout(&mut self, _node: &mut Node, _now: Timestamp) -> Option<Self::Output> {
         // The sender never closed; the file is complete and verified all the same.
         Some(Ok(()))
     }
 
-    fn after_io(&mut self, host: &mut Host, _now: Timestamp) {
+    fn after_io(&mut self, node: &mut Node, _now: Timestamp) {
         if self.bar.is_hidden() {
             return;
         }
         if let Some(&(id, file)) = self.incoming.keys().next() {
-            if let Some(done) = host.file_progress(id, file) {
+            if let Some(done) = node.file_progress(id, file) {
                 self.bar.set_position(done);
             }
         }

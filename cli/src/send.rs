@@ -13,13 +13,13 @@ use anyhow::{bail, Context};
 use indicatif::ProgressBar;
 use rand::rngs::OsRng;
 use rustox_core::driver::Clock;
+use rustox_core::node::{FriendNumber, Node, NodeEvent, NodeOptions, PreparedFile};
 use rustox_net_crypto::crypto::KeyPair;
-use rustox_net_crypto::{CloseReason, ConnectionId, ControllerKind, Timestamp, TransportConfig};
+use rustox_net_crypto::{CloseReason, ControllerKind, Timestamp, TransportConfig};
 
 use crate::addr::{any_for, parse_addr};
 use crate::controller::parse_controller;
-use crate::driver::host::PreparedFile;
-use crate::driver::{self, App, Host, HostEvent};
+use crate::driver::{self, App};
 use crate::progress::{say, transfer_bar};
 use crate::summary::TransferSummary;
 
@@ -66,7 +66,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         .unwrap_or_else(|| "file".into());
     let socket = driver::bind(args.bind.unwrap_or_else(|| any_for(args.to)))?;
     // Hashed before the session exists, so the session never waits for the disk.
-    let prepared = PreparedFile::hash_file(file)
+    let prepared = driver::prepare_file(file)
         .with_context(|| format!("cannot read {}", args.file.display()))?;
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -75,23 +75,27 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     let summary = runtime.block_on(async {
         let socket = tokio::net::UdpSocket::from_std(socket).context("cannot use the socket")?;
         let clock = Clock::default();
-        let mut host = Host::new(
-            clock.now(),
-            KeyPair::generate(&mut OsRng),
-            TransportConfig {
+        let options = NodeOptions {
+            transport: TransportConfig {
                 controller: args.controller,
                 wake_lateness: driver::wake_lateness(),
             },
-            false,
+            ..NodeOptions::default()
+        };
+        let mut node = Node::new(
+            clock.now(),
+            KeyPair::generate(&mut OsRng),
+            options,
             Box::new(OsRng),
         );
-        let session = host
-            .connect(clock.now(), args.to, key)
+        // `rustox recv` uses its long-term key as its DHT key too, so one key dials it.
+        let friend = node
+            .add_friend_direct(clock.now(), key, key, args.to)
             .context("cannot start the session")?;
         eprintln!("rustox send: connecting to {} ...", args.to);
         let mut app = SendApp {
             to: args.to,
-            session,
+            friend,
             size: prepared.size,
             source: Some((prepared, name)),
             file: None,
@@ -104,7 +108,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             trace_every: std::env::var_os("RUSTOX_TRACE_STATS").map(|_| Duration::from_secs(1)),
             last_trace: Timestamp::ZERO,
         };
-        driver::run(&mut host, &socket, clock, &mut app).await?
+        driver::run(&mut node, &socket, clock, &mut app).await?
     })?;
     println!("{}", summary.to_json());
     Ok(())
@@ -113,7 +117,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
 /// The sender's side of the conversation.
 struct SendApp {
     to: SocketAddr,
-    session: ConnectionId,
+    friend: FriendNumber,
     /// The file and its name until it is offered.
     source: Option<(PreparedFile, String)>,
     size: u64,
@@ -133,13 +137,13 @@ struct SendApp {
 }
 
 impl SendApp {
-    fn offer(&mut self, host: &mut Host, now: Timestamp) -> anyhow::Result<()> {
+    fn offer(&mut self, node: &mut Node, now: Timestamp) -> anyhow::Result<()> {
         let Some((file, name)) = self.source.take() else {
             return Ok(());
         };
         self.sha256 = Some(file.sha256);
-        let number = host
-            .send_file(now, self.session, file, name.as_bytes())
+        let number = node
+            .send_file(now, self.friend, file, name.as_bytes())
             .with_context(|| format!("cannot offer {name}"))?;
         self.file = Some(number);
         self.started = Some(Instant::now());
@@ -150,15 +154,21 @@ impl SendApp {
 
     fn finish(
         &mut self,
-        host: &mut Host,
+        node: &mut Node,
         now: Timestamp,
         bytes: u64,
     ) -> anyhow::Result<TransferSummary> {
         self.bar.finish_and_clear();
         let elapsed = self.started.map_or(Duration::ZERO, |s| s.elapsed());
         let sha = self.sha256.context("the file was never offered")?;
-        let summary = TransferSummary::new(bytes, elapsed, host.stats(self.session).as_ref(), sha);
-        host.close(now, self.session);
+        let summary = TransferSummary::new(
+            bytes,
+            elapsed,
+            node.session_stats(self.friend).as_ref(),
+            sha,
+        );
+        // Done with the receiver: OFFLINE, then the session is killed.
+        let _ = node.delete_friend(now, self.friend);
         Ok(summary)
     }
 }
@@ -168,36 +178,50 @@ impl App for SendApp {
 
     fn on_event(
         &mut self,
-        host: &mut Host,
+        node: &mut Node,
         now: Timestamp,
-        event: HostEvent,
+        event: NodeEvent,
     ) -> Option<Self::Output> {
         match event {
-            HostEvent::Established(id) if id == self.session => {
+            NodeEvent::FriendConnection {
+                friend,
+                online: true,
+                ..
+            } if friend == self.friend => {
                 self.established = true;
                 eprintln!("rustox send: session up with {}", self.to);
-                if let Err(e) = self.offer(host, now) {
+                if let Err(e) = self.offer(node, now) {
                     return Some(Err(e));
                 }
             }
-            HostEvent::FileSent { id, file, bytes }
-                if id == self.session && Some(file) == self.file =>
-            {
-                return Some(self.finish(host, now, bytes));
+            NodeEvent::FileSent {
+                friend,
+                file,
+                bytes,
+            } if friend == self.friend && Some(file) == self.file => {
+                return Some(self.finish(node, now, bytes));
             }
-            HostEvent::FileFailed { id, reason, .. } if id == self.session => {
+            NodeEvent::FileFailed { friend, reason, .. } if friend == self.friend => {
                 self.bar.finish_and_clear();
                 return Some(Err(anyhow::anyhow!("the transfer failed: {reason}")));
             }
-            HostEvent::Message(id, text) if id == self.session => {
+            NodeEvent::Message { friend, text } if friend == self.friend => {
                 say(
                     &self.bar,
                     &format!("{}: {}", self.to, String::from_utf8_lossy(&text)),
                 );
             }
-            HostEvent::Closed(id, reason) if id == self.session => {
+            NodeEvent::FriendConnection {
+                friend,
+                online: false,
+                ..
+            } if friend == self.friend => {
                 self.bar.finish_and_clear();
-                return Some(Err(match send_refused(host, self.to) {
+                return Some(Err(closed_error(self.to, CloseReason::Killed, true)));
+            }
+            NodeEvent::SessionClosed { friend, reason } if friend == self.friend => {
+                self.bar.finish_and_clear();
+                return Some(Err(match send_refused(node, self.to) {
                     Some(refused) if !self.established => refused,
                     _ => closed_error(self.to, reason, self.established),
                 }));
@@ -207,18 +231,18 @@ impl App for SendApp {
         None
     }
 
-    fn after_io(&mut self, host: &mut Host, now: Timestamp) {
+    fn after_io(&mut self, node: &mut Node, now: Timestamp) {
         if self
             .trace_every
             .is_some_and(|every| now >= self.last_trace + every)
         {
             self.last_trace = now;
-            if let Some(s) = host.stats(self.session) {
+            if let Some(s) = node.session_stats(self.friend) {
                 say(&self.bar, &format!("rustox send: {s:?}"));
             }
         }
         if let Some(file) = self.file {
-            if let Some(done) = host.file_progress(self.session, file) {
+            if let Some(done) = node.file_progress(self.friend, file) {
                 self.bar.set_position(done);
                 if done > self.last_progress.0 {
                     self.last_progress = (done, now);
@@ -231,7 +255,7 @@ impl App for SendApp {
         self.file.map(|_| self.last_progress.1 + self.stall)
     }
 
-    fn on_timeout(&mut self, _host: &mut Host, _now: Timestamp) -> Option<Self::Output> {
+    fn on_timeout(&mut self, _node: &mut Node, _now: Timestamp) -> Option<Self::Output> {
         self.bar.finish_and_clear();
         Some(Err(anyhow::anyhow!(
             "no progress for {} s: {} stopped acknowledging data",
@@ -244,8 +268,8 @@ impl App for SendApp {
 /// What the OS said when it last refused a datagram to `to`, if it did. A session that
 /// never came up to an unroutable address times out like one to a silent host; this says
 /// which it was (the driver counts the refusal and carries on).
-pub fn send_refused(host: &Host, to: SocketAddr) -> Option<anyhow::Error> {
-    match &host.io_counters().last_send_error {
+pub fn send_refused(node: &Node, to: SocketAddr) -> Option<anyhow::Error> {
+    match &node.io_counters().last_send_error {
         Some((addr, why)) if *addr == to => Some(anyhow::anyhow!("cannot send to {to}: {why}")),
         _ => None,
     }

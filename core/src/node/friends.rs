@@ -43,6 +43,9 @@ pub struct Friend {
     pub online: bool,
     /// When the current session's handshake was last started (limits re-dialling).
     pub dialled_at: Option<Timestamp>,
+    /// Added because it dialled a node that accepts strangers: we take its sessions but
+    /// never dial it, and it is the first to go when the list is full.
+    pub passive: bool,
     /// File transfers with this friend.
     pub files: FriendFiles,
 }
@@ -56,6 +59,7 @@ impl Friend {
             session: None,
             online: false,
             dialled_at: None,
+            passive: false,
             files: FriendFiles::default(),
         }
     }

@@ -274,6 +274,7 @@ impl Node {
         if let Some(friend) = self.friends.get_mut(number) {
             friend.addr = Some((addr, now));
             friend.dialled_at = None;
+            friend.passive = false;
         }
         self.maintain_friends(now);
         Ok(number)
@@ -619,7 +620,7 @@ impl Node {
     /// Dials every friend whose DHT key and address are known and who has no session.
     fn maintain_friends(&mut self, now: Timestamp) {
         for number in self.friends.numbers() {
-            let Some(f) = self.friends.get(number) else {
+            let Some(f) = self.friends.get(number).filter(|f| !f.passive) else {
                 continue;
             };
             let (Some(dht_pk), Some((addr, _))) = (f.dht_pk, f.addr) else {
@@ -675,12 +676,12 @@ impl Node {
     ) {
         let number = match self.friends.by_pk(&pk) {
             Some(n) => n,
-            None if self.accept_strangers => match self.friends.add(pk) {
-                Ok(n) => {
+            None if self.accept_strangers => match self.add_stranger(pk) {
+                Some(n) => {
                     self.push_event(NodeEvent::FriendAdded { friend: n, pk });
                     n
                 }
-                Err(_) => {
+                None => {
                     if let Some(conn) = self.endpoint.connection_mut(id) {
                         conn.kill(now);
                     }
@@ -702,6 +703,38 @@ impl Node {
             f.online = false;
             f.addr = Some((addr, now));
         }
+    }
+
+    /// A stranger that dialled us becomes a passive friend. When the list is full, a
+    /// passive friend without a live session makes room: strangers cannot lock the list.
+    fn add_stranger(&mut self, pk: PublicKey) -> Option<FriendNumber> {
+        match self.friends.add(pk) {
+            Ok(n) => Some(n),
+            Err(FriendListError::Full) => {
+                let idle = self
+                    .friends
+                    .iter()
+                    .find(|(_, f)| {
+                        f.passive
+                            && f.session
+                                .and_then(|id| self.endpoint.connection(id))
+                                .is_none_or(|c| c.status() == ConnectionStatus::Closed)
+                    })
+                    .map(|(n, _)| n)?;
+                let gone = self.friends.remove(idle)?;
+                self.endpoint.forbid_peer(&gone.pk);
+                if let Some(dht_pk) = gone.dht_pk {
+                    self.dht.remove_friend(&dht_pk);
+                }
+                self.friends.add(pk).ok()
+            }
+            Err(FriendListError::AlreadyFriend) => self.friends.by_pk(&pk),
+        }
+        .inspect(|&n| {
+            if let Some(f) = self.friends.get_mut(n) {
+                f.passive = true;
+            }
+        })
     }
 
     fn on_connection(&mut self, now: Timestamp, id: ConnectionId, event: ConnectionEvent) {

@@ -15,7 +15,7 @@
 
 use std::io::{self, Seek, SeekFrom, Write};
 use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::thread::JoinHandle;
 
 use sha2::{Digest, Sha256};
@@ -34,9 +34,7 @@ enum Command {
     Flush(SyncSender<io::Result<Option<[u8; 32]>>>),
 }
 
-/// Where the last flush left the SHA-256 of the file, for whoever handed the writer away
-/// as a boxed sink and needs the digest afterwards.
-pub type DigestSlot = Arc<Mutex<Option<[u8; 32]>>>;
+pub use crate::node::DigestSlot;
 
 /// A `Write + Seek` sink whose writes happen on a worker thread (see the module docs).
 pub struct HashingWriter {

@@ -1,19 +1,19 @@
-//! The session driver: one [`Host`] on one UDP socket under tokio, the sans-IO cores
+//! The node driver: one [`Node`] on one UDP socket under tokio, the sans-IO node
 //! untouched. How it uses the OS (timer, segmentation and receive offload) is the caller's
 //! choice, in [`DriverOptions`]: the library reads no environment.
 //!
 //! str0m's discipline (STYLE.md): after every input, drain the outputs — events to the
 //! application, datagrams to the socket — then sleep until a datagram arrives or the
-//! core's own deadline ([`Host::poll_timeout`]) passes. There is no fixed tick: an idle
+//! node's own deadline ([`Node::poll_timeout`]) passes. There is no fixed tick: an idle
 //! node wakes only when a timer of the protocol says so.
 //!
-//! The application is an [`App`]: it sees every [`HostEvent`], may call the host's API in
+//! The application is an [`App`]: it sees every [`NodeEvent`], may call the node's API in
 //! response, and ends the loop by returning its output.
 
 pub mod batch_recv;
 pub mod gso;
 pub mod hashing_writer;
-pub mod host;
+pub mod prepare;
 pub mod socket;
 pub mod timer;
 
@@ -24,7 +24,8 @@ use crate::driver::Clock;
 use rustox_net_crypto::Timestamp;
 use tokio::net::UdpSocket;
 
-pub use host::{Host, HostEvent};
+use crate::node::{Node, NodeEvent};
+pub use prepare::{hashing_sink, prepare_file, sha256_of_file};
 
 /// What drives a node: the commands (`demo`, `send`, `recv`) implement it.
 pub trait App {
@@ -34,13 +35,13 @@ pub trait App {
     /// An event happened; `Some` ends the loop (after the datagrams already queued are sent).
     fn on_event(
         &mut self,
-        host: &mut Host,
+        node: &mut Node,
         now: Timestamp,
-        event: HostEvent,
+        event: NodeEvent,
     ) -> Option<Self::Output>;
 
     /// Called once per loop turn, after the outputs were drained (progress bars).
-    fn after_io(&mut self, _host: &mut Host, _now: Timestamp) {}
+    fn after_io(&mut self, _node: &mut Node, _now: Timestamp) {}
 
     /// The application's own next deadline (a watchdog), if any.
     fn poll_timeout(&self) -> Option<Timestamp> {
@@ -48,13 +49,13 @@ pub trait App {
     }
 
     /// The deadline from [`App::poll_timeout`] passed; `Some` ends the loop.
-    fn on_timeout(&mut self, _host: &mut Host, _now: Timestamp) -> Option<Self::Output> {
+    fn on_timeout(&mut self, _node: &mut Node, _now: Timestamp) -> Option<Self::Output> {
         None
     }
 }
 
 /// Why the driver stopped before the application was done. A failed send of one datagram
-/// is not a reason: it is counted on the host ([`Host::record_send_error`]) and the node
+/// is not a reason: it is counted on the node ([`Node::record_send_error`]) and the node
 /// carries on, so a datagram crafted to draw a reply the OS refuses cannot stop it.
 #[derive(Debug, thiserror::Error)]
 pub enum DriverError {
@@ -106,9 +107,9 @@ impl DriverOptions {
     }
 }
 
-/// Runs `host` on `socket` until `app` returns its output.
+/// Runs `node` on `socket` until `app` returns its output.
 pub async fn run<A: App>(
-    host: &mut Host,
+    node: &mut Node,
     socket: &UdpSocket,
     clock: Clock,
     app: &mut A,
@@ -123,18 +124,18 @@ pub async fn run<A: App>(
     };
     loop {
         let now = clock.now();
-        if let Some(output) = drain(host, socket, &mut out, now, app).await? {
+        if let Some(output) = drain(node, socket, &mut out, now, app).await? {
             return Ok(output);
         }
-        app.after_io(host, now);
+        app.after_io(node, now);
         if app.poll_timeout().is_some_and(|t| t <= now) {
-            if let Some(output) = app.on_timeout(host, now) {
-                flush(host, socket, &mut out, now).await?;
+            if let Some(output) = app.on_timeout(node, now) {
+                flush(node, socket, &mut out, now).await?;
                 return Ok(output);
             }
             continue;
         }
-        let deadline = match (host.poll_timeout(), app.poll_timeout()) {
+        let deadline = match (node.poll_timeout(), app.poll_timeout()) {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),
         };
@@ -157,17 +158,17 @@ pub async fn run<A: App>(
                 // timers keep flowing while a fast peer floods us.
                 match batch.recv(socket) {
                     Ok(_) => batch.for_each(|from, datagram| {
-                        host.handle_datagram(clock.now(), from, datagram);
+                        node.handle_datagram(clock.now(), from, datagram);
                     }),
                     Err(e) => recv_error(e)?,
                 }
                 // Under a steady flood the timer branch may lose every race: run it here.
                 if deadline.is_some_and(|t| t <= clock.now()) {
-                    host.handle_timeout(clock.now());
+                    node.handle_timeout(clock.now());
                 }
             }
             // The app's own deadline is checked at the top of the loop.
-            () = sleep => host.handle_timeout(clock.now()),
+            () = sleep => node.handle_timeout(clock.now()),
         }
     }
 }
@@ -183,7 +184,7 @@ pub enum TimerKind {
 
 /// Hands events to the app and datagrams to the socket until neither is left.
 async fn drain<A: App>(
-    host: &mut Host,
+    node: &mut Node,
     socket: &UdpSocket,
     out: &mut gso::Batch,
     now: Timestamp,
@@ -191,25 +192,25 @@ async fn drain<A: App>(
 ) -> Result<Option<A::Output>, DriverError> {
     loop {
         let mut quiet = true;
-        while let Some(event) = host.poll_event() {
+        while let Some(event) = node.poll_event() {
             quiet = false;
-            if let Some(output) = app.on_event(host, now, event) {
-                flush(host, socket, out, now).await?;
+            if let Some(output) = app.on_event(node, now, event) {
+                flush(node, socket, out, now).await?;
                 return Ok(Some(output));
             }
         }
-        quiet &= !flush(host, socket, out, now).await?;
+        quiet &= !flush(node, socket, out, now).await?;
         if quiet {
             return Ok(None);
         }
     }
 }
 
-/// Sends every datagram the host has now; true when there was at least one. Runs of
+/// Sends every datagram the node has now; true when there was at least one. Runs of
 /// equal-sized datagrams to one peer leave in one `sendmsg` with UDP segmentation offload
 /// (gso.rs) when `out` uses it; `out` keeps its buffer from call to call.
 async fn flush(
-    host: &mut Host,
+    node: &mut Node,
     socket: &UdpSocket,
     out: &mut gso::Batch,
     now: Timestamp,
@@ -217,32 +218,32 @@ async fn flush(
     let mut any = false;
     if out.offload() {
         loop {
-            match out.append_with(|buf| host.poll_transmit_into(now, buf)) {
+            match out.append_with(|buf| node.poll_transmit_into(now, buf)) {
                 gso::Appended::Nothing => break,
                 gso::Appended::Joined => any = true,
                 gso::Appended::SendFirst => {
                     any = true;
-                    record_send(host, out.send(socket).await);
+                    record_send(node, out.send(socket).await);
                 }
             }
         }
-        record_send(host, out.send(socket).await);
+        record_send(node, out.send(socket).await);
         return Ok(any);
     }
-    while let Some(t) = host.poll_transmit(now) {
+    while let Some(t) = node.poll_transmit(now) {
         any = true;
         let result = socket.send_to(&t.payload, t.destination).await;
-        record_send(host, result.map(drop).map_err(|e| (t.destination, e)));
+        record_send(node, result.map(drop).map_err(|e| (t.destination, e)));
     }
     Ok(any)
 }
 
 /// A send's outcome: a refused datagram is lost like one a congested link drops (the
 /// transport resends what mattered, an unreachable peer times out, and the application
-/// can say why from [`Host::io_counters`]).
-fn record_send(host: &mut Host, result: Result<(), (SocketAddr, io::Error)>) {
+/// can say why from [`Node::io_counters`]).
+fn record_send(node: &mut Node, result: Result<(), (SocketAddr, io::Error)>) {
     if let Err((to, error)) = result {
-        host.record_send_error(to, &error);
+        node.record_send_error(to, &error);
     }
 }
 
