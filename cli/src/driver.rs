@@ -1,4 +1,4 @@
-//! The node driver the commands run on (core's `driver::session`), with the switches this
+//! The node driver the commands run on (core's `driver::tokio`), with the switches this
 //! binary takes from its environment: the library reads none.
 //!
 //! - `RUSTOX_TIMER=tokio`: sleep on tokio's millisecond timer instead of the timerfd (to
@@ -9,11 +9,13 @@
 use std::net::SocketAddr;
 use std::time::Duration;
 
-use rustox_core::driver::session::{self, DriverError, DriverOptions, TimerKind};
+use rustox_core::driver::tokio::{self as session, DriverError};
 use rustox_core::driver::Clock;
+use rustox_core::driver::{DriverOptions, TimerKind};
 use tokio::net::UdpSocket;
 
-pub use rustox_core::driver::session::{hashing_sink, prepare_file, sha256_of_file, socket, App};
+pub use rustox_core::driver::tokio::App;
+pub use rustox_core::driver::{hashing_sink, prepare_file, sha256_of_file, socket};
 use rustox_core::node::Node;
 
 /// The driver options this process runs with.

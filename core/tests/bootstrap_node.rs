@@ -157,7 +157,8 @@ fn dual_stack_node_answers_ipv4_clients() {
 #[test]
 fn tokio_driver_answers_and_shuts_down() {
     use rustox_core::dht::{DhtConfig, DhtNode};
-    use rustox_core::driver::{socket, tokio_driver, Clock};
+    use rustox_core::driver::tokio::dht as tokio_driver;
+    use rustox_core::driver::{socket, Clock};
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()

@@ -9,7 +9,7 @@
 //! Choices and the measurements behind them (`auto_tests/src/bin/dht-load.rs`, full tables in
 //! `core/BENCH.md`; 2-CPU machine shared with the generator, medians of 3–5 runs):
 //! * **A blocking read per worker** against the tokio event loop
-//!   ([`super::tokio_driver`]): 8.6–9.1 vs 9.8–9.9 µs of CPU per get-nodes with warm key
+//!   ([`super::tokio::dht`]): 8.6–9.1 vs 9.8–9.9 µs of CPU per get-nodes with warm key
 //!   caches (one system call per datagram instead of two); equal when X25519 dominates.
 //!   Kept.
 //! * **Crypto outside the lock**: each worker owns a [`Gate`] (key cache, limits, RNG), so

@@ -31,6 +31,7 @@ use rustox_net_crypto::{
     EndpointConfig, EndpointEvent, SendError, Timestamp, Transmit, TransportConfig, TransportStats,
 };
 
+use crate::dht::wire::packed_node::canonical;
 use crate::dht::{DhtConfig, DhtEvent, DhtNode};
 pub use event::{FileOffer, NodeEvent};
 pub use files::{DigestSlot, PreparedFile};
@@ -272,7 +273,7 @@ impl Node {
         };
         self.learn_dht_pk(number, dht_pk);
         if let Some(friend) = self.friends.get_mut(number) {
-            friend.addr = Some((addr, now));
+            friend.addr = Some((canonical(addr), now));
             friend.dialled_at = None;
             friend.passive = false;
         }
@@ -454,6 +455,9 @@ impl Node {
     /// answer can reach that port. Anything a layer refuses is counted there; nothing a
     /// datagram says can stop the node.
     pub fn handle_datagram(&mut self, now: Timestamp, from: SocketAddr, datagram: &[u8]) {
+        // A dual-stack socket reports IPv4 peers IPv4-mapped; every layer keys peers by
+        // the plain form, as the wire carries them (protocol.md §5.1).
+        let from = canonical(from);
         if from.port() == 0 {
             self.io.from_port_zero += 1;
             return;

@@ -4,12 +4,12 @@
 //! per batch. Bulk data is all full 1400-byte datagrams, which is the case this serves.
 
 use std::io::{self, IoSlice};
-use std::net::SocketAddr;
-use std::os::fd::AsRawFd;
+use std::net::{SocketAddr, UdpSocket};
+use std::os::fd::{AsFd, AsRawFd, BorrowedFd};
 
 use nix::sys::socket::{sendmsg, ControlMessage, MsgFlags, SockaddrStorage};
-use tokio::io::Interest;
-use tokio::net::UdpSocket;
+
+use super::socket::for_socket;
 
 /// Most segments per send: the kernel's limit (UDP_MAX_SEGMENTS) is 64 or 128.
 pub const MAX_SEGMENTS: usize = 64;
@@ -20,7 +20,7 @@ pub const MAX_BYTES: usize = 60_000;
 
 /// The errors with which a kernel refuses `UDP_SEGMENT` itself: EIO, EINVAL, ENOPROTOOPT,
 /// EOPNOTSUPP.
-fn is_refusal(e: &io::Error) -> bool {
+pub fn is_refusal(e: &io::Error) -> bool {
     matches!(e.raw_os_error(), Some(5 | 22 | 92 | 95))
 }
 
@@ -105,47 +105,25 @@ impl Batch {
         Appended::Joined
     }
 
-    /// Sends the batch (one plain datagram when alone) and empties it.
-    pub async fn send(&mut self, socket: &UdpSocket) -> Result<(), (SocketAddr, io::Error)> {
-        let Some(destination) = self.destination.take() else {
-            return Ok(());
-        };
-        debug_assert!(self.count > 0);
-        let result = if self.count == 1 {
-            socket.send_to(&self.buf, destination).await.map(drop)
-        } else {
-            let segment = self.segment as u16;
-            let addr = SockaddrStorage::from(destination);
-            let buf = &self.buf;
-            socket
-                .async_io(Interest::WRITABLE, || {
-                    let iov = [IoSlice::new(buf)];
-                    let cmsg = [ControlMessage::UdpGsoSegments(&segment)];
-                    sendmsg(
-                        socket.as_raw_fd(),
-                        &iov,
-                        &cmsg,
-                        MsgFlags::empty(),
-                        Some(&addr),
-                    )
-                    .map(drop)
-                    .map_err(io::Error::from)
-                })
-                .await
-        };
-        let result = match result {
-            Err(e) if self.count > 1 && is_refusal(&e) => {
-                // Offload is at fault only if the same datagrams go out one by one; EINVAL
-                // also means a destination no datagram can go to (port 0), and that must
-                // not switch offload off for every peer.
-                let one_by_one = self.send_one_by_one(socket, destination).await;
-                if one_by_one.is_ok() {
-                    self.offload = false;
-                }
-                one_by_one
-            }
-            other => other,
-        };
+    /// The batch ready to leave, if any.
+    pub fn pending(&self) -> Option<Pending<'_>> {
+        let destination = self.destination?;
+        Some(Pending {
+            destination,
+            bytes: &self.buf,
+            segment: self.segment,
+            count: self.count,
+        })
+    }
+
+    /// The pending batch left (or was given up): empty it, and let the held datagram start
+    /// the next one. `offload_refused`: the kernel refused segmentation itself, so from now
+    /// on datagrams leave one by one.
+    pub fn sent(&mut self, offload_refused: bool) {
+        if offload_refused {
+            self.offload = false;
+        }
+        self.destination = None;
         self.buf.clear();
         self.count = 0;
         if let Some(held) = self.held_destination.take() {
@@ -154,16 +132,93 @@ impl Batch {
             self.segment = self.held.len();
             self.count = 1;
         }
-        result.map_err(|e| (destination, e))
+    }
+}
+
+/// A batch ready to leave: `count` datagrams of `segment` bytes (the last may be shorter)
+/// to one destination.
+#[derive(Debug, Clone, Copy)]
+pub struct Pending<'a> {
+    /// Where to.
+    pub destination: SocketAddr,
+    /// The datagrams, back to back.
+    pub bytes: &'a [u8],
+    /// Bytes per datagram.
+    pub segment: usize,
+    /// How many datagrams.
+    pub count: usize,
+}
+
+impl Pending<'_> {
+    /// One non-blocking system call: a plain `sendto` for one datagram, a `sendmsg` with
+    /// `UDP_SEGMENT` for several. `destination` is the pending one in the form the socket
+    /// needs (IPv4-mapped on a dual-stack socket).
+    pub fn send_once(&self, socket: BorrowedFd<'_>, destination: SocketAddr) -> io::Result<()> {
+        let addr = SockaddrStorage::from(destination);
+        let iov = [IoSlice::new(self.bytes)];
+        let segment = self.segment as u16;
+        let gso = [ControlMessage::UdpGsoSegments(&segment)];
+        let cmsgs: &[ControlMessage] = if self.count > 1 { &gso } else { &[] };
+        sendmsg(
+            socket.as_raw_fd(),
+            &iov,
+            cmsgs,
+            MsgFlags::MSG_DONTWAIT,
+            Some(&addr),
+        )
+        .map(drop)
+        .map_err(io::Error::from)
     }
 
-    /// The batch's datagrams as separate sends (the fallback when offload is refused).
-    async fn send_one_by_one(&self, socket: &UdpSocket, destination: SocketAddr) -> io::Result<()> {
-        for datagram in self.buf.chunks(self.segment) {
-            socket.send_to(datagram, destination).await?;
+    /// Each datagram with its own `sendto` (the fallback when the kernel refuses
+    /// segmentation); stops at the first error.
+    pub fn send_one_by_one(
+        &self,
+        socket: BorrowedFd<'_>,
+        destination: SocketAddr,
+    ) -> io::Result<()> {
+        let addr = SockaddrStorage::from(destination);
+        for datagram in self.bytes.chunks(self.segment.max(1)) {
+            sendmsg::<SockaddrStorage>(
+                socket.as_raw_fd(),
+                &[IoSlice::new(datagram)],
+                &[],
+                MsgFlags::MSG_DONTWAIT,
+                Some(&addr),
+            )
+            .map_err(io::Error::from)?;
         }
         Ok(())
     }
+}
+
+/// Sends `batch` on a blocking-free path (the `io` driver, the C API): one try, no waiting.
+/// A full socket buffer (`WouldBlock`) loses the batch like a congested link would, and the
+/// error is returned for the node to count. Offload is switched off only if the same
+/// datagrams then go out one by one: EINVAL also means a destination no datagram can go to
+/// (port 0), and that must not switch offload off for every peer.
+pub fn send_now(
+    batch: &mut Batch,
+    socket: &UdpSocket,
+    ipv6_socket: bool,
+) -> Result<(), (SocketAddr, io::Error)> {
+    let Some(pending) = batch.pending() else {
+        return Ok(());
+    };
+    let destination = pending.destination;
+    let to = for_socket(destination, ipv6_socket);
+    let fd = socket.as_fd();
+    let mut refused = false;
+    let result = match pending.send_once(fd, to) {
+        Err(e) if pending.count > 1 && is_refusal(&e) => {
+            let one_by_one = pending.send_one_by_one(fd, to);
+            refused = one_by_one.is_ok();
+            one_by_one
+        }
+        other => other,
+    };
+    batch.sent(refused);
+    result.map_err(|e| (destination, e))
 }
 
 #[cfg(test)]
@@ -176,10 +231,12 @@ mod tests {
 
     /// Datagrams appended in place leave in order and byte for byte; one of another size is
     /// held back, starts the next batch, and is not lost or duplicated.
-    #[tokio::test]
-    async fn appended_datagrams_arrive_in_order_and_a_misfit_starts_the_next_batch() {
-        let rx = UdpSocket::bind("127.0.0.1:0").await.unwrap();
-        let tx = UdpSocket::bind("127.0.0.1:0").await.unwrap();
+    #[test]
+    fn appended_datagrams_arrive_in_order_and_a_misfit_starts_the_next_batch() {
+        let rx = UdpSocket::bind("127.0.0.1:0").unwrap();
+        rx.set_read_timeout(Some(std::time::Duration::from_secs(5)))
+            .unwrap();
+        let tx = UdpSocket::bind("127.0.0.1:0").unwrap();
         let to = rx.local_addr().unwrap();
         let sent = [
             datagram(1400, 1),
@@ -201,10 +258,10 @@ mod tests {
             match outcome {
                 Appended::Nothing => break,
                 Appended::Joined => {}
-                Appended::SendFirst => batch.send(&tx).await.unwrap(),
+                Appended::SendFirst => send_now(&mut batch, &tx, false).unwrap(),
             }
         }
-        batch.send(&tx).await.unwrap();
+        send_now(&mut batch, &tx, false).unwrap();
         use Appended::*;
         assert_eq!(
             outcomes,
@@ -212,10 +269,7 @@ mod tests {
         );
         for expected in &sent {
             let mut buf = [0u8; 2048];
-            let n = tokio::time::timeout(std::time::Duration::from_secs(5), rx.recv(&mut buf))
-                .await
-                .expect("datagram arrives")
-                .unwrap();
+            let n = rx.recv(&mut buf).expect("the datagram arrives");
             assert_eq!(&buf[..n], &expected[..]);
         }
     }

@@ -6,13 +6,11 @@
 
 use std::io::{self, IoSliceMut};
 use std::net::{SocketAddr, SocketAddrV4, SocketAddrV6};
-use std::os::fd::AsRawFd;
+use std::os::fd::{AsFd, AsRawFd, BorrowedFd};
 
 use nix::sys::socket::{
     recvmmsg, setsockopt, sockopt, ControlMessageOwned, MsgFlags, MultiHeaders, SockaddrStorage,
 };
-use tokio::io::Interest;
-use tokio::net::UdpSocket;
 
 /// Datagrams (or GRO runs) one system call can return.
 pub const SLOTS: usize = 32;
@@ -53,7 +51,7 @@ fn headers(gro: bool) -> MultiHeaders<SockaddrStorage> {
 impl RecvBatch {
     /// Buffers for `socket`; with `gro`, asks the kernel for receive offload (when it
     /// refuses, a slot is one datagram and the buffers are small).
-    pub fn new(socket: &UdpSocket, gro: bool) -> Self {
+    pub fn new(socket: &impl AsFd, gro: bool) -> Self {
         let gro = gro && setsockopt(socket, sockopt::UdpGroSegment, &true).is_ok();
         let slot_bytes = if gro { SLOT_BYTES } else { PLAIN_SLOT_BYTES };
         RecvBatch {
@@ -66,9 +64,10 @@ impl RecvBatch {
         }
     }
 
-    /// One non-blocking `recvmmsg`: `Ok(0)` when nothing was waiting (the socket's
-    /// readiness is then cleared, as `try_recv_from` does), else the slots filled.
-    pub fn recv(&mut self, socket: &UdpSocket) -> io::Result<usize> {
+    /// One non-blocking `recvmmsg`: the slots filled, or `WouldBlock` when nothing was
+    /// waiting (an async driver calls it inside its reactor's `try_io`, which then clears
+    /// the socket's readiness).
+    pub fn recv(&mut self, socket: BorrowedFd<'_>) -> io::Result<usize> {
         self.slots.clear();
         if self.stale_headers {
             self.headers = headers(self.gro);
@@ -83,7 +82,7 @@ impl RecvBatch {
             stale_headers,
             ..
         } = self;
-        let result = socket.try_io(Interest::READABLE, || {
+        {
             let mut chunks = buf.chunks_exact_mut(*slot_bytes);
             let mut iovs: [[IoSliceMut; 1]; SLOTS] =
                 std::array::from_fn(|_| [IoSliceMut::new(chunks.next().expect("SLOTS chunks"))]);
@@ -115,13 +114,8 @@ impl RecvBatch {
                     segment,
                 });
             }
-            Ok(())
-        });
-        match result {
-            Ok(()) => Ok(self.slots.len()),
-            Err(e) if e.kind() == io::ErrorKind::WouldBlock => Ok(0),
-            Err(e) => Err(e),
         }
+        Ok(self.slots.len())
     }
 
     /// Every datagram of the last [`RecvBatch::recv`], in arrival order.
@@ -152,41 +146,47 @@ fn socket_addr(addr: &SockaddrStorage) -> Option<SocketAddr> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::driver::session::gso;
+    use crate::driver::gso;
+    use std::net::UdpSocket;
+    use std::time::{Duration, Instant};
 
-    /// Waits until `batch` has read something, then returns every datagram it holds.
-    async fn receive(batch: &mut RecvBatch, socket: &UdpSocket) -> Vec<Vec<u8>> {
-        let read = async {
-            loop {
-                socket.readable().await.unwrap();
-                if batch.recv(socket).unwrap() > 0 {
+    /// Waits (up to 5 s) until `batch` has read something, then returns every datagram it
+    /// holds.
+    fn receive(batch: &mut RecvBatch, socket: &UdpSocket) -> Vec<Vec<u8>> {
+        let deadline = Instant::now() + Duration::from_secs(5);
+        loop {
+            match batch.recv(socket.as_fd()) {
+                Ok(n) if n > 0 => {
                     let mut out = Vec::new();
                     batch.for_each(|_, d| out.push(d.to_vec()));
                     return out;
                 }
+                Ok(_) => {}
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
+                Err(e) => panic!("{e}"),
             }
-        };
-        tokio::time::timeout(std::time::Duration::from_secs(5), read)
-            .await
-            .expect("nothing arrived within 5 s")
+            assert!(Instant::now() < deadline, "nothing arrived within 5 s");
+            std::thread::sleep(Duration::from_millis(1));
+        }
     }
 
     /// A segmented send and plain sends, alternating (the plain ones leave a header without
     /// a GRO message behind, which must not cost the next run its segment size), arrive
     /// as the datagrams that were sent, in order.
-    #[tokio::test]
-    async fn segmented_and_plain_datagrams_arrive_as_sent() {
-        let rx = UdpSocket::bind("127.0.0.1:0").await.unwrap();
-        let tx = UdpSocket::bind("127.0.0.1:0").await.unwrap();
+    #[test]
+    fn segmented_and_plain_datagrams_arrive_as_sent() {
+        let rx = UdpSocket::bind("127.0.0.1:0").unwrap();
+        rx.set_nonblocking(true).unwrap();
+        let tx = UdpSocket::bind("127.0.0.1:0").unwrap();
         let to = rx.local_addr().unwrap();
         let mut batch = RecvBatch::new(&rx, true);
         let mut expected = Vec::new();
         let mut got = Vec::new();
         for round in 0..4u8 {
             let plain = vec![round; 40 + round as usize];
-            tx.send_to(&plain, to).await.unwrap();
+            tx.send_to(&plain, to).unwrap();
             expected.push(plain);
-            got.extend(receive(&mut batch, &rx).await);
+            got.extend(receive(&mut batch, &rx));
             assert_eq!(got.len(), expected.len(), "round {round}");
             let mut out = gso::Batch::new(true);
             for i in 0..5u8 {
@@ -198,8 +198,8 @@ mod tests {
                 assert_eq!(joined, gso::Appended::Joined);
                 expected.push(d);
             }
-            out.send(&tx).await.unwrap();
-            got.extend(receive(&mut batch, &rx).await);
+            gso::send_now(&mut out, &tx, false).unwrap();
+            got.extend(receive(&mut batch, &rx));
             assert_eq!(got.len(), expected.len(), "round {round}");
         }
         assert_eq!(got, expected);

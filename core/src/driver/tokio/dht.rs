@@ -4,12 +4,12 @@
 
 use std::future::Future;
 
+use ::tokio::net::UdpSocket;
 use rustox_net_crypto::crypto::CryptoRng;
 use rustox_net_crypto::Timestamp;
-use tokio::net::UdpSocket;
 
-use super::clock::Clock;
 use crate::dht::node::DhtNode;
+use crate::driver::clock::Clock;
 
 /// Runs `node` on `socket` until `shutdown` completes. `on_tick` runs after every timer
 /// round (once a second), for statistics.
@@ -28,7 +28,7 @@ pub async fn run(
         let now = clock.now();
         while let Some(t) = node.poll_transmit(now, rng) {
             let _ = socket
-                .send_to(&t.payload, super::socket::for_socket(t.dst, v6))
+                .send_to(&t.payload, crate::driver::socket::for_socket(t.dst, v6))
                 .await;
         }
         let deadline = tokio::time::Instant::from_std(clock.instant(node.poll_timeout()));

@@ -10,22 +10,18 @@
 //! The application is an [`App`]: it sees every [`NodeEvent`], may call the node's API in
 //! response, and ends the loop by returning its output.
 
-pub mod batch_recv;
-pub mod gso;
-pub mod hashing_writer;
-pub mod prepare;
-pub mod socket;
-pub mod timer;
-
 use std::io;
 use std::net::SocketAddr;
+use std::os::fd::AsFd;
 
-use crate::driver::Clock;
+use ::tokio::io::Interest;
+use ::tokio::net::UdpSocket;
 use rustox_net_crypto::Timestamp;
-use tokio::net::UdpSocket;
 
+use super::timer;
+use crate::driver::socket::for_socket;
+use crate::driver::{batch_recv, gso, Clock, DriverOptions, TimerKind};
 use crate::node::{Node, NodeEvent};
-pub use prepare::{hashing_sink, prepare_file, sha256_of_file};
 
 /// What drives a node: the commands (`demo`, `send`, `recv`) implement it.
 pub trait App {
@@ -64,49 +60,6 @@ pub enum DriverError {
     Recv(io::Error),
 }
 
-/// How the driver uses the OS.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct DriverOptions {
-    /// The timer it sleeps on.
-    pub timer: TimerKind,
-    /// Runs of equal-sized datagrams to one peer leave in one `sendmsg` with UDP
-    /// segmentation offload (gso.rs). A kernel that refuses it for this socket gets
-    /// datagrams one by one from then on.
-    pub gso: bool,
-    /// Ask the kernel to coalesce received datagrams (UDP GRO, batch_recv.rs).
-    pub gro: bool,
-}
-
-impl Default for DriverOptions {
-    /// The microsecond timer, segmentation and receive offload: every path is paced
-    /// (transport.md §3.7), and a gigabit LAN's pacing gaps are ~11 µs a packet. The pacer
-    /// covers a late wake-up with burst credit, but on a fast, short path the credit it
-    /// may take is half the BDP, so a millisecond timer would cap the rate there.
-    fn default() -> Self {
-        DriverOptions {
-            timer: TimerKind::Precise,
-            gso: true,
-            gro: true,
-        }
-    }
-}
-
-impl DriverOptions {
-    /// How late this driver's wake-ups may run, for [`TransportConfig::wake_lateness`]
-    /// (the pacer measures it too; this covers a flow's first wake-ups). Measured on this
-    /// project's 2-core VM: a timerfd with 1 ns slack woke 5–40 µs late when idle, more
-    /// when the other core is busy; tokio's wheel 0.05–2.1 ms
-    /// (auto_tests/src/driver_model.rs).
-    ///
-    /// [`TransportConfig::wake_lateness`]: rustox_net_crypto::TransportConfig::wake_lateness
-    pub fn wake_lateness(&self) -> std::time::Duration {
-        match self.timer {
-            TimerKind::Precise => std::time::Duration::from_micros(100),
-            TimerKind::Tokio => std::time::Duration::from_millis(2),
-        }
-    }
-}
-
 /// Runs `node` on `socket` until `app` returns its output.
 pub async fn run<A: App>(
     node: &mut Node,
@@ -117,6 +70,7 @@ pub async fn run<A: App>(
 ) -> Result<A::Output, DriverError> {
     let mut batch = batch_recv::RecvBatch::new(socket, options.gro);
     let mut out = gso::Batch::new(options.gso);
+    let v6 = socket.local_addr().is_ok_and(|a| a.is_ipv6());
     // The microsecond timerfd unless it cannot be had.
     let timer = match options.timer {
         TimerKind::Precise => timer::PreciseTimer::new().ok(),
@@ -124,13 +78,13 @@ pub async fn run<A: App>(
     };
     loop {
         let now = clock.now();
-        if let Some(output) = drain(node, socket, &mut out, now, app).await? {
+        if let Some(output) = drain(node, socket, v6, &mut out, now, app).await? {
             return Ok(output);
         }
         app.after_io(node, now);
         if app.poll_timeout().is_some_and(|t| t <= now) {
             if let Some(output) = app.on_timeout(node, now) {
-                flush(node, socket, &mut out, now).await?;
+                flush(node, socket, v6, &mut out, now).await?;
                 return Ok(output);
             }
             continue;
@@ -156,10 +110,11 @@ pub async fn run<A: App>(
                 // One `recvmmsg` per wake-up (up to `batch_recv::SLOTS` datagrams, more
                 // with GRO), then the outputs are drained again: acknowledgements and
                 // timers keep flowing while a fast peer floods us.
-                match batch.recv(socket) {
+                match socket.try_io(Interest::READABLE, || batch.recv(socket.as_fd())) {
                     Ok(_) => batch.for_each(|from, datagram| {
                         node.handle_datagram(clock.now(), from, datagram);
                     }),
+                    Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
                     Err(e) => recv_error(e)?,
                 }
                 // Under a steady flood the timer branch may lose every race: run it here.
@@ -173,19 +128,11 @@ pub async fn run<A: App>(
     }
 }
 
-/// Which timer the driver sleeps on.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum TimerKind {
-    /// A timerfd with 1 ns timer slack (timer.rs).
-    Precise,
-    /// tokio's timer wheel: millisecond grain.
-    Tokio,
-}
-
 /// Hands events to the app and datagrams to the socket until neither is left.
 async fn drain<A: App>(
     node: &mut Node,
     socket: &UdpSocket,
+    v6: bool,
     out: &mut gso::Batch,
     now: Timestamp,
     app: &mut A,
@@ -195,11 +142,11 @@ async fn drain<A: App>(
         while let Some(event) = node.poll_event() {
             quiet = false;
             if let Some(output) = app.on_event(node, now, event) {
-                flush(node, socket, out, now).await?;
+                flush(node, socket, v6, out, now).await?;
                 return Ok(Some(output));
             }
         }
-        quiet &= !flush(node, socket, out, now).await?;
+        quiet &= !flush(node, socket, v6, out, now).await?;
         if quiet {
             return Ok(None);
         }
@@ -212,6 +159,7 @@ async fn drain<A: App>(
 async fn flush(
     node: &mut Node,
     socket: &UdpSocket,
+    v6: bool,
     out: &mut gso::Batch,
     now: Timestamp,
 ) -> Result<bool, DriverError> {
@@ -223,19 +171,53 @@ async fn flush(
                 gso::Appended::Joined => any = true,
                 gso::Appended::SendFirst => {
                     any = true;
-                    record_send(node, out.send(socket).await);
+                    record_send(node, send_batch(out, socket, v6).await);
                 }
             }
         }
-        record_send(node, out.send(socket).await);
+        record_send(node, send_batch(out, socket, v6).await);
         return Ok(any);
     }
     while let Some(t) = node.poll_transmit(now) {
         any = true;
-        let result = socket.send_to(&t.payload, t.destination).await;
+        let result = socket
+            .send_to(&t.payload, for_socket(t.destination, v6))
+            .await;
         record_send(node, result.map(drop).map_err(|e| (t.destination, e)));
     }
     Ok(any)
+}
+
+/// Sends `out`'s pending batch, waiting while the socket's buffer is full; offload is
+/// switched off only if the same datagrams then go out one by one (gso.rs).
+async fn send_batch(
+    out: &mut gso::Batch,
+    socket: &UdpSocket,
+    v6: bool,
+) -> Result<(), (SocketAddr, io::Error)> {
+    let Some(pending) = out.pending() else {
+        return Ok(());
+    };
+    let destination = pending.destination;
+    let to = for_socket(destination, v6);
+    let mut refused = false;
+    let result = match socket
+        .async_io(Interest::WRITABLE, || pending.send_once(socket.as_fd(), to))
+        .await
+    {
+        Err(e) if pending.count > 1 && gso::is_refusal(&e) => {
+            let one_by_one = socket
+                .async_io(Interest::WRITABLE, || {
+                    pending.send_one_by_one(socket.as_fd(), to)
+                })
+                .await;
+            refused = one_by_one.is_ok();
+            one_by_one
+        }
+        other => other,
+    };
+    out.sent(refused);
+    result.map_err(|e| (destination, e))
 }
 
 /// A send's outcome: a refused datagram is lost like one a congested link drops (the

@@ -1,0 +1,10 @@
+//! The tokio drivers: [`session`] runs a [`Node`](crate::node::Node) on one socket for
+//! the commands (`demo`, `send`, `recv`) and for embedding; [`dht`] runs a bare DHT node, the
+//! baseline the bootstrap workers were measured against; [`timer`] is the microsecond
+//! timerfd both can sleep on.
+
+pub mod dht;
+pub mod session;
+pub mod timer;
+
+pub use session::{run, App, DriverError};
