@@ -35,7 +35,8 @@
 //!   c-toxcore relies on the DHT having refreshed them;
 //! - a session that fails is reopened at most once per [`CONNECT_RETRY_INTERVAL`]
 //!   (c-toxcore reopens on the next `tox_iterate`);
-//! - a new DHT key drops the stored addresses: they were learned for the old key
+//! - a new DHT key replacing a known one drops the stored addresses: they were learned for
+//!   the old key
 //!   (c-toxcore keeps them but does not hand them to the session it opens for the new key).
 //! - the "friend hosts a TCP relay on a LAN address" rewrite of `friend_add_tcp_relay` is
 //!   not done here; it belongs with the TCP relay client.
@@ -288,7 +289,9 @@ impl FriendConnection {
             return;
         }
         self.dht_pk = Some((pk, now));
-        self.addrs = [None, None];
+        if old.is_some() {
+            self.addrs = [None, None];
+        }
         self.push(FriendAction::DhtPkChanged { old, new: Some(pk) });
         if self.status != FriendConnStatus::NotConnected {
             self.push(FriendAction::Kill {
@@ -327,7 +330,9 @@ impl FriendConnection {
         self.status = FriendConnStatus::Connecting;
         let old = self.dht_pk();
         if old != Some(dht_pk) {
-            self.addrs = [None, None];
+            if old.is_some() {
+                self.addrs = [None, None];
+            }
             self.push(FriendAction::DhtPkChanged {
                 old,
                 new: Some(dht_pk),
