@@ -609,7 +609,7 @@ mod tests {
             assert_eq!(s.poll_timeout(), Some(sent_at + wait));
             assert!(!s.due(sent_at + wait - Duration::from_millis(1)));
             assert!(s.due(sent_at + wait));
-            sent_at = sent_at + wait;
+            sent_at += wait;
             s.on_sent(sent_at);
         }
         s.on_friend_online();
