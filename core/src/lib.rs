@@ -1,14 +1,16 @@
-//! rustox-core: the node. So far the DHT (protocol.md §5), and the drivers that run it and
-//! net_crypto sessions on real sockets.
+//! rustox-core: the node, sans-IO, and the drivers that run it on real sockets.
 //!
-//! Data flows: datagrams enter [`dht::DhtNode`] with the current time and an injected RNG;
-//! datagrams to send, events and the next deadline are pulled out of it. [`driver`] (cargo
-//! features `io` and `tokio`, both on by default) is the only part that touches sockets,
-//! clocks and threads.
+//! [`node::Node`] is one Tox instance on one UDP port: datagrams enter it with the current
+//! time and are routed by kind to the DHT ([`dht`], protocol.md §5), the net_crypto endpoint
+//! and the onion; the friend list and friend connections ([`friend`], §4, §6.4–§6.5) tie them
+//! together. Datagrams to send, events and the next deadline are pulled out of it.
+//! [`driver`] (cargo features `io` and `tokio`, both on by default) is the only part that
+//! touches sockets, clocks and threads.
 
 #[cfg(feature = "io")]
 pub mod bootstrap_node;
 pub mod dht;
 #[cfg(feature = "io")]
 pub mod driver;
+pub mod friend;
 pub mod node;
