@@ -247,6 +247,31 @@ impl Endpoint {
         self.allowed.remove(peer_real_pk);
     }
 
+    /// Points a connection that is still setting up at a new address (a friend's address
+    /// learned from the DHT while its handshake waits: `set_direct_ip_port`). An
+    /// established one keeps its address. Returns false when nothing changed.
+    pub fn set_peer_addr(&mut self, id: ConnectionId, addr: SocketAddr) -> bool {
+        if self.live_by_addr(&addr).is_some() {
+            return false;
+        }
+        let Some(conn) = self.connections.get_mut(&id) else {
+            return false;
+        };
+        if !matches!(
+            conn.status(),
+            ConnectionStatus::CookieRequesting | ConnectionStatus::HandshakeSent
+        ) {
+            return false;
+        }
+        let old = conn.peer_addr();
+        conn.set_peer_addr(addr);
+        if self.by_addr.get(&old) == Some(&id) {
+            self.by_addr.remove(&old);
+        }
+        self.by_addr.insert(addr, id);
+        true
+    }
+
     /// The live (not closed) connection to the peer with this real key.
     pub fn connection_to(&self, peer_real_pk: &PublicKey) -> Option<ConnectionId> {
         self.live_by_real_pk(peer_real_pk)

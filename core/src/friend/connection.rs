@@ -346,6 +346,38 @@ impl FriendConnection {
         true
     }
 
+    /// The net_crypto endpoint accepted a handshake from the friend into a new session, which
+    /// is the friend's session from now on, whatever was under way: net_crypto adopts a
+    /// handshake into a connection of ours still waiting for an address, and a handshake
+    /// under a new DHT key replaces the friend's previous run's session
+    /// (`handle_new_connection_handshake`). `source` is the handshake's UDP address.
+    pub fn on_incoming_session(
+        &mut self,
+        now: Timestamp,
+        dht_pk: PublicKey,
+        source: Option<SocketAddr>,
+    ) {
+        if self.status == FriendConnStatus::Connected {
+            self.go_offline(now);
+        }
+        let old = self.dht_pk();
+        if old != Some(dht_pk) {
+            if old.is_some() {
+                self.addrs = [None, None];
+            }
+            self.push(FriendAction::DhtPkChanged {
+                old,
+                new: Some(dht_pk),
+            });
+        }
+        self.dht_pk = Some((dht_pk, now));
+        if let Some(addr) = source {
+            let addr = canonical(addr);
+            self.addrs[family(addr)] = Some(Addr { addr, seen: now });
+        }
+        self.status = FriendConnStatus::Connecting;
+    }
+
     /// The session is up (net_crypto's status callback, `handle_status(true)`): ALIVE and
     /// SHARE_RELAYS go out now, and the friend has 32 s to send its first ALIVE.
     pub fn on_established(&mut self, now: Timestamp) {
@@ -556,6 +588,38 @@ mod tests {
     const REAL: PublicKey = PublicKey([1; 32]);
     const DHT: PublicKey = PublicKey([2; 32]);
     const DHT2: PublicKey = PublicKey([3; 32]);
+
+    /// A handshake from the friend becomes its session whatever was under way: a session of
+    /// ours waiting for an address, or a live one from the friend's previous run.
+    #[test]
+    fn an_incoming_session_replaces_whatever_was_under_way() {
+        let mut c = FriendConnection::new(REAL);
+        c.set_dht_pk(secs(0), DHT);
+        let _: Vec<_> = std::iter::from_fn(|| c.poll_action()).collect();
+        assert_eq!(c.status(), FriendConnStatus::Connecting);
+        let addr: SocketAddr = "10.0.0.9:33445".parse().unwrap();
+        c.on_incoming_session(secs(1), DHT, Some(addr));
+        assert_eq!(c.status(), FriendConnStatus::Connecting);
+        assert_eq!(c.direct_addr(), Some(addr));
+        assert_eq!(c.poll_action(), None);
+        c.on_established(secs(1));
+        let _: Vec<_> = std::iter::from_fn(|| c.poll_action()).collect();
+        c.on_incoming_session(secs(5), DHT2, None);
+        let actions: Vec<_> = std::iter::from_fn(|| c.poll_action()).collect();
+        assert_eq!(
+            actions,
+            [
+                FriendAction::StatusChanged { connected: false },
+                FriendAction::DhtPkChanged {
+                    old: Some(DHT),
+                    new: Some(DHT2)
+                }
+            ]
+        );
+        assert_eq!(c.dht_pk(), Some(DHT2));
+        assert_eq!(c.direct_addr(), None);
+        assert_eq!(c.status(), FriendConnStatus::Connecting);
+    }
 
     fn secs(s: u64) -> Timestamp {
         Timestamp::from_secs(s)

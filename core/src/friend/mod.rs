@@ -23,4 +23,4 @@ pub use packets::{FriendConnPacket, PacketError};
 pub use request::{
     FilterStats, FriendRequest, Refusal, RequestError, RequestFilter, RequestSchedule, RequestState,
 };
-pub use tox_id::{FriendAddError, NoSpam, ToxId, ToxIdError};
+pub use tox_id::{validate_friend_add, FriendAddError, NoSpam, ToxId, ToxIdError};

@@ -6,11 +6,13 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
-use rustox_file_transfer::stream::{FileStreams, Source, StreamError, StreamEvent};
-use rustox_file_transfer::FileControl;
+use rustox_file_transfer::stream::{FileStreams, Sink, Source, StreamError, StreamEvent};
+use rustox_file_transfer::{FileControl, FileKind};
+use rustox_net_crypto::{ConnectionId, ConnectionStatus, Timestamp};
 
 use super::event::{FileOffer, NodeEvent};
 use super::friends::FriendNumber;
+use super::{Node, NodeError};
 
 /// Where a sink that hashes what it writes leaves the SHA-256 of the whole file once it
 /// is flushed (`None` while unknown, or when the writes were not sequential). The driver's
@@ -132,5 +134,152 @@ impl FriendFiles {
         self.drain_into(friend, events);
         self.offered.clear();
         self.receiving.clear();
+    }
+}
+
+impl Node {
+    /// Offers a file whose SHA-256 the caller computed beforehand — before the session,
+    /// ideally: hashing a large file inside the event loop stalls every session for as
+    /// long as it takes (≈ 1 s per GiB), which the transport then reads as a huge RTT.
+    pub fn send_file(
+        &mut self,
+        now: Timestamp,
+        friend: FriendNumber,
+        file: PreparedFile,
+        name: &[u8],
+    ) -> Result<u32, NodeError> {
+        let id = self.online_session_id(friend)?;
+        let conn = self
+            .endpoint
+            .connection_mut(id)
+            .ok_or(NodeError::FriendOffline)?;
+        let f = self
+            .friends
+            .get_mut(friend)
+            .ok_or(NodeError::UnknownFriend)?;
+        let number = f.files.streams.send_with_id(
+            now,
+            conn,
+            FileKind::Data,
+            file.size,
+            file.sha256,
+            file.source,
+            name,
+        )?;
+        self.after_input(now);
+        Ok(number)
+    }
+
+    /// Accepts an offered file into `sink`. When the sink hashes what it writes (the
+    /// drivers' writer thread does, off the event loop), `digest` is where it leaves the
+    /// SHA-256, which must then equal the file id.
+    pub fn accept_file(
+        &mut self,
+        now: Timestamp,
+        friend: FriendNumber,
+        file: u32,
+        sink: Box<dyn Sink>,
+        digest: Option<DigestSlot>,
+    ) -> Result<(), NodeError> {
+        let id = self.online_session_id(friend)?;
+        let conn = self
+            .endpoint
+            .connection_mut(id)
+            .ok_or(NodeError::FriendOffline)?;
+        let f = self
+            .friends
+            .get_mut(friend)
+            .ok_or(NodeError::UnknownFriend)?;
+        let expected = *f
+            .files
+            .offered
+            .get(&file)
+            .ok_or(StreamError::NotOffered(file))?;
+        f.files.streams.accept(now, conn, file, sink, false)?;
+        f.files.offered.remove(&file);
+        f.files.receiving.insert(file, (digest, expected));
+        Ok(())
+    }
+
+    /// Refuses an offer or stops a transfer.
+    pub fn cancel_file(
+        &mut self,
+        now: Timestamp,
+        friend: FriendNumber,
+        file: u32,
+    ) -> Result<(), NodeError> {
+        let id = self.online_session_id(friend)?;
+        let conn = self
+            .endpoint
+            .connection_mut(id)
+            .ok_or(NodeError::FriendOffline)?;
+        let f = self
+            .friends
+            .get_mut(friend)
+            .ok_or(NodeError::UnknownFriend)?;
+        f.files.offered.remove(&file);
+        f.files.receiving.remove(&file);
+        f.files.streams.cancel(now, conn, file)?;
+        Ok(())
+    }
+
+    /// Bytes of a transfer done so far (sent and acknowledged, or received).
+    pub fn file_progress(&mut self, friend: FriendNumber, file: u32) -> Option<u64> {
+        let f = self.friends.get_mut(friend)?;
+        f.files
+            .streams
+            .transfers()
+            .transfer(file)
+            .map(|t| t.transferred)
+    }
+
+    /// A file packet (80–82) on an online friend's session.
+    pub(super) fn on_file_packet(
+        &mut self,
+        now: Timestamp,
+        number: FriendNumber,
+        id: ConnectionId,
+        p: &[u8],
+    ) {
+        let (Some(conn), Some(f)) = (
+            self.endpoint.connection_mut(id),
+            self.friends.get_mut(number),
+        ) else {
+            return;
+        };
+        // A malformed or out-of-place file packet is the file layer's to refuse and count;
+        // the session goes on.
+        let _ = f.files.streams.handle_packet(now, conn, p);
+        let mut events = Vec::new();
+        f.files.drain_into(number, &mut events);
+        for e in events {
+            self.push_event(e);
+        }
+    }
+
+    /// Tops up every online friend's file layer; returns file bytes queued.
+    pub(super) fn pump_files(&mut self, now: Timestamp) -> u64 {
+        let mut queued = 0;
+        let mut events = Vec::new();
+        for number in self.friends.numbers() {
+            let Some(f) = self.friends.get_mut(number) else {
+                continue;
+            };
+            let Some(id) = f.session.filter(|_| f.online) else {
+                continue;
+            };
+            let Some(conn) = self.endpoint.connection_mut(id) else {
+                continue;
+            };
+            if conn.status() != ConnectionStatus::Established {
+                continue;
+            }
+            queued += f.files.streams.pump(now, conn);
+            f.files.drain_into(number, &mut events);
+        }
+        for e in events {
+            self.push_event(e);
+        }
+        queued
     }
 }

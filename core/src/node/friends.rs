@@ -5,12 +5,12 @@
 //! empty slot). The list is bounded, so a flood of accepted requests cannot grow it.
 
 use std::collections::HashMap;
-use std::net::SocketAddr;
 
 use rustox_net_crypto::crypto::PublicKey;
-use rustox_net_crypto::{ConnectionId, Timestamp};
+use rustox_net_crypto::ConnectionId;
 
 use super::files::FriendFiles;
+use crate::friend::{FriendConnection, FriendRequest, RequestSchedule};
 
 /// Most friends a node keeps. c-toxcore has no limit but its memory; this one bounds what a
 /// node that accepts requests from anyone can be made to hold (a friend without a session
@@ -31,37 +31,51 @@ impl std::fmt::Display for FriendNumber {
 pub struct Friend {
     /// The friend's long-term (real) key.
     pub pk: PublicKey,
-    /// The friend's DHT key for this run of theirs, once learned (from the onion, a DHT-PK
-    /// packet, a handshake, or the application).
-    pub dht_pk: Option<PublicKey>,
-    /// The latest direct address the friend was seen at, and when.
-    pub addr: Option<(SocketAddr, Timestamp)>,
+    /// friend_connection: the friend's DHT key and addresses, when to open, keep and kill
+    /// its session (protocol.md §4).
+    pub conn: FriendConnection,
     /// The net_crypto session to the friend, while one exists.
     pub session: Option<ConnectionId>,
+    /// A session friend_connection asked for while no address was known: the DHT key to
+    /// dial with once one arrives (c-toxcore keeps such a connection waiting for a path).
+    pub awaiting_addr: Option<PublicKey>,
     /// Messenger's view: the friend sent `ONLINE` (protocol.md §3.1) on the current
     /// session. Until then everything else from it is dropped.
     pub online: bool,
-    /// When the current session's handshake was last started (limits re-dialling).
-    pub dialled_at: Option<Timestamp>,
     /// Added because it dialled a node that accepts strangers: we take its sessions but
     /// never dial it, and it is the first to go when the list is full.
     pub passive: bool,
+    /// Our friend request to it, while it has not come online (§6.5).
+    pub request: Option<OutgoingRequest>,
     /// File transfers with this friend.
     pub files: FriendFiles,
+}
+
+/// A friend request we are sending: the body, and when to send it again.
+pub struct OutgoingRequest {
+    /// What goes out (nospam and message).
+    pub request: FriendRequest,
+    /// The retry schedule (5 s, doubling, until the friend comes online).
+    pub schedule: RequestSchedule,
 }
 
 impl Friend {
     fn new(pk: PublicKey) -> Self {
         Friend {
             pk,
-            dht_pk: None,
-            addr: None,
+            conn: FriendConnection::new(pk),
             session: None,
+            awaiting_addr: None,
             online: false,
-            dialled_at: None,
             passive: false,
+            request: None,
             files: FriendFiles::default(),
         }
+    }
+
+    /// The friend's DHT key, if known.
+    pub fn dht_pk(&self) -> Option<PublicKey> {
+        self.conn.dht_pk()
     }
 }
 
@@ -138,7 +152,7 @@ impl FriendList {
     /// The number of the friend with this DHT key.
     pub fn by_dht_pk(&self, dht_pk: &PublicKey) -> Option<FriendNumber> {
         self.iter()
-            .find(|(_, f)| f.dht_pk.as_ref() == Some(dht_pk))
+            .find(|(_, f)| f.dht_pk().as_ref() == Some(dht_pk))
             .map(|(n, _)| n)
     }
 

@@ -8,9 +8,10 @@ use std::time::Duration;
 
 use rand::SeedableRng;
 use rand_chacha::ChaCha20Rng;
-use rustox_net_crypto::ControllerKind;
+use rustox_net_crypto::{CloseReason, ControllerKind};
 use sha2::{Digest, Sha256};
 
+use super::messenger::MAX_MESSAGE_LEN;
 use super::*;
 
 const ONE_WAY: Duration = Duration::from_millis(1);
@@ -590,4 +591,53 @@ fn send_closing_on_file_sent(
     assert!(full_datagrams >= lost, "the wire lost no data datagram");
     assert!(last_chunk_passed, "the last chunk never left");
     (ev_a, ev_b, sink.bytes())
+}
+
+/// friend_connection keeps a session only while ALIVE packets arrive (protocol.md §4): when
+/// everything from b is lost, a declares the session dead after 32 s, and once the path
+/// heals the two find each other again on their own.
+#[test]
+fn a_silent_friend_times_out_and_the_session_comes_back() {
+    let mut a = node(1, false);
+    let mut b = node(2, false);
+    let fa = a
+        .add_friend_direct(
+            Timestamp::ZERO,
+            b.public_key(),
+            b.dht_public_key(),
+            addr_b(),
+        )
+        .unwrap();
+    let fb = b
+        .add_friend_norequest(Timestamp::ZERO, a.public_key())
+        .unwrap();
+    let mut pair = Pair::new(a, b);
+    pair.idle(Duration::from_secs(10), |ev_a, ev_b| {
+        online(ev_a) && online(ev_b)
+    });
+    assert!(pair.a.is_friend_online(fa) && pair.b.is_friend_online(fb));
+    let outage_start = pair.now;
+    let (ev_a, _) = pair.run(
+        &mut |_, _, _| {},
+        &mut |_, _, _| {},
+        &mut |to_b, _| !to_b,
+        Duration::from_secs(40),
+        |ev_a, _| {
+            ev_a.iter()
+                .any(|e| matches!(e, NodeEvent::FriendConnection { online: false, .. }))
+        },
+    );
+    let went_offline = pair.now - outage_start;
+    assert!(
+        ev_a.iter()
+            .any(|e| matches!(e, NodeEvent::FriendConnection { online: false, .. })),
+        "a never gave up on a silent friend: {ev_a:?}"
+    );
+    assert!(
+        (Duration::from_secs(24)..Duration::from_secs(34)).contains(&went_offline),
+        "a gave up after {went_offline:?}: 32 s after the last ALIVE, which left up to 8 s before the outage"
+    );
+    let (ev_a, _) = pair.idle(Duration::from_secs(30), |ev_a, _| online(ev_a));
+    assert!(online(&ev_a), "no reconnection: {ev_a:?}");
+    assert!(pair.a.is_friend_online(fa));
 }

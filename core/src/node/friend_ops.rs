@@ -1,0 +1,536 @@
+//! The friend list at work: the application's friend calls, each friend's
+//! friend_connection actions carried out on the net_crypto endpoint, and the endpoint's and
+//! DHT's events turned into friend_connection inputs (protocol.md §4; c-toxcore
+//! `friend_connection.c`).
+//!
+//! The endpoint knows sessions by id and the friend_connection knows a friend by its keys;
+//! this file keeps `Friend::session` pointing at the one live session of each friend. A
+//! session the node kills on friend_connection's word is forgotten at once, so its closing
+//! is never reported back (the contract of [`FriendAction::Kill`]).
+
+use std::net::SocketAddr;
+
+use rustox_net_crypto::crypto::PublicKey;
+use rustox_net_crypto::{
+    CloseReason, ConnectError, ConnectionEvent, ConnectionId, ConnectionStatus, EndpointEvent,
+    Timestamp,
+};
+
+use super::event::NodeEvent;
+use super::friends::{FriendListError, FriendNumber, OutgoingRequest};
+use super::{Node, NodeError};
+use crate::dht::wire::packed_node::canonical;
+use crate::dht::DhtEvent;
+use crate::friend::packets::PACKET_ID_ALIVE;
+use crate::friend::{
+    validate_friend_add, FriendAction, FriendAddError, FriendConnStatus, FriendRequest, Received,
+    RequestSchedule, ToxId,
+};
+
+impl Node {
+    // ----- the application's calls -----------------------------------------------------
+
+    /// Adds a friend by Tox ID and sends it a friend request with `message`
+    /// (`tox_friend_add`, protocol.md §6.5). The request is retried (5 s, doubling) until
+    /// the friend comes online.
+    pub fn add_friend(
+        &mut self,
+        now: Timestamp,
+        id: &ToxId,
+        message: &[u8],
+    ) -> Result<FriendNumber, FriendAddError> {
+        let id = validate_friend_add(&id.to_bytes(), message, &self.keys.public)?;
+        let request =
+            FriendRequest::new(id.nospam, message).map_err(|_| FriendAddError::NoMessage)?;
+        if let Some(number) = self.friends.by_pk(&id.pk) {
+            let friend = self
+                .friends
+                .get_mut(number)
+                .ok_or(FriendAddError::AlreadySent)?;
+            // A pending request under another nospam takes the new one (`m_addfriend`).
+            return match &mut friend.request {
+                Some(pending) if pending.request.nospam() != id.nospam => {
+                    pending.request = request;
+                    Err(FriendAddError::SetNewNospam)
+                }
+                _ => Err(FriendAddError::AlreadySent),
+            };
+        }
+        let number = self
+            .friends
+            .add(id.pk)
+            .map_err(|_| FriendAddError::AlreadySent)?;
+        self.endpoint.allow_peer(id.pk);
+        if let Some(friend) = self.friends.get_mut(number) {
+            friend.request = Some(OutgoingRequest {
+                request,
+                schedule: RequestSchedule::new(),
+            });
+        }
+        self.friend_timers(now);
+        Ok(number)
+    }
+
+    /// Adds a friend without a request (`tox_friend_add_norequest`, or accepting a
+    /// request): we accept its sessions, and connect once its DHT key is known.
+    pub fn add_friend_norequest(
+        &mut self,
+        now: Timestamp,
+        pk: PublicKey,
+    ) -> Result<FriendNumber, NodeError> {
+        if pk == self.keys.public {
+            return Err(NodeError::OwnKey);
+        }
+        let number = self.friends.add(pk)?;
+        self.endpoint.allow_peer(pk);
+        self.friend_timers(now);
+        Ok(number)
+    }
+
+    /// Adds (or updates) a friend whose DHT key and address are known, and dials it at
+    /// once: the direct form of `rustox send --to ADDR --key KEY`.
+    pub fn add_friend_direct(
+        &mut self,
+        now: Timestamp,
+        pk: PublicKey,
+        dht_pk: PublicKey,
+        addr: SocketAddr,
+    ) -> Result<FriendNumber, NodeError> {
+        let number = match self.friends.by_pk(&pk) {
+            Some(n) => n,
+            None => self.add_friend_norequest(now, pk)?,
+        };
+        if let Some(friend) = self.friends.get_mut(number) {
+            friend.passive = false;
+            friend.conn.set_dht_pk(now, dht_pk);
+            friend.conn.set_direct_addr(now, canonical(addr));
+        }
+        self.drive_friend(now, number);
+        Ok(number)
+    }
+
+    /// Removes a friend: its session is killed (after an `OFFLINE` packet when it was
+    /// online), its transfers fail, and it can no longer open a session to us.
+    pub fn delete_friend(&mut self, now: Timestamp, friend: FriendNumber) -> Result<(), NodeError> {
+        let mut removed = self
+            .friends
+            .remove(friend)
+            .ok_or(NodeError::UnknownFriend)?;
+        self.endpoint.forbid_peer(&removed.pk);
+        self.requests.forget(&removed.pk);
+        if let Some(dht_pk) = removed.dht_pk() {
+            self.dht.remove_friend(&dht_pk);
+        }
+        if let Some(conn) = removed
+            .session
+            .and_then(|id| self.endpoint.connection_mut(id))
+        {
+            if removed.online {
+                let _ = conn.send_lossless(now, &[super::messenger::PACKET_ID_OFFLINE]);
+            }
+            conn.kill(now);
+        }
+        removed.files.friend_offline(friend, &mut Vec::new());
+        Ok(())
+    }
+
+    /// The friend with this real key.
+    pub fn friend_by_pk(&self, pk: &PublicKey) -> Option<FriendNumber> {
+        self.friends.by_pk(pk)
+    }
+
+    /// Every friend's number.
+    pub fn friends(&self) -> Vec<FriendNumber> {
+        self.friends.numbers()
+    }
+
+    /// A friend's real key.
+    pub fn friend_public_key(&self, friend: FriendNumber) -> Option<PublicKey> {
+        self.friends.get(friend).map(|f| f.pk)
+    }
+
+    /// A friend's DHT key, once known.
+    pub fn friend_dht_key(&self, friend: FriendNumber) -> Option<PublicKey> {
+        self.friends.get(friend).and_then(|f| f.dht_pk())
+    }
+
+    /// Whether a friend is online (its session is up and its `ONLINE` arrived).
+    pub fn is_friend_online(&self, friend: FriendNumber) -> bool {
+        self.friends.get(friend).is_some_and(|f| f.online)
+    }
+
+    /// The transport's statistics of a friend's session.
+    pub fn session_stats(&self, friend: FriendNumber) -> Option<rustox_net_crypto::TransportStats> {
+        let id = self.friends.get(friend)?.session?;
+        self.endpoint.connection(id).map(|c| c.transport().stats())
+    }
+
+    // ----- timers ----------------------------------------------------------------------
+
+    /// Runs every friend's due timers (friend_connection, friend requests).
+    pub(super) fn friend_timers(&mut self, now: Timestamp) {
+        for number in self.friends.numbers() {
+            let Some(friend) = self.friends.get_mut(number) else {
+                continue;
+            };
+            if friend.conn.poll_timeout().is_some_and(|t| t <= now) {
+                friend.conn.handle_timeout(now);
+            }
+            self.send_friend_request(now, number);
+            self.drive_friend(now, number);
+        }
+    }
+
+    /// The earliest deadline of any friend.
+    pub(super) fn friends_poll_timeout(&self) -> Option<Timestamp> {
+        self.friends
+            .iter()
+            .flat_map(|(_, f)| {
+                [
+                    f.conn.poll_timeout(),
+                    f.request.as_ref().and_then(|r| r.schedule.poll_timeout()),
+                ]
+            })
+            .flatten()
+            .min()
+    }
+
+    /// Sends our friend request to `number` if it is due. Routes: a live session (id 18);
+    /// the onion, once it finds nodes where the friend is announced.
+    fn send_friend_request(&mut self, now: Timestamp, number: FriendNumber) {
+        let Some(friend) = self.friends.get_mut(number) else {
+            return;
+        };
+        let Some(pending) = friend.request.as_mut() else {
+            return;
+        };
+        pending.schedule.handle_timeout(now);
+        if !pending.schedule.due(now) {
+            return;
+        }
+        let session = friend
+            .session
+            .and_then(|id| self.endpoint.connection_mut(id));
+        match session.filter(|c| c.status() == ConnectionStatus::Established) {
+            Some(conn) => {
+                let _ = conn.send_lossless(now, &pending.request.encode_net_crypto());
+                pending.schedule.on_sent(now);
+            }
+            None => pending.schedule.on_send_failed(now),
+        }
+    }
+
+    // ----- friend_connection's actions -------------------------------------------------
+
+    /// Carries out everything `number`'s friend_connection asks for.
+    pub(super) fn drive_friend(&mut self, now: Timestamp, number: FriendNumber) {
+        loop {
+            let Some(friend) = self.friends.get_mut(number) else {
+                return;
+            };
+            let Some(action) = friend.conn.poll_action() else {
+                return;
+            };
+            self.apply_friend_action(now, number, action);
+        }
+    }
+
+    fn apply_friend_action(&mut self, now: Timestamp, number: FriendNumber, action: FriendAction) {
+        let Some(friend) = self.friends.get_mut(number) else {
+            return;
+        };
+        match action {
+            FriendAction::Connect { dht_pk, addr } => {
+                friend.awaiting_addr = None;
+                if friend.passive {
+                    // A stranger that dialled us: its sessions are welcome, but we never
+                    // dial it.
+                    return;
+                }
+                match addr {
+                    Some(addr) => self.dial(now, number, dht_pk, addr),
+                    None => friend.awaiting_addr = Some(dht_pk),
+                }
+            }
+            FriendAction::SetDirectAddr(addr) => {
+                if let Some(dht_pk) = friend.awaiting_addr.take() {
+                    self.dial(now, number, dht_pk, addr);
+                } else if let Some(id) = friend.session {
+                    self.endpoint.set_peer_addr(id, addr);
+                }
+            }
+            FriendAction::SendAlive => {
+                if let Some(conn) = friend
+                    .session
+                    .and_then(|id| self.endpoint.connection_mut(id))
+                {
+                    let _ = conn.send_lossless(now, &[PACKET_ID_ALIVE]);
+                }
+            }
+            // No TCP relays yet: friend_connection sends SHARE_RELAYS only with relays.
+            FriendAction::SendShareRelays => {}
+            FriendAction::Kill { .. } => {
+                friend.awaiting_addr = None;
+                if let Some(id) = friend.session.take() {
+                    if let Some(conn) = self.endpoint.connection_mut(id) {
+                        conn.kill(now);
+                    }
+                }
+            }
+            FriendAction::DhtPkChanged { old, new } => {
+                if let Some(old) = old {
+                    self.dht.remove_friend(&old);
+                }
+                if let Some(new) = new {
+                    self.dht.add_friend(new, self.rng.as_mut());
+                }
+            }
+            FriendAction::StatusChanged { connected: true } => {
+                if let Some(conn) = friend
+                    .session
+                    .and_then(|id| self.endpoint.connection_mut(id))
+                {
+                    // Messenger's hello: the friend is online for the peer once it arrives.
+                    let _ = conn.send_lossless(now, &[super::messenger::PACKET_ID_ONLINE]);
+                }
+            }
+            FriendAction::StatusChanged { connected: false } => self.go_offline(number),
+        }
+    }
+
+    /// Opens a session to a friend at `addr` (`new_crypto_connection` +
+    /// `set_direct_ip_port`). A live session the endpoint already has with it (crossed
+    /// handshakes) becomes the friend's.
+    fn dial(&mut self, now: Timestamp, number: FriendNumber, dht_pk: PublicKey, addr: SocketAddr) {
+        let Some(friend) = self.friends.get_mut(number) else {
+            return;
+        };
+        match self.endpoint.connect(now, addr, friend.pk, dht_pk) {
+            Ok(id) => friend.session = Some(id),
+            Err(ConnectError::AlreadyConnected) => {
+                friend.session = self.endpoint.connection_to(&friend.pk);
+                if friend.session.is_none() {
+                    // The address is another peer's live session: no session this round.
+                    friend.conn.on_closed(now);
+                }
+            }
+            // Out of room for sessions: friend_connection retries (once a second at most).
+            Err(_) => friend.conn.on_closed(now),
+        }
+    }
+
+    // ----- what the DHT and the endpoint report ----------------------------------------
+
+    pub(super) fn drain_dht(&mut self, now: Timestamp) {
+        while let Some(event) = self.dht.poll_event() {
+            match event {
+                DhtEvent::FriendAddr { pk, addr } => {
+                    if let Some(n) = self.friends.by_dht_pk(&pk) {
+                        if let Some(f) = self.friends.get_mut(n) {
+                            f.conn.set_direct_addr(now, addr);
+                        }
+                        self.drive_friend(now, n);
+                    }
+                }
+                // DHT-PK and friend requests through the DHT: handled with the onion.
+                DhtEvent::Request { .. } => {}
+            }
+        }
+    }
+
+    pub(super) fn drain_endpoint(&mut self, now: Timestamp) {
+        while let Some(event) = self.endpoint.poll_event() {
+            match event {
+                EndpointEvent::Incoming {
+                    id,
+                    peer_real_pk,
+                    peer_dht_pk,
+                    addr,
+                } => self.on_incoming(now, id, peer_real_pk, peer_dht_pk, addr),
+                EndpointEvent::Connection { id, event } => self.on_connection(now, id, event),
+            }
+        }
+    }
+
+    fn on_incoming(
+        &mut self,
+        now: Timestamp,
+        id: ConnectionId,
+        pk: PublicKey,
+        dht_pk: PublicKey,
+        addr: SocketAddr,
+    ) {
+        let number = match self.friends.by_pk(&pk) {
+            Some(n) => n,
+            None if self.accept_strangers => match self.add_stranger(pk) {
+                Some(n) => {
+                    self.push_event(NodeEvent::FriendAdded { friend: n, pk });
+                    n
+                }
+                None => {
+                    if let Some(conn) = self.endpoint.connection_mut(id) {
+                        conn.kill(now);
+                    }
+                    return;
+                }
+            },
+            None => {
+                // The endpoint accepts only allowed keys; a stranger here means the friend
+                // was deleted in between.
+                if let Some(conn) = self.endpoint.connection_mut(id) {
+                    conn.kill(now);
+                }
+                return;
+            }
+        };
+        let Some(friend) = self.friends.get_mut(number) else {
+            return;
+        };
+        friend.awaiting_addr = None;
+        if let Some(old) = friend.session.replace(id) {
+            if old != id {
+                if let Some(conn) = self.endpoint.connection_mut(old) {
+                    conn.kill(now);
+                }
+            }
+        }
+        friend.conn.on_incoming_session(now, dht_pk, Some(addr));
+        self.drive_friend(now, number);
+    }
+
+    /// A stranger that dialled us becomes a passive friend. When the list is full, a
+    /// passive friend without a live session makes room: strangers cannot lock the list.
+    fn add_stranger(&mut self, pk: PublicKey) -> Option<FriendNumber> {
+        let number = match self.friends.add(pk) {
+            Ok(n) => n,
+            Err(FriendListError::Full) => {
+                let idle = self
+                    .friends
+                    .iter()
+                    .find(|(_, f)| f.passive && f.conn.status() != FriendConnStatus::Connected)
+                    .map(|(n, _)| n)?;
+                let gone = self.friends.remove(idle)?;
+                self.endpoint.forbid_peer(&gone.pk);
+                if let Some(id) = gone.session {
+                    if let Some(conn) = self.endpoint.connection_mut(id) {
+                        conn.kill(Timestamp::ZERO);
+                    }
+                }
+                if let Some(dht_pk) = gone.dht_pk() {
+                    self.dht.remove_friend(&dht_pk);
+                }
+                self.friends.add(pk).ok()?
+            }
+            Err(FriendListError::AlreadyFriend) => self.friends.by_pk(&pk)?,
+        };
+        if let Some(f) = self.friends.get_mut(number) {
+            f.passive = true;
+        }
+        Some(number)
+    }
+
+    fn on_connection(&mut self, now: Timestamp, id: ConnectionId, event: ConnectionEvent) {
+        let Some(number) = self.friends.by_session(id) else {
+            return;
+        };
+        match event {
+            ConnectionEvent::Established => {
+                if let Some(f) = self.friends.get_mut(number) {
+                    f.conn.on_established(now);
+                }
+                self.drive_friend(now, number);
+            }
+            ConnectionEvent::Lossless(payload) => {
+                let Some((&kind, body)) = payload.split_first() else {
+                    return;
+                };
+                let Some(f) = self.friends.get_mut(number) else {
+                    return;
+                };
+                match f.conn.on_packet(now, kind, body) {
+                    Ok(Received::ForMessenger) => {
+                        self.on_messenger_packet(now, number, id, &payload)
+                    }
+                    Ok(Received::FriendRequest(request)) => {
+                        self.on_friend_request(now, f_pk(self, number), request)
+                    }
+                    Ok(Received::Alive | Received::Relays(_)) => {}
+                    Err(_) => self.stats.bad_friend_packets += 1,
+                }
+            }
+            ConnectionEvent::Lossy(_) => self.stats.packets_ignored += 1,
+            ConnectionEvent::Closed(reason) => self.on_closed(now, number, reason),
+        }
+    }
+
+    fn on_closed(&mut self, now: Timestamp, number: FriendNumber, reason: CloseReason) {
+        if let Some(f) = self.friends.get_mut(number) {
+            f.session = None;
+            f.conn.on_closed(now);
+        }
+        self.drive_friend(now, number);
+        self.push_event(NodeEvent::SessionClosed {
+            friend: number,
+            reason,
+        });
+    }
+
+    /// A friend request that arrived (onion data 32, DHT request 32 or net_crypto 18) from
+    /// `sender`'s real key: through the filter (nospam, repeats, friends), then to the
+    /// application, or straight into the friend list when the node accepts strangers.
+    pub(super) fn on_friend_request(
+        &mut self,
+        now: Timestamp,
+        sender: Option<PublicKey>,
+        request: FriendRequest,
+    ) {
+        let Some(sender) = sender else {
+            return;
+        };
+        let friends = &self.friends;
+        let Ok(request) = self
+            .requests
+            .check_request(&sender, request, |pk| friends.by_pk(pk).is_some())
+        else {
+            return;
+        };
+        if self.accept_strangers {
+            if let Ok(number) = self.add_friend_norequest(now, sender) {
+                self.push_event(NodeEvent::FriendAdded {
+                    friend: number,
+                    pk: sender,
+                });
+            }
+            return;
+        }
+        self.push_event(NodeEvent::FriendRequest {
+            pk: sender,
+            message: request.message().to_vec(),
+        });
+    }
+
+    /// The friend is no longer online for Messenger: its transfers fail.
+    pub(super) fn go_offline(&mut self, number: FriendNumber) {
+        let Some(f) = self.friends.get_mut(number) else {
+            return;
+        };
+        let was_online = std::mem::replace(&mut f.online, false);
+        let mut events = Vec::new();
+        f.files.friend_offline(number, &mut events);
+        for e in events {
+            self.push_event(e);
+        }
+        if was_online {
+            self.push_event(NodeEvent::FriendConnection {
+                friend: number,
+                online: false,
+                addr: None,
+            });
+        }
+    }
+}
+
+/// The real key of friend `number`.
+fn f_pk(node: &Node, number: FriendNumber) -> Option<PublicKey> {
+    node.friends.get(number).map(|f| f.pk)
+}
