@@ -11,3 +11,4 @@ pub mod bootstrap_node;
 pub mod dht;
 #[cfg(feature = "io")]
 pub mod driver;
+pub mod onion;
