@@ -330,7 +330,7 @@ fn stored_status_follows_0_2_18() {
     assert!(matches!(r2.status, AnnounceStatus::Stored(_)));
     assert_eq!(net.stored(3), 2);
     // Entries expire 300 s after their last refresh.
-    net.now = net.now + ONION_ANNOUNCE_TIMEOUT;
+    net.now += ONION_ANNOUNCE_TIMEOUT;
     assert_eq!(net.stored(3), 0);
 }
 
@@ -585,7 +585,7 @@ proptest! {
                 prop_assert!(t.payload.len() <= bytes.len() + 110);
                 prop_assert!(t.dst.port() != 0);
             }
-            now = now + Duration::from_secs(97);
+            now += Duration::from_secs(97);
             server.handle_timeout(now, &mut rng);
         }
         prop_assert!(server.store().len(now) <= ONION_ANNOUNCE_MAX_ENTRIES);

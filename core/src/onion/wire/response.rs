@@ -9,8 +9,8 @@
 //! | —    | A → client | `[response]`                           |
 //!
 //! The response is not encrypted by the relays (its own box is for the client); 0.2.18
-//! relays pass only 0x84 and 0x86. Receipt checks, in c-toxcore's order: length ≤ 1400 and
-//! > `1 + RETURN_n`; the response kind; then the sendback opens (see
+//! relays pass only 0x84 and 0x86. Receipt checks, in c-toxcore's order: a length of at
+//! most 1400 and more than `1 + RETURN_n`; the response kind; then the sendback opens (see
 //! [`super::sendback::open`]).
 
 use super::sendback::ReturnLevel;
