@@ -22,6 +22,7 @@ use rustox_core::dht::wire::dht_packet::{DhtMessage, Envelope};
 use rustox_core::dht::wire::nodes::NodesRequest;
 use rustox_core::dht::{DhtConfig, GuardConfig};
 use rustox_core::driver::workers::{NodeRunner, RunnerConfig, UdpMode};
+use rustox_core::onion::server::OnionConfig;
 use rustox_net_crypto::crypto::{KeyPair, Nonce, PrecomputedKey, PublicKey};
 
 /// Builds toxnet once; `None` (with a notice) when c-toxcore is not installed outside CI.
@@ -136,6 +137,7 @@ fn start_rustox(port: u16) -> NodeRunner {
                 guard: GuardConfig::default(),
                 ..DhtConfig::default()
             },
+            onion: Some(OnionConfig::default()),
         },
     )
     .expect("start rustox node")
