@@ -569,6 +569,27 @@ fn rate_limit_runs_before_decryption() {
     assert_eq!(server.key_agreements(), 4);
 }
 
+#[test]
+fn the_timer_replaces_the_sendback_key_every_two_hours() {
+    let mut rng = ChaCha8Rng::seed_from_u64(3);
+    let keys = KeyPair::generate(&mut rng);
+    let t0 = Timestamp::from_secs(50);
+    let mut server = OnionServer::new(&keys, OnionConfig::default(), t0, &mut rng);
+    assert_eq!(server.poll_timeout(), t0 + KEY_REFRESH_INTERVAL);
+    let before = server.relay.sendback_key().clone();
+    server.handle_timeout(t0 + KEY_REFRESH_INTERVAL - Duration::from_secs(1), &mut rng);
+    assert_eq!(server.stats().key_refreshes, 0);
+    let t1 = t0 + KEY_REFRESH_INTERVAL;
+    server.handle_timeout(t1, &mut rng);
+    assert_eq!(server.stats().key_refreshes, 1);
+    assert_eq!(server.poll_timeout(), t1 + KEY_REFRESH_INTERVAL);
+    let nonce = Nonce([0; 24]);
+    assert_ne!(
+        before.encrypt(&nonce, b"x"),
+        server.relay.sendback_key().encrypt(&nonce, b"x")
+    );
+}
+
 proptest! {
     #[test]
     fn arbitrary_datagrams_never_panic_or_grow_memory(
