@@ -1,5 +1,6 @@
 //! A long-running DHT bootstrap node (`rustox bootstrap`): a DHT node with a stable key that
-//! answers ping, get-nodes and bootstrap-info (protocol.md §5.8), the way tox-bootstrapd does.
+//! answers ping, get-nodes and bootstrap-info (protocol.md §5.8), and serves the onion —
+//! relays paths, keeps announces, forwards data (§6.2, §6.3) — the way tox-bootstrapd does.
 //!
 //! Start-up order (opentracker lesson, DESIGN.md lesson 4): the key file is read (or
 //! created) before any socket exists, so no request is ever answered under a key that is
@@ -18,6 +19,7 @@ use crate::dht::node::{BootstrapInfo, DhtConfig};
 use crate::dht::source_guard::GuardConfig;
 use crate::driver::keyfile::{self, KeyFileError};
 use crate::driver::workers::{NodeRunner, RunnerConfig, RunnerStats, UdpMode};
+use crate::onion::server::{OnionConfig, OnionDrop};
 
 /// The version a bootstrap-info reply carries: rustox 0.1.0 encoded as
 /// major × 1 000 000 + minor × 1000 + patch. (Debian's tox-bootstrapd 0.2.18 sends
@@ -95,6 +97,18 @@ pub fn dht_config(opts: &BootstrapOptions) -> DhtConfig {
     }
 }
 
+/// The onion settings a bootstrap node runs with: the per-source onion rate is four times
+/// the DHT rate (`OnionConfig::default`'s ratio), unlimited when the DHT rate is.
+pub fn onion_config(opts: &BootstrapOptions) -> OnionConfig {
+    let default = OnionConfig::default();
+    OnionConfig {
+        guard: GuardConfig {
+            rate: opts.rate.map(|r| r * 4.0),
+            burst: default.guard.burst,
+        },
+    }
+}
+
 /// Loads (or creates) the key file.
 pub fn load_keys(opts: &BootstrapOptions) -> Result<(KeyPair, bool), BootstrapError> {
     let mut rng = StdRng::from_entropy();
@@ -118,6 +132,7 @@ impl BootstrapNode {
                 workers: opts.workers,
                 mode: opts.mode,
                 dht: dht_config(opts),
+                onion: Some(onion_config(opts)),
             },
         )?;
         for (addr, pk) in &opts.bootstrap {
@@ -144,9 +159,17 @@ impl BootstrapNode {
         let secs = now.duration_since(then).as_secs_f64().max(1e-3);
         let rate = |a: u64, b: u64| (a.saturating_sub(b)) as f64 / secs;
         self.last = (now, s);
+        let o = &s.onion;
+        let onion_drops: Vec<String> = OnionDrop::ALL
+            .iter()
+            .filter(|r| o.dropped(**r) > 0)
+            .map(|r| format!("{}:{}", r.name(), o.dropped(*r)))
+            .collect();
         format!(
             "up {:.0}s close_nodes={} in={} ({:.0}/s) out={} ({:.0}/s) pings={} get_nodes={} info={} \
-             rate_limited={} amplification_refused={} malformed={} unsupported={} unsolicited={} key_agreements={}",
+             rate_limited={} amplification_refused={} malformed={} unsupported={} unsolicited={} key_agreements={} \
+             onion_in={} ({:.0}/s) onion_relayed={} onion_responses={} announces={} announce_stored={} \
+             search_found={} announced={} onion_data={} onion_dropped={} [{}]",
             self.started.elapsed().as_secs_f64(),
             s.close_nodes,
             s.gate.datagrams_in,
@@ -162,6 +185,17 @@ impl BootstrapNode {
             s.gate.unsupported,
             s.dht.responses_unsolicited,
             s.key_agreements,
+            o.datagrams_in,
+            rate(o.datagrams_in, prev.onion.datagrams_in),
+            o.requests_relayed.iter().sum::<u64>(),
+            o.responses_relayed.iter().sum::<u64>(),
+            o.announces_answered,
+            o.announces_stored,
+            o.searches_found,
+            s.onion_announced,
+            o.data_forwarded,
+            o.total_dropped(),
+            onion_drops.join(" "),
         )
     }
 

@@ -14,3 +14,4 @@ pub mod dht;
 pub mod driver;
 pub mod friend;
 pub mod node;
+pub mod onion;

@@ -4,6 +4,8 @@
 //!   worker i:  blocking recv_from ─► own Gate (limits, decrypt) ─► lock node: handle,
 //!              drain outputs ─► unlock ─► own Gate (encrypt) ─► send_to
 //!   timer:     sleep until the node's deadline ─► lock: handle_timeout, drain ─► send
+//!   onion:     worker: recv_from ─► lock onion (and, for an announce, the node first):
+//!              handle_datagram ─► unlock ─► send_to
 //! ```
 //!
 //! Choices and the measurements behind them (`auto_tests/src/bin/dht-load.rs`, full tables in
@@ -30,6 +32,13 @@
 //!   skew between fields; nothing on the packet path writes memory another worker writes.
 //! * **Order**: keys are loaded before the first socket exists (the caller's job); teardown
 //!   stops the timer thread first (it is the one that sends unprompted), then the workers.
+//! * **The onion server** (protocol.md §6.2, §6.3, as c-toxcore's DHT_bootstrap serves it)
+//!   sits beside the DHT node under its own lock: relayed packets never take the node's
+//!   lock, and an announce takes the node's lock first, then the onion's, for the closest
+//!   nodes of its answer (the only place both are held, always in that order). Its layer
+//!   crypto runs under its lock; not measured yet, since onion traffic at a bootstrap node is
+//!   a fraction of its get-nodes. Onion datagrams bypass the gate (the server has its own
+//!   per-source limit and counters).
 
 use std::net::{SocketAddr, UdpSocket};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -47,6 +56,8 @@ use super::socket::{bind_udp, recv_from, send_to, wake_reader};
 use crate::dht::gate::{Gate, GateStats};
 use crate::dht::node::{DhtConfig, DhtNode, DhtStats};
 use crate::dht::wire::packed_node::PackedNode;
+use crate::onion::server::{NoNodes, OnionConfig, OnionServer, OnionStats};
+use crate::onion::wire::kind as onion_kind;
 
 /// How workers share the port.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -68,6 +79,9 @@ pub struct RunnerConfig {
     pub mode: UdpMode,
     /// The node's settings.
     pub dht: DhtConfig,
+    /// The onion server's settings; `None` leaves onion datagrams unanswered (counted by
+    /// the gate as unsupported).
+    pub onion: Option<OnionConfig>,
 }
 
 /// Counters of one worker, written only by it.
@@ -132,10 +146,15 @@ pub struct RunnerStats {
     pub dht: DhtStats,
     /// Good nodes in the close list.
     pub close_nodes: usize,
+    /// The onion server's counters (zero without one).
+    pub onion: OnionStats,
+    /// Keys announced at the onion server now.
+    pub onion_announced: usize,
 }
 
 struct Shared {
     node: Mutex<DhtNode>,
+    onion: Option<Mutex<OnionServer>>,
     keys: KeyPair,
     clock: Clock,
     stop: AtomicBool,
@@ -149,6 +168,33 @@ impl Shared {
         // A worker that panicked mid-update leaves lists that are still well-formed
         // (every mutation is a single assignment), so the poison is ignored.
         self.node.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Handles an onion datagram if there is an onion server and `bytes` is one of its
+    /// kinds; `None` otherwise.
+    fn onion_datagram(
+        &self,
+        now: Timestamp,
+        from: SocketAddr,
+        bytes: &[u8],
+        rng: &mut StdRng,
+    ) -> Option<Option<crate::dht::Transmit>> {
+        let onion = self.onion.as_ref()?;
+        let k = *bytes.first()?;
+        if !OnionServer::handles(k) {
+            return None;
+        }
+        // Every mutation of the server is a single assignment or a counter: a poisoned lock
+        // still guards a well-formed server.
+        let out = if k == onion_kind::ANNOUNCE_REQUEST {
+            let node = self.lock();
+            let mut server = onion.lock().unwrap_or_else(|p| p.into_inner());
+            server.handle_datagram(now, from, bytes, &*node, rng)
+        } else {
+            let mut server = onion.lock().unwrap_or_else(|p| p.into_inner());
+            server.handle_datagram(now, from, bytes, &NoNodes, rng)
+        };
+        Some(out.ok())
     }
 }
 
@@ -177,8 +223,12 @@ impl NodeRunner {
         let clock = Clock::default();
         let mut rng = StdRng::from_entropy();
         let node = DhtNode::new(keys.clone(), config.dht.clone(), clock.now(), &mut rng);
+        let onion = config
+            .onion
+            .map(|c| Mutex::new(OnionServer::new(&keys, c, clock.now(), &mut rng)));
         let shared = Arc::new(Shared {
             node: Mutex::new(node),
+            onion,
             keys,
             clock,
             stop: AtomicBool::new(false),
@@ -254,9 +304,16 @@ impl NodeRunner {
             out.key_agreements += k;
         }
         let now = self.shared.clock.now();
-        let node = self.shared.lock();
-        out.dht = node.stats();
-        out.close_nodes = node.close_list().good_count(now);
+        {
+            let node = self.shared.lock();
+            out.dht = node.stats();
+            out.close_nodes = node.close_list().good_count(now);
+        }
+        if let Some(onion) = &self.shared.onion {
+            let onion = onion.lock().unwrap_or_else(|p| p.into_inner());
+            out.onion = onion.stats();
+            out.onion_announced = onion.store().len(now);
+        }
         out
     }
 
@@ -311,6 +368,12 @@ fn worker_loop(shared: &Shared, socket: &UdpSocket, index: usize, guard: crate::
             Ok(None) | Err(_) => continue,
         };
         let now = shared.clock.now();
+        if let Some(out) = shared.onion_datagram(now, from, &buf[..len], &mut rng) {
+            if let Some(t) = out {
+                let _ = send_to(socket, &t.payload, t.dst, v6);
+            }
+            continue;
+        }
         if let Ok(incoming) = gate.open(now, from, &buf[..len]) {
             let mut node = shared.lock();
             node.handle_incoming(
@@ -345,6 +408,16 @@ fn timer_loop(shared: &Shared, socket: &UdpSocket, guard: crate::dht::GuardConfi
             }
             outs.extend(std::iter::from_fn(|| node.poll_outgoing()));
             node.poll_timeout()
+        };
+        let deadline = match &shared.onion {
+            Some(onion) => {
+                let mut onion = onion.lock().unwrap_or_else(|p| p.into_inner());
+                if onion.poll_timeout() <= now {
+                    onion.handle_timeout(now, &mut rng);
+                }
+                deadline.min(onion.poll_timeout())
+            }
+            None => deadline,
         };
         for out in outs.drain(..) {
             if let Some(t) = gate.seal(now, out, &mut rng) {

@@ -1,0 +1,384 @@
+//! What c-toxcore clients expect of any DHT node (protocol.md §6.2, §6.3), sans-IO: relay
+//! onion requests and responses ([`relay`]), keep the announce store and forward data to
+//! announced keys ([`announce_store`]).
+//!
+//! [`OnionServer::handle_datagram`] takes one datagram and returns the one datagram it
+//! causes, or the typed reason it was dropped; every outcome is counted in
+//! [`OnionServer::stats`]. Nothing is queued: memory is fixed once the server exists (four
+//! key caches of 1024 entries, 160 announce entries, a 4096-slot per-source table).
+//!
+//! Against abuse, beyond c-toxcore 0.2.18:
+//! * Datagrams from UDP port 0 are dropped, and nothing is sent to port 0.
+//! * A per-source rate limit ([`OnionConfig::guard`]) runs before any decryption, so a flood
+//!   of fresh keys from one address costs a hash, not a key agreement per datagram.
+//! * Every output is smaller than the datagram that caused it, except an announce response
+//!   (at most 464 bytes for a 354-byte request, 1.31×), which goes back to the request's
+//!   source. A spoofed source therefore gains no real amplification.
+
+pub mod announce_store;
+pub mod ping_id;
+pub mod relay;
+
+use std::net::SocketAddr;
+
+use rustox_net_crypto::crypto::{CryptoRng, KeyPair, PublicKey};
+use rustox_net_crypto::Timestamp;
+
+use crate::dht::gate::Transmit;
+use crate::dht::node::DhtNode;
+use crate::dht::source_guard::{GuardConfig, SourceGuard};
+use crate::dht::wire::packed_node::{canonical, PackedNode};
+use crate::onion::wire::announce::AnnounceError;
+use crate::onion::wire::data::DataError;
+use crate::onion::wire::kind;
+use crate::onion::wire::request::RequestError;
+use crate::onion::wire::response::ResponseError;
+
+pub use announce_store::AnnounceStore;
+pub use relay::{Relay, KEY_REFRESH_INTERVAL};
+
+/// Where announce responses get their nodes: the DHT's closest good nodes to a key
+/// (c-toxcore `get_close_nodes`). [`DhtNode`] implements it; tests pass a fake.
+pub trait CloseNodes {
+    /// Up to four nodes closest to `target`; LAN addresses only if `requester_on_lan`.
+    fn closest_nodes(
+        &self,
+        now: Timestamp,
+        target: &PublicKey,
+        requester_on_lan: bool,
+    ) -> Vec<PackedNode>;
+}
+
+impl CloseNodes for DhtNode {
+    fn closest_nodes(
+        &self,
+        now: Timestamp,
+        target: &PublicKey,
+        requester_on_lan: bool,
+    ) -> Vec<PackedNode> {
+        DhtNode::closest_nodes(self, now, target, requester_on_lan)
+    }
+}
+
+/// No DHT to ask: announce responses carry no nodes.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct NoNodes;
+
+impl CloseNodes for NoNodes {
+    fn closest_nodes(&self, _: Timestamp, _: &PublicKey, _: bool) -> Vec<PackedNode> {
+        Vec::new()
+    }
+}
+
+/// Why an onion datagram was dropped. Field-less so it can be counted.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, thiserror::Error)]
+pub enum OnionDrop {
+    /// From UDP port 0: no answer can reach it.
+    #[error("datagram from port 0")]
+    FromPortZero,
+    /// The source is over its onion datagram rate.
+    #[error("source over its rate limit")]
+    RateLimited,
+    /// Not a kind an onion server handles (0x84/0x86 are for clients; 0.2.18 relays never
+    /// deliver the group announce 0x87, and this server does not answer it).
+    #[error("not an onion server packet")]
+    UnknownKind,
+    /// A length outside the kind's bounds.
+    #[error("bad length")]
+    BadLength,
+    /// Our layer or the announce box did not open.
+    #[error("decryption failed")]
+    Decrypt,
+    /// The next hop's address is not UDP.
+    #[error("next hop is not a UDP address")]
+    BadAddress,
+    /// The next hop's port is 0.
+    #[error("next hop is port 0")]
+    ToPortZero,
+    /// At the last hop, a payload other than 0x83/0x85; or a response other than 0x84/0x86.
+    #[error("payload kind not relayed")]
+    ForbiddenPayload,
+    /// A response whose sendback does not open under our key: forged, corrupted, or made
+    /// before our last key refresh.
+    #[error("sendback does not open")]
+    BadSendback,
+    /// The first hop's sendback names a TCP client; this node serves no TCP relay clients.
+    #[error("sendback names a TCP client")]
+    TcpReturn,
+    /// A data request for a key not announced here.
+    #[error("destination not announced here")]
+    UnknownDestination,
+}
+
+impl OnionDrop {
+    /// Every reason, in counter order.
+    pub const ALL: [OnionDrop; 11] = [
+        OnionDrop::FromPortZero,
+        OnionDrop::RateLimited,
+        OnionDrop::UnknownKind,
+        OnionDrop::BadLength,
+        OnionDrop::Decrypt,
+        OnionDrop::BadAddress,
+        OnionDrop::ToPortZero,
+        OnionDrop::ForbiddenPayload,
+        OnionDrop::BadSendback,
+        OnionDrop::TcpReturn,
+        OnionDrop::UnknownDestination,
+    ];
+
+    /// A short name for statistics lines.
+    pub fn name(self) -> &'static str {
+        match self {
+            OnionDrop::FromPortZero => "from_port_zero",
+            OnionDrop::RateLimited => "rate_limited",
+            OnionDrop::UnknownKind => "unknown_kind",
+            OnionDrop::BadLength => "bad_length",
+            OnionDrop::Decrypt => "decrypt",
+            OnionDrop::BadAddress => "bad_address",
+            OnionDrop::ToPortZero => "to_port_zero",
+            OnionDrop::ForbiddenPayload => "forbidden_payload",
+            OnionDrop::BadSendback => "bad_sendback",
+            OnionDrop::TcpReturn => "tcp_return",
+            OnionDrop::UnknownDestination => "unknown_destination",
+        }
+    }
+}
+
+impl From<RequestError> for OnionDrop {
+    fn from(e: RequestError) -> Self {
+        match e {
+            RequestError::UnknownKind(_) => OnionDrop::UnknownKind,
+            RequestError::Decrypt => OnionDrop::Decrypt,
+            RequestError::Address(_) => OnionDrop::BadAddress,
+            RequestError::ForbiddenPayload(_) => OnionDrop::ForbiddenPayload,
+            RequestError::Sendback(_) => OnionDrop::BadSendback,
+            RequestError::BadLength { .. }
+            | RequestError::PayloadSize(_)
+            | RequestError::TcpHop => OnionDrop::BadLength,
+        }
+    }
+}
+
+impl From<ResponseError> for OnionDrop {
+    fn from(e: ResponseError) -> Self {
+        match e {
+            ResponseError::UnknownKind(_) => OnionDrop::UnknownKind,
+            ResponseError::BadLength { .. } => OnionDrop::BadLength,
+            ResponseError::ForbiddenResponse(_) => OnionDrop::ForbiddenPayload,
+        }
+    }
+}
+
+impl From<AnnounceError> for OnionDrop {
+    fn from(e: AnnounceError) -> Self {
+        match e {
+            AnnounceError::UnknownKind(_) => OnionDrop::UnknownKind,
+            AnnounceError::Decrypt => OnionDrop::Decrypt,
+            AnnounceError::BadLength { .. }
+            | AnnounceError::BadStatus(_)
+            | AnnounceError::Nodes(_)
+            | AnnounceError::TooManyNodes(_) => OnionDrop::BadLength,
+        }
+    }
+}
+
+impl From<DataError> for OnionDrop {
+    fn from(e: DataError) -> Self {
+        match e {
+            DataError::UnknownKind(_) => OnionDrop::UnknownKind,
+            DataError::Decrypt => OnionDrop::Decrypt,
+            DataError::BadLength { .. } | DataError::DataSize(_) => OnionDrop::BadLength,
+        }
+    }
+}
+
+/// Counters of an onion server.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct OnionStats {
+    /// Onion datagrams received (every kind passed to the server).
+    pub datagrams_in: u64,
+    /// Requests forwarded, by the hop we were: \[0\] A (0x80 in), \[1\] B (0x81), \[2\] C (0x82).
+    pub requests_relayed: [u64; 3],
+    /// Responses forwarded: \[0\] 0x8c in, \[1\] 0x8d, \[2\] 0x8e.
+    pub responses_relayed: [u64; 3],
+    /// Announce requests answered.
+    pub announces_answered: u64,
+    /// Of those, announces with a valid ping id that stored or refreshed an entry.
+    pub announces_stored: u64,
+    /// Of those, searches answered with `is_stored` 1.
+    pub searches_found: u64,
+    /// Data requests forwarded to an announced key.
+    pub data_forwarded: u64,
+    /// Sendback key replacements.
+    pub key_refreshes: u64,
+    /// Drops, indexed like [`OnionDrop::ALL`].
+    pub drops: [u64; OnionDrop::ALL.len()],
+}
+
+impl OnionStats {
+    /// Drops counted for `reason`.
+    pub fn dropped(&self, reason: OnionDrop) -> u64 {
+        self.drops[reason as usize]
+    }
+
+    /// All drops.
+    pub fn total_dropped(&self) -> u64 {
+        self.drops.iter().sum()
+    }
+
+    /// Datagrams that caused an output.
+    pub fn forwarded(&self) -> u64 {
+        self.requests_relayed.iter().sum::<u64>()
+            + self.responses_relayed.iter().sum::<u64>()
+            + self.announces_answered
+            + self.data_forwarded
+    }
+}
+
+/// Settings of an onion server.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct OnionConfig {
+    /// Per-source datagram limit, checked before decryption (`rate: None` = unlimited).
+    pub guard: GuardConfig,
+}
+
+impl Default for OnionConfig {
+    /// 128 onion datagrams/s per source IP, burst 512. A c-toxcore client sends a few
+    /// announce and search requests per second in steady state and bursts of some hundred at
+    /// start-up (195 in its first seconds against one bootstrap node, `tests/interop_dht.rs`);
+    /// relays forward other clients' traffic, spread over the whole network. The figure is a
+    /// margin over those, not a measurement of where honest traffic ends.
+    fn default() -> Self {
+        OnionConfig {
+            guard: GuardConfig {
+                rate: Some(128.0),
+                burst: 512.0,
+            },
+        }
+    }
+}
+
+/// The onion server of one DHT node.
+#[derive(Debug)]
+pub struct OnionServer {
+    relay: Relay,
+    store: AnnounceStore,
+    guard: SourceGuard,
+    stats: OnionStats,
+}
+
+impl OnionServer {
+    /// A server for our DHT key pair.
+    pub fn new(
+        keys: &KeyPair,
+        config: OnionConfig,
+        now: Timestamp,
+        rng: &mut dyn CryptoRng,
+    ) -> Self {
+        OnionServer {
+            relay: Relay::new(keys, now, rng),
+            store: AnnounceStore::new(keys, rng),
+            guard: SourceGuard::new(config.guard, rng),
+            stats: OnionStats::default(),
+        }
+    }
+
+    /// True for the kinds [`Self::handle_datagram`] serves: requests 0x80–0x82, announce
+    /// 0x83, data 0x85, responses 0x8c–0x8e.
+    pub fn handles(k: u8) -> bool {
+        matches!(
+            k,
+            kind::REQUEST_0
+                | kind::REQUEST_1
+                | kind::REQUEST_2
+                | kind::ANNOUNCE_REQUEST
+                | kind::DATA_REQUEST
+                | kind::RESPONSE_3
+                | kind::RESPONSE_2
+                | kind::RESPONSE_1
+        )
+    }
+
+    /// One datagram from `from`; the datagram it causes, or why it was dropped. `nodes`
+    /// supplies the closest nodes for announce responses.
+    pub fn handle_datagram(
+        &mut self,
+        now: Timestamp,
+        from: SocketAddr,
+        bytes: &[u8],
+        nodes: &dyn CloseNodes,
+        rng: &mut dyn CryptoRng,
+    ) -> Result<Transmit, OnionDrop> {
+        self.stats.datagrams_in += 1;
+        let result = self.dispatch(now, canonical(from), bytes, nodes, rng);
+        match &result {
+            Ok(t) => debug_assert!(t.dst.port() != 0 && t.payload.len() <= bytes.len() + 110),
+            Err(reason) => self.stats.drops[*reason as usize] += 1,
+        }
+        result
+    }
+
+    fn dispatch(
+        &mut self,
+        now: Timestamp,
+        from: SocketAddr,
+        bytes: &[u8],
+        nodes: &dyn CloseNodes,
+        rng: &mut dyn CryptoRng,
+    ) -> Result<Transmit, OnionDrop> {
+        if from.port() == 0 {
+            return Err(OnionDrop::FromPortZero);
+        }
+        let k = *bytes.first().ok_or(OnionDrop::UnknownKind)?;
+        if !Self::handles(k) {
+            return Err(OnionDrop::UnknownKind);
+        }
+        if self.guard.on_receive(now, from.ip(), bytes.len()).is_err() {
+            return Err(OnionDrop::RateLimited);
+        }
+        let stats = &mut self.stats;
+        match k {
+            kind::REQUEST_0 | kind::REQUEST_1 | kind::REQUEST_2 => {
+                self.relay.handle_request(now, from, bytes, stats, rng)
+            }
+            kind::RESPONSE_3 | kind::RESPONSE_2 | kind::RESPONSE_1 => {
+                self.relay.handle_response(now, bytes, stats, rng)
+            }
+            kind::ANNOUNCE_REQUEST => self
+                .store
+                .handle_announce(now, from, bytes, nodes, stats, rng),
+            _ => self.store.handle_data(now, bytes, stats),
+        }
+    }
+
+    /// Replaces the sendback key when it is due.
+    pub fn handle_timeout(&mut self, now: Timestamp, rng: &mut dyn CryptoRng) {
+        if self.relay.handle_timeout(now, rng) {
+            self.stats.key_refreshes += 1;
+        }
+    }
+
+    /// When [`Self::handle_timeout`] next has work: the sendback key's refresh. (Announce
+    /// entries expire by their timestamps and need no timer.)
+    pub fn poll_timeout(&self) -> Timestamp {
+        self.relay.next_refresh()
+    }
+
+    /// Counters.
+    pub fn stats(&self) -> OnionStats {
+        self.stats
+    }
+
+    /// The announce store.
+    pub fn store(&self) -> &AnnounceStore {
+        &self.store
+    }
+
+    /// Key agreements computed by the server's key caches.
+    pub fn key_agreements(&self) -> u64 {
+        self.relay.key_agreements() + self.store.key_agreements()
+    }
+}
+
+#[cfg(test)]
+mod tests;

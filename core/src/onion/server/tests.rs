@@ -1,0 +1,643 @@
+//! The onion server against clients built from the wire builders, in memory.
+
+use std::collections::HashMap;
+use std::net::SocketAddr;
+use std::time::Duration;
+
+use proptest::prelude::*;
+use rand_chacha::rand_core::SeedableRng;
+use rand_chacha::ChaCha8Rng;
+use rustox_net_crypto::crypto::{KeyPair, Nonce, PrecomputedKey, PublicKey};
+use rustox_net_crypto::Timestamp;
+
+use super::announce_store::{ONION_ANNOUNCE_MAX_ENTRIES, ONION_ANNOUNCE_TIMEOUT};
+use super::*;
+use crate::dht::distance::cmp_distance;
+use crate::dht::wire::packed_node::PackedNode;
+use crate::onion::wire::announce::{
+    AnnounceRequest, AnnounceResponse, AnnounceResponseEnvelope, AnnounceStatus, PingId,
+};
+use crate::onion::wire::data::{self, DataResponse};
+use crate::onion::wire::ip_port::{IpPort, FAMILY_TCP_SERVER};
+use crate::onion::wire::request::OnionPath;
+use crate::onion::wire::response;
+use crate::onion::wire::sendback::{self, ReturnLevel};
+
+/// A fake DHT: fixed nodes, and the last `requester_on_lan` it was asked with.
+struct FakeDht {
+    nodes: Vec<PackedNode>,
+    asked_lan: std::cell::Cell<Option<bool>>,
+}
+
+impl CloseNodes for FakeDht {
+    fn closest_nodes(&self, _: Timestamp, target: &PublicKey, lan: bool) -> Vec<PackedNode> {
+        self.asked_lan.set(Some(lan));
+        let mut n = self.nodes.clone();
+        n.sort_by(|a, b| cmp_distance(target, &a.pk, &b.pk));
+        n
+    }
+}
+
+fn fake_dht(rng: &mut ChaCha8Rng, count: usize) -> FakeDht {
+    FakeDht {
+        nodes: (0..count)
+            .map(|i| {
+                PackedNode::udp(
+                    SocketAddr::from(([203, 0, 113, i as u8 + 1], 33445)),
+                    KeyPair::generate(rng).public,
+                )
+            })
+            .collect(),
+        asked_lan: std::cell::Cell::new(None),
+    }
+}
+
+/// Onion servers at fixed addresses; datagrams between them are delivered at once.
+struct Net {
+    rng: ChaCha8Rng,
+    now: Timestamp,
+    servers: HashMap<SocketAddr, (KeyPair, OnionServer)>,
+    dht: FakeDht,
+}
+
+impl Net {
+    fn new(n: usize) -> Net {
+        let mut rng = ChaCha8Rng::seed_from_u64(21);
+        let now = Timestamp::from_secs(10_000);
+        let mut servers = HashMap::new();
+        for i in 0..n {
+            let keys = KeyPair::generate(&mut rng);
+            let server = OnionServer::new(&keys, OnionConfig::default(), now, &mut rng);
+            servers.insert(
+                SocketAddr::from(([198, 51, 100, i as u8 + 1], 33445)),
+                (keys, server),
+            );
+        }
+        let dht = fake_dht(&mut rng, 6);
+        Net {
+            rng,
+            now,
+            servers,
+            dht,
+        }
+    }
+
+    fn addr(i: usize) -> SocketAddr {
+        SocketAddr::from(([198, 51, 100, i as u8 + 1], 33445))
+    }
+
+    fn node(&self, i: usize) -> PackedNode {
+        PackedNode::udp(Self::addr(i), self.servers[&Self::addr(i)].0.public)
+    }
+
+    fn server(&mut self, i: usize) -> &mut OnionServer {
+        &mut self.servers.get_mut(&Self::addr(i)).unwrap().1
+    }
+
+    fn data_pk(&self, i: usize, pk: &PublicKey) -> Option<PublicKey> {
+        self.servers[&Self::addr(i)].1.store().data_pk(self.now, pk)
+    }
+
+    fn stored(&self, i: usize) -> usize {
+        self.servers[&Self::addr(i)].1.store().len(self.now)
+    }
+
+    fn ping_id(&self, i: usize, pk: &PublicKey, source: SocketAddr) -> PingId {
+        self.servers[&Self::addr(i)]
+            .1
+            .store
+            .ping_key_for_test(self.now, pk, source)
+    }
+
+    /// One datagram into server `i`.
+    fn deliver(&mut self, i: usize, from: SocketAddr, bytes: &[u8]) -> Result<Transmit, OnionDrop> {
+        let server = &mut self.servers.get_mut(&Self::addr(i)).unwrap().1;
+        server.handle_datagram(self.now, from, bytes, &self.dht, &mut self.rng)
+    }
+
+    /// Delivers `bytes` from `from` to `to`, then every datagram that causes, until one
+    /// leaves the servers: returns (who sent it, where to, what). Each hop's output must be
+    /// no larger than its input, except an announce response.
+    fn run(
+        &mut self,
+        mut from: SocketAddr,
+        mut to: SocketAddr,
+        mut bytes: Vec<u8>,
+    ) -> Result<(SocketAddr, SocketAddr, Vec<u8>), OnionDrop> {
+        for _ in 0..16 {
+            let Some((_, server)) = self.servers.get_mut(&to) else {
+                return Ok((from, to, bytes));
+            };
+            let out = server.handle_datagram(self.now, from, &bytes, &self.dht, &mut self.rng)?;
+            if bytes[0] == 0x83 {
+                assert!(
+                    out.payload.len() <= bytes.len() * 4 / 3 + 1,
+                    "announce reply ≤ 1.33× request"
+                );
+            } else {
+                assert!(
+                    out.payload.len() < bytes.len(),
+                    "relaying never grows a datagram"
+                );
+            }
+            assert_ne!(out.dst.port(), 0);
+            (from, to, bytes) = (to, out.dst, out.payload);
+        }
+        panic!("routing loop");
+    }
+}
+
+struct Client {
+    addr: SocketAddr,
+    dht: KeyPair,
+    real: KeyPair,
+    data: KeyPair,
+    path: OnionPath,
+}
+
+fn client(net: &mut Net, last: u8, relays: [usize; 3]) -> Client {
+    let dht = KeyPair::generate(&mut net.rng);
+    let nodes = relays.map(|i| net.node(i));
+    let path = OnionPath::new(&dht, nodes, &mut net.rng).unwrap();
+    Client {
+        addr: SocketAddr::from(([192, 0, 2, last], 40000)),
+        real: KeyPair::generate(&mut net.rng),
+        data: KeyPair::generate(&mut net.rng),
+        dht,
+        path,
+    }
+}
+
+/// Sends an announce request from `sender` through the client's path to server `d`, and
+/// opens the 0x84 that comes back to the client.
+fn announce(
+    net: &mut Net,
+    c: &Client,
+    d: usize,
+    sender: &KeyPair,
+    req: AnnounceRequest,
+) -> AnnounceResponse {
+    let d_node = net.node(d);
+    let key = PrecomputedKey::new(&d_node.pk, &sender.secret);
+    let inner = req.seal(&sender.public, &key, &Nonce::random(&mut net.rng));
+    let packet = c.path.request(d_node.addr, &inner, &mut net.rng).unwrap();
+    let (from, to, bytes) = net.run(c.addr, c.path.nodes()[0].addr, packet).unwrap();
+    assert_eq!((from, to), (c.path.nodes()[0].addr, c.addr));
+    let env = AnnounceResponseEnvelope::parse(&bytes).unwrap();
+    assert_eq!(env.sendback, req.sendback);
+    env.open(&key).unwrap()
+}
+
+fn self_announce(net: &mut Net, c: &Client, d: usize, ping_id: PingId) -> AnnounceResponse {
+    let req = AnnounceRequest {
+        ping_id,
+        searched_pk: c.real.public,
+        data_pk: c.data.public,
+        sendback: [1; 8],
+    };
+    let real = KeyPair::from_secret(c.real.secret.clone());
+    announce(net, c, d, &real, req)
+}
+
+fn ping_of(r: &AnnounceResponse) -> PingId {
+    match r.status {
+        AnnounceStatus::NotStored(p) | AnnounceStatus::Stored(p) => p,
+        AnnounceStatus::Found(_) => panic!("no ping id in {r:?}"),
+    }
+}
+
+#[test]
+fn announce_search_and_data_through_three_relays() {
+    let mut net = Net::new(4);
+    let (a, b) = (
+        client(&mut net, 1, [0, 1, 2]),
+        client(&mut net, 2, [2, 1, 0]),
+    );
+    const D: usize = 3;
+
+    // A announces: zero ping id → 0 with a ping id; with it → 2.
+    let first = self_announce(&mut net, &a, D, [0; 32]);
+    assert!(matches!(first.status, AnnounceStatus::NotStored(_)));
+    assert_eq!(first.nodes.len(), 4, "four closest nodes from the DHT");
+    let second = self_announce(&mut net, &a, D, ping_of(&first));
+    assert!(
+        matches!(second.status, AnnounceStatus::Stored(_)),
+        "{second:?}"
+    );
+    assert_eq!(net.data_pk(D, &a.real.public), Some(a.data.public));
+
+    // B searches for A's real key under a temporary key: 1 with A's data pk.
+    let search_key = KeyPair::generate(&mut net.rng);
+    let req = AnnounceRequest {
+        ping_id: [0; 32],
+        searched_pk: a.real.public,
+        data_pk: PublicKey([0; 32]),
+        sendback: [2; 8],
+    };
+    let found = announce(&mut net, &b, D, &search_key, req);
+    assert_eq!(found.status, AnnounceStatus::Found(a.data.public));
+
+    // B sends A onion data through D: it arrives at A as a 0x86 along A's path.
+    let nonce = Nonce::random(&mut net.rng);
+    let message = b"\x20\x01\x02\x03\x04hello from b".to_vec();
+    let inner = data::seal_inner(
+        &b.real.public,
+        &PrecomputedKey::new(&a.real.public, &b.real.secret),
+        &nonce,
+        &message,
+    )
+    .unwrap();
+    let request =
+        data::seal_request(&a.real.public, &a.data.public, &nonce, &inner, &mut net.rng).unwrap();
+    let packet = b
+        .path
+        .request(net.node(D).addr, &request, &mut net.rng)
+        .unwrap();
+    let (from, to, bytes) = net.run(b.addr, b.path.nodes()[0].addr, packet).unwrap();
+    assert_eq!((from, to), (a.path.nodes()[0].addr, a.addr));
+    assert_eq!(bytes[0], 0x86);
+    let opened = DataResponse::parse(&bytes)
+        .unwrap()
+        .open(&a.data.secret)
+        .unwrap();
+    assert_eq!(opened.sender_real_pk, b.real.public);
+    let plain = opened
+        .open(&PrecomputedKey::new(&b.real.public, &a.real.secret))
+        .unwrap();
+    assert_eq!(plain, message);
+
+    // Every server did its part and dropped nothing.
+    for i in 0..4 {
+        let s = net.server(i).stats();
+        assert_eq!(s.total_dropped(), 0, "server {i}: {s:?}");
+    }
+    let d = net.server(D).stats();
+    assert_eq!(
+        (
+            d.announces_answered,
+            d.announces_stored,
+            d.searches_found,
+            d.data_forwarded
+        ),
+        (3, 1, 1, 1)
+    );
+    let s0 = net.server(0).stats();
+    assert_eq!(
+        s0.requests_relayed,
+        [2, 0, 2],
+        "A for a's two packets, C for b's two"
+    );
+    let _ = &a.dht;
+}
+
+#[test]
+fn stored_status_follows_0_2_18() {
+    let mut net = Net::new(4);
+    let a = client(&mut net, 1, [0, 1, 2]);
+    let first = self_announce(&mut net, &a, 3, [0; 32]);
+    let stored = self_announce(&mut net, &a, 3, ping_of(&first));
+    assert!(matches!(stored.status, AnnounceStatus::Stored(_)));
+    // Still announced: a zero ping id finds the sender's own entry → 2.
+    assert!(matches!(
+        self_announce(&mut net, &a, 3, [0; 32]).status,
+        AnnounceStatus::Stored(_)
+    ));
+    // A new data pk with a valid ping id is stored, and answered 2 for the new key.
+    let mut a2 = Client {
+        data: KeyPair::generate(&mut net.rng),
+        ..a
+    };
+    let r = self_announce(&mut net, &a2, 3, ping_of(&stored));
+    assert!(matches!(r.status, AnnounceStatus::Stored(_)));
+    // The old data pk without a valid ping id: the entry is ours but the key differs → 0.
+    a2.data = KeyPair::generate(&mut net.rng);
+    assert!(matches!(
+        self_announce(&mut net, &a2, 3, [0; 32]).status,
+        AnnounceStatus::NotStored(_)
+    ));
+    // A searcher that sends back a valid ping id is stored itself and told 2 (0.2.18 quirk).
+    let searcher = KeyPair::generate(&mut net.rng);
+    let search = |ping_id| AnnounceRequest {
+        ping_id,
+        searched_pk: a2.real.public,
+        data_pk: PublicKey([0; 32]),
+        sendback: [3; 8],
+    };
+    let r1 = announce(&mut net, &a2, 3, &searcher, search([0; 32]));
+    assert!(matches!(r1.status, AnnounceStatus::Found(_)));
+    let valid = net.ping_id(3, &searcher.public, a2.path.nodes()[2].addr);
+    let r2 = announce(&mut net, &a2, 3, &searcher, search(valid));
+    assert!(matches!(r2.status, AnnounceStatus::Stored(_)));
+    assert_eq!(net.stored(3), 2);
+    // Entries expire 300 s after their last refresh.
+    net.now += ONION_ANNOUNCE_TIMEOUT;
+    assert_eq!(net.stored(3), 0);
+}
+
+#[test]
+fn a_ping_id_is_bound_to_the_last_relay_and_expires() {
+    let mut net = Net::new(5);
+    let a = client(&mut net, 1, [0, 1, 2]);
+    let first = self_announce(&mut net, &a, 3, [0; 32]);
+    // Same request through a path whose last hop differs: the ping id is not valid there.
+    let mut other = client(&mut net, 1, [0, 1, 4]);
+    other.real = KeyPair::from_secret(a.real.secret.clone());
+    other.data = KeyPair::from_secret(a.data.secret.clone());
+    assert!(matches!(
+        self_announce(&mut net, &other, 3, ping_of(&first)).status,
+        AnnounceStatus::NotStored(_)
+    ));
+    // Windows are 300 s long: made at 10 000 s (window 33), valid until 10 500 s.
+    net.now = Timestamp::from_secs(10_499);
+    let late = self_announce(&mut net, &a, 3, ping_of(&first));
+    assert!(matches!(late.status, AnnounceStatus::Stored(_)));
+    assert_eq!(net.server(3).stats().announces_stored, 1);
+    // From 10 500 s it no longer stores or refreshes (the live entry still answers 2).
+    net.now = Timestamp::from_secs(10_500);
+    assert!(matches!(
+        self_announce(&mut net, &a, 3, ping_of(&first)).status,
+        AnnounceStatus::Stored(_)
+    ));
+    assert_eq!(net.server(3).stats().announces_stored, 1);
+    net.now = Timestamp::from_secs(10_499 + 300);
+    assert!(matches!(
+        self_announce(&mut net, &a, 3, ping_of(&first)).status,
+        AnnounceStatus::NotStored(_)
+    ));
+}
+
+#[test]
+fn the_store_keeps_the_160_keys_closest_to_ours() {
+    let mut rng = ChaCha8Rng::seed_from_u64(5);
+    let keys = KeyPair::generate(&mut rng);
+    let mut server = OnionServer::new(
+        &keys,
+        OnionConfig {
+            guard: GuardConfig {
+                rate: None,
+                burst: 1.0,
+            },
+        },
+        Timestamp::ZERO,
+        &mut rng,
+    );
+    let now = Timestamp::from_secs(1);
+    let c = SocketAddr::from(([198, 51, 100, 9], 33445));
+    let mut announced = Vec::new();
+    for _ in 0..ONION_ANNOUNCE_MAX_ENTRIES + 40 {
+        let real = KeyPair::generate(&mut rng);
+        let key = PrecomputedKey::new(&keys.public, &real.secret);
+        let ping_id = server.store.ping_key_for_test(now, &real.public, c);
+        let req = AnnounceRequest {
+            ping_id,
+            searched_pk: real.public,
+            data_pk: real.public,
+            sendback: [0; 8],
+        };
+        let mut bytes = req.seal(&real.public, &key, &Nonce::random(&mut rng));
+        bytes.extend_from_slice(&[7; 177]);
+        let out = server
+            .handle_datagram(now, c, &bytes, &NoNodes, &mut rng)
+            .unwrap();
+        assert_eq!(out.dst, c);
+        announced.push(real.public);
+    }
+    assert_eq!(server.store().len(now), ONION_ANNOUNCE_MAX_ENTRIES);
+    announced.sort_by(|a, b| cmp_distance(&keys.public, a, b));
+    for (i, pk) in announced.iter().enumerate() {
+        assert_eq!(
+            server.store().data_pk(now, pk).is_some(),
+            i < ONION_ANNOUNCE_MAX_ENTRIES,
+            "key {i}"
+        );
+    }
+    // Expired slots are reused by anyone.
+    let later = now + ONION_ANNOUNCE_TIMEOUT;
+    assert!(server.store().is_empty(later));
+}
+
+#[test]
+fn responses_unwind_only_through_our_sendbacks() {
+    let mut net = Net::new(3);
+    let a = client(&mut net, 1, [0, 1, 2]);
+    // A response to a sendback we never made.
+    let forged = response::encode(ReturnLevel::Three, &[5; 177], &[0x84; 100]).unwrap();
+    assert_eq!(
+        net.run(Net::addr(1), Net::addr(2), forged),
+        Err(OnionDrop::BadSendback)
+    );
+    // A real path: capture what C would deliver to D, then answer it.
+    let d: SocketAddr = "203.0.113.77:33445".parse().unwrap();
+    let packet = a.path.request(d, &[0x83; 177], &mut net.rng).unwrap();
+    let (c_addr, to, at_d) = net.run(a.addr, Net::addr(0), packet).unwrap();
+    assert_eq!(to, d);
+    let ret = &at_d[177..];
+    let reply = response::encode(ReturnLevel::Three, ret, &[0x84; 90]).unwrap();
+    let (_, to, bytes) = net.run(d, c_addr, reply.clone()).unwrap();
+    assert_eq!((to, bytes), (a.addr, vec![0x84; 90]));
+    // A response of another kind does not pass.
+    let bad = response::encode(ReturnLevel::Three, ret, &[0x88; 90]).unwrap();
+    assert_eq!(net.run(d, c_addr, bad), Err(OnionDrop::ForbiddenPayload));
+    // After the key refresh (2 h) the old path is dead at C.
+    let refresh = net.server(2).poll_timeout();
+    assert_eq!(refresh, net.now + KEY_REFRESH_INTERVAL);
+    net.now = refresh;
+    assert_eq!(net.run(d, c_addr, reply), Err(OnionDrop::BadSendback));
+    assert_eq!(net.server(2).stats().key_refreshes, 1);
+    assert_eq!(
+        net.server(2).stats().dropped(OnionDrop::BadSendback),
+        2,
+        "the forged one too"
+    );
+}
+
+#[test]
+fn port_zero_and_tcp_returns_are_refused() {
+    let mut net = Net::new(3);
+    let a = client(&mut net, 1, [0, 1, 2]);
+    let packet = a
+        .path
+        .request(
+            "203.0.113.5:33445".parse().unwrap(),
+            &[0x83; 177],
+            &mut net.rng,
+        )
+        .unwrap();
+    let zero = SocketAddr::from(([192, 0, 2, 1], 0));
+    assert_eq!(
+        net.run(zero, Net::addr(0), packet.clone()),
+        Err(OnionDrop::FromPortZero)
+    );
+    let to_zero = a
+        .path
+        .request("203.0.113.5:0".parse().unwrap(), &[0x83; 177], &mut net.rng)
+        .unwrap();
+    assert_eq!(
+        net.run(a.addr, Net::addr(0), to_zero),
+        Err(OnionDrop::ToPortZero)
+    );
+    // A first-hop sendback naming a TCP client connection (family 14): typed, not sent.
+    let mut tcp_ret = Vec::new();
+    let key = net.server(0).relay.sendback_key().clone();
+    let con = IpPort::Other {
+        family: FAMILY_TCP_SERVER,
+        addr: [1; 16],
+        port: 0,
+    };
+    sendback::seal_into(
+        &mut tcp_ret,
+        ReturnLevel::One,
+        &key,
+        &Nonce([0; 24]),
+        &con,
+        &[],
+    )
+    .unwrap();
+    let resp = response::encode(ReturnLevel::One, &tcp_ret, &[0x86; 130]).unwrap();
+    assert_eq!(
+        net.run(Net::addr(1), Net::addr(0), resp),
+        Err(OnionDrop::TcpReturn)
+    );
+    // Kinds a server does not serve.
+    for k in [0x84u8, 0x86, 0x87, 0x88, 0x02] {
+        assert_eq!(
+            net.run(a.addr, Net::addr(0), vec![k; 400]),
+            Err(OnionDrop::UnknownKind)
+        );
+    }
+}
+
+#[test]
+fn data_for_unknown_keys_is_dropped_and_lan_is_passed_to_the_dht() {
+    let mut net = Net::new(4);
+    let a = client(&mut net, 1, [0, 1, 2]);
+    let nonce = Nonce([1; 24]);
+    let inner = data::seal_inner(
+        &a.real.public,
+        &PrecomputedKey::new(&a.data.public, &a.real.secret),
+        &nonce,
+        b"x",
+    )
+    .unwrap();
+    let req = data::seal_request(
+        &PublicKey([9; 32]),
+        &a.data.public,
+        &nonce,
+        &inner,
+        &mut net.rng,
+    )
+    .unwrap();
+    let packet = a.path.request(Net::addr(3), &req, &mut net.rng).unwrap();
+    assert_eq!(
+        net.run(a.addr, Net::addr(0), packet),
+        Err(OnionDrop::UnknownDestination)
+    );
+    self_announce(&mut net, &a, 3, [0; 32]);
+    assert_eq!(
+        net.dht.asked_lan.get(),
+        Some(false),
+        "198.51.100.x is not LAN"
+    );
+}
+
+#[test]
+fn rate_limit_runs_before_decryption() {
+    let mut rng = ChaCha8Rng::seed_from_u64(9);
+    let keys = KeyPair::generate(&mut rng);
+    let config = OnionConfig {
+        guard: GuardConfig {
+            rate: Some(1.0),
+            burst: 4.0,
+        },
+    };
+    let mut server = OnionServer::new(&keys, config, Timestamp::ZERO, &mut rng);
+    let from = SocketAddr::from(([192, 0, 2, 1], 5));
+    let mut results = Vec::new();
+    for _ in 0..10 {
+        let mut junk = vec![0x80u8; 300];
+        rand_chacha::rand_core::RngCore::fill_bytes(&mut rng, &mut junk[1..]);
+        results.push(server.handle_datagram(Timestamp::ZERO, from, &junk, &NoNodes, &mut rng));
+    }
+    assert_eq!(
+        results
+            .iter()
+            .filter(|r| **r == Err(OnionDrop::Decrypt))
+            .count(),
+        4
+    );
+    assert_eq!(server.stats().dropped(OnionDrop::RateLimited), 6);
+    assert_eq!(server.key_agreements(), 4);
+}
+
+#[test]
+fn the_timer_replaces_the_sendback_key_every_two_hours() {
+    let mut rng = ChaCha8Rng::seed_from_u64(3);
+    let keys = KeyPair::generate(&mut rng);
+    let t0 = Timestamp::from_secs(50);
+    let mut server = OnionServer::new(&keys, OnionConfig::default(), t0, &mut rng);
+    assert_eq!(server.poll_timeout(), t0 + KEY_REFRESH_INTERVAL);
+    let before = server.relay.sendback_key().clone();
+    server.handle_timeout(t0 + KEY_REFRESH_INTERVAL - Duration::from_secs(1), &mut rng);
+    assert_eq!(server.stats().key_refreshes, 0);
+    let t1 = t0 + KEY_REFRESH_INTERVAL;
+    server.handle_timeout(t1, &mut rng);
+    assert_eq!(server.stats().key_refreshes, 1);
+    assert_eq!(server.poll_timeout(), t1 + KEY_REFRESH_INTERVAL);
+    let nonce = Nonce([0; 24]);
+    assert_ne!(
+        before.encrypt(&nonce, b"x"),
+        server.relay.sendback_key().encrypt(&nonce, b"x")
+    );
+}
+
+proptest! {
+    #[test]
+    fn arbitrary_datagrams_never_panic_or_grow_memory(
+        packets in proptest::collection::vec((0x80u8..=0x8e, proptest::collection::vec(any::<u8>(), 0..1500), any::<u8>()), 1..40)
+    ) {
+        let mut rng = ChaCha8Rng::seed_from_u64(1);
+        let keys = KeyPair::generate(&mut rng);
+        let mut server = OnionServer::new(&keys, OnionConfig::default(), Timestamp::ZERO, &mut rng);
+        let mut now = Timestamp::ZERO;
+        for (k, mut bytes, src) in packets {
+            bytes.insert(0, k);
+            let from = SocketAddr::from(([10, 0, 0, src], u16::from(src)));
+            if let Ok(t) = server.handle_datagram(now, from, &bytes, &NoNodes, &mut rng) {
+                prop_assert!(t.payload.len() <= bytes.len() + 110);
+                prop_assert!(t.dst.port() != 0);
+            }
+            now += Duration::from_secs(97);
+            server.handle_timeout(now, &mut rng);
+        }
+        prop_assert!(server.store().len(now) <= ONION_ANNOUNCE_MAX_ENTRIES);
+        let s = server.stats();
+        prop_assert_eq!(s.datagrams_in, s.forwarded() + s.total_dropped());
+    }
+}
+
+/// The largest announce response: four IPv6 nodes, 464 bytes for a 354-byte request.
+#[test]
+fn announce_reply_is_at_most_110_bytes_longer_than_its_request() {
+    let mut net = Net::new(4);
+    net.dht.nodes = (0..4)
+        .map(|i| {
+            PackedNode::udp(
+                SocketAddr::new(format!("2001:db8::{i}").parse().unwrap(), 1),
+                PublicKey([i; 32]),
+            )
+        })
+        .collect();
+    let a = client(&mut net, 1, [0, 1, 2]);
+    let real = KeyPair::from_secret(a.real.secret.clone());
+    let key = PrecomputedKey::new(&net.node(3).pk, &real.secret);
+    let req = AnnounceRequest {
+        ping_id: [0; 32],
+        searched_pk: real.public,
+        data_pk: a.data.public,
+        sendback: [0; 8],
+    };
+    let mut at_d = req.seal(&real.public, &key, &Nonce([0; 24]));
+    at_d.extend_from_slice(&[0; 177]);
+    let out = net.deliver(3, Net::addr(2), &at_d).unwrap();
+    assert_eq!((at_d.len(), out.payload.len()), (354, 464));
+}

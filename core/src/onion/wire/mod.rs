@@ -1,0 +1,90 @@
+//! Onion wire formats (protocol.md §6.1–§6.3, c-toxcore 0.2.18 `onion.c`,
+//! `onion_announce.c`, `onion_client.c`), one module per packet family.
+//!
+//! Every parser takes untrusted bytes and returns a typed error; none panics, none trusts a
+//! length, and none allocates more than [`ONION_MAX_PACKET_SIZE`]. Size checks come before
+//! any decryption, in the order c-toxcore makes them, so a wrong-sized datagram never costs a
+//! key agreement.
+//!
+//! ```text
+//! client ─0x80─► A ─0x81─► B ─0x82─► C ─0x83/0x85─► D
+//! client ◄─resp── A ◄─0x8e── B ◄─0x8d── C ◄─0x8c───── D
+//! ```
+
+pub mod announce;
+pub mod data;
+pub mod ip_port;
+pub mod request;
+pub mod response;
+pub mod sendback;
+
+use rustox_net_crypto::crypto::{MAC_SIZE, NONCE_SIZE, PUBLIC_KEY_SIZE};
+
+use ip_port::SIZE_IPPORT;
+
+/// First byte of each onion datagram (protocol.md §2.1, `network.h`).
+pub mod kind {
+    /// `NET_PACKET_ONION_SEND_INITIAL`: client → first hop A.
+    pub const REQUEST_0: u8 = 0x80;
+    /// `NET_PACKET_ONION_SEND_1`: A → B.
+    pub const REQUEST_1: u8 = 0x81;
+    /// `NET_PACKET_ONION_SEND_2`: B → C.
+    pub const REQUEST_2: u8 = 0x82;
+    /// `NET_PACKET_ANNOUNCE_REQUEST_OLD`: C → D, announce or search.
+    pub const ANNOUNCE_REQUEST: u8 = 0x83;
+    /// `NET_PACKET_ANNOUNCE_RESPONSE_OLD`: D's answer, back along the path.
+    pub const ANNOUNCE_RESPONSE: u8 = 0x84;
+    /// `NET_PACKET_ONION_DATA_REQUEST`: C → D, data for an announced key.
+    pub const DATA_REQUEST: u8 = 0x85;
+    /// `NET_PACKET_ONION_DATA_RESPONSE`: D → the announced client, along its stored path.
+    pub const DATA_RESPONSE: u8 = 0x86;
+    /// `NET_PACKET_ANNOUNCE_REQUEST` (group announces). 0.2.18 relays never deliver it.
+    pub const ANNOUNCE_REQUEST_NEW: u8 = 0x87;
+    /// `NET_PACKET_ANNOUNCE_RESPONSE`: the answer to 0x87.
+    pub const ANNOUNCE_RESPONSE_NEW: u8 = 0x88;
+    /// `NET_PACKET_ONION_RECV_3`: D → C.
+    pub const RESPONSE_3: u8 = 0x8c;
+    /// `NET_PACKET_ONION_RECV_2`: C → B.
+    pub const RESPONSE_2: u8 = 0x8d;
+    /// `NET_PACKET_ONION_RECV_1`: B → A.
+    pub const RESPONSE_1: u8 = 0x8e;
+}
+
+/// `ONION_MAX_PACKET_SIZE`: no onion datagram is longer.
+pub const ONION_MAX_PACKET_SIZE: usize = 1400;
+/// `ONION_RETURN_1`: the sendback A adds (`[nonce][E(ipport)]`).
+pub const RETURN_1: usize = NONCE_SIZE + SIZE_IPPORT + MAC_SIZE;
+/// `ONION_RETURN_2`: the sendback B adds (wraps A's).
+pub const RETURN_2: usize = NONCE_SIZE + SIZE_IPPORT + MAC_SIZE + RETURN_1;
+/// `ONION_RETURN_3`: the sendback C adds (wraps B's); D stores it with an announce.
+pub const RETURN_3: usize = NONCE_SIZE + SIZE_IPPORT + MAC_SIZE + RETURN_2;
+/// `ONION_SEND_BASE`: what one layer adds inside its parent (`[ipport][pk][MAC]`).
+pub const SEND_BASE: usize = PUBLIC_KEY_SIZE + SIZE_IPPORT + MAC_SIZE;
+/// `ONION_SEND_3`: the smallest 0x82 after its kind byte, without payload.
+pub const SEND_3: usize = NONCE_SIZE + SEND_BASE + RETURN_2;
+/// `ONION_SEND_2`: the smallest 0x81 after its kind byte, without payload.
+pub const SEND_2: usize = NONCE_SIZE + SEND_BASE * 2 + RETURN_1;
+/// `ONION_SEND_1`: the smallest 0x80 after its kind byte, without payload.
+pub const SEND_1: usize = NONCE_SIZE + SEND_BASE * 3;
+/// `ONION_MAX_DATA_SIZE` = 1174: the longest payload a 0x80 carries to D.
+pub const ONION_MAX_DATA_SIZE: usize = ONION_MAX_PACKET_SIZE - (SEND_1 + 1);
+/// `ONION_RESPONSE_MAX_DATA_SIZE` = 1222: the longest response D may send back.
+pub const ONION_RESPONSE_MAX_DATA_SIZE: usize = ONION_MAX_PACKET_SIZE - (1 + RETURN_3);
+
+/// True for the kinds an onion server handles or counts (0x80–0x88, 0x8c–0x8e).
+pub fn is_onion_kind(k: u8) -> bool {
+    matches!(k, 0x80..=0x88 | 0x8c..=0x8e)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn constants_match_c_toxcore() {
+        assert_eq!((RETURN_1, RETURN_2, RETURN_3), (59, 118, 177));
+        assert_eq!((SEND_BASE, SEND_1, SEND_2, SEND_3), (67, 225, 217, 209));
+        assert_eq!(ONION_MAX_DATA_SIZE, 1174);
+        assert_eq!(ONION_RESPONSE_MAX_DATA_SIZE, 1222);
+    }
+}
