@@ -13,6 +13,7 @@ mod controller;
 mod demo;
 mod driver;
 mod keys;
+mod network;
 mod plot;
 mod progress;
 mod recv;

@@ -2,8 +2,11 @@
 //! public key, and writes every offered file into the output directory, checking each
 //! file's SHA-256 against the id its sender announced.
 //!
-//! It prints its address and public key first (stdout, so a script can read them), then one
-//! JSON summary line per file received.
+//! It prints its address, public key and Tox ID first (stdout, so a script can read them),
+//! then one JSON summary line per file received. Peers reach it directly by address and key
+//! (`rustox send --to ADDR --key KEY`) or by Tox ID through the DHT and the onion
+//! (`rustox send --to TOXID --bootstrap ...`): their friend request is accepted when
+//! `--accept-from` allows it.
 
 use std::collections::HashMap;
 use std::fs::{File, OpenOptions};
@@ -16,6 +19,7 @@ use anyhow::Context;
 use indicatif::ProgressBar;
 use rand::rngs::OsRng;
 use rustox_core::driver::Clock;
+use rustox_core::friend::ToxId;
 use rustox_core::node::{FileOffer, FriendNumber, Node, NodeEvent, NodeOptions};
 use rustox_net_crypto::crypto::KeyPair;
 use rustox_net_crypto::{ControllerKind, Timestamp, TransportConfig};
@@ -23,6 +27,7 @@ use rustox_net_crypto::{ControllerKind, Timestamp, TransportConfig};
 use crate::addr::parse_addr;
 use crate::controller::parse_controller;
 use crate::driver::{self, App};
+use crate::network::NetworkArgs;
 use crate::progress::{say, transfer_bar};
 use crate::summary::TransferSummary;
 
@@ -53,6 +58,33 @@ pub struct Args {
     /// Congestion controller for what this side sends (acknowledgements, messages).
     #[arg(long, default_value = "bbr", value_parser = parse_controller)]
     controller: ControllerKind,
+    /// Whose friend requests to accept: `any`, or one Tox ID (76 hex digits); requests from
+    /// anyone else are shown and refused.
+    #[arg(long, default_value = "any", value_parser = parse_accept_from)]
+    accept_from: AcceptFrom,
+    #[command(flatten)]
+    network: NetworkArgs,
+}
+
+/// Whose friend requests `rustox recv` accepts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AcceptFrom {
+    /// Everyone's: each becomes a friend.
+    Any,
+    /// One peer's, known in advance: added as a friend at start, so it comes online
+    /// whether or not its request arrives.
+    One(ToxId),
+}
+
+/// Parses `--accept-from`.
+fn parse_accept_from(text: &str) -> Result<AcceptFrom, String> {
+    if text.eq_ignore_ascii_case("any") {
+        return Ok(AcceptFrom::Any);
+    }
+    text.trim()
+        .parse::<ToxId>()
+        .map(AcceptFrom::One)
+        .map_err(|e| format!("{text:?} is neither `any` nor a Tox ID: {e}"))
 }
 
 /// Runs `rustox recv`.
@@ -95,10 +127,17 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             // One key dials us directly (`rustox send --to ADDR --key KEY`), so the
             // long-term key serves as the DHT key too.
             dht_keys: Some(keys.clone()),
-            accept_strangers: true,
+            dht: args.network.dht_config(),
+            accept_strangers: args.accept_from == AcceptFrom::Any,
             ..NodeOptions::default()
         };
         let mut node = Node::new(clock.now(), keys, options, Box::new(OsRng));
+        println!("tox id {}", node.tox_id());
+        if let AcceptFrom::One(id) = args.accept_from {
+            node.add_friend_norequest(clock.now(), id.pk)
+                .context("cannot add the --accept-from peer")?;
+        }
+        args.network.bootstrap(&mut node, clock.now());
         let mut app = RecvApp {
             out: args.out.clone(),
             once: args.once,
@@ -196,6 +235,22 @@ impl App for RecvApp {
                 say(
                     &self.bar,
                     &format!("rustox recv: session from {addr} (key {key})"),
+                );
+            }
+            NodeEvent::FriendRequest { pk, message } => {
+                say(
+                    &self.bar,
+                    &format!(
+                        "rustox recv: refused a friend request from {} ({:?}); see --accept-from",
+                        pk.to_hex(),
+                        String::from_utf8_lossy(&message)
+                    ),
+                );
+            }
+            NodeEvent::FriendAdded { pk, .. } => {
+                say(
+                    &self.bar,
+                    &format!("rustox recv: accepted a friend request from {}", pk.to_hex()),
                 );
             }
             NodeEvent::Message { friend, text } => {

@@ -1,4 +1,6 @@
-//! `rustox send`: one file to a `rustox recv` over a direct net_crypto session.
+//! `rustox send`: one file to a friend over a net_crypto session: to a `rustox recv` dialled
+//! directly by address and key, or to anyone (a `rustox recv`, a c-toxcore client) known by
+//! Tox ID, found through the DHT and the onion after a friend request (protocol.md §6).
 //!
 //! Everything a person can get wrong is checked before the first datagram leaves (key
 //! syntax, the file), and what can only be learnt from the network (nobody answering, the
@@ -20,18 +22,31 @@ use rustox_net_crypto::{CloseReason, ControllerKind, Timestamp, TransportConfig}
 use crate::addr::{any_for, parse_addr};
 use crate::controller::parse_controller;
 use crate::driver::{self, App};
+use crate::network::NetworkArgs;
+use rustox_core::friend::ToxId;
 use crate::progress::{say, transfer_bar};
 use crate::summary::TransferSummary;
 
 /// Options of `rustox send`.
 #[derive(clap::Args, Debug)]
 pub struct Args {
-    /// The receiver's address, as `rustox recv` printed it (HOST:PORT).
-    #[arg(long, value_parser = parse_addr)]
-    to: SocketAddr,
-    /// The receiver's public key (64 hex digits, as `rustox recv` printed it).
+    /// The receiver: its Tox ID (76 hex digits; it is sent a friend request and found
+    /// through --bootstrap nodes or --lan), or its address HOST:PORT with --key.
+    #[arg(long, value_parser = parse_target)]
+    to: Target,
+    /// The receiver's public key with an address in --to (64 hex digits, as `rustox recv`
+    /// printed it).
     #[arg(long)]
-    key: String,
+    key: Option<String>,
+    /// The friend request's message, with a Tox ID in --to.
+    #[arg(long, default_value = "rustox send: a file for you")]
+    message: String,
+    /// With a Tox ID in --to, give up when the friend is not online after this many
+    /// seconds.
+    #[arg(long, default_value_t = 120)]
+    find_timeout: u64,
+    #[command(flatten)]
+    network: NetworkArgs,
     /// Congestion controller: bbr (default), cubic, or legacy (a model of c-toxcore 0.2.18).
     #[arg(long, default_value = "bbr", value_parser = parse_controller)]
     controller: ControllerKind,
@@ -45,9 +60,39 @@ pub struct Args {
     file: PathBuf,
 }
 
+/// Who `--to` names.
+#[derive(Debug, Clone, Copy)]
+pub enum Target {
+    /// A Tox ID: found through the network.
+    ToxId(ToxId),
+    /// An address, dialled with `--key`.
+    Addr(SocketAddr),
+}
+
+/// Parses `--to`: 76 hex digits are a Tox ID, anything else an address.
+fn parse_target(text: &str) -> Result<Target, String> {
+    let t = text.trim();
+    if t.len() == 76 && t.bytes().all(|b| b.is_ascii_hexdigit()) {
+        return t
+            .parse::<ToxId>()
+            .map(Target::ToxId)
+            .map_err(|e| format!("{text:?} is not a valid Tox ID: {e}"));
+    }
+    parse_addr(t).map(Target::Addr)
+}
+
 /// Runs `rustox send`.
 pub fn run(args: Args) -> anyhow::Result<()> {
-    let key = crate::keys::parse_public_key(&args.key)?;
+    match (&args.to, &args.key) {
+        (Target::Addr(_), None) => {
+            bail!("--to ADDR needs --key (the public key `rustox recv` printed)")
+        }
+        (Target::ToxId(_), Some(_)) => bail!("--key goes with --to ADDR, not with a Tox ID"),
+        (Target::ToxId(_), None) if !args.network.can_search() => bail!(
+            "to find a Tox ID, give a DHT node with --bootstrap HOST:PORT:KEY (or --lan)"
+        ),
+        _ => {}
+    }
     let file =
         File::open(&args.file).with_context(|| format!("cannot read {}", args.file.display()))?;
     let meta = file
@@ -64,7 +109,12 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_else(|| "file".into());
-    let socket = driver::bind(args.bind.unwrap_or_else(|| any_for(args.to)))?;
+    let bind = args.bind.unwrap_or_else(|| match (args.to, args.network.bootstrap.first()) {
+        (Target::Addr(to), _) => any_for(to),
+        (Target::ToxId(_), Some(b)) => any_for(b.addr),
+        (Target::ToxId(_), None) => SocketAddr::from(([0, 0, 0, 0], 0)),
+    });
+    let socket = driver::bind(bind)?;
     // Hashed before the session exists, so the session never waits for the disk.
     let prepared = driver::prepare_file(file)
         .with_context(|| format!("cannot read {}", args.file.display()))?;
@@ -80,21 +130,37 @@ pub fn run(args: Args) -> anyhow::Result<()> {
                 controller: args.controller,
                 wake_lateness: driver::wake_lateness(),
             },
+            dht: args.network.dht_config(),
             ..NodeOptions::default()
         };
-        let mut node = Node::new(
-            clock.now(),
-            KeyPair::generate(&mut OsRng),
-            options,
-            Box::new(OsRng),
-        );
-        // `rustox recv` uses its long-term key as its DHT key too, so one key dials it.
-        let friend = node
-            .add_friend_direct(clock.now(), key, key, args.to)
-            .context("cannot start the session")?;
-        eprintln!("rustox send: connecting to {} ...", args.to);
+        let now = clock.now();
+        let mut node = Node::new(now, KeyPair::generate(&mut OsRng), options, Box::new(OsRng));
+        args.network.bootstrap(&mut node, now);
+        let (friend, to, find_deadline) = match (args.to, &args.key) {
+            (Target::Addr(addr), key) => {
+                let key = key.as_deref().context("--to ADDR needs --key")?;
+                let key = crate::keys::parse_public_key(key)?;
+                // `rustox recv` uses its long-term key as its DHT key too, so one key
+                // dials it.
+                let friend = node
+                    .add_friend_direct(now, key, key, addr)
+                    .context("cannot start the session")?;
+                eprintln!("rustox send: connecting to {addr} ...");
+                (friend, addr.to_string(), None)
+            }
+            (Target::ToxId(id), _) => {
+                let friend = node
+                    .add_friend(now, &id, args.message.as_bytes())
+                    .context("cannot send the friend request")?;
+                eprintln!("rustox send: looking for {id} ...");
+                let patience = Duration::from_secs(args.find_timeout.max(1));
+                (friend, hex::encode(&id.pk.as_bytes()[..8]), Some(now + patience))
+            }
+        };
         let mut app = SendApp {
-            to: args.to,
+            to,
+            find_deadline,
+            started_at: now,
             friend,
             size: prepared.size,
             source: Some((prepared, name)),
@@ -116,7 +182,11 @@ pub fn run(args: Args) -> anyhow::Result<()> {
 
 /// The sender's side of the conversation.
 struct SendApp {
-    to: SocketAddr,
+    /// The receiver as messages name it: its address, or the start of its key.
+    to: String,
+    /// With a Tox ID: when to give up finding the friend.
+    find_deadline: Option<Timestamp>,
+    started_at: Timestamp,
     friend: FriendNumber,
     /// The file and its name until it is offered.
     source: Option<(PreparedFile, String)>,
@@ -189,6 +259,12 @@ impl App for SendApp {
                 ..
             } if friend == self.friend => {
                 self.established = true;
+                if self.find_deadline.take().is_some() {
+                    eprintln!(
+                        "rustox send: friend online after {:.2} s",
+                        (now - self.started_at).as_secs_f64()
+                    );
+                }
                 eprintln!("rustox send: session up with {}", self.to);
                 if let Err(e) = self.offer(node, now) {
                     return Some(Err(e));
@@ -217,13 +293,18 @@ impl App for SendApp {
                 ..
             } if friend == self.friend => {
                 self.bar.finish_and_clear();
-                return Some(Err(closed_error(self.to, CloseReason::Killed, true)));
+                return Some(Err(closed_error(&self.to, CloseReason::Killed, true)));
             }
+            // Found by Tox ID, a session that fails before the friend is online is retried
+            // by the friend connection until --find-timeout.
+            NodeEvent::SessionClosed { friend, .. }
+                if friend == self.friend && self.find_deadline.is_some() => {}
             NodeEvent::SessionClosed { friend, reason } if friend == self.friend => {
                 self.bar.finish_and_clear();
-                return Some(Err(match send_refused(node, self.to) {
+                let refused = self.to.parse().ok().and_then(|to| send_refused(node, to));
+                return Some(Err(match refused {
                     Some(refused) if !self.established => refused,
-                    _ => closed_error(self.to, reason, self.established),
+                    _ => closed_error(&self.to, reason, self.established),
                 }));
             }
             _ => {}
@@ -252,11 +333,24 @@ impl App for SendApp {
     }
 
     fn poll_timeout(&self) -> Option<Timestamp> {
-        self.file.map(|_| self.last_progress.1 + self.stall)
+        self.find_deadline
+            .or_else(|| self.file.map(|_| self.last_progress.1 + self.stall))
     }
 
-    fn on_timeout(&mut self, _node: &mut Node, _now: Timestamp) -> Option<Self::Output> {
+    fn on_timeout(&mut self, node: &mut Node, now: Timestamp) -> Option<Self::Output> {
         self.bar.finish_and_clear();
+        if let Some(deadline) = self.find_deadline {
+            if now < deadline {
+                return None;
+            }
+            return Some(Err(anyhow::anyhow!(
+                "{} did not come online within {:.0} s (DHT connected: {}; is it running, \
+                 and does it accept our request?)",
+                self.to,
+                (now - self.started_at).as_secs_f64(),
+                node.is_connected()
+            )));
+        }
         Some(Err(anyhow::anyhow!(
             "no progress for {} s: {} stopped acknowledging data",
             self.stall.as_secs(),
@@ -276,7 +370,7 @@ pub fn send_refused(node: &Node, to: SocketAddr) -> Option<anyhow::Error> {
 }
 
 /// The one line for a session that ended before the file was delivered.
-pub fn closed_error(to: SocketAddr, reason: CloseReason, established: bool) -> anyhow::Error {
+pub fn closed_error(to: &str, reason: CloseReason, established: bool) -> anyhow::Error {
     match (reason, established) {
         (CloseReason::Timeout, false) => anyhow::anyhow!(
             "no answer from {to}: the handshake timed out after 8 s (is `rustox recv` running \

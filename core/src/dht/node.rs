@@ -583,7 +583,7 @@ impl DhtNode {
                 response: true,
                 id: ping.id,
             };
-            self.route_to_friend(now, i, reply, true);
+            self.route_to_friend(now, i, CRYPTO_PACKET_NAT_PING, &reply.encode(), true);
             self.searches[i].nat.nat_ping_received = Some(now);
         } else if ping.id == self.searches[i].nat.nat_ping_id {
             self.searches[i].nat.nat_ping_id = rng.next_u64();
@@ -610,9 +610,39 @@ impl DhtNode {
             .collect()
     }
 
-    /// Sends a NAT ping through the friend's close nodes that know its address
+    /// Sends a 0x20 request for the friend with DHT key `friend_dht_pk` through its close
+    /// nodes that report its address, which route it on (`route_to_friend`, protocol.md
+    /// §5.5): how a DHT-PK announcement (request id 156) reaches a friend we know by DHT key
+    /// but hold no address for. Needs at least `MAX_FRIEND_CLIENTS / 4` such nodes, as
+    /// 0.2.18 does; returns how many copies went out (0: the friend is not searched for,
+    /// or too few of its nodes know where it is).
+    pub fn route_request_to_friend(
+        &mut self,
+        now: Timestamp,
+        friend_dht_pk: &PublicKey,
+        request_id: u8,
+        data: &[u8],
+    ) -> usize {
+        let Some(i) = self
+            .searches
+            .iter()
+            .position(|s| s.pk == *friend_dht_pk && !s.fake)
+        else {
+            return 0;
+        };
+        self.route_to_friend(now, i, request_id, data, false)
+    }
+
+    /// Sends a request through the friend's close nodes that know its address
     /// (`route_to_friend` / `route_one_to_friend`); at least 2 such nodes are required.
-    fn route_to_friend(&mut self, now: Timestamp, i: usize, ping: NatPing, only_one: bool) {
+    fn route_to_friend(
+        &mut self,
+        now: Timestamp,
+        i: usize,
+        request_id: u8,
+        data: &[u8],
+        only_one: bool,
+    ) -> usize {
         let s = &self.searches[i];
         let routes: Vec<SocketAddr> = s
             .clients
@@ -624,21 +654,22 @@ impl DhtNode {
             .map(|a| a.addr)
             .collect();
         if routes.len() < MAX_FRIEND_CLIENTS / 4 {
-            return;
+            return 0;
         }
         let to = s.pk;
         let n = if only_one { 1 } else { routes.len() };
-        for dst in routes.into_iter().take(n) {
+        for dst in routes.iter().take(n) {
             self.push_out(Outgoing {
-                dst,
+                dst: *dst,
                 packet: OutPacket::Request {
                     to,
-                    request_id: CRYPTO_PACKET_NAT_PING,
-                    data: ping.encode().to_vec(),
+                    request_id,
+                    data: data.to_vec(),
                 },
                 reply: false,
             });
         }
+        n.min(routes.len())
     }
 
     fn do_nat(&mut self, now: Timestamp, rng: &mut dyn CryptoRng) {
@@ -659,7 +690,7 @@ impl DhtNode {
                     response: false,
                     id: nat.nat_ping_id,
                 };
-                self.route_to_friend(now, i, ping, false);
+                self.route_to_friend(now, i, CRYPTO_PACKET_NAT_PING, &ping.encode(), false);
                 self.searches[i].nat.nat_ping_sent = Some(now);
             }
             let nat = &self.searches[i].nat;

@@ -34,6 +34,7 @@ use rustox_net_crypto::{
 use crate::dht::wire::packed_node::canonical;
 use crate::dht::{DhtConfig, DhtNode};
 use crate::friend::{NoSpam, RequestFilter, ToxId};
+use crate::onion::server::{OnionConfig, OnionServer, OnionStats};
 pub use event::{FileOffer, NodeEvent};
 pub use files::{DigestSlot, PreparedFile};
 use friends::FriendList;
@@ -61,6 +62,9 @@ pub struct NodeOptions {
     /// Accept sessions from anyone who dials us, adding them as friends (`rustox recv
     /// --accept-from any`). Off, only friends get a session.
     pub accept_strangers: bool,
+    /// The onion server every DHT node runs for others (protocol.md §6.2–§6.3): relaying,
+    /// announce storage, data forwarding. c-toxcore clients expect it of any DHT node.
+    pub onion_server: OnionConfig,
 }
 
 /// Why an API call was refused.
@@ -118,8 +122,10 @@ pub struct NodeStats {
     pub dht_in: u64,
     /// Datagrams handed to the net_crypto endpoint.
     pub net_crypto_in: u64,
-    /// Onion datagrams (no onion layer yet: counted and dropped).
-    pub onion_in: u64,
+    /// Onion datagrams served for others (relayed layers, announces, data to forward).
+    pub onion_server_in: u64,
+    /// Onion responses for us (announce and data responses).
+    pub onion_client_in: u64,
     /// Datagrams whose first byte names no layer.
     pub unknown_kind: u64,
     /// Datagrams the DHT refused (rate limit, malformed, undecryptable).
@@ -139,6 +145,10 @@ pub struct NodeStats {
 pub struct Node {
     keys: KeyPair,
     dht: DhtNode,
+    onion_server: OnionServer,
+    /// Datagrams the onion server produced, waiting for `poll_transmit`; at most one per
+    /// datagram received, so bounded by what one poll round lets in.
+    onion_out: VecDeque<crate::dht::gate::Transmit>,
     endpoint: Endpoint,
     friends: FriendList,
     requests: RequestFilter,
@@ -175,6 +185,7 @@ impl Node {
             .nospam
             .unwrap_or_else(|| NoSpam::random(rng.as_mut()));
         let dht = DhtNode::new(dht_keys.clone(), options.dht, now, rng.as_mut());
+        let onion_server = OnionServer::new(&dht_keys, options.onion_server, now, rng.as_mut());
         // The endpoint draws from its own generator, seeded from ours: a CSPRNG seeded from
         // the OS in production, reproducible from the test's seed in simulation.
         let endpoint_rng = rand_chacha::ChaCha20Rng::from_seed(rng_seed(rng.as_mut()));
@@ -191,6 +202,8 @@ impl Node {
         Node {
             keys,
             dht,
+            onion_server,
+            onion_out: VecDeque::new(),
             endpoint,
             friends: FriendList::default(),
             requests: RequestFilter::new(nospam),
@@ -229,6 +242,11 @@ impl Node {
     /// The DHT.
     pub fn dht(&self) -> &DhtNode {
         &self.dht
+    }
+
+    /// The onion server's counters: what it relayed, stored and dropped, by reason.
+    pub fn onion_server_stats(&self) -> OnionStats {
+        self.onion_server.stats()
     }
 
     /// The net_crypto endpoint.
@@ -295,7 +313,20 @@ impl Node {
                     self.stats.net_crypto_refused += 1;
                 }
             }
-            Layer::OnionServer | Layer::OnionClient => self.stats.onion_in += 1,
+            Layer::OnionServer => {
+                self.stats.onion_server_in += 1;
+                // Drops are counted by reason inside the server.
+                if let Ok(t) = self.onion_server.handle_datagram(
+                    now,
+                    from,
+                    datagram,
+                    &self.dht,
+                    self.rng.as_mut(),
+                ) {
+                    self.onion_out.push_back(t);
+                }
+            }
+            Layer::OnionClient => self.stats.onion_client_in += 1,
             Layer::Unknown => self.stats.unknown_kind += 1,
         }
         self.after_input(now);
@@ -313,6 +344,9 @@ impl Node {
         if self.dht.poll_timeout() <= now {
             self.dht.handle_timeout(now, self.rng.as_mut());
         }
+        if self.onion_server.poll_timeout() <= now {
+            self.onion_server.handle_timeout(now, self.rng.as_mut());
+        }
         self.endpoint.handle_timeout(now);
         self.friend_timers(now);
         self.after_input(now);
@@ -322,7 +356,7 @@ impl Node {
     /// sessions'. When none is left, the file layer gets one more chance to fill budget
     /// that sending just opened.
     pub fn poll_transmit(&mut self, now: Timestamp) -> Option<Transmit> {
-        if let Some(t) = self.dht.poll_transmit(now, self.rng.as_mut()) {
+        if let Some(t) = self.poll_control(now) {
             return Some(Transmit {
                 destination: t.dst,
                 payload: t.payload,
@@ -340,7 +374,7 @@ impl Node {
     /// [`Node::poll_transmit`] appending the datagram to `out` (a send batch) and
     /// returning its destination.
     pub fn poll_transmit_into(&mut self, now: Timestamp, out: &mut Vec<u8>) -> Option<SocketAddr> {
-        if let Some(t) = self.dht.poll_transmit(now, self.rng.as_mut()) {
+        if let Some(t) = self.poll_control(now) {
             out.extend_from_slice(&t.payload);
             return Some(t.dst);
         }
@@ -362,6 +396,7 @@ impl Node {
     pub fn poll_timeout(&self) -> Option<Timestamp> {
         [
             Some(self.dht.poll_timeout()),
+            Some(self.onion_server.poll_timeout()),
             self.endpoint.poll_timeout(),
             self.friends_poll_timeout(),
         ]
@@ -371,6 +406,15 @@ impl Node {
     }
 
     // ----- internals -------------------------------------------------------------------
+
+    /// The next control datagram: the DHT's, then the onion's. They are few and small, and
+    /// go before the sessions' data so that a busy transfer does not delay them.
+    fn poll_control(&mut self, now: Timestamp) -> Option<crate::dht::gate::Transmit> {
+        if let Some(t) = self.dht.poll_transmit(now, self.rng.as_mut()) {
+            return Some(t);
+        }
+        self.onion_out.pop_front()
+    }
 
     fn push_event(&mut self, event: NodeEvent) {
         if self.events.len() >= MAX_EVENTS {
