@@ -1,0 +1,167 @@
+//! Whole Tox nodes in the simulator: `rustox_core::node::Node` — the same type the drivers
+//! and the CLI run — behind [`SimNode`], with the little a client application does around
+//! it (bootstrapping until connected, noting when friends come online).
+//!
+//! Nothing here re-implements node logic: the simulator only moves datagrams and time.
+
+use std::net::SocketAddr;
+use std::time::Duration;
+
+use rand::SeedableRng;
+use rand_chacha::ChaCha20Rng;
+use rustox_core::dht::DhtConfig;
+use rustox_core::node::{FriendNumber, Node, NodeEvent, NodeOptions};
+use rustox_net_crypto::crypto::{KeyPair, PublicKey};
+use rustox_net_crypto::Timestamp;
+
+use crate::node::SimNode;
+
+/// How often a client that is not connected calls bootstrap again: a Tox client keeps
+/// calling `tox_bootstrap` until the DHT answers (qTox and toxic retry every few seconds), and
+/// a lossy link can drop the first get-nodes.
+pub const REBOOTSTRAP: Duration = Duration::from_secs(5);
+
+/// Most events a simulated node keeps for a test to read; a long run with chatty events
+/// must not grow without bound.
+const MAX_LOGGED: usize = 1024;
+
+/// What a simulated node's application saw.
+#[derive(Debug, Default, Clone)]
+pub struct NodeLog {
+    /// When each friend came online (the first time, and each time after going offline).
+    pub online: Vec<(Timestamp, FriendNumber)>,
+    /// When each friend went offline.
+    pub offline: Vec<(Timestamp, FriendNumber)>,
+    /// Friend requests the node passed up (with `accept_strangers` off).
+    pub requests: Vec<(Timestamp, PublicKey, Vec<u8>)>,
+    /// Friends added from requests (with `accept_strangers` on).
+    pub added: Vec<(Timestamp, PublicKey)>,
+    /// Messages received.
+    pub messages: Vec<(Timestamp, FriendNumber, Vec<u8>)>,
+    /// When the node's own connection last changed, and to what.
+    pub self_connection: Vec<(Timestamp, bool)>,
+    /// Events not kept because the log was full.
+    pub dropped: u64,
+}
+
+/// One Tox node and its application, for the simulator.
+pub struct SimToxNode {
+    /// The node.
+    pub node: Node,
+    /// What its application saw.
+    pub log: NodeLog,
+    bootstrap: Vec<(SocketAddr, PublicKey)>,
+    next_bootstrap: Timestamp,
+}
+
+/// How to build a simulated node.
+#[derive(Debug, Clone, Default)]
+pub struct SimToxOptions {
+    /// The node's options (LAN discovery is off unless asked: the simulator has no
+    /// broadcast).
+    pub node: NodeOptions,
+}
+
+impl SimToxNode {
+    /// A node with keys and randomness drawn from `seed`, started at `now`.
+    pub fn new(now: Timestamp, seed: u64, options: SimToxOptions) -> Self {
+        let mut rng = ChaCha20Rng::seed_from_u64(seed);
+        let keys = KeyPair::generate(&mut rng);
+        let mut node_options = options.node;
+        node_options.dht = DhtConfig {
+            lan_discovery: false,
+            ..node_options.dht
+        };
+        SimToxNode {
+            node: Node::new(now, keys, node_options, Box::new(rng)),
+            log: NodeLog::default(),
+            bootstrap: Vec::new(),
+            next_bootstrap: now,
+        }
+    }
+
+    /// Bootstraps from `addr` now, and again every [`REBOOTSTRAP`] while not connected.
+    pub fn bootstrap(&mut self, now: Timestamp, addr: SocketAddr, dht_pk: PublicKey) {
+        self.bootstrap.push((addr, dht_pk));
+        self.node.bootstrap(now, addr, dht_pk);
+        self.next_bootstrap = now + REBOOTSTRAP;
+    }
+
+    /// When friend `friend` first came online, if it did.
+    pub fn first_online(&self, friend: FriendNumber) -> Option<Timestamp> {
+        self.log
+            .online
+            .iter()
+            .find(|(_, f)| *f == friend)
+            .map(|(t, _)| *t)
+    }
+
+    fn drain_events(&mut self, now: Timestamp) {
+        while let Some(event) = self.node.poll_event() {
+            let log = &mut self.log;
+            let full = log.online.len()
+                + log.offline.len()
+                + log.requests.len()
+                + log.added.len()
+                + log.messages.len()
+                + log.self_connection.len()
+                >= MAX_LOGGED;
+            if full {
+                log.dropped += 1;
+                continue;
+            }
+            match event {
+                NodeEvent::FriendConnection {
+                    friend,
+                    online: true,
+                    ..
+                } => log.online.push((now, friend)),
+                NodeEvent::FriendConnection {
+                    friend,
+                    online: false,
+                    ..
+                } => log.offline.push((now, friend)),
+                NodeEvent::FriendRequest { pk, message } => log.requests.push((now, pk, message)),
+                NodeEvent::FriendAdded { pk, .. } => log.added.push((now, pk)),
+                NodeEvent::Message { friend, text } => log.messages.push((now, friend, text)),
+                NodeEvent::SelfConnection { connected } => {
+                    log.self_connection.push((now, connected))
+                }
+                _ => {}
+            }
+        }
+    }
+}
+
+impl SimNode for SimToxNode {
+    fn handle_datagram(&mut self, now: Timestamp, from: SocketAddr, _to: SocketAddr, bytes: &[u8]) {
+        self.node.handle_datagram(now, from, bytes);
+        self.drain_events(now);
+    }
+
+    fn handle_timeout(&mut self, now: Timestamp) {
+        if now >= self.next_bootstrap && !self.bootstrap.is_empty() {
+            self.next_bootstrap = now + REBOOTSTRAP;
+            if !self.node.is_connected() {
+                for (addr, pk) in self.bootstrap.clone() {
+                    self.node.bootstrap(now, addr, pk);
+                }
+            }
+        }
+        self.node.handle_timeout(now);
+        self.drain_events(now);
+    }
+
+    fn poll_transmit(&mut self, now: Timestamp) -> Option<(SocketAddr, Vec<u8>)> {
+        let t = self.node.poll_transmit(now)?;
+        Some((t.destination, t.payload))
+    }
+
+    fn poll_timeout(&self) -> Option<Timestamp> {
+        let rebootstrap = (!self.bootstrap.is_empty()).then_some(self.next_bootstrap);
+        [self.node.poll_timeout(), rebootstrap]
+            .into_iter()
+            .flatten()
+            .min()
+    }
+}
