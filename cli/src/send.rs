@@ -161,6 +161,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             to,
             find_deadline,
             started_at: now,
+            friend_online: None,
             friend,
             size: prepared.size,
             source: Some((prepared, name)),
@@ -187,6 +188,8 @@ struct SendApp {
     /// With a Tox ID: when to give up finding the friend.
     find_deadline: Option<Timestamp>,
     started_at: Timestamp,
+    /// Seconds from start to the friend online, when found by Tox ID.
+    friend_online: Option<f64>,
     friend: FriendNumber,
     /// The file and its name until it is offered.
     source: Option<(PreparedFile, String)>,
@@ -231,12 +234,13 @@ impl SendApp {
         self.bar.finish_and_clear();
         let elapsed = self.started.map_or(Duration::ZERO, |s| s.elapsed());
         let sha = self.sha256.context("the file was never offered")?;
-        let summary = TransferSummary::new(
+        let mut summary = TransferSummary::new(
             bytes,
             elapsed,
             node.session_stats(self.friend).as_ref(),
             sha,
         );
+        summary.friend_online_seconds = self.friend_online;
         // Done with the receiver: OFFLINE, then the session is killed.
         let _ = node.delete_friend(now, self.friend);
         Ok(summary)
@@ -260,10 +264,9 @@ impl App for SendApp {
             } if friend == self.friend => {
                 self.established = true;
                 if self.find_deadline.take().is_some() {
-                    eprintln!(
-                        "rustox send: friend online after {:.2} s",
-                        (now - self.started_at).as_secs_f64()
-                    );
+                    let after = (now - self.started_at).as_secs_f64();
+                    self.friend_online = Some(after);
+                    eprintln!("rustox send: friend online after {after:.2} s");
                 }
                 eprintln!("rustox send: session up with {}", self.to);
                 if let Err(e) = self.offer(node, now) {

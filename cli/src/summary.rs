@@ -24,6 +24,9 @@ pub struct TransferSummary {
     pub sha256: String,
     /// CPU seconds this process used in total (all threads, user + system).
     pub cpu_seconds: Option<f64>,
+    /// Sender found by Tox ID: seconds from start until the friend was online.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub friend_online_seconds: Option<f64>,
 }
 
 impl TransferSummary {
@@ -49,6 +52,7 @@ impl TransferSummary {
             resent_packets: stats.map_or(0, |s| s.packets_resent),
             sha256: hex::encode(sha256),
             cpu_seconds: process_cpu_seconds(),
+            friend_online_seconds: None,
         }
     }
 

@@ -254,6 +254,20 @@ impl DhtNode {
         self.send_nodes_request(now, canonical(addr), pk, own, rng);
     }
 
+    /// Asks the node at `addr` for the nodes closest to `target` (`dht_getnodes`): what
+    /// the onion client does with the nodes a friend's DHT-PK packet names, searching there
+    /// for the friend's DHT key (protocol.md §6.4).
+    pub fn get_nodes(
+        &mut self,
+        now: Timestamp,
+        addr: SocketAddr,
+        pk: PublicKey,
+        target: PublicKey,
+        rng: &mut dyn CryptoRng,
+    ) {
+        self.send_nodes_request(now, canonical(addr), pk, target, rng);
+    }
+
     /// Sends a 0x00 ping; the answer adds the node to the lists (ping.c `ping_send_request`).
     pub fn ping(
         &mut self,
