@@ -18,6 +18,7 @@ pub mod driver_model;
 pub mod emulator;
 pub mod friend_online;
 pub mod link;
+pub mod live;
 pub mod metrics;
 pub mod netcrypto;
 pub mod node;

@@ -17,6 +17,10 @@ use super::error::CToxcoreError;
 /// The C peer's source (`auto_tests/tools/toxcore_file_peer.c`).
 pub const PEER_SOURCE: &str = include_str!("../../tools/toxcore_file_peer.c");
 
+/// The friend client's source (`auto_tests/tools/toxfriend.c`): friend requests, connection
+/// status and messages, for the friend interop tests and the friend-online benchmark.
+pub const FRIEND_SOURCE: &str = include_str!("../../tools/toxfriend.c");
+
 /// The pkg-config packages the peer links: libtoxcore for tox.h, libsodium for the optional
 /// SHA-256 content checks (libtoxcore-dev already depends on it).
 const PKG_CONFIG_PACKAGES: [&str; 2] = ["toxcore", "libsodium"];
@@ -59,9 +63,24 @@ pub struct PeerBinary {
 impl PeerBinary {
     /// Builds the peer, or reuses the cached binary built from the same source and flags.
     pub fn build(options: &BuildOptions) -> Result<PeerBinary, CToxcoreError> {
+        Self::build_source("toxcore_file_peer", PEER_SOURCE, options)
+    }
+
+    /// Builds the friend client (`tools/toxfriend.c`) the same way.
+    pub fn build_friend(options: &BuildOptions) -> Result<PeerBinary, CToxcoreError> {
+        Self::build_source("toxfriend", FRIEND_SOURCE, options)
+    }
+
+    /// Builds `source` as program `name`, or reuses the cached binary built from the same
+    /// source and flags.
+    pub fn build_source(
+        name: &str,
+        source_text: &str,
+        options: &BuildOptions,
+    ) -> Result<PeerBinary, CToxcoreError> {
         let link_flags = pkg_config_flags(&options.pkg_config)?;
         let mut hasher = Sha256::new();
-        hasher.update(PEER_SOURCE.as_bytes());
+        hasher.update(source_text.as_bytes());
         hasher.update(options.compiler.as_bytes());
         for flag in CFLAGS
             .iter()
@@ -73,7 +92,7 @@ impl PeerBinary {
         }
         let digest = hasher.finalize();
         let tag: String = digest[..8].iter().map(|b| format!("{b:02x}")).collect();
-        let binary = options.cache_dir.join(format!("toxcore_file_peer-{tag}"));
+        let binary = options.cache_dir.join(format!("{name}-{tag}"));
         if binary.is_file() {
             return Ok(PeerBinary { path: binary });
         }
@@ -82,15 +101,15 @@ impl PeerBinary {
             CToxcoreError::io(format!("creating {}", options.cache_dir.display()), e)
         })?;
         let unique = unique_suffix();
-        let source = options.cache_dir.join(format!("toxcore_file_peer-{tag}.c"));
+        let source = options.cache_dir.join(format!("{name}-{tag}.c"));
         let source_tmp = options
             .cache_dir
-            .join(format!("toxcore_file_peer-{tag}.c.{unique}"));
-        write_then_rename(&source_tmp, &source, PEER_SOURCE.as_bytes())?;
+            .join(format!("{name}-{tag}.c.{unique}"));
+        write_then_rename(&source_tmp, &source, source_text.as_bytes())?;
 
         let binary_tmp = options
             .cache_dir
-            .join(format!("toxcore_file_peer-{tag}.{unique}"));
+            .join(format!("{name}-{tag}.{unique}"));
         let output = Command::new(&options.compiler)
             .args(CFLAGS)
             .arg("-o")

@@ -19,6 +19,7 @@ pub mod bootstrap;
 pub mod build;
 mod child;
 pub mod error;
+pub mod friend;
 pub mod launch;
 pub mod peer;
 pub mod transfer;

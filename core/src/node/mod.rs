@@ -65,6 +65,11 @@ pub struct NodeOptions {
     /// The onion server every DHT node runs for others (protocol.md §6.2–§6.3): relaying,
     /// announce storage, data forwarding. c-toxcore clients expect it of any DHT node.
     pub onion_server: OnionConfig,
+    /// Unix seconds at the `now` given to [`Node::new`]: the wall clock the drivers read,
+    /// which the node itself never does. DHT-PK packets carry it (plus the seconds since) as
+    /// `no_replay`, which must grow across our restarts for friends to accept them
+    /// (protocol.md §6.4; c-toxcore's `mono_time_get` is Unix-based too). 0 counts from 1.
+    pub unix_time: u64,
 }
 
 /// Why an API call was refused.

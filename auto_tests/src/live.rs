@@ -1,0 +1,255 @@
+//! rustox on real sockets inside a test or benchmark process: a [`RustoxPeer`] is a whole
+//! `Node` run by the core's tokio session driver on a thread of its own, logging what a
+//! client would show ([`PeerLog`]); [`rustox_bootstrap`] starts what `rustox bootstrap` runs.
+
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+use rand::rngs::{OsRng, StdRng};
+use rand::SeedableRng;
+use rustox_core::dht::{DhtConfig, GuardConfig};
+use rustox_core::driver::workers::{NodeRunner, RunnerConfig, UdpMode};
+use rustox_core::driver::{Clock, DriverOptions};
+use rustox_core::friend::ToxId;
+use rustox_core::node::{Node, NodeEvent, NodeOptions};
+use rustox_core::onion::server::OnionConfig;
+use rustox_net_crypto::crypto::{KeyPair, PublicKey, SecretKey};
+use rustox_net_crypto::Timestamp;
+
+use crate::ctoxcore::friend::{PeerEvent, PeerLog};
+
+/// A rustox bootstrap node (what `rustox bootstrap` runs: DHT and onion server) on
+/// 127.0.0.1:`port`.
+pub fn rustox_bootstrap(port: u16) -> std::io::Result<NodeRunner> {
+    NodeRunner::start(
+        KeyPair::generate(&mut StdRng::from_entropy()),
+        RunnerConfig {
+            bind: SocketAddr::from(([127, 0, 0, 1], port)),
+            workers: 1,
+            mode: UdpMode::ReusePort,
+            dht: DhtConfig {
+                lan_discovery: false,
+                guard: GuardConfig::default(),
+                ..DhtConfig::default()
+            },
+            onion: Some(OnionConfig::default()),
+        },
+    )
+}
+
+/// How to start a rustox peer.
+#[derive(Debug, Clone, Default)]
+pub struct RustoxOptions {
+    /// UDP port on 127.0.0.1 (0: any).
+    pub port: u16,
+    /// DHT nodes: address and DHT key.
+    pub bootstrap: Vec<(SocketAddr, PublicKey)>,
+    /// Long-term keys (to restart as the same identity); `None`: fresh ones.
+    pub secret: Option<[u8; 32]>,
+    /// Send a friend request here.
+    pub request: Option<ToxId>,
+    /// Add this key as a friend without a request.
+    pub add: Option<PublicKey>,
+    /// Accept every friend request.
+    pub accept: bool,
+    /// LAN discovery on.
+    pub lan: bool,
+    /// Say this to each friend that comes online.
+    pub say: Option<String>,
+}
+
+/// A rustox node on a real socket, run by the tokio session driver on a thread of its own.
+pub struct RustoxPeer {
+    /// Its Tox ID.
+    pub tox_id: ToxId,
+    /// Its DHT key.
+    pub dht_pk: PublicKey,
+    /// Where it listens.
+    pub addr: SocketAddr,
+    /// Its long-term secret key.
+    pub secret: [u8; 32],
+    /// What it reported.
+    pub log: PeerLog,
+    stop: Arc<AtomicBool>,
+    thread: Option<JoinHandle<()>>,
+}
+
+struct PeerApp {
+    log: PeerLog,
+    started: Timestamp,
+    say: Option<String>,
+    stop: Arc<AtomicBool>,
+}
+
+impl rustox_core::driver::tokio::session::App for PeerApp {
+    type Output = ();
+
+    fn on_event(&mut self, node: &mut Node, now: Timestamp, event: NodeEvent) -> Option<()> {
+        let at = (now - self.started).as_secs_f64();
+        match event {
+            NodeEvent::SelfConnection { connected } => {
+                self.log.push(at, PeerEvent::SelfStatus(if connected { 2 } else { 0 }))
+            }
+            NodeEvent::FriendRequest { pk, .. } => self.log.push(at, PeerEvent::Request(pk)),
+            NodeEvent::FriendAdded { pk, .. } => self.log.push(at, PeerEvent::Request(pk)),
+            NodeEvent::FriendConnection { friend, online, .. } => {
+                self.log
+                    .push(at, PeerEvent::Friend(friend.0, if online { 2 } else { 0 }));
+                if let (true, Some(text)) = (online, &self.say) {
+                    let _ = node.send_message(now, friend, text.as_bytes());
+                }
+            }
+            NodeEvent::Message { friend, text } => self.log.push(
+                at,
+                PeerEvent::Message(friend.0, String::from_utf8_lossy(&text).into_owned()),
+            ),
+            _ => {}
+        }
+        None
+    }
+
+    fn poll_timeout(&self) -> Option<Timestamp> {
+        None
+    }
+
+    fn after_io(&mut self, _node: &mut Node, _now: Timestamp) {}
+
+    fn on_timeout(&mut self, _node: &mut Node, _now: Timestamp) -> Option<()> {
+        None
+    }
+}
+
+impl RustoxPeer {
+    /// Starts the node and returns once it is bound.
+    pub fn start(options: RustoxOptions) -> Result<RustoxPeer, LiveError> {
+        let keys = match options.secret {
+            Some(sk) => KeyPair::from_secret(SecretKey::from_bytes(sk)),
+            None => KeyPair::generate(&mut OsRng),
+        };
+        let secret = keys.secret.to_bytes();
+        let socket = rustox_core::driver::socket::bind(SocketAddr::from((
+            [127, 0, 0, 1],
+            options.port,
+        )))?;
+        let addr = socket.local_addr().map_err(LiveError::Io)?;
+        let clock = Clock::default();
+        let mut node = Node::new(
+            clock.now(),
+            keys,
+            NodeOptions {
+                dht: DhtConfig {
+                    lan_discovery: options.lan,
+                    ..DhtConfig::default()
+                },
+                accept_strangers: options.accept,
+                unix_time: unix_now(),
+                ..NodeOptions::default()
+            },
+            Box::new(OsRng),
+        );
+        let now = clock.now();
+        for (a, pk) in &options.bootstrap {
+            node.bootstrap(now, *a, *pk);
+        }
+        if let Some(id) = &options.request {
+            node.add_friend(now, id, b"hello from rustox")?;
+        }
+        if let Some(pk) = options.add {
+            node.add_friend_norequest(now, pk)?;
+        }
+        let tox_id = node.tox_id();
+        let dht_pk = node.dht_public_key();
+        let log = PeerLog::default();
+        let stop = Arc::new(AtomicBool::new(false));
+        let mut app = PeerApp {
+            log: log.clone(),
+            started: now,
+            say: options.say.clone(),
+            stop: stop.clone(),
+        };
+        let thread = std::thread::spawn(move || {
+            let Ok(runtime) = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+            else {
+                return;
+            };
+            runtime.block_on(async move {
+                let Ok(socket) = tokio::net::UdpSocket::from_std(socket) else {
+                    return;
+                };
+                let stop = app.stop.clone();
+                let run = rustox_core::driver::tokio::session::run(
+                    &mut node,
+                    &socket,
+                    clock,
+                    &mut app,
+                    DriverOptions::default(),
+                );
+                tokio::select! {
+                    _ = run => {}
+                    _ = async {
+                        while !stop.load(Ordering::Relaxed) {
+                            tokio::time::sleep(Duration::from_millis(20)).await;
+                        }
+                    } => {}
+                }
+            });
+        });
+        Ok(RustoxPeer {
+            tox_id,
+            dht_pk,
+            addr,
+            secret,
+            log,
+            stop,
+            thread: Some(thread),
+        })
+    }
+
+    /// Stops the node and closes its socket.
+    pub fn stop(mut self) {
+        self.halt();
+    }
+
+    fn halt(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+impl Drop for RustoxPeer {
+    fn drop(&mut self) {
+        self.halt();
+    }
+}
+
+/// Unix seconds now: the `no_replay` of DHT-PK packets (protocol.md §6.4) must grow across
+/// restarts, as c-toxcore's do.
+pub fn unix_now() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs())
+}
+
+/// Why a live peer could not start.
+#[derive(Debug, thiserror::Error)]
+pub enum LiveError {
+    /// The socket.
+    #[error(transparent)]
+    Bind(#[from] rustox_core::driver::socket::BindError),
+    /// Reading the socket's address.
+    #[error("socket: {0}")]
+    Io(std::io::Error),
+    /// Adding the friend.
+    #[error(transparent)]
+    Friend(#[from] rustox_core::friend::FriendAddError),
+    /// Adding the friend by key.
+    #[error(transparent)]
+    Node(#[from] rustox_core::node::NodeError),
+}
