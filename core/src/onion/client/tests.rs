@@ -1,0 +1,1 @@
+//! Onion client tests.
