@@ -450,11 +450,13 @@ impl OnionClient {
     pub fn handle_timeout(&mut self, now: Timestamp, rng: &mut dyn CryptoRng) {
         self.sendbacks.expire(now);
         self.run_announce(now, rng);
-        let keys: Vec<PublicKey> = self.friends.keys().copied().collect();
-        for pk in keys {
-            self.run_friend(now, &pk, rng);
-        }
         self.update_connected(now);
+        if self.connected {
+            let keys: Vec<PublicKey> = self.friends.keys().copied().collect();
+            for pk in keys {
+                self.run_friend(now, &pk, rng);
+            }
+        }
         self.update_deadline(now);
     }
 
@@ -620,8 +622,10 @@ impl OnionClient {
     /// The next deadline of every list.
     fn update_deadline(&mut self, now: Timestamp) {
         let mut d = self.announce_deadline(now);
-        for f in self.friends.values() {
-            d = d.min(self.friend_deadline(now, f));
+        if self.connected {
+            for f in self.friends.values() {
+                d = d.min(self.friend_deadline(now, f));
+            }
         }
         if let Some(t) = self.last_response {
             let off = t + ONION_OFFLINE_TIMEOUT;
