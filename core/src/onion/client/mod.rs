@@ -15,8 +15,7 @@
 //!
 //! Differences from 0.2.18, all on timing or local choices, none on the wire:
 //! * No 1 s tick: every response is acted on at once, and timers fire at their exact time.
-//!   Announcing and searching start at once (0.2.18 waits `ONION_CONNECTION_SECONDS` = 3 s
-//!   and searches only once connected for 3 ticks); a ping id is sent back as soon as it
+//!   Announcing starts at once (0.2.18 waits `ONION_CONNECTION_SECONDS` = 3 s); a ping id is sent back as soon as it
 //!   arrives (0.2.18 waits one to two ticks); a node that answers is next asked one
 //!   interval after the answered request (0.2.18: after its first pass is skipped).
 //! * The ceiling stays: one list never sends a node two requests within 3 s, except the
@@ -25,8 +24,7 @@
 //!   the client is not given the DHT secret key, and A learns less about us. The bytes
 //!   have the same layout and A cannot tell.
 //! * Paths use three distinct relays (0.2.18 may draw one twice).
-//! * A list that is not half full is re-populated every [`POPULATE_INTERVAL`] (0.2.18:
-//!   every tick).
+//! * Friend searches start once one node stores our announce, not after 3 s connected.
 //! * A response's sendback entry is consumed only after the response decrypts.
 
 mod announce;
@@ -69,9 +67,9 @@ pub const ONION_CONNECTED_TIMEOUT: Duration = Duration::from_secs(10);
 /// `ANNOUNCE_POPULATE_TIMEOUT` (`onion_client.c`): a list that is not full asks random
 /// path nodes again after 10 minutes even if more than half full.
 pub const ANNOUNCE_POPULATE_TIMEOUT: Duration = Duration::from_secs(600);
-/// How often a list at most half full asks random path nodes (ours; 0.2.18 does it every
-/// 1 s tick, which the 3 s per-node ceiling would mostly refuse anyway).
-pub const POPULATE_INTERVAL: Duration = Duration::from_secs(3);
+/// How often a list at most half full asks random path nodes: 0.2.18 does it on every 1 s
+/// tick (`do_announce`, `do_friend`); the 3 s per-node ceiling still applies to each node.
+pub const POPULATE_INTERVAL: Duration = Duration::from_secs(1);
 /// Our friend limit: the friend list's (`MAX_FRIENDS`-like bound of the Node).
 pub const MAX_FRIENDS: usize = 1024;
 /// Datagrams waiting for [`OnionClient::poll_transmit`]; beyond, the oldest is dropped.
@@ -451,7 +449,7 @@ impl OnionClient {
         self.sendbacks.expire(now);
         self.run_announce(now, rng);
         self.update_connected(now);
-        if self.connected {
+        if self.searching(now) {
             let keys: Vec<PublicKey> = self.friends.keys().copied().collect();
             for pk in keys {
                 self.run_friend(now, &pk, rng);
@@ -504,6 +502,14 @@ impl OnionClient {
             self.announce.guard.len() + self.friends.values().map(|f| f.guard.len()).sum::<usize>();
         s.queued_transmits = self.transmits.len();
         s
+    }
+
+    /// Friend searches run once at least one node stores our announce (0.2.18 waits until
+    /// connected for 3 ticks): a friend that started with us is then about as far along,
+    /// so the nodes closest to it are asked when they are likely to hold it, and a search
+    /// request is not spent before the friend could be found.
+    fn searching(&self, now: Timestamp) -> bool {
+        self.connected || self.announce.list.counts(now).1 > 0
     }
 
     /// `onion_isconnected`.
@@ -622,7 +628,7 @@ impl OnionClient {
     /// The next deadline of every list.
     fn update_deadline(&mut self, now: Timestamp) {
         let mut d = self.announce_deadline(now);
-        if self.connected {
+        if self.searching(now) {
             for f in self.friends.values() {
                 d = d.min(self.friend_deadline(now, f));
             }
