@@ -116,8 +116,7 @@ impl OnionClient {
             let sent = self.send_announce_request(
                 now,
                 ListId::Announce,
-                n.pk,
-                n.addr,
+                (n.pk, n.addr),
                 n.ping_id,
                 path,
                 rng,
@@ -155,8 +154,7 @@ impl OnionClient {
                 self.send_announce_request(
                     now,
                     ListId::Announce,
-                    node.pk,
-                    node.addr,
+                    (node.pk, node.addr),
                     [0; 32],
                     None,
                     rng,

@@ -159,19 +159,10 @@ impl PathSlot {
 }
 
 /// [`NUMBER_ONION_PATHS`] paths, rebuilt when they time out.
-#[derive(Debug)]
+#[derive(Debug, Default)]
 pub(super) struct PathSet {
     slots: [Option<PathSlot>; NUMBER_ONION_PATHS],
     created: u64,
-}
-
-impl Default for PathSet {
-    fn default() -> Self {
-        PathSet {
-            slots: Default::default(),
-            created: 0,
-        }
-    }
 }
 
 impl PathSet {
@@ -256,11 +247,5 @@ impl PathSet {
     /// Paths built so far.
     pub(super) fn created(&self) -> u64 {
         self.created
-    }
-
-    /// The path numbers in use (tests watch paths being replaced).
-    #[cfg(test)]
-    pub(super) fn path_nums(&self) -> Vec<u32> {
-        self.slots.iter().flatten().map(|s| s.path_num).collect()
     }
 }

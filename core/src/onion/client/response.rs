@@ -103,8 +103,7 @@ impl OnionClient {
                             let sent = self.send_announce_request(
                                 now,
                                 ListId::Announce,
-                                n.pk,
-                                n.addr,
+                                (n.pk, n.addr),
                                 p,
                                 n.path_used,
                                 rng,
@@ -170,7 +169,7 @@ impl OnionClient {
                 },
             };
             if node_list.wants(&node.pk) && guard.allow(now, &node.pk) {
-                self.send_announce_request(now, list, node.pk, node.addr, [0; 32], None, rng);
+                self.send_announce_request(now, list, (node.pk, node.addr), [0; 32], None, rng);
             }
         }
     }

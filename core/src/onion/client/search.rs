@@ -174,7 +174,7 @@ impl OnionClient {
             }
             let list = ListId::Friend(*pk);
             let sent =
-                self.send_announce_request(now, list, node.pk, node.addr, [0; 32], None, rng);
+                self.send_announce_request(now, list, (node.pk, node.addr), [0; 32], None, rng);
             let Some(f) = self.friends.get_mut(pk) else {
                 return;
             };
@@ -221,8 +221,7 @@ impl OnionClient {
             self.send_announce_request(
                 now,
                 ListId::Friend(*pk),
-                node.pk,
-                node.addr,
+                (node.pk, node.addr),
                 [0; 32],
                 None,
                 rng,

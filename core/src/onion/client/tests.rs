@@ -58,6 +58,9 @@ struct Seen {
     ping_id: [u8; 32],
 }
 
+/// (delivery time, sequence, from, to, bytes).
+type InFlight = (Timestamp, u64, SocketAddr, SocketAddr, Vec<u8>);
+
 struct Net {
     rng: ChaCha8Rng,
     now: Timestamp,
@@ -71,7 +74,7 @@ struct Net {
     junk: std::cell::RefCell<Option<ChaCha8Rng>>,
     clients: Vec<(SocketAddr, OnionClient)>,
     events: Vec<Vec<(Timestamp, OnionEvent)>>,
-    queue: BinaryHeap<Reverse<(Timestamp, u64, SocketAddr, SocketAddr, Vec<u8>)>>,
+    queue: BinaryHeap<Reverse<InFlight>>,
     seq: u64,
     announces: Vec<Seen>,
     /// Every datagram delivered to a client: (client index, bytes).
