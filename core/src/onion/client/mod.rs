@@ -19,7 +19,7 @@
 //!   arrives (0.2.18 waits one to two ticks); a node that answers is next asked one
 //!   interval after the answered request (0.2.18: after its first pass is skipped).
 //! * The ceiling stays: one list never sends a node two requests within 3 s, except the
-//!   one follow-up carrying a ping id just received ([`nodes::PingGuard`]).
+//!   one follow-up carrying a ping id just received (`nodes::PingGuard`).
 //! * Hop A of a path gets a fresh key pair, like B and C (0.2.18 uses our DHT key there):
 //!   the client is not given the DHT secret key, and A learns less about us. The bytes
 //!   have the same layout and A cannot tell.

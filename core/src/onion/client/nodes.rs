@@ -27,7 +27,7 @@ pub const ONION_NODE_MAX_PINGS: u8 = 3;
 /// to one node", = `ANNOUNCE_INTERVAL_NOT_ANNOUNCED` and `ANNOUNCE_FRIEND_NEW_INTERVAL`,
 /// the shortest interval at which 0.2.18 re-pings a listed node).
 pub const MIN_PING_SPACING: Duration = Duration::from_secs(3);
-/// Requests remembered by a [`PingGuard`]. When every slot holds a request younger than
+/// Requests remembered by a `PingGuard`. When every slot holds a request younger than
 /// [`MIN_PING_SPACING`] no new node can be asked: the list's request rate is capped at
 /// 64 per 3 s (c-toxcore's `MAX_STORED_PINGED_NODES` is 9 with a 10 s window, but it only
 /// guards nodes learned from responses).

@@ -4,7 +4,7 @@
 //!
 //! Path nodes are candidates for the three relays of a path: bootstrap nodes (never evicted)
 //! and nodes the DHT knows or that answered us (a ring of [`MAX_PATH_NODES`], the newest
-//! replacing the oldest). A [`PathSet`] holds [`NUMBER_ONION_PATHS`] paths; the client keeps
+//! replacing the oldest). A `PathSet` holds [`NUMBER_ONION_PATHS`] paths; the client keeps
 //! one set for announcing itself and one for friend searches and data, so the relays that
 //! see our self-announces are not the ones that see whom we look for.
 
