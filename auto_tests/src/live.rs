@@ -90,9 +90,9 @@ impl rustox_core::driver::tokio::session::App for PeerApp {
     fn on_event(&mut self, node: &mut Node, now: Timestamp, event: NodeEvent) -> Option<()> {
         let at = (now - self.started).as_secs_f64();
         match event {
-            NodeEvent::SelfConnection { connected } => {
-                self.log.push(at, PeerEvent::SelfStatus(if connected { 2 } else { 0 }))
-            }
+            NodeEvent::SelfConnection { connected } => self
+                .log
+                .push(at, PeerEvent::SelfStatus(if connected { 2 } else { 0 })),
             NodeEvent::FriendRequest { pk, .. } => self.log.push(at, PeerEvent::Request(pk)),
             NodeEvent::FriendAdded { pk, .. } => self.log.push(at, PeerEvent::Request(pk)),
             NodeEvent::FriendConnection { friend, online, .. } => {
@@ -130,10 +130,8 @@ impl RustoxPeer {
             None => KeyPair::generate(&mut OsRng),
         };
         let secret = keys.secret.to_bytes();
-        let socket = rustox_core::driver::socket::bind(SocketAddr::from((
-            [127, 0, 0, 1],
-            options.port,
-        )))?;
+        let socket =
+            rustox_core::driver::socket::bind(SocketAddr::from(([127, 0, 0, 1], options.port)))?;
         let addr = socket.local_addr().map_err(LiveError::Io)?;
         let clock = Clock::default();
         let mut node = Node::new(

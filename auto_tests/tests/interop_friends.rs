@@ -29,7 +29,9 @@ fn toxfriend() -> Option<PathBuf> {
     match PeerBinary::build_friend(&BuildOptions::default()) {
         Ok(bin) => Some(bin.path().to_path_buf()),
         Err(e) if e.is_missing_dependency() && std::env::var_os("CI").is_none() => {
-            eprintln!("NOTICE: {e}; c-toxcore interop test skipped (apt-get install libtoxcore-dev)");
+            eprintln!(
+                "NOTICE: {e}; c-toxcore interop test skipped (apt-get install libtoxcore-dev)"
+            );
             None
         }
         Err(e) => panic!("cannot build the c-toxcore friend client: {e}"),
@@ -86,7 +88,11 @@ fn assert_friends(c: &CPeer, r: &RustoxPeer, what: &str) {
         r.log.events()
     );
     assert_eq!(c.log.message().as_deref(), Some("hi from rustox"), "{what}");
-    assert_eq!(r.log.message().as_deref(), Some("hi from c-toxcore"), "{what}");
+    assert_eq!(
+        r.log.message().as_deref(),
+        Some("hi from c-toxcore"),
+        "{what}"
+    );
     eprintln!(
         "{what}: online after c-toxcore {:.2} s, rustox {:.2} s",
         c.log.friend_online().unwrap_or(-1.0),

@@ -273,7 +273,11 @@ impl Alice {
                 bail!("the transfer failed: {reason}")
             }
             NodeEvent::SessionClosed { friend, reason } if friend == self.friend => {
-                return Err(closed_error(&self.bob.to_string(), reason, self.handshake.is_some()));
+                return Err(closed_error(
+                    &self.bob.to_string(),
+                    reason,
+                    self.handshake.is_some(),
+                ));
             }
             _ => {}
         }

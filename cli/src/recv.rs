@@ -250,7 +250,10 @@ impl App for RecvApp {
             NodeEvent::FriendAdded { pk, .. } => {
                 say(
                     &self.bar,
-                    &format!("rustox recv: accepted a friend request from {}", pk.to_hex()),
+                    &format!(
+                        "rustox recv: accepted a friend request from {}",
+                        pk.to_hex()
+                    ),
                 );
             }
             NodeEvent::Message { friend, text } => {

@@ -23,9 +23,9 @@ use crate::addr::{any_for, parse_addr};
 use crate::controller::parse_controller;
 use crate::driver::{self, App};
 use crate::network::NetworkArgs;
-use rustox_core::friend::ToxId;
 use crate::progress::{say, transfer_bar};
 use crate::summary::TransferSummary;
+use rustox_core::friend::ToxId;
 
 /// Options of `rustox send`.
 #[derive(clap::Args, Debug)]
@@ -88,9 +88,9 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             bail!("--to ADDR needs --key (the public key `rustox recv` printed)")
         }
         (Target::ToxId(_), Some(_)) => bail!("--key goes with --to ADDR, not with a Tox ID"),
-        (Target::ToxId(_), None) if !args.network.can_search() => bail!(
-            "to find a Tox ID, give a DHT node with --bootstrap HOST:PORT:KEY (or --lan)"
-        ),
+        (Target::ToxId(_), None) if !args.network.can_search() => {
+            bail!("to find a Tox ID, give a DHT node with --bootstrap HOST:PORT:KEY (or --lan)")
+        }
         _ => {}
     }
     let file =
@@ -109,11 +109,13 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_else(|| "file".into());
-    let bind = args.bind.unwrap_or_else(|| match (args.to, args.network.bootstrap.first()) {
-        (Target::Addr(to), _) => any_for(to),
-        (Target::ToxId(_), Some(b)) => any_for(b.addr),
-        (Target::ToxId(_), None) => SocketAddr::from(([0, 0, 0, 0], 0)),
-    });
+    let bind = args
+        .bind
+        .unwrap_or_else(|| match (args.to, args.network.bootstrap.first()) {
+            (Target::Addr(to), _) => any_for(to),
+            (Target::ToxId(_), Some(b)) => any_for(b.addr),
+            (Target::ToxId(_), None) => SocketAddr::from(([0, 0, 0, 0], 0)),
+        });
     let socket = driver::bind(bind)?;
     // Hashed before the session exists, so the session never waits for the disk.
     let prepared = driver::prepare_file(file)
@@ -154,7 +156,11 @@ pub fn run(args: Args) -> anyhow::Result<()> {
                     .context("cannot send the friend request")?;
                 eprintln!("rustox send: looking for {id} ...");
                 let patience = Duration::from_secs(args.find_timeout.max(1));
-                (friend, hex::encode(&id.pk.as_bytes()[..8]), Some(now + patience))
+                (
+                    friend,
+                    hex::encode(&id.pk.as_bytes()[..8]),
+                    Some(now + patience),
+                )
             }
         };
         let mut app = SendApp {

@@ -183,12 +183,12 @@ impl Boot {
 
 fn start_boot(side: Side, bin: &PeerBinary) -> Result<Boot, String> {
     Ok(match side {
-        Side::Rustox => Boot::Rustox(
-            rustox_bootstrap(0).map_err(|e| format!("rustox bootstrap node: {e}"))?,
-        ),
-        Side::CToxcore => Boot::C(
-            CPeer::start(bin.path(), &CPeerOptions::default()).map_err(|e| e.to_string())?,
-        ),
+        Side::Rustox => {
+            Boot::Rustox(rustox_bootstrap(0).map_err(|e| format!("rustox bootstrap node: {e}"))?)
+        }
+        Side::CToxcore => {
+            Boot::C(CPeer::start(bin.path(), &CPeerOptions::default()).map_err(|e| e.to_string())?)
+        }
     })
 }
 

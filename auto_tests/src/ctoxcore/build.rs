@@ -102,14 +102,10 @@ impl PeerBinary {
         })?;
         let unique = unique_suffix();
         let source = options.cache_dir.join(format!("{name}-{tag}.c"));
-        let source_tmp = options
-            .cache_dir
-            .join(format!("{name}-{tag}.c.{unique}"));
+        let source_tmp = options.cache_dir.join(format!("{name}-{tag}.c.{unique}"));
         write_then_rename(&source_tmp, &source, source_text.as_bytes())?;
 
-        let binary_tmp = options
-            .cache_dir
-            .join(format!("{name}-{tag}.{unique}"));
+        let binary_tmp = options.cache_dir.join(format!("{name}-{tag}.{unique}"));
         let output = Command::new(&options.compiler)
             .args(CFLAGS)
             .arg("-o")

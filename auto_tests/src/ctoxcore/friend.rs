@@ -121,7 +121,9 @@ impl CPeer {
             cmd.arg("--secret-key").arg(hex::encode(sk));
         }
         if let Some(id) = &options.request {
-            cmd.arg("--request").arg(id.to_string()).arg("hello from c-toxcore");
+            cmd.arg("--request")
+                .arg(id.to_string())
+                .arg("hello from c-toxcore");
         }
         if let Some(pk) = &options.add {
             cmd.arg("--add").arg(pk.to_hex());
@@ -140,7 +142,9 @@ impl CPeer {
             .stdout(Stdio::piped())
             .spawn()
             .map_err(|e| CToxcoreError::io(format!("starting {}", bin.display()), e))?;
-        let bad = |what: &str| CToxcoreError::io(what.to_string(), std::io::ErrorKind::InvalidData.into());
+        let bad = |what: &str| {
+            CToxcoreError::io(what.to_string(), std::io::ErrorKind::InvalidData.into())
+        };
         let stdin = child.stdin.take().ok_or_else(|| bad("toxfriend stdin"))?;
         let stdout = child.stdout.take().ok_or_else(|| bad("toxfriend stdout"))?;
         let mut lines = BufReader::new(stdout).lines();
@@ -153,8 +157,11 @@ impl CPeer {
         };
         let f: Vec<&str> = ready.split_whitespace().collect();
         let field = |i: usize| f.get(i).copied().unwrap_or("");
-        let tox_id: ToxId = field(1).parse().map_err(|_| bad("toxfriend READY: Tox ID"))?;
-        let dht_pk = PublicKey::from_hex(field(2)).ok_or_else(|| bad("toxfriend READY: DHT key"))?;
+        let tox_id: ToxId = field(1)
+            .parse()
+            .map_err(|_| bad("toxfriend READY: Tox ID"))?;
+        let dht_pk =
+            PublicKey::from_hex(field(2)).ok_or_else(|| bad("toxfriend READY: DHT key"))?;
         let port = field(3).parse().map_err(|_| bad("toxfriend READY: port"))?;
         let mut secret = [0u8; 32];
         hex::decode_to_slice(field(4), &mut secret).map_err(|_| bad("toxfriend READY: key"))?;
@@ -208,7 +215,6 @@ impl Drop for CPeer {
         let _ = self.child.wait();
     }
 }
-
 
 /// Field `i` of a line as a number (0 when missing or malformed).
 fn num(fields: &[&str], i: usize) -> i32 {

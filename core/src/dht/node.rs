@@ -153,7 +153,15 @@ pub struct DhtNode {
     search_to_bootstrap: Vec<Vec<PackedNode>>,
     pending: PendingRequests,
     to_ping: Vec<PackedNode>,
-    last_to_ping: Timestamp,
+    /// Pings we may still send to nodes that contacted us (a token bucket): ping.c sends
+    /// its `to_ping` batch of at most `MAX_TO_PING` every `TIME_TO_PING`; we send each as it
+    /// comes, within the same rate, so a new node is not kept waiting up to 2 s.
+    to_ping_credit: f64,
+    to_ping_credit_at: Timestamp,
+    /// When the `to_bootstrap` lists were last asked. c-toxcore asks them on its 1 s tick;
+    /// we ask as soon as a node arrives, then at most once a second, so the rate is the
+    /// same and the first answer is acted on at once.
+    to_bootstrap_at: Option<Timestamp>,
     outbox: VecDeque<Outgoing>,
     events: VecDeque<DhtEvent>,
     next_tick: Timestamp,
@@ -177,7 +185,9 @@ impl DhtNode {
             search_to_bootstrap: Vec::new(),
             pending: PendingRequests::default(),
             to_ping: Vec::new(),
-            last_to_ping: now,
+            to_ping_credit: MAX_TO_PING as f64,
+            to_ping_credit_at: now,
+            to_bootstrap_at: None,
             outbox: VecDeque::new(),
             events: VecDeque::new(),
             next_tick: now,
@@ -783,15 +793,85 @@ impl DhtNode {
 
     /// When [`handle_timeout`](Self::handle_timeout) next has work.
     pub fn poll_timeout(&self) -> Timestamp {
+        let mut next = self.next_tick;
         if self.config.lan_discovery {
-            self.next_tick.min(self.next_lan)
-        } else {
-            self.next_tick
+            next = next.min(self.next_lan);
+        }
+        if let Some(t) = self.to_bootstrap_due() {
+            next = next.min(t);
+        }
+        if let Some(t) = self.to_ping_due() {
+            next = next.min(t);
+        }
+        next
+    }
+
+    /// When the `to_bootstrap` lists may next be asked, if any holds a node.
+    fn to_bootstrap_due(&self) -> Option<Timestamp> {
+        let waiting = !self.close_to_bootstrap.is_empty()
+            || self.search_to_bootstrap.iter().any(|l| !l.is_empty());
+        waiting.then(|| {
+            self.to_bootstrap_at
+                .map_or(Timestamp::ZERO, |t| t + DHT_TICK)
+        })
+    }
+
+    /// When the next `to_ping` node may be pinged, if any waits.
+    fn to_ping_due(&self) -> Option<Timestamp> {
+        if self.to_ping.is_empty() {
+            return None;
+        }
+        let missing = (1.0 - self.to_ping_credit).max(0.0);
+        let per_ping = TIME_TO_PING.as_secs_f64() / MAX_TO_PING as f64;
+        Some(self.to_ping_credit_at + std::time::Duration::from_secs_f64(missing * per_ping))
+    }
+
+    /// Asks the nodes in the `to_bootstrap` lists (`do_close` / `do_friend`'s bootstrap
+    /// part): for our own key, and for each searched key.
+    fn ask_to_bootstrap(&mut self, now: Timestamp, rng: &mut dyn CryptoRng) {
+        self.to_bootstrap_at = Some(now);
+        let own = self.keys.public;
+        for node in std::mem::take(&mut self.close_to_bootstrap) {
+            self.send_nodes_request(now, node.addr, node.pk, own, rng);
+        }
+        for i in 0..self.searches.len() {
+            let target = self.searches[i].pk;
+            for node in std::mem::take(&mut self.search_to_bootstrap[i]) {
+                self.send_nodes_request(now, node.addr, node.pk, target, rng);
+            }
+        }
+    }
+
+    /// Pings the `to_ping` nodes the credit allows (`ping_iterate`).
+    fn ping_to_ping(&mut self, now: Timestamp, rng: &mut dyn CryptoRng) {
+        let refill = (now - self.to_ping_credit_at).as_secs_f64() / TIME_TO_PING.as_secs_f64()
+            * MAX_TO_PING as f64;
+        self.to_ping_credit = (self.to_ping_credit + refill).min(MAX_TO_PING as f64);
+        self.to_ping_credit_at = now;
+        let own = self.keys.public;
+        while self.to_ping_credit >= 1.0 && !self.to_ping.is_empty() {
+            // Closest to us first: those are the ones the close list wants.
+            let Some(i) = (0..self.to_ping.len())
+                .min_by(|&a, &b| cmp_distance(&own, &self.to_ping[a].pk, &self.to_ping[b].pk))
+            else {
+                break;
+            };
+            let node = self.to_ping.swap_remove(i);
+            if self.close.addable(&node.pk, now) {
+                self.send_ping(now, node.addr, node.pk, rng);
+                self.to_ping_credit -= 1.0;
+            }
         }
     }
 
     /// Runs the timers that are due: the once-a-second `do_dht` round and LAN discovery.
     pub fn handle_timeout(&mut self, now: Timestamp, rng: &mut dyn CryptoRng) {
+        if self.to_bootstrap_due().is_some_and(|t| t <= now) {
+            self.ask_to_bootstrap(now, rng);
+        }
+        if self.to_ping_due().is_some_and(|t| t <= now) {
+            self.ping_to_ping(now, rng);
+        }
         if now >= self.next_tick {
             self.do_dht(now, rng);
             self.next_tick = now + DHT_TICK;
@@ -817,10 +897,7 @@ impl DhtNode {
             s.expire(now);
         }
         let own = self.keys.public;
-        // Close list.
-        for node in std::mem::take(&mut self.close_to_bootstrap) {
-            self.send_nodes_request(now, node.addr, node.pk, own, rng);
-        }
+        // Close list (the to_bootstrap lists are asked as nodes arrive, above).
         let (due, good) = due_and_good(self.close.iter_mut(), now);
         for (addr, pk) in due {
             self.send_nodes_request(now, addr, pk, own, rng);
@@ -839,9 +916,6 @@ impl DhtNode {
         // Searched keys.
         for i in 0..self.searches.len() {
             let target = self.searches[i].pk;
-            for node in std::mem::take(&mut self.search_to_bootstrap[i]) {
-                self.send_nodes_request(now, node.addr, node.pk, target, rng);
-            }
             let (due, good) = due_and_good(self.searches[i].clients.iter_mut(), now);
             for (addr, pk) in due {
                 self.send_nodes_request(now, addr, pk, target, rng);
@@ -859,14 +933,6 @@ impl DhtNode {
             }
         }
         self.do_nat(now, rng);
-        if now >= self.last_to_ping + TIME_TO_PING {
-            self.last_to_ping = now;
-            for node in std::mem::take(&mut self.to_ping) {
-                if self.close.addable(&node.pk, now) {
-                    self.send_ping(now, node.addr, node.pk, rng);
-                }
-            }
-        }
     }
 
     /// The next output before encryption (multi-worker drivers seal it in their own gate).

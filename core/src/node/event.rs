@@ -83,8 +83,9 @@ pub enum NodeEvent {
         /// Why, in words.
         reason: String,
     },
-    /// The node's own connection to the network changed: connected once the DHT holds a
-    /// node that answered us (and, with the onion, once we are announced).
+    /// The node's own connection to the network changed: connected while nodes store our
+    /// onion announcement, so friends can find us (c-toxcore's self connection status,
+    /// `onion_connection_status`). [`super::Node::is_connected`] tells the DHT's view.
     SelfConnection {
         /// Connected now?
         connected: bool,

@@ -61,6 +61,8 @@ impl Node {
             .add(id.pk)
             .map_err(|_| FriendAddError::AlreadySent)?;
         self.endpoint.allow_peer(id.pk);
+        // The onion client's friend list is as large as ours, so this cannot fail.
+        let _ = self.onion_client.add_friend(id.pk, self.rng.as_mut());
         if let Some(friend) = self.friends.get_mut(number) {
             friend.request = Some(OutgoingRequest {
                 request,
@@ -83,6 +85,7 @@ impl Node {
         }
         let number = self.friends.add(pk)?;
         self.endpoint.allow_peer(pk);
+        let _ = self.onion_client.add_friend(pk, self.rng.as_mut());
         self.friend_timers(now);
         Ok(number)
     }
@@ -118,6 +121,7 @@ impl Node {
             .ok_or(NodeError::UnknownFriend)?;
         self.endpoint.forbid_peer(&removed.pk);
         self.requests.forget(&removed.pk);
+        self.onion_client.remove_friend(&removed.pk);
         if let Some(dht_pk) = removed.dht_pk() {
             self.dht.remove_friend(&dht_pk);
         }
@@ -177,6 +181,7 @@ impl Node {
                 friend.conn.handle_timeout(now);
             }
             self.send_friend_request(now, number);
+            self.send_dht_route_pk(now, number);
             self.drive_friend(now, number);
         }
     }
@@ -189,6 +194,7 @@ impl Node {
                 [
                     f.conn.poll_timeout(),
                     f.request.as_ref().and_then(|r| r.schedule.poll_timeout()),
+                    f.dht_route_deadline(),
                 ]
             })
             .flatten()
@@ -216,7 +222,25 @@ impl Node {
                 let _ = conn.send_lossless(now, &pending.request.encode_net_crypto());
                 pending.schedule.on_sent(now);
             }
-            None => pending.schedule.on_send_failed(now),
+            None => {
+                let pk = friend.pk;
+                let data = pending.request.encode_onion_data();
+                let sent = self
+                    .onion_client
+                    .send_data(now, &pk, &data, self.rng.as_mut())
+                    .unwrap_or(0);
+                if let Some(pending) = self
+                    .friends
+                    .get_mut(number)
+                    .and_then(|f| f.request.as_mut())
+                {
+                    if sent > 0 {
+                        pending.schedule.on_sent(now);
+                    } else {
+                        pending.schedule.on_send_failed(now);
+                    }
+                }
+            }
         }
     }
 
@@ -286,6 +310,12 @@ impl Node {
                 }
             }
             FriendAction::StatusChanged { connected: true } => {
+                // Connected: the onion stops searching for it (`onion_set_friend_online`).
+                let pk = friend.pk;
+                self.onion_client.set_friend_online(&pk, true);
+                let Some(friend) = self.friends.get_mut(number) else {
+                    return;
+                };
                 if let Some(conn) = friend
                     .session
                     .and_then(|id| self.endpoint.connection_mut(id))
@@ -294,7 +324,15 @@ impl Node {
                     let _ = conn.send_lossless(now, &[super::messenger::PACKET_ID_ONLINE]);
                 }
             }
-            FriendAction::StatusChanged { connected: false } => self.go_offline(number),
+            FriendAction::StatusChanged { connected: false } => {
+                let pk = friend.pk;
+                self.onion_client.set_friend_online(&pk, false);
+                if let Some(f) = self.friends.get_mut(number) {
+                    // Offline again: tell it our DHT key by every route at once.
+                    f.dht_route_due = None;
+                }
+                self.go_offline(number);
+            }
         }
     }
 
@@ -332,7 +370,12 @@ impl Node {
                         self.drive_friend(now, n);
                     }
                 }
-                // DHT-PK and friend requests through the DHT: handled with the onion.
+                DhtEvent::Request {
+                    sender,
+                    request_id: crate::friend::dht_pk::CRYPTO_PACKET_DHTPK,
+                    data,
+                } => self.on_dht_route_pk(now, sender, &data),
+                // NAT pings are the DHT's own; nothing else comes this way in 0.2.18.
                 DhtEvent::Request { .. } => {}
             }
         }

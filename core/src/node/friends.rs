@@ -8,6 +8,7 @@ use std::collections::HashMap;
 
 use rustox_net_crypto::crypto::PublicKey;
 use rustox_net_crypto::ConnectionId;
+use rustox_net_crypto::Timestamp;
 
 use super::files::FriendFiles;
 use crate::friend::{FriendConnection, FriendRequest, RequestSchedule};
@@ -49,6 +50,9 @@ pub struct Friend {
     pub request: Option<OutgoingRequest>,
     /// File transfers with this friend.
     pub files: FriendFiles,
+    /// When our DHT-PK packet next goes to it by the DHT route (`onion_ops.rs`); `None`:
+    /// as soon as its DHT key is known.
+    pub dht_route_due: Option<Timestamp>,
 }
 
 /// A friend request we are sending: the body, and when to send it again.
@@ -60,6 +64,14 @@ pub struct OutgoingRequest {
 }
 
 impl Friend {
+    /// When the DHT route wants a turn: while the friend is offline and its DHT key known.
+    pub fn dht_route_deadline(&self) -> Option<Timestamp> {
+        if self.online || self.passive || self.conn.dht_pk().is_none() {
+            return None;
+        }
+        Some(self.dht_route_due.unwrap_or(Timestamp::ZERO))
+    }
+
     fn new(pk: PublicKey) -> Self {
         Friend {
             pk,
@@ -70,6 +82,7 @@ impl Friend {
             passive: false,
             request: None,
             files: FriendFiles::default(),
+            dht_route_due: None,
         }
     }
 

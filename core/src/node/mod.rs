@@ -20,6 +20,7 @@ pub mod files;
 mod friend_ops;
 pub mod friends;
 pub mod messenger;
+mod onion_ops;
 pub mod route;
 
 use std::collections::VecDeque;
@@ -32,8 +33,10 @@ use rustox_net_crypto::{
 };
 
 use crate::dht::wire::packed_node::canonical;
+use crate::dht::wire::packed_node::PackedNode;
 use crate::dht::{DhtConfig, DhtNode};
 use crate::friend::{NoSpam, RequestFilter, ToxId};
+use crate::onion::client::{OnionClient, OnionClientConfig, OnionClientStats};
 use crate::onion::server::{OnionConfig, OnionServer, OnionStats};
 pub use event::{FileOffer, NodeEvent};
 pub use files::{DigestSlot, PreparedFile};
@@ -133,6 +136,14 @@ pub struct NodeStats {
     pub onion_client_in: u64,
     /// Datagrams whose first byte names no layer.
     pub unknown_kind: u64,
+    /// Friend requests that came as onion data (before the filter).
+    pub onion_requests: u64,
+    /// Friends' DHT keys learned (onion or DHT route).
+    pub dht_pks_received: u64,
+    /// Our DHT-PK packets sent by the DHT route.
+    pub dht_pks_routed: u64,
+    /// DHT-route DHT-PK packets refused (malformed, not a friend, undecryptable, replayed).
+    pub bad_dht_pks: u64,
     /// Datagrams the DHT refused (rate limit, malformed, undecryptable).
     pub dht_refused: u64,
     /// Datagrams the endpoint refused (its own counters say why).
@@ -154,6 +165,12 @@ pub struct Node {
     /// Datagrams the onion server produced, waiting for `poll_transmit`; at most one per
     /// datagram received, so bounded by what one poll round lets in.
     onion_out: VecDeque<crate::dht::gate::Transmit>,
+    /// Announcing us, searching for friends, DHT-PK and friend requests over the onion.
+    onion_client: OnionClient,
+    /// The onion client's connection status as last reported (c-toxcore's self connection).
+    onion_connected: bool,
+    /// When the onion client is next given the DHT's nodes (`onion_ops.rs`).
+    next_onion_feed: Timestamp,
     endpoint: Endpoint,
     friends: FriendList,
     requests: RequestFilter,
@@ -191,6 +208,18 @@ impl Node {
             .unwrap_or_else(|| NoSpam::random(rng.as_mut()));
         let dht = DhtNode::new(dht_keys.clone(), options.dht, now, rng.as_mut());
         let onion_server = OnionServer::new(&dht_keys, options.onion_server, now, rng.as_mut());
+        let onion_client = OnionClient::new(
+            keys.clone(),
+            dht_keys.public,
+            OnionClientConfig {
+                // `no_replay` counts Unix seconds, and 0 is never taken: count from 1 when no
+                // wall clock was given.
+                unix_time_at_origin: options.unix_time.saturating_sub(now.as_secs()).max(1),
+                ..OnionClientConfig::default()
+            },
+            now,
+            rng.as_mut(),
+        );
         // The endpoint draws from its own generator, seeded from ours: a CSPRNG seeded from
         // the OS in production, reproducible from the test's seed in simulation.
         let endpoint_rng = rand_chacha::ChaCha20Rng::from_seed(rng_seed(rng.as_mut()));
@@ -209,6 +238,9 @@ impl Node {
             dht,
             onion_server,
             onion_out: VecDeque::new(),
+            onion_client,
+            onion_connected: false,
+            next_onion_feed: now,
             endpoint,
             friends: FriendList::default(),
             requests: RequestFilter::new(nospam),
@@ -254,6 +286,17 @@ impl Node {
         self.onion_server.stats()
     }
 
+    /// The onion client's counters and table sizes.
+    pub fn onion_client_stats(&self) -> OnionClientStats {
+        self.onion_client.stats()
+    }
+
+    /// Whether we are announced on the onion (c-toxcore's self connection status): friends
+    /// can find us.
+    pub fn is_onion_connected(&self) -> bool {
+        self.onion_connected
+    }
+
     /// The net_crypto endpoint.
     pub fn endpoint(&self) -> &Endpoint {
         &self.endpoint
@@ -286,6 +329,10 @@ impl Node {
     pub fn bootstrap(&mut self, now: Timestamp, addr: SocketAddr, dht_pk: PublicKey) {
         self.dht
             .bootstrap(now, canonical(addr), dht_pk, self.rng.as_mut());
+        // Also a first onion path node (`onion_add_bs_path_node`).
+        self.onion_client
+            .add_bootstrap_node(PackedNode::udp(canonical(addr), dht_pk));
+        self.after_input(now);
     }
 
     // ----- the sans-IO loop ------------------------------------------------------------
@@ -311,6 +358,7 @@ impl Node {
                 {
                     self.stats.dht_refused += 1;
                 }
+                self.update_dht_connected(now);
             }
             Layer::NetCrypto => {
                 self.stats.net_crypto_in += 1;
@@ -331,7 +379,13 @@ impl Node {
                     self.onion_out.push_back(t);
                 }
             }
-            Layer::OnionClient => self.stats.onion_client_in += 1,
+            Layer::OnionClient => {
+                self.stats.onion_client_in += 1;
+                // Drops are counted by reason inside the client.
+                let _ = self
+                    .onion_client
+                    .handle_datagram(now, from, datagram, self.rng.as_mut());
+            }
             Layer::Unknown => self.stats.unknown_kind += 1,
         }
         self.after_input(now);
@@ -352,7 +406,11 @@ impl Node {
         if self.onion_server.poll_timeout() <= now {
             self.onion_server.handle_timeout(now, self.rng.as_mut());
         }
+        if self.onion_client.poll_timeout() <= now {
+            self.onion_client.handle_timeout(now, self.rng.as_mut());
+        }
         self.endpoint.handle_timeout(now);
+        self.update_dht_connected(now);
         self.friend_timers(now);
         self.after_input(now);
     }
@@ -402,6 +460,8 @@ impl Node {
         [
             Some(self.dht.poll_timeout()),
             Some(self.onion_server.poll_timeout()),
+            Some(self.onion_client.poll_timeout()),
+            Some(self.next_onion_feed),
             self.endpoint.poll_timeout(),
             self.friends_poll_timeout(),
         ]
@@ -418,7 +478,10 @@ impl Node {
         if let Some(t) = self.dht.poll_transmit(now, self.rng.as_mut()) {
             return Some(t);
         }
-        self.onion_out.pop_front()
+        if let Some(t) = self.onion_out.pop_front() {
+            return Some(t);
+        }
+        self.onion_client.poll_transmit()
     }
 
     fn push_event(&mut self, event: NodeEvent) {
@@ -431,14 +494,17 @@ impl Node {
 
     /// After every input: move the layers' events along, then top up the files.
     fn after_input(&mut self, now: Timestamp) {
+        self.feed_onion(now);
+        self.drain_onion(now);
         self.drain_dht(now);
         self.drain_endpoint(now);
         self.pump_files(now);
-        let connected = !self.dht.close_nodes(now).is_empty();
-        if connected != self.self_connected {
-            self.self_connected = connected;
-            self.push_event(NodeEvent::SelfConnection { connected });
-        }
+    }
+
+    /// Re-reads whether the DHT holds a node that answered us: after DHT datagrams and
+    /// timers only, not on the data path.
+    fn update_dht_connected(&mut self, now: Timestamp) {
+        self.self_connected = !self.dht.close_nodes(now).is_empty();
     }
 }
 

@@ -155,21 +155,17 @@ impl Node {
         let Some(f) = self.friends.get(number) else {
             return;
         };
-        if f.online || f.passive {
+        if f.dht_route_deadline().is_none_or(|due| due > now) {
             return;
         }
         let Some(friend_dht_pk) = f.conn.dht_pk() else {
             return;
         };
-        if f.dht_route_due.is_some_and(|t| t > now) {
-            return;
-        }
         let friend_pk = f.pk;
         let announce = self.onion_client.dht_pk_announce(now);
         let key = PrecomputedKey::new(&friend_pk, &self.keys.secret);
-        let mut nonce = [0u8; 24];
-        self.rng.fill_bytes(&mut nonce);
-        let sent = match seal_dht_route(&self.keys.public, &key, &Nonce(nonce), &announce) {
+        let nonce = Nonce::random(self.rng.as_mut());
+        let sent = match seal_dht_route(&self.keys.public, &key, &nonce, &announce) {
             Ok(data) => {
                 self.dht
                     .route_request_to_friend(now, &friend_dht_pk, CRYPTO_PACKET_DHTPK, &data)

@@ -73,6 +73,16 @@ impl OnionClient {
         Ok(sent)
     }
 
+    /// Our DHT-PK announcement as of `now`: the same content goes by both routes (the Node
+    /// seals it for the DHT route, protocol.md §6.4).
+    pub fn dht_pk_announce(&self, now: Timestamp) -> DhtPkAnnounce {
+        DhtPkAnnounce {
+            no_replay: self.no_replay(now),
+            dht_pk: self.dht_pk,
+            nodes: self.dht_pk_nodes.clone(),
+        }
+    }
+
     /// `send_dhtpk_announce` through the onion: our DHT key and the nodes the Node gave us.
     /// Returns true if at least one packet went out; otherwise the next try waits
     /// [`DHTPK_RETRY`] (or the next answer from a node that knows the friend).
@@ -82,11 +92,7 @@ impl OnionClient {
         friend: &PublicKey,
         rng: &mut dyn CryptoRng,
     ) -> bool {
-        let announce = DhtPkAnnounce {
-            no_replay: self.no_replay(now),
-            dht_pk: self.dht_pk,
-            nodes: self.dht_pk_nodes.clone(),
-        };
+        let announce = self.dht_pk_announce(now);
         let sent = match announce.encode() {
             Ok(bytes) => self.send_data(now, friend, &bytes, rng).unwrap_or(0),
             Err(_) => 0,

@@ -23,7 +23,8 @@
 //! * Hop A of a path gets a fresh key pair, like B and C (0.2.18 uses our DHT key there):
 //!   the client is not given the DHT secret key, and A learns less about us. The bytes
 //!   have the same layout and A cannot tell.
-//! * Paths use three distinct relays (0.2.18 may draw one twice).
+//! * Paths use three distinct relays whenever three are known (0.2.18 may draw one twice
+//!   even then).
 //! * Friend searches start once one node stores our announce, not after 3 s connected.
 //! * A response's sendback entry is consumed only after the response decrypts.
 

@@ -101,9 +101,12 @@ impl PathNodes {
         }
     }
 
-    /// Three distinct random relays: from the ring if it holds three, else from the ring
-    /// and the bootstrap list together. c-toxcore draws with replacement and may build a
-    /// path through one node twice; we never do.
+    /// Three random relays: distinct ones from the ring if it holds three, else from the
+    /// ring and the bootstrap list together. Where even those are fewer than three (a new
+    /// network: one bootstrap node and a peer), they are drawn with replacement, as 0.2.18's
+    /// `random_nodes_path_onion` always does, so a path may pass one node twice: a node
+    /// relaying to itself is harmless, and without it two peers and one bootstrap node could
+    /// never announce.
     fn random_path_nodes(&self, rng: &mut dyn CryptoRng) -> Option<[PackedNode; 3]> {
         let mut pool: Vec<PackedNode> = self.ring.clone();
         if pool.len() < ONION_PATH_LENGTH {
@@ -113,10 +116,14 @@ impl PathNodes {
                 }
             }
         }
+        let first = *pool.first()?;
+        let mut picked = [first; 3];
         if pool.len() < ONION_PATH_LENGTH {
-            return None;
+            for slot in picked.iter_mut() {
+                *slot = pool[random_index(rng, pool.len())];
+            }
+            return Some(picked);
         }
-        let mut picked = [pool[0]; 3];
         for slot in picked.iter_mut() {
             let i = random_index(rng, pool.len());
             *slot = pool.swap_remove(i);
