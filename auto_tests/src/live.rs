@@ -143,7 +143,7 @@ impl RustoxPeer {
                     ..DhtConfig::default()
                 },
                 accept_strangers: options.accept,
-                unix_time: unix_now(),
+                unix_time: rustox_core::driver::clock::unix_now(),
                 ..NodeOptions::default()
             },
             Box::new(OsRng),
@@ -225,14 +225,6 @@ impl Drop for RustoxPeer {
     fn drop(&mut self) {
         self.halt();
     }
-}
-
-/// Unix seconds now: the `no_replay` of DHT-PK packets (protocol.md §6.4) must grow across
-/// restarts, as c-toxcore's do.
-pub fn unix_now() -> u64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs())
 }
 
 /// Why a live peer could not start.

@@ -1,7 +1,9 @@
-//! `rustox demo`: the first thing to run. Two nodes, Alice and Bob, each with its own UDP
-//! socket on 127.0.0.1 and its own thread, open a net_crypto session, chat a little, and
-//! Alice sends Bob a freshly generated file. The demo then hashes both files from disk and
-//! exits 0 only if they match.
+//! `rustox demo`: the first thing to run. A bootstrap node and two nodes, Alice and Bob, each
+//! with its own UDP socket on 127.0.0.1 and its own thread. Alice knows only Bob's Tox ID and
+//! the bootstrap node: she sends him a friend request, the onion and the DHT find him, he
+//! accepts, and a net_crypto session comes up (the time to friend-online is printed). They
+//! chat a little and Alice sends Bob a freshly generated file. The demo then hashes both
+//! files from disk and exits 0 only if they match.
 
 use std::fs::File;
 use std::io::{BufWriter, Write};
@@ -13,8 +15,11 @@ use anyhow::{bail, Context};
 use indicatif::ProgressBar;
 use rand::rngs::OsRng;
 use rand::{RngCore, SeedableRng};
+use rustox_core::dht::DhtConfig;
+use rustox_core::driver::workers::{NodeRunner, RunnerConfig, UdpMode};
 use rustox_core::driver::Clock;
 use rustox_core::node::{FileOffer, FriendNumber, Node, NodeEvent, NodeOptions, PreparedFile};
+use rustox_core::onion::server::OnionConfig;
 use rustox_net_crypto::crypto::KeyPair;
 use rustox_net_crypto::{ControllerKind, Timestamp, TransportConfig, TransportStats};
 
@@ -29,6 +34,8 @@ const ALICE_SAYS: [&str; 2] = [
     "Hello Bob! Alice here, over an encrypted Tox session.",
     "I have a file for you, sending it now.",
 ];
+/// Alice's friend request.
+const ALICE_REQUEST: &str = "Hi Bob, it's Alice: add me?";
 /// Bob's answers, one per line of Alice's.
 const BOB_SAYS: [&str; 2] = ["Hi Alice, loud and clear.", "Go ahead, I'm ready."];
 
@@ -52,7 +59,8 @@ pub struct Args {
 
 /// What Alice measured.
 struct AliceReport {
-    handshake: Duration,
+    /// From start to Bob online.
+    online: Duration,
     bytes: u64,
     elapsed: Duration,
     stats: Option<TransportStats>,
@@ -79,29 +87,49 @@ fn run_in(args: &Args, dir: &Path) -> anyhow::Result<()> {
     generate(&source, args.size)?;
 
     let loopback = SocketAddr::from(([127, 0, 0, 1], 0));
+    // The bootstrap node: what `rustox bootstrap` runs (DHT and onion server), on threads
+    // of its own; dropped (and stopped) when the demo ends.
+    let boot = NodeRunner::start(
+        KeyPair::generate(&mut OsRng),
+        RunnerConfig {
+            bind: loopback,
+            workers: 1,
+            mode: UdpMode::ReusePort,
+            dht: DhtConfig {
+                lan_discovery: false,
+                ..DhtConfig::default()
+            },
+            onion: Some(OnionConfig::default()),
+        },
+    )
+    .context("cannot start the bootstrap node")?;
+    let (boot_addr, boot_pk) = (boot.local_addr(), boot.public_key());
     let alice_socket = driver::bind(loopback)?;
     let bob_socket = driver::bind(loopback)?;
-    let bob_addr = bob_socket.local_addr()?;
-    let alice_addr = alice_socket.local_addr()?;
     let alice_keys = KeyPair::generate(&mut OsRng);
     let bob_keys = KeyPair::generate(&mut OsRng);
-    let (alice_pk, bob_pk) = (alice_keys.public, bob_keys.public);
-    println!("Alice {alice_addr}  key {}", alice_pk.to_hex());
-    println!("Bob   {bob_addr}  key {}", bob_pk.to_hex());
+    println!("Bootstrap node {boot_addr}  DHT key {}", boot_pk.to_hex());
 
     let options = NodeOptions {
         transport: TransportConfig {
             controller: args.controller,
             wake_lateness: driver::wake_lateness(),
         },
+        dht: DhtConfig {
+            lan_discovery: false,
+            ..DhtConfig::default()
+        },
+        unix_time: rustox_core::driver::clock::unix_now(),
         ..NodeOptions::default()
     };
     let limit = Duration::from_secs(args.timeout.max(1));
     // One clock for both nodes, so their timestamps agree from creation on.
     let clock = Clock::default();
-    let mut bob_node = Node::new(clock.now(), bob_keys, options.clone(), Box::new(OsRng));
-    let bob_dht = bob_node.dht_public_key();
-    bob_node.add_friend_norequest(clock.now(), alice_pk)?;
+    let start = clock.now();
+    let mut bob_node = Node::new(start, bob_keys, options.clone(), Box::new(OsRng));
+    bob_node.bootstrap(start, boot_addr, boot_pk);
+    let bob_id = bob_node.tox_id();
+    println!("Bob   {}  Tox ID {bob_id}", bob_socket.local_addr()?);
     let bob = {
         let inbox = inbox.clone();
         std::thread::Builder::new().name("bob".into()).spawn(
@@ -126,15 +154,19 @@ fn run_in(args: &Args, dir: &Path) -> anyhow::Result<()> {
             let prepared = driver::prepare_file(reader)
                 .with_context(|| format!("cannot read {}", source.display()))?;
             let mut node = Node::new(clock.now(), alice_keys, options, Box::new(OsRng));
-            let friend = node.add_friend_direct(clock.now(), bob_pk, bob_dht, bob_addr)?;
+            println!(
+                "Alice {}  sends Bob a friend request",
+                alice_socket.local_addr()?
+            );
+            node.bootstrap(clock.now(), boot_addr, boot_pk);
+            let friend = node.add_friend(clock.now(), &bob_id, ALICE_REQUEST.as_bytes())?;
             let mut app = Alice {
-                bob: bob_addr,
                 friend,
+                start,
                 source: Some(prepared),
                 heard: 0,
                 file: None,
-                connected_at: Instant::now(),
-                handshake: None,
+                online: None,
                 started: None,
             };
             drive(alice_socket, clock, node, &mut app, limit)?
@@ -151,12 +183,13 @@ fn run_in(args: &Args, dir: &Path) -> anyhow::Result<()> {
 
     let sent_hash = sha256_file(&dir.join("alice-file.bin"))?;
     let received_hash = sha256_file(&received)?;
+    drop(boot);
     let secs = report.elapsed.as_secs_f64();
     let rate = report.bytes as f64 / secs.max(1e-9);
     println!();
     println!(
-        "handshake        {:.2} ms",
-        report.handshake.as_secs_f64() * 1e3
+        "friend online    {:.2} s after start (request, onion, DHT, handshake)",
+        report.online.as_secs_f64()
     );
     println!(
         "file             {} in {:.2} s",
@@ -209,13 +242,12 @@ fn drive<A: App>(
 
 /// Alice: dials, chats, sends the file, measures.
 struct Alice {
-    bob: SocketAddr,
     friend: FriendNumber,
+    start: Timestamp,
     source: Option<PreparedFile>,
     heard: usize,
     file: Option<u32>,
-    connected_at: Instant,
-    handshake: Option<Duration>,
+    online: Option<Duration>,
     started: Option<Instant>,
 }
 
@@ -246,7 +278,12 @@ impl Alice {
                 online: true,
                 ..
             } if friend == self.friend => {
-                self.handshake = Some(self.connected_at.elapsed());
+                let online = now - self.start;
+                println!(
+                    "Bob is online for Alice after {:.2} s",
+                    online.as_secs_f64()
+                );
+                self.online = Some(online);
                 self.say(node, now, ALICE_SAYS[0])?;
             }
             NodeEvent::Message { friend, text } if friend == self.friend => {
@@ -260,7 +297,7 @@ impl Alice {
             }
             NodeEvent::FileSent { friend, bytes, .. } if friend == self.friend => {
                 let report = AliceReport {
-                    handshake: self.handshake.unwrap_or_default(),
+                    online: self.online.unwrap_or_default(),
                     bytes,
                     elapsed: self.started.map_or(Duration::ZERO, |s| s.elapsed()),
                     stats: node.session_stats(self.friend),
@@ -272,12 +309,11 @@ impl Alice {
             NodeEvent::FileFailed { friend, reason, .. } if friend == self.friend => {
                 bail!("the transfer failed: {reason}")
             }
-            NodeEvent::SessionClosed { friend, reason } if friend == self.friend => {
-                return Err(closed_error(
-                    &self.bob.to_string(),
-                    reason,
-                    self.handshake.is_some(),
-                ));
+            // Before Bob is online a failed session is retried by the friend connection.
+            NodeEvent::SessionClosed { friend, reason }
+                if friend == self.friend && self.online.is_some() =>
+            {
+                return Err(closed_error("Bob", reason, true));
             }
             _ => {}
         }
@@ -316,6 +352,13 @@ impl Bob {
         event: NodeEvent,
     ) -> anyhow::Result<Option<PathBuf>> {
         match event {
+            NodeEvent::FriendRequest { pk, message } => {
+                println!(
+                    "Bob gets a friend request: {:?}; he accepts",
+                    String::from_utf8_lossy(&message)
+                );
+                node.add_friend_norequest(now, pk)?;
+            }
             NodeEvent::Message { friend, text } => {
                 println!("alice → bob  : {}", String::from_utf8_lossy(&text));
                 if let Some(answer) = BOB_SAYS.get(self.heard) {

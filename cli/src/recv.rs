@@ -128,6 +128,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             // long-term key serves as the DHT key too.
             dht_keys: Some(keys.clone()),
             dht: args.network.dht_config(),
+            unix_time: rustox_core::driver::clock::unix_now(),
             accept_strangers: args.accept_from == AcceptFrom::Any,
             ..NodeOptions::default()
         };

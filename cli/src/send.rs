@@ -133,6 +133,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
                 wake_lateness: driver::wake_lateness(),
             },
             dht: args.network.dht_config(),
+            unix_time: rustox_core::driver::clock::unix_now(),
             ..NodeOptions::default()
         };
         let now = clock.now();

@@ -29,3 +29,12 @@ impl Clock {
         self.origin + Duration::from_micros(t.as_micros().min(u64::MAX / 2))
     }
 }
+
+/// Unix seconds now, from the system clock: what [`crate::node::NodeOptions::unix_time`]
+/// wants (DHT-PK `no_replay` values must grow across restarts, protocol.md §6.4). A clock
+/// set before 1970 reads as 0.
+pub fn unix_now() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs())
+}

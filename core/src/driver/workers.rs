@@ -375,14 +375,23 @@ fn worker_loop(shared: &Shared, socket: &UdpSocket, index: usize, guard: crate::
             continue;
         }
         if let Ok(incoming) = gate.open(now, from, &buf[..len]) {
-            let mut node = shared.lock();
-            node.handle_incoming(
-                now,
-                crate::dht::wire::packed_node::canonical(from),
-                incoming,
-                &mut rng,
-            );
-            outs.extend(std::iter::from_fn(|| node.poll_outgoing()));
+            let due_now = {
+                let mut node = shared.lock();
+                node.handle_incoming(
+                    now,
+                    crate::dht::wire::packed_node::canonical(from),
+                    incoming,
+                    &mut rng,
+                );
+                outs.extend(std::iter::from_fn(|| node.poll_outgoing()));
+                node.poll_timeout() <= now
+            };
+            // The datagram made work due at once (a new node to ping, nodes to ask): wake
+            // the timer thread rather than leave it for its next deadline.
+            if due_now {
+                *shared.kick.lock().unwrap_or_else(|p| p.into_inner()) = true;
+                shared.kick_cv.notify_one();
+            }
         }
         for out in outs.drain(..) {
             if let Some(t) = gate.seal(now, out, &mut rng) {
