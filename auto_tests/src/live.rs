@@ -43,8 +43,10 @@ pub fn rustox_bootstrap(port: u16) -> std::io::Result<NodeRunner> {
 /// How to start a rustox peer.
 #[derive(Debug, Clone, Default)]
 pub struct RustoxOptions {
-    /// UDP port on 127.0.0.1 (0: any).
+    /// UDP port (0: any).
     pub port: u16,
+    /// Address to bind; `None`: 127.0.0.1.
+    pub bind_ip: Option<std::net::IpAddr>,
     /// DHT nodes: address and DHT key.
     pub bootstrap: Vec<(SocketAddr, PublicKey)>,
     /// Long-term keys (to restart as the same identity); `None`: fresh ones.
@@ -130,8 +132,10 @@ impl RustoxPeer {
             None => KeyPair::generate(&mut OsRng),
         };
         let secret = keys.secret.to_bytes();
-        let socket =
-            rustox_core::driver::socket::bind(SocketAddr::from(([127, 0, 0, 1], options.port)))?;
+        let ip = options
+            .bind_ip
+            .unwrap_or(std::net::IpAddr::V4(std::net::Ipv4Addr::LOCALHOST));
+        let socket = rustox_core::driver::socket::bind(SocketAddr::new(ip, options.port))?;
         let addr = socket.local_addr().map_err(LiveError::Io)?;
         let clock = Clock::default();
         let mut node = Node::new(
@@ -149,6 +153,9 @@ impl RustoxPeer {
             Box::new(OsRng),
         );
         let now = clock.now();
+        if options.lan {
+            node.set_lan_broadcasts(rustox_core::driver::socket::interface_broadcasts());
+        }
         for (a, pk) in &options.bootstrap {
             node.bootstrap(now, *a, *pk);
         }

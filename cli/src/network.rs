@@ -60,8 +60,12 @@ impl NetworkArgs {
         }
     }
 
-    /// Starts `node` from every bootstrap node.
+    /// Starts `node` from every bootstrap node, and gives LAN discovery the interfaces'
+    /// broadcast addresses.
     pub fn bootstrap(&self, node: &mut Node, now: Timestamp) {
+        if self.lan {
+            node.set_lan_broadcasts(rustox_core::driver::socket::interface_broadcasts());
+        }
         for b in &self.bootstrap {
             node.bootstrap(now, b.addr, b.dht_pk);
         }

@@ -104,12 +104,21 @@ pub struct CPeerOptions {
     pub lan: bool,
     /// Say this to each friend that comes online.
     pub say: Option<String>,
+    /// Run inside this network namespace (`ip netns exec`).
+    pub netns: Option<String>,
 }
 
 impl CPeer {
     /// Starts the client and waits for its READY line.
     pub fn start(bin: &Path, options: &CPeerOptions) -> Result<CPeer, CToxcoreError> {
-        let mut cmd = Command::new(bin);
+        let mut cmd = match &options.netns {
+            Some(ns) => {
+                let mut c = Command::new("ip");
+                c.args(["netns", "exec", ns]).arg(bin);
+                c
+            }
+            None => Command::new(bin),
+        };
         cmd.arg(options.port.to_string()).arg("300");
         for (addr, pk) in &options.bootstrap {
             cmd.arg("--bootstrap")

@@ -45,9 +45,16 @@ pub fn is_lan(ip: IpAddr) -> bool {
     }
 }
 
+/// Most interface broadcast addresses a LAN discovery round covers: a host with more
+/// interfaces than this is unusual, and each costs 11 datagrams a round.
+pub const MAX_BROADCAST_ADDRS: usize = 16;
+
 /// The destinations of one LAN discovery round: the default port plus the next
-/// `PORTS_PER_ROUND` of the range starting at `*cursor`, on IPv4 broadcast and `ff02::1`.
-pub fn discovery_targets(cursor: &mut u16, ipv6: bool) -> Vec<SocketAddr> {
+/// `PORTS_PER_ROUND` of the range starting at `*cursor`, on IPv4 broadcast, `ff02::1` and
+/// each interface broadcast address in `broadcasts` (`send_broadcasts` in c-toxcore's
+/// LAN_discovery.c: 255.255.255.255 alone reaches nothing on an interface without a route
+/// for it, an interface's own broadcast address does).
+pub fn discovery_targets(cursor: &mut u16, ipv6: bool, broadcasts: &[IpAddr]) -> Vec<SocketAddr> {
     let span = PORT_RANGE_TO - PORT_RANGE_FROM + 1;
     let mut ports = vec![PORT_RANGE_FROM];
     for _ in 0..PORTS_PER_ROUND {
@@ -60,6 +67,9 @@ pub fn discovery_targets(cursor: &mut u16, ipv6: bool) -> Vec<SocketAddr> {
     let mut out = Vec::new();
     for p in ports {
         out.push(SocketAddr::new(IpAddr::V4(Ipv4Addr::BROADCAST), p));
+        for b in broadcasts.iter().take(MAX_BROADCAST_ADDRS) {
+            out.push(SocketAddr::new(*b, p));
+        }
         if ipv6 {
             out.push(SocketAddr::new(
                 IpAddr::V6(Ipv6Addr::new(0xff02, 0, 0, 0, 0, 0, 0, 1)),
@@ -109,11 +119,35 @@ mod tests {
         let mut cursor = 0;
         let mut seen = std::collections::HashSet::new();
         for _ in 0..11 {
-            for t in discovery_targets(&mut cursor, false) {
+            for t in discovery_targets(&mut cursor, false, &[]) {
                 assert!((PORT_RANGE_FROM..=PORT_RANGE_TO).contains(&t.port()));
                 seen.insert(t.port());
             }
         }
         assert_eq!(seen.len(), 101);
+    }
+
+    #[test]
+    fn each_interface_broadcast_address_gets_every_port_of_the_round() {
+        let mut cursor = 0;
+        let lan: IpAddr = "10.98.0.255".parse().unwrap();
+        let targets = discovery_targets(&mut cursor, false, &[lan]);
+        let on_lan: Vec<u16> = targets
+            .iter()
+            .filter(|t| t.ip() == lan)
+            .map(|t| t.port())
+            .collect();
+        let global = targets
+            .iter()
+            .filter(|t| t.ip() == IpAddr::V4(Ipv4Addr::BROADCAST))
+            .count();
+        assert_eq!(on_lan.len(), global);
+        assert_eq!(on_lan[0], PORT_RANGE_FROM);
+        // A flood of addresses is capped.
+        let many: Vec<IpAddr> = (0..100u8)
+            .map(|i| IpAddr::V4(Ipv4Addr::new(10, i, 0, 255)))
+            .collect();
+        let targets = discovery_targets(&mut cursor, false, &many);
+        assert_eq!(targets.len(), global * (1 + MAX_BROADCAST_ADDRS));
     }
 }

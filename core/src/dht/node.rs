@@ -167,6 +167,8 @@ pub struct DhtNode {
     next_tick: Timestamp,
     next_lan: Timestamp,
     lan_cursor: u16,
+    /// The interfaces' broadcast addresses, which the driver reads from the OS.
+    lan_broadcasts: Vec<std::net::IpAddr>,
     stats: DhtStats,
 }
 
@@ -193,6 +195,7 @@ impl DhtNode {
             next_tick: now,
             next_lan: now,
             lan_cursor: 0,
+            lan_broadcasts: Vec::new(),
             stats: DhtStats::default(),
             config,
         };
@@ -300,6 +303,14 @@ impl DhtNode {
         }
         self.push_search(pk, false, rng);
         true
+    }
+
+    /// The interfaces' IPv4 broadcast addresses, where LAN discovery goes besides
+    /// 255.255.255.255 (the driver reads them from the OS; at most
+    /// [`super::lan::MAX_BROADCAST_ADDRS`] are used).
+    pub fn set_lan_broadcasts(&mut self, mut addrs: Vec<std::net::IpAddr>) {
+        addrs.truncate(super::lan::MAX_BROADCAST_ADDRS);
+        self.lan_broadcasts = addrs;
     }
 
     /// Stops searching for a friend.
@@ -879,7 +890,12 @@ impl DhtNode {
         if self.config.lan_discovery && now >= self.next_lan {
             self.next_lan = now + LAN_DISCOVERY_INTERVAL;
             let packet = lan_discovery::encode(&self.keys.public);
-            for dst in discovery_targets(&mut self.lan_cursor, self.config.lan_discovery_ipv6) {
+            let targets = discovery_targets(
+                &mut self.lan_cursor,
+                self.config.lan_discovery_ipv6,
+                &self.lan_broadcasts,
+            );
+            for dst in targets {
                 self.push_out(Outgoing {
                     dst,
                     packet: OutPacket::Raw(packet.to_vec()),

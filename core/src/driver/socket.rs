@@ -130,3 +130,30 @@ pub fn bind(addr: SocketAddr) -> Result<std::net::UdpSocket, BindError> {
     socket.set_nonblocking(true).map_err(classify)?;
     Ok(socket.into())
 }
+
+/// The IPv4 broadcast addresses of the interfaces that are up, loopback excepted: where LAN
+/// discovery must go to reach a LAN (c-toxcore reads them with `SIOCGIFBRDADDR`). Empty when
+/// the OS will not say.
+pub fn interface_broadcasts() -> Vec<std::net::IpAddr> {
+    use nix::net::if_::InterfaceFlags;
+    let Ok(addrs) = nix::ifaddrs::getifaddrs() else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    for ifa in addrs {
+        if !ifa.flags.contains(InterfaceFlags::IFF_UP)
+            || ifa.flags.contains(InterfaceFlags::IFF_LOOPBACK)
+            || !ifa.flags.contains(InterfaceFlags::IFF_BROADCAST)
+        {
+            continue;
+        }
+        let Some(b) = ifa.broadcast.as_ref().and_then(|b| b.as_sockaddr_in()) else {
+            continue;
+        };
+        let ip = std::net::IpAddr::V4(b.ip());
+        if !out.contains(&ip) {
+            out.push(ip);
+        }
+    }
+    out
+}

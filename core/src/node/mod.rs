@@ -335,6 +335,12 @@ impl Node {
         self.after_input(now);
     }
 
+    /// The interfaces' broadcast addresses for LAN discovery (see
+    /// [`crate::driver::socket::interface_broadcasts`]).
+    pub fn set_lan_broadcasts(&mut self, addrs: Vec<std::net::IpAddr>) {
+        self.dht.set_lan_broadcasts(addrs);
+    }
+
     // ----- the sans-IO loop ------------------------------------------------------------
 
     /// A received datagram. One from UDP port 0 is dropped before anything reads it: no
