@@ -48,8 +48,15 @@ fn main() {
                 let n = &sim.node(id).node;
                 let s = n.onion_client_stats();
                 let f = n.friends()[0];
-                println!("{:>6.3} {name}: onion={} ann={}/{} search={} resp={} dhtpk sent={} acc={} | node dhtpk rx={} routed={} bad={} | friend dht={:?} online={} | dht conn={} close={} paths={} nopath={} ratelim={}",
-                    now.as_secs_f64(), n.is_onion_connected(), s.announced_on, s.announce_nodes, s.search_requests, s.announce_responses, s.dht_pk_sent, s.dht_pk_accepted,
+                let srch = n
+                    .dht()
+                    .searches()
+                    .iter()
+                    .filter(|s| !s.fake)
+                    .map(|s| s.clients.len())
+                    .collect::<Vec<_>>();
+                println!("{:>6.3} {name}: log={:?} ign={} ts={:?} sess={:?} srch={:?} onion={} ann={}/{} search={} resp={} dhtpk sent={} acc={} | node dhtpk rx={} routed={} bad={} | friend dht={:?} online={} | dht conn={} close={} paths={} nopath={} ratelim={}",
+                    now.as_secs_f64(), sim.node(id).log.online, n.stats().packets_ignored, n.session_stats(f).map(|t| (t.packets_sent, t.packets_received)), n.endpoint().connection_ids().iter().map(|i| n.endpoint().connection(*i).map(|c| format!("{:?}", c.status()))).collect::<Vec<_>>(), srch, n.is_onion_connected(), s.announced_on, s.announce_nodes, s.search_requests, s.announce_responses, s.dht_pk_sent, s.dht_pk_accepted,
                     n.stats().dht_pks_received, n.stats().dht_pks_routed, n.stats().bad_dht_pks,
                     n.friend_dht_key(f).map(|k| k.to_hex()[..8].to_string()), n.is_friend_online(f), n.is_connected(), n.dht().close_nodes(sim.now()).len(), s.path_nodes, s.no_path, s.rate_limited);
             }

@@ -313,6 +313,27 @@ impl DhtNode {
         self.lan_broadcasts = addrs;
     }
 
+    /// Asks the good nodes we know closest to `pk` (up to `MAX_SENT_NODES`) for the nodes
+    /// closest to it, now: a friend whose DHT key was just learned is searched for at once
+    /// rather than on the next 1 s round (`do_dht_friends` in c-toxcore). Counts as one of
+    /// the search's bootstrap rounds, so the rate stays c-toxcore's. Returns how many
+    /// requests went out.
+    pub fn search_now(&mut self, now: Timestamp, pk: PublicKey, rng: &mut dyn CryptoRng) -> usize {
+        let Some(i) = self.searches.iter().position(|s| s.pk == pk && !s.fake) else {
+            return 0;
+        };
+        let nodes = self.closest_nodes(now, &pk, true);
+        for node in &nodes {
+            self.send_nodes_request(now, node.addr, node.pk, pk, rng);
+        }
+        if !nodes.is_empty() {
+            let s = &mut self.searches[i];
+            s.last_get_node = Some(now);
+            s.bootstrap_times = s.bootstrap_times.saturating_add(1);
+        }
+        nodes.len()
+    }
+
     /// Stops searching for a friend.
     pub fn remove_friend(&mut self, pk: &PublicKey) {
         if let Some(i) = self.searches.iter().position(|s| s.pk == *pk && !s.fake) {

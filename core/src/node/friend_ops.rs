@@ -203,7 +203,7 @@ impl Node {
 
     /// Sends our friend request to `number` if it is due. Routes: a live session (id 18);
     /// the onion, once it finds nodes where the friend is announced.
-    fn send_friend_request(&mut self, now: Timestamp, number: FriendNumber) {
+    pub(super) fn send_friend_request(&mut self, now: Timestamp, number: FriendNumber) {
         let Some(friend) = self.friends.get_mut(number) else {
             return;
         };
@@ -307,6 +307,7 @@ impl Node {
                 }
                 if let Some(new) = new {
                     self.dht.add_friend(new, self.rng.as_mut());
+                    self.dht.search_now(now, new, self.rng.as_mut());
                 }
             }
             FriendAction::StatusChanged { connected: true } => {

@@ -171,6 +171,8 @@ pub struct Node {
     onion_connected: bool,
     /// When the onion client is next given the DHT's nodes (`onion_ops.rs`).
     next_onion_feed: Timestamp,
+    /// The DHT's count of accepted answers at the last feed.
+    onion_fed_answers: u64,
     endpoint: Endpoint,
     friends: FriendList,
     requests: RequestFilter,
@@ -241,6 +243,7 @@ impl Node {
             onion_client,
             onion_connected: false,
             next_onion_feed: now,
+            onion_fed_answers: 0,
             endpoint,
             friends: FriendList::default(),
             requests: RequestFilter::new(nospam),

@@ -40,9 +40,16 @@ impl Node {
     /// Gives the onion client the DHT's nodes as path nodes and the nodes our DHT-PK
     /// packets carry, when due.
     pub(super) fn feed_onion(&mut self, now: Timestamp) {
-        if now < self.next_onion_feed {
+        // Also at once whenever the DHT accepted an answer since the last feed: a node that
+        // just answered is the path node the client may be waiting for.
+        let answers = self.dht.stats().responses_accepted;
+        let dht_news = answers != self.onion_fed_answers;
+        if now < self.next_onion_feed
+            && !(dht_news && self.onion_client.stats().path_nodes < FEED_ENOUGH_NODES)
+        {
             return;
         }
+        self.onion_fed_answers = answers;
         let close = self.dht.close_nodes(now);
         for node in &close {
             self.onion_client.add_path_node(now, *node);
@@ -78,6 +85,11 @@ impl Node {
                     dht_pk,
                     nodes,
                 } => self.on_friend_dht_pk(now, &friend, dht_pk, &nodes),
+                OnionEvent::FriendReachable { friend } => {
+                    if let Some(number) = self.friends.by_pk(&friend) {
+                        self.send_friend_request(now, number);
+                    }
+                }
                 OnionEvent::FriendRequest { from, payload } => {
                     self.stats.onion_requests += 1;
                     if let Ok(request) = FriendRequest::decode_body(&payload) {

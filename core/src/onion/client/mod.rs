@@ -114,6 +114,12 @@ pub enum OnionEvent {
         /// Up to 4 nodes: TCP relays it uses, then DHT nodes close to it.
         nodes: Vec<PackedNode>,
     },
+    /// A node answered that the friend is announced there: onion data to the friend can
+    /// go out now (a friend request waiting for a route, §6.5).
+    FriendReachable {
+        /// The friend's real key.
+        friend: PublicKey,
+    },
     /// Onion data id 32 (§6.5) from anyone: the bytes after the id (nospam + message).
     /// The Node filters (nospam, repeats, existing friends).
     FriendRequest {

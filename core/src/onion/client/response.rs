@@ -15,7 +15,7 @@ use rustox_net_crypto::Timestamp;
 
 use super::nodes::NodeAnswer;
 use super::sendback::ListId;
-use super::{OnionClient, OnionClientDrop};
+use super::{OnionClient, OnionClientDrop, OnionEvent};
 use crate::dht::lan::is_lan;
 use crate::dht::wire::packed_node::PackedNode;
 use crate::onion::wire::announce::{AnnounceError, AnnounceResponseEnvelope, AnnounceStatus};
@@ -133,6 +133,12 @@ impl OnionClient {
                     entry.sent,
                 );
                 if answer.is_stored && !f.online {
+                    // The Node sends a waiting friend request now rather than on its next
+                    // retry.
+                    self.push_event(OnionEvent::FriendReachable { friend: pk });
+                    let Some(f) = self.friends.get(&pk) else {
+                        return Err(OnionClientDrop::UnknownFriend);
+                    };
                     let due = f.last_dht_pk_sent.is_none_or(|t| {
                         t + crate::friend::dht_pk::ONION_DHTPK_SEND_INTERVAL <= now
                     });
