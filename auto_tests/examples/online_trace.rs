@@ -19,7 +19,16 @@ fn main() {
     let addr = |i: u8| SocketAddr::from(([10, 0, 0, i], 33445));
     let (bpk, baddr) = (b.node.dht_public_key(), addr(1));
     let mut alice = SimToxNode::new(t0, 101, plain());
-    let mut bob = SimToxNode::new(t0, 102, plain());
+    let mut bob = SimToxNode::new(
+        t0,
+        102,
+        SimToxOptions {
+            node: NodeOptions {
+                accept_strangers: true,
+                ..NodeOptions::default()
+            },
+        },
+    );
     alice.bootstrap(t0, baddr, bpk);
     bob.bootstrap(t0, baddr, bpk);
     let apk = alice.node.public_key();
@@ -47,7 +56,10 @@ fn main() {
             for (name, id) in [("alice", a), ("bob", bb)] {
                 let n = &sim.node(id).node;
                 let s = n.onion_client_stats();
-                let f = n.friends()[0];
+                let Some(&f) = n.friends().first() else {
+                    println!("{:>6.3} {name}: no friend yet", now.as_secs_f64());
+                    continue;
+                };
                 let srch = n
                     .dht()
                     .searches()

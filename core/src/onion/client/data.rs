@@ -102,6 +102,7 @@ impl OnionClient {
         };
         if sent > 0 {
             f.last_dht_pk_sent = Some(now);
+            f.dht_pk_sends = f.dht_pk_sends.saturating_add(1);
             self.stats.dht_pk_sent += 1;
             true
         } else {

@@ -412,6 +412,7 @@ impl OnionClient {
             if !online {
                 f.no_replay.reset();
                 f.run_count = 0;
+                f.dht_pk_sends = 0;
             }
             self.deadline = Timestamp::ZERO;
         }

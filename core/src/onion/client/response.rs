@@ -139,9 +139,9 @@ impl OnionClient {
                     let Some(f) = self.friends.get(&pk) else {
                         return Err(OnionClientDrop::UnknownFriend);
                     };
-                    let due = f.last_dht_pk_sent.is_none_or(|t| {
-                        t + crate::friend::dht_pk::ONION_DHTPK_SEND_INTERVAL <= now
-                    });
+                    let due = f
+                        .last_dht_pk_sent
+                        .is_none_or(|t| t + f.dht_pk_interval() <= now);
                     if due {
                         self.send_dht_pk(now, &pk, rng);
                     }

@@ -33,6 +33,11 @@ pub const MAX_RUN_COUNT_EXPONENT: u32 = 12;
 /// When a DHT-PK send found enough nodes but no path, the next try waits this long
 /// (0.2.18 retries on its next 1 s tick).
 pub const DHTPK_RETRY: Duration = Duration::from_secs(1);
+/// Ours: the first resend of a DHT-PK while the friend is not online, doubling up to
+/// `ONION_DHTPK_SEND_INTERVAL` (30 s, 0.2.18's only interval). A DHT-PK lost on a lossy
+/// path would otherwise cost 30 s; the extra packets are a handful per friend, and only
+/// until it comes online.
+pub const DHTPK_FIRST_RESEND: Duration = Duration::from_secs(1);
 
 /// One friend's search state (c-toxcore `Onion_Friend`).
 #[derive(Debug)]
@@ -55,6 +60,8 @@ pub(super) struct Friend {
     pub(super) last_dht_pk_sent: Option<Timestamp>,
     /// Not before this may the next DHT-PK be tried (a try found no path).
     pub(super) dht_pk_retry: Timestamp,
+    /// DHT-PKs sent since the friend was last online (sets the resend interval).
+    pub(super) dht_pk_sends: u32,
     pub(super) populated_at: Option<Timestamp>,
     pub(super) populate_sent: Option<Timestamp>,
 }
@@ -74,6 +81,7 @@ impl Friend {
             time_last_pinged: None,
             last_dht_pk_sent: None,
             dht_pk_retry: Timestamp::ZERO,
+            dht_pk_sends: 0,
             populated_at: None,
             populate_sent: None,
         }
@@ -125,6 +133,13 @@ impl Friend {
         }
     }
 
+    /// How long after the last DHT-PK the next is due: [`DHTPK_FIRST_RESEND`] doubling per
+    /// send, at most `ONION_DHTPK_SEND_INTERVAL`.
+    pub(super) fn dht_pk_interval(&self) -> Duration {
+        let doublings = self.dht_pk_sends.saturating_sub(1).min(5);
+        (DHTPK_FIRST_RESEND * (1u32 << doublings)).min(ONION_DHTPK_SEND_INTERVAL)
+    }
+
     /// When the DHT-PK is next due through the onion, if its data key is known somewhere.
     fn dht_pk_due(&self, now: Timestamp) -> Option<Timestamp> {
         if !self
@@ -137,7 +152,7 @@ impl Friend {
         }
         let due = self
             .last_dht_pk_sent
-            .map_or(Timestamp::ZERO, |t| t + ONION_DHTPK_SEND_INTERVAL);
+            .map_or(Timestamp::ZERO, |t| t + self.dht_pk_interval());
         Some(due.max(self.dht_pk_retry))
     }
 }
