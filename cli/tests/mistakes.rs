@@ -133,10 +133,52 @@ fn unknown_flag() {
 #[test]
 fn missing_required_flags() {
     let out = run_with_limit(rustox().args(["send", "file.bin"]), LIMIT);
-    assert_one_line_error(
-        &out,
-        "required arguments were not provided: --to <TO> --key <KEY>",
+    assert_one_line_error(&out, "required arguments were not provided: --to <TO>");
+}
+
+#[test]
+fn an_address_needs_a_key_and_a_tox_id_needs_a_way_to_find_it() {
+    let out = run_with_limit(rustox().args(["send", "--to", "127.0.0.1:9", "f"]), LIMIT);
+    assert_one_line_error(&out, "--to ADDR needs --key");
+    let id = format!("{STRANGER_KEY}00000000");
+    // 76 hex digits with a checksum that does not match.
+    let out = run_with_limit(
+        rustox().args(["send", "--to", &format!("{id}FFFF"), "f"]),
+        LIMIT,
     );
+    assert_one_line_error(&out, "not a valid Tox ID");
+}
+
+#[test]
+fn a_tox_id_without_bootstrap_or_lan_is_refused_before_anything_is_sent() {
+    let path = std::env::temp_dir().join(format!("rustox-mistakes-{}", std::process::id()));
+    std::fs::write(&path, b"x").unwrap();
+    // A valid Tox ID: the key, nospam 0, and its checksum.
+    let id = rustox_core::friend::ToxId::new(
+        rustox_net_crypto::crypto::PublicKey::from_hex(STRANGER_KEY).unwrap(),
+        rustox_core::friend::NoSpam([0; 4]),
+    );
+    let out = run_with_limit(
+        rustox().args(["send", "--to", &id.to_string(), path.to_str().unwrap()]),
+        LIMIT,
+    );
+    assert_one_line_error(&out, "give a DHT node with --bootstrap");
+    let _ = std::fs::remove_file(&path);
+}
+
+#[test]
+fn a_malformed_bootstrap_node_is_a_usage_error() {
+    let out = run_with_limit(
+        rustox().args([
+            "recv",
+            "--listen",
+            "127.0.0.1:0",
+            "--bootstrap",
+            "127.0.0.1:33445",
+        ]),
+        LIMIT,
+    );
+    assert_one_line_error(&out, "must be 64 hex digits");
 }
 
 #[test]

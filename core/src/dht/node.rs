@@ -242,6 +242,12 @@ impl DhtNode {
         &self.close
     }
 
+    /// Whether any close-list node is good (answered within the last 122 s): the DHT is
+    /// connected. No allocation, for callers on every datagram.
+    pub fn has_good_node(&self, now: Timestamp) -> bool {
+        self.close.iter().any(|e| e.best_good(now).is_some())
+    }
+
     /// Good nodes of the close list.
     pub fn close_nodes(&self, now: Timestamp) -> Vec<PackedNode> {
         self.close
@@ -855,7 +861,10 @@ impl DhtNode {
         }
         let missing = (1.0 - self.to_ping_credit).max(0.0);
         let per_ping = TIME_TO_PING.as_secs_f64() / MAX_TO_PING as f64;
-        Some(self.to_ping_credit_at + std::time::Duration::from_secs_f64(missing * per_ping))
+        // Rounded up to the next whole microsecond (the timestamps' grain): rounded down, a
+        // credit just short of 1 would be due now and refill nothing, again and again.
+        let wait_us = (missing * per_ping * 1e6).ceil() as u64;
+        Some(self.to_ping_credit_at + std::time::Duration::from_micros(wait_us))
     }
 
     /// Asks the nodes in the `to_bootstrap` lists (`do_close` / `do_friend`'s bootstrap
@@ -881,7 +890,8 @@ impl DhtNode {
         self.to_ping_credit = (self.to_ping_credit + refill).min(MAX_TO_PING as f64);
         self.to_ping_credit_at = now;
         let own = self.keys.public;
-        while self.to_ping_credit >= 1.0 && !self.to_ping.is_empty() {
+        // The epsilon absorbs float rounding of the refill (see `to_ping_due`).
+        while self.to_ping_credit >= 1.0 - 1e-9 && !self.to_ping.is_empty() {
             // Closest to us first: those are the ones the close list wants.
             let Some(i) = (0..self.to_ping.len())
                 .min_by(|&a, &b| cmp_distance(&own, &self.to_ping[a].pk, &self.to_ping[b].pk))

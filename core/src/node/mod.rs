@@ -415,6 +415,9 @@ impl Node {
         if self.onion_server.poll_timeout() <= now {
             self.onion_server.handle_timeout(now, self.rng.as_mut());
         }
+        // Fed first, so that path nodes it gains are used in this pass, not in another
+        // one at the same instant.
+        self.feed_onion(now);
         if self.onion_client.poll_timeout() <= now {
             self.onion_client.handle_timeout(now, self.rng.as_mut());
         }
@@ -513,7 +516,7 @@ impl Node {
     /// Re-reads whether the DHT holds a node that answered us: after DHT datagrams and
     /// timers only, not on the data path.
     fn update_dht_connected(&mut self, now: Timestamp) {
-        self.self_connected = !self.dht.close_nodes(now).is_empty();
+        self.self_connected = self.dht.has_good_node(now);
     }
 }
 

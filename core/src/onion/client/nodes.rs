@@ -243,14 +243,25 @@ impl PingGuard {
         true
     }
 
-    /// When `pk` may next be asked.
+    /// When `pk` may next be asked: 3 s after its own last request, and while the guard is
+    /// full, not before its oldest entry expires (else a refused node would be due again at
+    /// once, and the caller would spin until then).
     pub(super) fn next_allowed(&self, pk: &PublicKey) -> Timestamp {
-        self.recent
+        let own = self
+            .recent
             .iter()
             .filter(|(k, _)| k == pk)
             .map(|(_, t)| *t + MIN_PING_SPACING)
             .max()
-            .unwrap_or(Timestamp::ZERO)
+            .unwrap_or(Timestamp::ZERO);
+        let room = if self.recent.len() >= PING_GUARD_SIZE {
+            self.recent
+                .front()
+                .map_or(Timestamp::ZERO, |(_, t)| *t + MIN_PING_SPACING)
+        } else {
+            Timestamp::ZERO
+        };
+        own.max(room)
     }
 
     pub(super) fn len(&self) -> usize {
