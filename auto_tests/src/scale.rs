@@ -291,6 +291,7 @@ pub fn run_scale(options: &ScaleOptions) -> Result<ScaleReport, ScaleError> {
     for (k, &i) in chosen.iter().enumerate() {
         role[i] = Some(k);
     }
+    let heap_fresh_node = fresh_node_heap(options.seed);
     let mut requesters = vec![None; options.pairs];
     let mut acceptors = vec![None; options.pairs];
     for (i, at) in starts.iter().enumerate() {
@@ -370,6 +371,9 @@ pub fn run_scale(options: &ScaleOptions) -> Result<ScaleReport, ScaleError> {
             .collect(),
     );
     let tables = table_sizes(&net.sim);
+    let stalls = (0..net.sim.node_count())
+        .map(|i| net.sim.node(NodeId(i)).stalls())
+        .sum();
     let peak_rss = process::peak_rss_bytes();
     let stats = net.sim.stats();
     let cpu = match (cpu_start, process::cpu_time()) {
@@ -383,6 +387,7 @@ pub fn run_scale(options: &ScaleOptions) -> Result<ScaleReport, ScaleError> {
             (Some(a), Some(b)) => Some(b.saturating_sub(a) / options.nodes as u64),
             _ => None,
         },
+        heap_fresh_node,
         ..heap_per_node(&mut net)
     };
     Ok(ScaleReport {
@@ -397,6 +402,7 @@ pub fn run_scale(options: &ScaleOptions) -> Result<ScaleReport, ScaleError> {
         datagrams: stats.datagrams_delivered,
         bytes: stats.bytes_delivered,
         to_departed: stats.lost_to_departed + stats.unroutable,
+        stalls,
         memory,
         tables,
     })
@@ -458,4 +464,17 @@ fn heap_per_node(net: &mut Network) -> MemoryReport {
         heap_per_bootstrap_node: Some(boot_total / (net.bootstrap_ids.len().max(1) as u64)),
         ..MemoryReport::default()
     }
+}
+
+/// The exact heap of one ordinary node as built, before it has heard from anyone.
+fn fresh_node_heap(seed: u64) -> Option<u64> {
+    let before = heap_meter::live_bytes()?;
+    let node = ScaleNode::new(SimToxNode::new(
+        Timestamp::ZERO,
+        seed ^ 0x5ca1e,
+        SimToxOptions::default(),
+    ));
+    let after = heap_meter::live_bytes()?;
+    drop(node);
+    Some(after.saturating_sub(before))
 }

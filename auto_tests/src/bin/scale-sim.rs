@@ -102,10 +102,11 @@ fn single(args: &Args) -> ExitCode {
             }
             println!("{}", report.row());
             eprintln!(
-                "nodes {}: {} events, {} datagrams to departed nodes, heap of the largest node {} B",
+                "nodes {}: {} events, {} datagrams to departed nodes, {} deadlines moved 1 µs on, heap of the largest node {} B",
                 report.nodes,
                 report.events,
                 report.to_departed,
+                report.stalls,
                 report
                     .memory
                     .heap_max_node

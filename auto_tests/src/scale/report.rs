@@ -36,6 +36,9 @@ pub struct MemoryReport {
     pub heap_per_node: Option<u64>,
     /// The same, the largest single node (a bootstrap node, typically).
     pub heap_max_node: Option<u64>,
+    /// Exact heap of one ordinary node right after it was built, before it knew any peer:
+    /// what is allocated up front, whatever the network's size.
+    pub heap_fresh_node: Option<u64>,
     /// The same, mean over the well-known bootstrap nodes only.
     pub heap_per_bootstrap_node: Option<u64>,
     /// Peak resident set of the process (VmHWM) at the end minus the resident set before
@@ -84,6 +87,9 @@ pub struct ScaleReport {
     pub bytes: u64,
     /// Datagrams lost to a departed node (in flight, or sent to its released address).
     pub to_departed: u64,
+    /// Deadlines a node left at the instant its timers had just run, moved 1 µs on
+    /// (scale/node.rs).
+    pub stalls: u64,
     /// Memory.
     pub memory: MemoryReport,
     /// Table sizes.
@@ -115,9 +121,9 @@ impl ScaleReport {
         [
             "| nodes | pairs online | p50 s | p95 s | max s | replaced | sim s | wall s | CPU s \
              | CPU ms/node/sim-min | dgrams/node/s | bytes/node/s | heap/node B (exact) \
-             | heap/bootstrap node B | peak RSS growth/node B | peak RSS MB | close list \
+             | heap/fresh node B | heap/bootstrap node B | peak RSS growth/node B | peak RSS MB | close list \
              | onion paths | announce nodes | announced on |",
-            "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+            "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
         ]
         .join("\n")
     }
@@ -132,7 +138,7 @@ impl ScaleReport {
         let m = &self.memory;
         let t = &self.tables;
         format!(
-            "| {} | {}/{} | {} | {} | {} | {} | {:.0} | {:.1} | {} | {} | {:.1} | {:.0} | {} | {} | {} | {} | {:.1} | {:.1} | {:.1} | {:.1} |",
+            "| {} | {}/{} | {} | {} | {} | {} | {:.0} | {:.1} | {} | {} | {:.1} | {:.0} | {} | {} | {} | {} | {} | {:.1} | {:.1} | {:.1} | {:.1} |",
             self.nodes,
             self.online.online(),
             self.pairs,
@@ -148,6 +154,7 @@ impl ScaleReport {
             self.datagrams_per_node_sec(),
             self.bytes_per_node_sec(),
             num(m.heap_per_node),
+            num(m.heap_fresh_node),
             num(m.heap_per_bootstrap_node),
             num(m.peak_rss_growth_per_node),
             m.peak_rss
