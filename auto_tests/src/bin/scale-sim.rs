@@ -102,7 +102,7 @@ fn single(args: &Args) -> ExitCode {
             }
             println!("{}", report.row());
             eprintln!(
-                "nodes {}: {} events, {} datagrams to departed nodes, {} deadlines moved 1 µs on, heap of the largest node {} B",
+                "nodes {}: {} events, {} datagrams to departed nodes, {} deadlines moved 1 ms on, heap of the largest node {} B",
                 report.nodes,
                 report.events,
                 report.to_departed,

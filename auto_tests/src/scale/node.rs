@@ -7,12 +7,18 @@
 //! It also stands in for one property of a real driver that the simulator lacks: by the
 //! time a driver has run a node's timers and goes back to sleep, its clock has moved on, so
 //! a deadline that is still "now" is met a moment later. In virtual time "now" does not
-//! move, and a deadline that stays at now after the timers ran would stop the run as a
-//! livelock. The DHT's `to_ping` credit does that (core/src/dht/node.rs `to_ping_due`: a
-//! credit a hair below 1.0 gives a wait under a microsecond, which `Timestamp` truncates to
-//! zero, and a refill over zero time adds nothing). Such a deadline is moved one
-//! microsecond on — the least a real clock advances — and counted in
-//! [`ScaleNode::stalls`], so the report shows how often it happened.
+//! move, and a deadline left at now after the timers ran stops the run as a livelock. Two
+//! things in core do that (see the scale report): a layer made due by a later layer in the
+//! same turn (`Node::handle_timeout` feeds the onion client after running it), which one
+//! more turn settles; and deadlines stuck at now for up to 3 s — the onion client's
+//! announce to a node refused by a full `PingGuard` gets `not_before` = 0 (core
+//! onion/client/nodes.rs `next_allowed` ignores the full-guard case), and the DHT's
+//! `to_ping` credit a hair below 1.0 gives a wait under a microsecond that `Timestamp`
+//! truncates to zero. A real driver spins on those, re-running the timers every few
+//! microseconds until the refusal lifts; nothing is sent meanwhile. Here such a deadline
+//! is moved [`STALL_STEP`] on and counted in [`ScaleNode::stalls`]: the same outcome —
+//! the refused request goes out at most that much later — for a thousandth of the
+//! simulation cost.
 
 use std::net::SocketAddr;
 use std::time::Duration;
@@ -21,6 +27,11 @@ use rustox_net_crypto::Timestamp;
 
 use crate::node::SimNode;
 use crate::tox_node::SimToxNode;
+
+/// How far a deadline left at the instant the timers ran is moved on: one millisecond,
+/// the grain of tokio's timer wheel (driver_model.rs `TOKIO_TICK`) — the finest a driver
+/// sleeping on a timer would wait.
+pub const STALL_STEP: Duration = Duration::from_millis(1);
 
 /// A whole Tox node, or nothing once it has left.
 pub struct ScaleNode {
@@ -52,7 +63,7 @@ impl ScaleNode {
     }
 
     /// Times the node asked to be woken at the instant its timers had just run (see the
-    /// module doc): each cost one microsecond of virtual time.
+    /// module doc); each such deadline was moved [`STALL_STEP`] on.
     pub fn stalls(&self) -> u64 {
         self.stalls
     }
@@ -87,7 +98,7 @@ impl SimNode for ScaleNode {
     fn poll_timeout(&self) -> Option<Timestamp> {
         let deadline = self.inner.as_deref()?.poll_timeout()?;
         match self.timers_ran_at {
-            Some(ran) if deadline <= ran => Some(ran + Duration::from_micros(1)),
+            Some(ran) if deadline <= ran => Some(ran + STALL_STEP),
             _ => Some(deadline),
         }
     }

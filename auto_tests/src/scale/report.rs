@@ -87,7 +87,7 @@ pub struct ScaleReport {
     pub bytes: u64,
     /// Datagrams lost to a departed node (in flight, or sent to its released address).
     pub to_departed: u64,
-    /// Deadlines a node left at the instant its timers had just run, moved 1 µs on
+    /// Deadlines a node left at the instant its timers had just run, moved 1 ms on
     /// (scale/node.rs).
     pub stalls: u64,
     /// Memory.
