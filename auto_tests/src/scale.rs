@@ -160,7 +160,8 @@ impl Network {
         for w in boot_off {
             node.bootstrap(now, w.addr, w.dht_pk);
         }
-        self.sim.add_node(vec![address(index)], ScaleNode::new(node))
+        self.sim
+            .add_node(vec![address(index)], ScaleNode::new(node))
     }
 
     /// Two distinct random well-known nodes (all of them if there are fewer).
