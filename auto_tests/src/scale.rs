@@ -356,7 +356,7 @@ pub fn run_scale(options: &ScaleOptions) -> Result<ScaleReport, ScaleError> {
             if pairs.iter().all(|p| pair_online(&net.sim, p).is_some()) {
                 break;
             }
-            next_check = next_check + CHECK_EVERY;
+            next_check += CHECK_EVERY;
         }
         if next >= end_at {
             break;
@@ -368,7 +368,10 @@ pub fn run_scale(options: &ScaleOptions) -> Result<ScaleReport, ScaleError> {
         pairs
             .iter()
             .map(|p| pair_online(&net.sim, p).map(|t| t - add_at))
-            .chain(std::iter::repeat(None).take(options.pairs - pairs.len()))
+            .chain(std::iter::repeat_n(
+                None,
+                options.pairs.saturating_sub(pairs.len()),
+            ))
             .collect(),
     );
     let tables = table_sizes(&net.sim);

@@ -40,7 +40,7 @@ impl Churn {
     /// The replacement due at [`Churn::next_at`] happened.
     pub fn advance(&mut self) {
         if let Some(i) = self.interval {
-            self.next = self.next + i;
+            self.next += i;
         }
     }
 }
