@@ -119,6 +119,8 @@ struct NodeSlot<N> {
     /// The driver between this node and the network; `None` handles every input at the
     /// instant it happens.
     driver: Option<DriverState>,
+    /// The node left the network ([`Simulator::remove_node`]).
+    departed: bool,
 }
 
 /// Counters of the simulator itself.
@@ -130,8 +132,10 @@ pub struct SimStats {
     pub datagrams_delivered: u64,
     /// Datagram payload bytes handed to nodes.
     pub bytes_delivered: u64,
-    /// Datagrams sent to an address no node owns.
+    /// Datagrams sent to an address no node owns (including a departed node's).
     pub unroutable: u64,
+    /// Datagrams in flight to a node when it departed, dropped on arrival.
+    pub lost_to_departed: u64,
 }
 
 /// A deterministic network of `N` nodes.
@@ -144,6 +148,10 @@ pub struct Simulator<N: SimNode> {
     links: Vec<Link>,
     routes: HashMap<(NodeId, NodeId), LinkId>,
     default_link: LinkConfig,
+    /// With [`Simulator::share_default_link`]: the one link every pair without a route of
+    /// its own crosses.
+    shared_default: Option<LinkId>,
+    share_default: bool,
     events: BinaryHeap<Event>,
     trace: TraceHash,
     trace_enabled: bool,
@@ -165,6 +173,8 @@ impl<N: SimNode> Simulator<N> {
             links: Vec::new(),
             routes: HashMap::new(),
             default_link,
+            shared_default: None,
+            share_default: false,
             events: BinaryHeap::new(),
             trace: TraceHash::default(),
             trace_enabled: true,
@@ -197,6 +207,20 @@ impl<N: SimNode> Simulator<N> {
     /// Turn trace hashing off (it reads every byte; many-node runs may not want it).
     pub fn set_trace_enabled(&mut self, enabled: bool) {
         self.trace_enabled = enabled;
+    }
+
+    /// Send every pair of nodes without a route of its own over one shared link built from
+    /// the default configuration, instead of a link per ordered pair created on demand.
+    ///
+    /// For many-node runs: a thousand nodes that each talk to a few hundred others would
+    /// otherwise hold hundreds of thousands of links and route entries — simulator memory
+    /// that would blur a measurement of the nodes' own. Sharing is exact for a default link
+    /// with a fixed delay, no jitter, no bottleneck and independent random loss: arrivals
+    /// keep their send order (which the link enforces) because every datagram takes the same
+    /// delay, and independent loss draws do not care which stream they come from. With a
+    /// bottleneck or jitter the pairs would couple; do not share such a link.
+    pub fn share_default_link(&mut self, share: bool) {
+        self.share_default = share;
     }
 
     /// Check a node's invariants after every `n`-th event it handles (default 1: every step).
@@ -237,6 +261,7 @@ impl<N: SimNode> Simulator<N> {
             armed: None,
             generation: 0,
             driver: None,
+            departed: false,
         });
         // Serviced as the first event at the current instant, so that routes set up right
         // after adding the node already apply to its first datagrams.
@@ -253,6 +278,33 @@ impl<N: SimNode> Simulator<N> {
         let rng = self.node_rng(self.next_node_id());
         let node = make(rng);
         self.add_node(addrs, node)
+    }
+
+    /// Node `id` leaves the network, as a peer that quits or loses its connection does: its
+    /// addresses are released (datagrams sent to them later are unroutable), datagrams
+    /// already in flight to it are dropped on arrival, its timer never fires again and it is
+    /// never serviced again. Ids are indices, so its slot — and its `N` value — stay; a
+    /// scenario that wants the node's memory back empties the value through
+    /// [`Simulator::with_node`]. A node joining later is a new node at a new id.
+    pub fn remove_node(&mut self, id: NodeId) {
+        let Some(slot) = self.nodes.get_mut(id.0) else {
+            return;
+        };
+        if slot.departed {
+            return;
+        }
+        slot.departed = true;
+        slot.armed = None;
+        slot.generation += 1;
+        slot.driver = None;
+        for a in &slot.addrs {
+            self.owners.remove(a);
+        }
+    }
+
+    /// Whether node `id` left the network.
+    pub fn is_departed(&self, id: NodeId) -> bool {
+        self.nodes.get(id.0).is_some_and(|s| s.departed)
     }
 
     /// Drive node `id` through a model of a real driver (timer grain, socket buffer,
@@ -358,6 +410,9 @@ impl<N: SimNode> Simulator<N> {
     /// onto links, charge the turn's CPU to its driver, and re-arm its timer (through the
     /// driver's timer model, from when the turn's work ends).
     fn service_turn(&mut self, id: NodeId, rx: u64) {
+        if self.nodes[id.0].departed {
+            return;
+        }
         let now = self.now;
         let mut tx = 0u64;
         while let Some((dst, payload)) = self.nodes[id.0].node.poll_transmit(now) {
@@ -412,6 +467,14 @@ impl<N: SimNode> Simulator<N> {
         };
         let link = match self.routes.get(&(from_node, to_node)) {
             Some(&l) => l,
+            None if self.share_default => match self.shared_default {
+                Some(l) => l,
+                None => {
+                    let l = self.add_link(self.default_link.clone());
+                    self.shared_default = Some(l);
+                    l
+                }
+            },
             None => {
                 let l = self.add_link(self.default_link.clone());
                 self.routes.insert((from_node, to_node), l);
@@ -497,6 +560,10 @@ impl<N: SimNode> Simulator<N> {
                 to,
                 payload,
             } => {
+                if self.nodes[node.0].departed {
+                    self.stats.lost_to_departed += 1;
+                    return Ok(true);
+                }
                 if self.trace_enabled {
                     self.trace
                         .record(TraceEvent::Delivered, now, from, to, &payload);
@@ -549,7 +616,12 @@ impl<N: SimNode> Simulator<N> {
                 }
                 node
             }
-            EventKind::Service { node } => node,
+            EventKind::Service { node } => {
+                if self.nodes[node.0].departed {
+                    return Ok(true);
+                }
+                node
+            }
         };
         self.stats.events += 1;
         self.service_turn(id, rx);

@@ -381,3 +381,76 @@ fn a_busy_driver_reads_in_batches_and_drops_what_its_socket_buffer_cannot_hold()
         driver.wakeups
     );
 }
+
+#[test]
+fn a_departed_node_hears_nothing_more_and_its_peers_lose_their_answers() {
+    let mut sim: Simulator<Pinger> = Simulator::new(
+        seed_from_env(9),
+        LinkConfig::with_delay(Duration::from_millis(10)),
+    );
+    let a = sim
+        .add_node_with(vec![addr(1)], |rng| {
+            Pinger::new(vec![addr(2)], Duration::from_millis(100), rng)
+        })
+        .unwrap();
+    let b = sim
+        .add_node_with(vec![addr(2)], |rng| {
+            Pinger::new(vec![addr(1)], Duration::from_millis(100), rng)
+        })
+        .unwrap();
+    if let Err(e) = sim.run_until(Timestamp::from_secs(1)) {
+        sim.fail(&e);
+    }
+    // Leaves with pings in flight towards it.
+    sim.remove_node(b);
+    let (b_sent, b_pongs, a_pongs) = (sim.node(b).sent(), sim.node(b).pongs, sim.node(a).pongs);
+    if let Err(e) = sim.run_until(Timestamp::from_secs(2)) {
+        sim.fail(&e);
+    }
+    assert!(sim.is_departed(b) && !sim.is_departed(a));
+    assert_eq!(sim.node(b).sent(), b_sent, "no timer fires after departure");
+    assert_eq!(
+        sim.node(b).pongs,
+        b_pongs,
+        "nothing is delivered after departure"
+    );
+    assert!(
+        sim.node(a).pongs <= a_pongs + 1,
+        "at most a pong already in flight reaches the peer"
+    );
+    let stats = sim.stats();
+    assert!(
+        stats.unroutable >= 9,
+        "pings to the released address: {stats:?}"
+    );
+}
+
+#[test]
+fn a_shared_default_link_keeps_a_fixed_delay_and_counts_every_pair() {
+    let mut sim: Simulator<Pinger> = Simulator::new(
+        seed_from_env(10),
+        LinkConfig::with_delay(Duration::from_millis(25)),
+    );
+    sim.share_default_link(true);
+    let n = 10;
+    for i in 0..n {
+        let peers = (0..n).filter(|&j| j != i).map(addr).collect();
+        sim.add_node_with(vec![addr(i)], |rng| {
+            Pinger::new(peers, Duration::from_millis(50), rng)
+        })
+        .unwrap();
+    }
+    if let Err(e) = sim.run_until(Timestamp::from_secs(2)) {
+        sim.fail(&e);
+    }
+    let shared = sim.route(NodeId(0), NodeId(1));
+    assert_eq!(shared, None, "no per-pair route is made");
+    for i in 0..n {
+        let p = sim.node(NodeId(i));
+        assert!(p.pongs > 30, "node {i}: {} pongs", p.pongs);
+        assert!(p.rtts.iter().all(|r| *r == Duration::from_millis(50)));
+    }
+    let link = sim.link(rustox_auto_tests::LinkId(0));
+    let sent: u64 = (0..n).map(|i| sim.node(NodeId(i)).sent()).sum();
+    assert!(link.stats().packets_in >= 2 * sent - 2 * n as u64);
+}
