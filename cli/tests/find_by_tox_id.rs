@@ -1,0 +1,109 @@
+//! The three commands a person uses to reach someone by Tox ID, as separate processes on
+//! loopback: `rustox bootstrap`, `rustox recv --bootstrap` (prints its Tox ID) and
+//! `rustox send --to TOXID --bootstrap`. The sender's friend request goes through the onion,
+//! the receiver accepts it, the file arrives byte for byte, and the sender reports how long
+//! the friend took to come online.
+
+mod common;
+
+use std::io::{BufRead, BufReader};
+use std::process::{Child, Stdio};
+use std::time::Duration;
+
+use common::{last_json, run_with_limit, rustox, write_pattern, Scratch};
+use sha2::{Digest, Sha256};
+
+const SIZE: usize = 1 << 20;
+/// Fixed, so the receiver and sender can be told where the bootstrap node listens; chosen
+/// outside Tox's default range (33445–33545) and the interop tests' ports.
+const BOOTSTRAP_PORT: u16 = 36950;
+
+/// A child killed when the test ends, however it ends.
+struct Killed(Child);
+
+impl Drop for Killed {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// Reads lines from `child`'s stdout until one starts with `prefix`; returns the rest.
+fn line_after(out: &mut impl BufRead, prefix: &str) -> String {
+    let mut line = String::new();
+    loop {
+        line.clear();
+        let n = out.read_line(&mut line).expect("read stdout");
+        assert!(n > 0, "the process exited before printing {prefix:?}");
+        if let Some(rest) = line.strip_prefix(prefix) {
+            return rest.trim().to_owned();
+        }
+    }
+}
+
+#[test]
+fn send_finds_recv_by_tox_id_through_a_bootstrap_node() {
+    let dir = Scratch::new("tox-id");
+    let original = write_pattern(&dir.path("payload.bin"), SIZE, 0x70c1d);
+    let expected_sha = hex::encode(Sha256::digest(&original));
+
+    let mut boot = Killed(
+        rustox()
+            .args(["bootstrap", "--bind", "127.0.0.1", "--port"])
+            .arg(BOOTSTRAP_PORT.to_string())
+            .arg("--keys")
+            .arg(dir.path("boot.keys"))
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("spawn rustox bootstrap"),
+    );
+    let mut boot_out = BufReader::new(boot.0.stdout.take().expect("stdout"));
+    let boot_key = line_after(&mut boot_out, "");
+    assert_eq!(
+        boot_key.len(),
+        64,
+        "the bootstrap node prints its key: {boot_key:?}"
+    );
+    let node = format!("127.0.0.1:{BOOTSTRAP_PORT}:{boot_key}");
+
+    let inbox = dir.path("inbox");
+    let mut recv = Killed(
+        rustox()
+            .args(["recv", "--listen", "127.0.0.1:0", "--once", "--out"])
+            .arg(&inbox)
+            .arg("--key-file")
+            .arg(dir.path("recv.key"))
+            .args(["--bootstrap", &node])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("spawn rustox recv"),
+    );
+    let mut recv_out = BufReader::new(recv.0.stdout.take().expect("stdout"));
+    let tox_id = line_after(&mut recv_out, "tox id ");
+    assert_eq!(tox_id.len(), 76, "a Tox ID is 76 hex digits: {tox_id:?}");
+
+    let send = run_with_limit(
+        rustox()
+            .args(["send", "--to", &tox_id, "--bootstrap", &node])
+            .args(["--find-timeout", "60"])
+            .arg(dir.path("payload.bin")),
+        Duration::from_secs(120),
+    );
+    let send_err = String::from_utf8_lossy(&send.stderr);
+    assert!(send.status.success(), "send failed: {send_err}");
+    let sent = last_json(&String::from_utf8_lossy(&send.stdout));
+    assert_eq!(sent["bytes"], SIZE as u64);
+    assert_eq!(sent["sha256"], expected_sha.as_str());
+    let online = sent["friend_online_seconds"]
+        .as_f64()
+        .expect("the summary says when the friend came online");
+    assert!(online > 0.0 && online < 60.0, "online after {online} s");
+    eprintln!("friend online after {online:.2} s");
+
+    let status = common::wait_with_limit(&mut recv.0, Duration::from_secs(30));
+    assert!(status.success(), "recv failed");
+    let copy = std::fs::read(inbox.join("payload.bin")).expect("received file exists");
+    assert!(copy == original, "received file differs from the original");
+}
