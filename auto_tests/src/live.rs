@@ -104,7 +104,7 @@ impl rustox_core::driver::tokio::session::App for PeerApp {
                     let _ = node.send_message(now, friend, text.as_bytes());
                 }
             }
-            NodeEvent::Message { friend, text } => self.log.push(
+            NodeEvent::Message { friend, text, .. } => self.log.push(
                 at,
                 PeerEvent::Message(friend.0, String::from_utf8_lossy(&text).into_owned()),
             ),

@@ -123,7 +123,7 @@ impl SimToxNode {
                 } => log.offline.push((now, friend)),
                 NodeEvent::FriendRequest { pk, message } => log.requests.push((now, pk, message)),
                 NodeEvent::FriendAdded { pk, .. } => log.added.push((now, pk)),
-                NodeEvent::Message { friend, text } => log.messages.push((now, friend, text)),
+                NodeEvent::Message { friend, text, .. } => log.messages.push((now, friend, text)),
                 NodeEvent::SelfConnection { connected } => {
                     log.self_connection.push((now, connected))
                 }

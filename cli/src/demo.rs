@@ -286,7 +286,7 @@ impl Alice {
                 self.online = Some(online);
                 self.say(node, now, ALICE_SAYS[0])?;
             }
-            NodeEvent::Message { friend, text } if friend == self.friend => {
+            NodeEvent::Message { friend, text, .. } if friend == self.friend => {
                 println!("bob   → alice: {}", String::from_utf8_lossy(&text));
                 self.heard += 1;
                 if self.heard < ALICE_SAYS.len() {
@@ -359,7 +359,7 @@ impl Bob {
                 );
                 node.add_friend_norequest(now, pk)?;
             }
-            NodeEvent::Message { friend, text } => {
+            NodeEvent::Message { friend, text, .. } => {
                 println!("alice → bob  : {}", String::from_utf8_lossy(&text));
                 if let Some(answer) = BOB_SAYS.get(self.heard) {
                     node.send_message(now, friend, answer.as_bytes())?;

@@ -257,7 +257,7 @@ impl App for RecvApp {
                     ),
                 );
             }
-            NodeEvent::Message { friend, text } => {
+            NodeEvent::Message { friend, text, .. } => {
                 let from = self
                     .peers
                     .get(&friend)

@@ -291,7 +291,7 @@ impl App for SendApp {
                 self.bar.finish_and_clear();
                 return Some(Err(anyhow::anyhow!("the transfer failed: {reason}")));
             }
-            NodeEvent::Message { friend, text } if friend == self.friend => {
+            NodeEvent::Message { friend, text, .. } if friend == self.friend => {
                 say(
                     &self.bar,
                     &format!("{}: {}", self.to, String::from_utf8_lossy(&text)),

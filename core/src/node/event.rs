@@ -45,12 +45,59 @@ pub enum NodeEvent {
         /// Why.
         reason: CloseReason,
     },
-    /// A chat message (its text bytes, not necessarily UTF-8).
+    /// A chat message or action (its text bytes, not necessarily UTF-8).
     Message {
         /// From whom.
         friend: FriendNumber,
+        /// Message or action.
+        kind: super::messenger::MessageKind,
         /// The text.
         text: Vec<u8>,
+    },
+    /// The friend acknowledged the message we sent with this id.
+    ReadReceipt {
+        /// Which friend.
+        friend: FriendNumber,
+        /// The id [`super::Node::send_message`] returned.
+        message_id: u32,
+    },
+    /// A friend's name changed (or arrived as it came online).
+    FriendName {
+        /// Which friend.
+        friend: FriendNumber,
+        /// Its name (bytes, at most 128).
+        name: Vec<u8>,
+    },
+    /// A friend's status message changed.
+    FriendStatusMessage {
+        /// Which friend.
+        friend: FriendNumber,
+        /// The text (bytes, at most 1007).
+        text: Vec<u8>,
+    },
+    /// A friend's user status changed.
+    FriendStatus {
+        /// Which friend.
+        friend: FriendNumber,
+        /// Its status.
+        status: super::presence::UserStatus,
+    },
+    /// A friend started or stopped typing to us.
+    FriendTyping {
+        /// Which friend.
+        friend: FriendNumber,
+        /// Typing now?
+        typing: bool,
+    },
+    /// A custom packet from a friend (first byte: its id, 160–191 or 69 lossless, 200–254
+    /// lossy).
+    CustomPacket {
+        /// Which friend.
+        friend: FriendNumber,
+        /// Lossless (in order, resent) or lossy.
+        lossless: bool,
+        /// The whole packet, id first.
+        data: Vec<u8>,
     },
     /// A friend offers a file; accept it with [`super::Node::accept_file`].
     FileOffered(FileOffer),

@@ -502,7 +502,7 @@ impl Node {
                     Err(_) => self.stats.bad_friend_packets += 1,
                 }
             }
-            ConnectionEvent::Lossy(_) => self.stats.packets_ignored += 1,
+            ConnectionEvent::Lossy(payload) => self.on_lossy_packet(number, &payload),
             ConnectionEvent::Closed(reason) => self.on_closed(now, number, reason),
         }
     }
@@ -559,6 +559,10 @@ impl Node {
             return;
         };
         let was_online = std::mem::replace(&mut f.online, false);
+        // c-toxcore forgets a friend's typing flag and our pending receipts with the
+        // session (`set_friend_status` to NOT_ONLINE, `clear_receipts`).
+        f.presence.typing = false;
+        f.receipts.clear_pending();
         let mut events = Vec::new();
         f.files.friend_offline(number, &mut events);
         for e in events {

@@ -53,6 +53,10 @@ pub struct Friend {
     /// When our DHT-PK packet next goes to it by the DHT route (`onion_ops.rs`); `None`:
     /// as soon as its DHT key is known.
     pub dht_route_due: Option<Timestamp>,
+    /// What it told us about itself, and what we tell it (`presence.rs`).
+    pub presence: super::presence::FriendPresence,
+    /// Messages sent to it whose receipt is pending (`messenger.rs`).
+    pub receipts: super::messenger::Receipts,
 }
 
 /// A friend request we are sending: the body, and when to send it again.
@@ -83,6 +87,8 @@ impl Friend {
             request: None,
             files: FriendFiles::default(),
             dht_route_due: None,
+            presence: Default::default(),
+            receipts: Default::default(),
         }
     }
 
@@ -175,6 +181,14 @@ impl FriendList {
             .iter()
             .enumerate()
             .filter_map(|(i, f)| f.as_ref().map(|f| (FriendNumber(i as u32), f)))
+    }
+
+    /// Every friend, mutably, in number order.
+    pub fn iter_mut(&mut self) -> impl Iterator<Item = (FriendNumber, &mut Friend)> {
+        self.slots
+            .iter_mut()
+            .enumerate()
+            .filter_map(|(i, f)| f.as_mut().map(|f| (FriendNumber(i as u32), f)))
     }
 
     /// Every friend's number.

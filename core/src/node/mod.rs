@@ -21,6 +21,7 @@ mod friend_ops;
 pub mod friends;
 pub mod messenger;
 mod onion_ops;
+pub mod presence;
 pub mod route;
 
 use std::collections::VecDeque;
@@ -42,7 +43,9 @@ pub use event::{FileOffer, NodeEvent};
 pub use files::{DigestSlot, PreparedFile};
 use friends::FriendList;
 pub use friends::{FriendListError, FriendNumber, MAX_FRIENDS};
+pub use messenger::MessageKind;
 use messenger::MAX_MESSAGE_LEN;
+pub use presence::UserStatus;
 use route::Layer;
 
 /// Most events waiting to be polled; beyond it new ones are dropped and counted. An
@@ -102,6 +105,12 @@ pub enum NodeError {
     /// The message does not fit one packet.
     #[error("message longer than {MAX_MESSAGE_LEN} bytes")]
     MessageTooLong,
+    /// A name, status message or packet longer than c-toxcore allows.
+    #[error("longer than {0} bytes")]
+    TooLong(usize),
+    /// A custom packet whose first byte is outside its range.
+    #[error("custom packet id outside its range (lossless 160-191 or 69, lossy 200-254)")]
+    BadPacketId,
     /// The message is empty.
     #[error("empty message")]
     EmptyMessage,
@@ -182,6 +191,10 @@ pub struct Node {
     io: IoCounters,
     stats: NodeStats,
     self_connected: bool,
+    /// Our name, status message and status (`presence.rs`).
+    presence: presence::SelfPresence,
+    /// Some friend has a read receipt pending (`messenger.rs`).
+    receipts_pending: bool,
 }
 
 impl std::fmt::Debug for Node {
@@ -253,6 +266,8 @@ impl Node {
             io: IoCounters::default(),
             stats: NodeStats::default(),
             self_connected: false,
+            presence: presence::SelfPresence::default(),
+            receipts_pending: false,
         }
     }
 
@@ -510,6 +525,7 @@ impl Node {
         self.drain_onion(now);
         self.drain_dht(now);
         self.drain_endpoint(now);
+        self.check_receipts();
         self.pump_files(now);
     }
 

@@ -11,7 +11,8 @@ use rand_chacha::ChaCha20Rng;
 use rustox_net_crypto::{CloseReason, ControllerKind};
 use sha2::{Digest, Sha256};
 
-use super::messenger::MAX_MESSAGE_LEN;
+use super::messenger::{MAX_CUSTOM_PACKET_LEN, MAX_MESSAGE_LEN};
+use super::presence::{MAX_NAME_LEN, PACKET_ID_NICKNAME, PACKET_ID_TYPING, PACKET_ID_USERSTATUS};
 use super::*;
 
 const ONE_WAY: Duration = Duration::from_millis(1);
@@ -461,7 +462,7 @@ fn a_deleted_friend_goes_offline_and_stays_out() {
         .unwrap();
     let mut pair = Pair::new(a, b);
     let (ev_a, ev_b) = pair.idle(Duration::from_secs(10), |ev_a, ev_b| {
-        online(ev_a) && online(ev_b)
+        presence_done(ev_a) && presence_done(ev_b)
     });
     assert!(online(&ev_a) && online(&ev_b));
     assert!(pair.a.is_friend_online(fa) && pair.b.is_friend_online(fb));
@@ -640,4 +641,232 @@ fn a_silent_friend_times_out_and_the_session_comes_back() {
     let (ev_a, _) = pair.idle(Duration::from_secs(30), |ev_a, _| online(ev_a));
     assert!(online(&ev_a), "no reconnection: {ev_a:?}");
     assert!(pair.a.is_friend_online(fa));
+}
+
+/// Online, and the friend's presence (sent once on ONLINE, status last) has arrived.
+fn presence_done(events: &[NodeEvent]) -> bool {
+    online(events)
+        && events
+            .iter()
+            .any(|e| matches!(e, NodeEvent::FriendStatus { .. }))
+}
+
+/// Both nodes online to each other, presence exchanged: a dials b directly, b accepts
+/// strangers.
+fn online_pair() -> (Pair, FriendNumber, FriendNumber) {
+    let (mut pair, friend) = direct_pair();
+    let (_, ev_b) = pair.idle(Duration::from_secs(10), |a, b| {
+        presence_done(a) && presence_done(b)
+    });
+    let back = ev_b
+        .iter()
+        .find_map(|e| match e {
+            NodeEvent::FriendConnection {
+                friend,
+                online: true,
+                ..
+            } => Some(*friend),
+            _ => None,
+        })
+        .expect("b sees a online");
+    (pair, friend, back)
+}
+
+#[test]
+fn name_status_message_and_status_reach_a_friend_on_connect_and_on_change() {
+    let (mut a, b) = (node(1, false), node(2, true));
+    a.set_name(Timestamp::ZERO, b"Alice").unwrap();
+    a.set_status_message(Timestamp::ZERO, b"out for lunch")
+        .unwrap();
+    a.set_status(Timestamp::ZERO, UserStatus::Away);
+    assert!(matches!(
+        a.set_name(Timestamp::ZERO, &[b'x'; MAX_NAME_LEN + 1]),
+        Err(NodeError::TooLong(MAX_NAME_LEN))
+    ));
+    assert_eq!(a.self_presence().name, b"Alice");
+    let friend = a
+        .add_friend_direct(
+            Timestamp::ZERO,
+            b.public_key(),
+            b.dht_public_key(),
+            addr_b(),
+        )
+        .unwrap();
+    let mut pair = Pair::new(a, b);
+    let (_, ev_b) = pair.idle(Duration::from_secs(10), |_, b| {
+        b.iter()
+            .any(|e| matches!(e, NodeEvent::FriendStatus { .. }))
+    });
+    assert!(ev_b
+        .iter()
+        .any(|e| matches!(e, NodeEvent::FriendName { name, .. } if name == b"Alice")));
+    assert!(ev_b.iter().any(
+        |e| matches!(e, NodeEvent::FriendStatusMessage { text, .. } if text == b"out for lunch")
+    ));
+    assert!(ev_b.iter().any(|e| matches!(
+        e,
+        NodeEvent::FriendStatus {
+            status: UserStatus::Away,
+            ..
+        }
+    )));
+    let back = pair.b.friends()[0];
+    assert_eq!(pair.b.friend_presence(back).unwrap().name, b"Alice");
+
+    // A change while online, and typing.
+    let now = pair.now;
+    pair.a.set_name(now, b"Alice B.").unwrap();
+    pair.a.set_typing(now, friend, true).unwrap();
+    let (_, ev_b) = pair.idle(Duration::from_secs(5), |_, b| {
+        b.iter()
+            .any(|e| matches!(e, NodeEvent::FriendTyping { typing: true, .. }))
+    });
+    assert!(ev_b
+        .iter()
+        .any(|e| matches!(e, NodeEvent::FriendName { name, .. } if name == b"Alice B.")));
+    assert!(pair.b.friend_presence(back).unwrap().typing);
+}
+
+#[test]
+fn messages_and_actions_get_ids_from_1_and_receipts_once_acknowledged_even_under_loss() {
+    let (mut pair, friend, _) = online_pair();
+    let now = pair.now;
+    let ids: Vec<u32> = (0..20)
+        .map(|i| {
+            let kind = if i % 2 == 0 {
+                MessageKind::Normal
+            } else {
+                MessageKind::Action
+            };
+            pair.a
+                .send_message_kind(now, friend, kind, format!("m{i}").as_bytes())
+                .unwrap()
+        })
+        .collect();
+    assert_eq!(ids, (1..=20).collect::<Vec<u32>>());
+    let mut n = 0u32;
+    // Every third a → b datagram is lost: receipts wait for the resends.
+    let mut lose = |to_b: bool, _: &[u8]| {
+        n += 1;
+        to_b && n % 3 == 0
+    };
+    let (ev_a, ev_b) = pair.run(
+        &mut |_, _, _| {},
+        &mut |_, _, _| {},
+        &mut lose,
+        Duration::from_secs(30),
+        |a, _| {
+            a.iter()
+                .filter(|e| matches!(e, NodeEvent::ReadReceipt { .. }))
+                .count()
+                == 20
+        },
+    );
+    let receipts: Vec<u32> = ev_a
+        .iter()
+        .filter_map(|e| match e {
+            NodeEvent::ReadReceipt { message_id, .. } => Some(*message_id),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        receipts,
+        (1..=20).collect::<Vec<u32>>(),
+        "each receipt once, in order"
+    );
+    let got: Vec<(MessageKind, Vec<u8>)> = ev_b
+        .iter()
+        .filter_map(|e| match e {
+            NodeEvent::Message { kind, text, .. } => Some((*kind, text.clone())),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(got.len(), 20);
+    for (i, (kind, text)) in got.iter().enumerate() {
+        assert_eq!(text, format!("m{i}").as_bytes());
+        assert_eq!(
+            *kind == MessageKind::Action,
+            i % 2 == 1,
+            "message {i} kept its kind"
+        );
+    }
+}
+
+#[test]
+fn custom_packets_arrive_in_their_ranges_and_bad_ids_are_refused() {
+    let (mut pair, friend, _) = online_pair();
+    let now = pair.now;
+    pair.a
+        .send_lossless_packet(now, friend, b"\xa0lossless")
+        .unwrap();
+    pair.a.send_lossy_packet(now, friend, b"\xc8lossy").unwrap();
+    for bad in [&b"\x40text"[..], b"\xc8x", b""] {
+        assert!(matches!(
+            pair.a.send_lossless_packet(now, friend, bad),
+            Err(NodeError::BadPacketId)
+        ));
+    }
+    assert!(matches!(
+        pair.a.send_lossy_packet(now, friend, b"\xa0x"),
+        Err(NodeError::BadPacketId)
+    ));
+    assert!(matches!(
+        pair.a
+            .send_lossless_packet(now, friend, &[0xa0; MAX_CUSTOM_PACKET_LEN + 1]),
+        Err(NodeError::TooLong(MAX_CUSTOM_PACKET_LEN))
+    ));
+    let (_, ev_b) = pair.idle(Duration::from_secs(5), |_, b| {
+        b.iter()
+            .filter(|e| matches!(e, NodeEvent::CustomPacket { .. }))
+            .count()
+            == 2
+    });
+    assert!(ev_b.iter().any(|e| matches!(
+        e,
+        NodeEvent::CustomPacket { lossless: true, data, .. } if data == b"\xa0lossless"
+    )));
+    assert!(ev_b.iter().any(|e| matches!(
+        e,
+        NodeEvent::CustomPacket { lossless: false, data, .. } if data == b"\xc8lossy"
+    )));
+}
+
+#[test]
+fn presence_packets_that_break_c_toxcore_limits_are_ignored() {
+    let (mut pair, friend, back) = online_pair();
+    let now = pair.now;
+    let id = pair.a.friends.get(friend).unwrap().session.unwrap();
+    let conn = pair.a.endpoint.connection_mut(id).unwrap();
+    let mut long_name = vec![PACKET_ID_NICKNAME];
+    long_name.extend([b'n'; MAX_NAME_LEN + 1]);
+    for bad in [
+        long_name,
+        vec![PACKET_ID_USERSTATUS, 3],
+        vec![PACKET_ID_USERSTATUS, 1, 1],
+        vec![PACKET_ID_TYPING],
+    ] {
+        conn.send_lossless(now, &bad).unwrap();
+    }
+    conn.send_lossless(now, &[PACKET_ID_USERSTATUS, 2]).unwrap();
+    let ignored_before = pair.b.stats().packets_ignored;
+    let (_, ev_b) = pair.idle(Duration::from_secs(5), |_, b| {
+        b.iter()
+            .any(|e| matches!(e, NodeEvent::FriendStatus { .. }))
+    });
+    assert_eq!(pair.b.stats().packets_ignored - ignored_before, 4);
+    let statuses: Vec<UserStatus> = ev_b
+        .iter()
+        .filter_map(|e| match e {
+            NodeEvent::FriendStatus { status, .. } => Some(*status),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(statuses, vec![UserStatus::Busy]);
+    assert!(ev_b
+        .iter()
+        .all(|e| !matches!(e, NodeEvent::FriendName { .. })));
+    assert_eq!(
+        pair.b.friend_presence(back).unwrap().status,
+        UserStatus::Busy
+    );
 }
