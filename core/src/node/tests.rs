@@ -748,7 +748,7 @@ fn messages_and_actions_get_ids_from_1_and_receipts_once_acknowledged_even_under
     // Every third a → b datagram is lost: receipts wait for the resends.
     let mut lose = |to_b: bool, _: &[u8]| {
         n += 1;
-        to_b && n % 3 == 0
+        to_b && n.is_multiple_of(3)
     };
     let (ev_a, ev_b) = pair.run(
         &mut |_, _, _| {},
