@@ -19,7 +19,7 @@ use rustox_core::onion::server::OnionConfig;
 use rustox_net_crypto::crypto::{KeyPair, PublicKey, SecretKey};
 use rustox_net_crypto::Timestamp;
 
-use crate::ctoxcore::friend::{PeerEvent, PeerLog};
+use crate::ctoxcore::friend::{PeerEvent, PeerLog, Presence};
 
 /// A rustox bootstrap node (what `rustox bootstrap` runs: DHT and onion server) on
 /// 127.0.0.1:`port`.
@@ -61,6 +61,8 @@ pub struct RustoxOptions {
     pub lan: bool,
     /// Say this to each friend that comes online.
     pub say: Option<String>,
+    /// Name, status, typing and an action to send.
+    pub presence: Presence,
 }
 
 /// A rustox node on a real socket, run by the tokio session driver on a thread of its own.
@@ -83,6 +85,7 @@ struct PeerApp {
     log: PeerLog,
     started: Timestamp,
     say: Option<String>,
+    presence: Presence,
     stop: Arc<AtomicBool>,
 }
 
@@ -100,14 +103,57 @@ impl rustox_core::driver::tokio::session::App for PeerApp {
             NodeEvent::FriendConnection { friend, online, .. } => {
                 self.log
                     .push(at, PeerEvent::Friend(friend.0, if online { 2 } else { 0 }));
-                if let (true, Some(text)) = (online, &self.say) {
-                    let _ = node.send_message(now, friend, text.as_bytes());
+                if !online {
+                    return None;
+                }
+                if let Some(text) = &self.say {
+                    if let Ok(id) = node.send_message(now, friend, text.as_bytes()) {
+                        self.log.push(at, PeerEvent::Sent(friend.0, id));
+                    }
+                }
+                if let Some(text) = &self.presence.act {
+                    if let Ok(id) = node.send_message_kind(
+                        now,
+                        friend,
+                        rustox_core::node::MessageKind::Action,
+                        text.as_bytes(),
+                    ) {
+                        self.log.push(at, PeerEvent::Sent(friend.0, id));
+                    }
+                }
+                if self.presence.typing {
+                    let _ = node.set_typing(now, friend, true);
                 }
             }
-            NodeEvent::Message { friend, text, .. } => self.log.push(
+            NodeEvent::Message { friend, kind, text } => {
+                let text = String::from_utf8_lossy(&text).into_owned();
+                self.log.push(
+                    at,
+                    match kind {
+                        rustox_core::node::MessageKind::Action => PeerEvent::Action(friend.0, text),
+                        rustox_core::node::MessageKind::Normal => {
+                            PeerEvent::Message(friend.0, text)
+                        }
+                    },
+                )
+            }
+            NodeEvent::ReadReceipt { friend, message_id } => {
+                self.log.push(at, PeerEvent::Receipt(friend.0, message_id))
+            }
+            NodeEvent::FriendName { friend, name } => self.log.push(
                 at,
-                PeerEvent::Message(friend.0, String::from_utf8_lossy(&text).into_owned()),
+                PeerEvent::Name(friend.0, String::from_utf8_lossy(&name).into_owned()),
             ),
+            NodeEvent::FriendStatusMessage { friend, text } => self.log.push(
+                at,
+                PeerEvent::StatusMessage(friend.0, String::from_utf8_lossy(&text).into_owned()),
+            ),
+            NodeEvent::FriendStatus { friend, status } => self
+                .log
+                .push(at, PeerEvent::Status(friend.0, i32::from(status.to_byte()))),
+            NodeEvent::FriendTyping { friend, typing } => {
+                self.log.push(at, PeerEvent::Typing(friend.0, typing))
+            }
             _ => {}
         }
         None
@@ -165,6 +211,17 @@ impl RustoxPeer {
         if let Some(pk) = options.add {
             node.add_friend_norequest(now, pk)?;
         }
+        if let Some(name) = &options.presence.name {
+            node.set_name(now, name.as_bytes())?;
+        }
+        if let Some(text) = &options.presence.status_message {
+            node.set_status_message(now, text.as_bytes())?;
+        }
+        if let Some(k) = options.presence.status {
+            if let Some(status) = rustox_core::node::UserStatus::from_byte(k) {
+                node.set_status(now, status);
+            }
+        }
         let tox_id = node.tox_id();
         let dht_pk = node.dht_public_key();
         let log = PeerLog::default();
@@ -173,6 +230,7 @@ impl RustoxPeer {
             log: log.clone(),
             started: now,
             say: options.say.clone(),
+            presence: options.presence.clone(),
             stop: stop.clone(),
         };
         let thread = std::thread::spawn(move || {

@@ -12,6 +12,9 @@
  *   --accept                       accept every friend request
  *   --lan                          LAN discovery on (off by default)
  *   --say TEXT                     send TEXT to each friend once it is online
+ *   --act TEXT                     send TEXT as an action to each friend once it is online
+ *   --name TEXT, --status-message TEXT, --status N (0 none, 1 away, 2 busy)
+ *   --typing                       tell each friend we are typing once it is online
  * PORT 0 lets c-toxcore pick from 33445-33545. IPv6 off, no TCP.
  * stdout, one line each, flushed, T = seconds since start:
  *   READY TOXID DHTKEY PORT SECRETKEY
@@ -19,6 +22,10 @@
  *   REQUEST PK T           a friend request arrived
  *   FRIEND N STATUS T      friend N's connection status changed
  *   MESSAGE N TEXT         a message from friend N
+ *   ACTION N TEXT          an action from friend N
+ *   SENT N ID              our message to friend N got message id ID
+ *   RECEIPT N ID           friend N acknowledged our message ID
+ *   NAME N TEXT / STATUSMSG N TEXT / STATUS N K / TYPING N B   friend N's presence
  *   DONE                   time is up or stdin closed
  */
 #define _POSIX_C_SOURCE 200809L
@@ -36,6 +43,8 @@
 static double start_s;
 static int accept_all;
 static const char *say_text;
+static const char *act_text;
+static int set_typing;
 
 static double now_s(void) {
     struct timespec ts;
@@ -80,16 +89,60 @@ static void on_friend(Tox *tox, uint32_t n, Tox_Connection status, void *ud) {
     (void)ud;
     printf("FRIEND %u %d %.3f\n", n, (int)status, now_s() - start_s);
     fflush(stdout);
-    if (status != TOX_CONNECTION_NONE && say_text) {
-        tox_friend_send_message(tox, n, TOX_MESSAGE_TYPE_NORMAL, (const uint8_t *)say_text,
-                                strlen(say_text), NULL);
+    if (status == TOX_CONNECTION_NONE) {
+        return;
     }
+    if (say_text) {
+        uint32_t id = tox_friend_send_message(tox, n, TOX_MESSAGE_TYPE_NORMAL,
+                                              (const uint8_t *)say_text, strlen(say_text), NULL);
+        printf("SENT %u %u\n", n, id);
+    }
+    if (act_text) {
+        uint32_t id = tox_friend_send_message(tox, n, TOX_MESSAGE_TYPE_ACTION,
+                                              (const uint8_t *)act_text, strlen(act_text), NULL);
+        printf("SENT %u %u\n", n, id);
+    }
+    if (set_typing) {
+        tox_self_set_typing(tox, n, true, NULL);
+    }
+    fflush(stdout);
+}
+
+static void on_receipt(Tox *tox, uint32_t n, uint32_t id, void *ud) {
+    (void)tox; (void)ud;
+    printf("RECEIPT %u %u\n", n, id);
+    fflush(stdout);
+}
+
+static void on_name(Tox *tox, uint32_t n, const uint8_t *name, size_t len, void *ud) {
+    (void)tox; (void)ud;
+    printf("NAME %u %.*s\n", n, (int)len, (const char *)name);
+    fflush(stdout);
+}
+
+static void on_status_message(Tox *tox, uint32_t n, const uint8_t *msg, size_t len, void *ud) {
+    (void)tox; (void)ud;
+    printf("STATUSMSG %u %.*s\n", n, (int)len, (const char *)msg);
+    fflush(stdout);
+}
+
+static void on_status(Tox *tox, uint32_t n, Tox_User_Status status, void *ud) {
+    (void)tox; (void)ud;
+    printf("STATUS %u %d\n", n, (int)status);
+    fflush(stdout);
+}
+
+static void on_typing(Tox *tox, uint32_t n, bool typing, void *ud) {
+    (void)tox; (void)ud;
+    printf("TYPING %u %d\n", n, typing ? 1 : 0);
+    fflush(stdout);
 }
 
 static void on_message(Tox *tox, uint32_t n, Tox_Message_Type type, const uint8_t *msg,
                        size_t len, void *ud) {
-    (void)tox; (void)type; (void)ud;
-    printf("MESSAGE %u %.*s\n", n, (int)len, (const char *)msg);
+    (void)tox; (void)ud;
+    printf("%s %u %.*s\n", type == TOX_MESSAGE_TYPE_ACTION ? "ACTION" : "MESSAGE", n, (int)len,
+           (const char *)msg);
     fflush(stdout);
 }
 
@@ -105,6 +158,8 @@ int main(int argc, char **argv) {
     uint8_t secret[TOX_SECRET_KEY_SIZE];
     int have_secret = 0;
     const char *request_id = NULL, *request_msg = NULL, *add_pk = NULL;
+    const char *name = NULL, *status_message = NULL;
+    int user_status = -1;
     for (int a = 3; a < argc; ++a) {
         if (!strcmp(argv[a], "--bootstrap") && a + 3 < argc && nboot < MAX_BOOT) {
             boot_host[nboot] = argv[a + 1];
@@ -127,6 +182,16 @@ int main(int argc, char **argv) {
             lan = 1;
         } else if (!strcmp(argv[a], "--say") && a + 1 < argc) {
             say_text = argv[++a];
+        } else if (!strcmp(argv[a], "--act") && a + 1 < argc) {
+            act_text = argv[++a];
+        } else if (!strcmp(argv[a], "--name") && a + 1 < argc) {
+            name = argv[++a];
+        } else if (!strcmp(argv[a], "--status-message") && a + 1 < argc) {
+            status_message = argv[++a];
+        } else if (!strcmp(argv[a], "--status") && a + 1 < argc) {
+            user_status = atoi(argv[++a]);
+        } else if (!strcmp(argv[a], "--typing")) {
+            set_typing = 1;
         } else {
             fprintf(stderr, "toxfriend: bad argument %s\n", argv[a]);
             return 2;
@@ -151,6 +216,17 @@ int main(int argc, char **argv) {
     tox_callback_friend_request(tox, on_request);
     tox_callback_friend_connection_status(tox, on_friend);
     tox_callback_friend_message(tox, on_message);
+    tox_callback_friend_read_receipt(tox, on_receipt);
+    tox_callback_friend_name(tox, on_name);
+    tox_callback_friend_status_message(tox, on_status_message);
+    tox_callback_friend_status(tox, on_status);
+    tox_callback_friend_typing(tox, on_typing);
+    if (name) tox_self_set_name(tox, (const uint8_t *)name, strlen(name), NULL);
+    if (status_message) {
+        tox_self_set_status_message(tox, (const uint8_t *)status_message, strlen(status_message),
+                                    NULL);
+    }
+    if (user_status >= 0) tox_self_set_status(tox, (Tox_User_Status)user_status);
     for (int i = 0; i < nboot; ++i) {
         tox_bootstrap(tox, boot_host[i], (uint16_t)boot_port[i], boot_key[i], NULL);
     }

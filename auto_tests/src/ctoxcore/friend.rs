@@ -24,6 +24,20 @@ pub enum PeerEvent {
     Friend(u32, i32),
     /// A message from friend N.
     Message(u32, String),
+    /// An action from friend N.
+    Action(u32, String),
+    /// Our message to friend N got this id.
+    Sent(u32, u32),
+    /// Friend N acknowledged our message with this id.
+    Receipt(u32, u32),
+    /// Friend N's name.
+    Name(u32, String),
+    /// Friend N's status message.
+    StatusMessage(u32, String),
+    /// Friend N's user status (0 none, 1 away, 2 busy).
+    Status(u32, i32),
+    /// Friend N typing?
+    Typing(u32, bool),
 }
 
 /// Everything a peer reported so far.
@@ -58,6 +72,11 @@ impl PeerLog {
             .iter()
             .filter(|(_, e)| matches!(e, PeerEvent::Friend(_, s) if *s != 0))
             .count()
+    }
+
+    /// Whether an event matching `what` was logged.
+    pub fn has(&self, what: impl Fn(&PeerEvent) -> bool) -> bool {
+        self.events().iter().any(|(_, e)| what(e))
     }
 
     /// The first message received.
@@ -106,6 +125,23 @@ pub struct CPeerOptions {
     pub say: Option<String>,
     /// Run inside this network namespace (`ip netns exec`).
     pub netns: Option<String>,
+    /// Name, status, typing and an action to send.
+    pub presence: Presence,
+}
+
+/// What a peer says about itself and sends besides `say` (both implementations' options).
+#[derive(Debug, Clone, Default)]
+pub struct Presence {
+    /// Our name.
+    pub name: Option<String>,
+    /// Our status message.
+    pub status_message: Option<String>,
+    /// Our user status (0 none, 1 away, 2 busy).
+    pub status: Option<u8>,
+    /// Tell each friend we are typing once it is online.
+    pub typing: bool,
+    /// An action to send each friend once it is online.
+    pub act: Option<String>,
 }
 
 impl CPeer {
@@ -145,6 +181,21 @@ impl CPeer {
         }
         if let Some(text) = &options.say {
             cmd.arg("--say").arg(text);
+        }
+        if let Some(text) = &options.presence.act {
+            cmd.arg("--act").arg(text);
+        }
+        if let Some(text) = &options.presence.name {
+            cmd.arg("--name").arg(text);
+        }
+        if let Some(text) = &options.presence.status_message {
+            cmd.arg("--status-message").arg(text);
+        }
+        if let Some(k) = options.presence.status {
+            cmd.arg("--status").arg(k.to_string());
+        }
+        if options.presence.typing {
+            cmd.arg("--typing");
         }
         let mut child = cmd
             .stdin(Stdio::piped())
@@ -187,16 +238,28 @@ impl CPeer {
                         None => continue,
                     },
                     "FRIEND" => PeerEvent::Friend(num(&f, 1) as u32, num(&f, 2)),
-                    "MESSAGE" => {
+                    "MESSAGE" | "ACTION" | "NAME" | "STATUSMSG" => {
                         let text = line.splitn(3, ' ').nth(2).unwrap_or("").to_string();
-                        log2.push(0.0, PeerEvent::Message(num(&f, 1) as u32, text));
+                        let n = num(&f, 1) as u32;
+                        let event = match f[0] {
+                            "MESSAGE" => PeerEvent::Message(n, text),
+                            "ACTION" => PeerEvent::Action(n, text),
+                            "NAME" => PeerEvent::Name(n, text),
+                            _ => PeerEvent::StatusMessage(n, text),
+                        };
+                        log2.push(0.0, event);
                         continue;
                     }
+                    "SENT" => PeerEvent::Sent(num(&f, 1) as u32, num(&f, 2) as u32),
+                    "RECEIPT" => PeerEvent::Receipt(num(&f, 1) as u32, num(&f, 2) as u32),
+                    "STATUS" => PeerEvent::Status(num(&f, 1) as u32, num(&f, 2)),
+                    "TYPING" => PeerEvent::Typing(num(&f, 1) as u32, num(&f, 2) != 0),
                     _ => continue,
                 };
                 let at = match event {
                     PeerEvent::Friend(..) => t(3),
-                    _ => t(2),
+                    PeerEvent::SelfStatus(..) | PeerEvent::Request(..) => t(2),
+                    _ => 0.0,
                 };
                 log2.push(at, event);
             }
