@@ -99,6 +99,15 @@ pub enum NodeEvent {
         /// The whole packet, id first.
         data: Vec<u8>,
     },
+    /// The friend paused, resumed (accepted) or cancelled one of our transfers.
+    FileControl {
+        /// Which friend.
+        friend: FriendNumber,
+        /// The file's number.
+        file: u32,
+        /// What it did.
+        control: rustox_file_transfer::FileControl,
+    },
     /// A friend offers a file; accept it with [`super::Node::accept_file`].
     FileOffered(FileOffer),
     /// The friend acknowledged every byte of a file we sent.

@@ -76,26 +76,31 @@ impl FriendFiles {
                 file,
                 bytes,
             },
-            StreamEvent::Received { file, bytes, .. } => {
+            StreamEvent::Received {
+                file,
+                bytes,
+                verified: checked_by_stream,
+            } => {
                 // The stream layer flushed the sink, which left the digest of the file as
-                // written.
-                let verified = match self.receiving.remove(&file) {
-                    Some((Some(slot), expected)) => {
-                        let digest = *slot.lock().unwrap_or_else(|e| e.into_inner());
-                        match digest {
-                            Some(d) if d == expected => true,
-                            Some(_) => {
-                                return Some(NodeEvent::FileFailed {
-                                    friend,
-                                    file,
-                                    reason: StreamError::HashMismatch.to_string(),
-                                })
+                // written (or, resuming with `verify`, hashed it itself: `checked_by_stream`).
+                let verified = checked_by_stream
+                    || match self.receiving.remove(&file) {
+                        Some((Some(slot), expected)) => {
+                            let digest = *slot.lock().unwrap_or_else(|e| e.into_inner());
+                            match digest {
+                                Some(d) if d == expected => true,
+                                Some(_) => {
+                                    return Some(NodeEvent::FileFailed {
+                                        friend,
+                                        file,
+                                        reason: StreamError::HashMismatch.to_string(),
+                                    })
+                                }
+                                None => false,
                             }
-                            None => false,
                         }
-                    }
-                    _ => false,
-                };
+                        _ => false,
+                    };
                 NodeEvent::FileReceived {
                     friend,
                     file,
@@ -123,7 +128,12 @@ impl FriendFiles {
                     reason: error.to_string(),
                 }
             }
-            StreamEvent::PeerControl { .. } | StreamEvent::Other(_) => return None,
+            StreamEvent::PeerControl { file, control } => NodeEvent::FileControl {
+                friend,
+                file,
+                control,
+            },
+            StreamEvent::Other(_) => return None,
         })
     }
 
@@ -198,6 +208,118 @@ impl Node {
         f.files.streams.accept(now, conn, file, sink, false)?;
         f.files.offered.remove(&file);
         f.files.receiving.insert(file, (digest, expected));
+        Ok(())
+    }
+
+    /// Offers a file of a given kind (`tox_file_send`): an avatar's id is the SHA-256 of
+    /// the image (`tox_hash`), and an avatar of size 0 says "no avatar" (protocol.md §3.2).
+    pub fn send_file_kind(
+        &mut self,
+        now: Timestamp,
+        friend: FriendNumber,
+        kind: FileKind,
+        file: PreparedFile,
+        name: &[u8],
+    ) -> Result<u32, NodeError> {
+        let id = self.online_session_id(friend)?;
+        let conn = self
+            .endpoint
+            .connection_mut(id)
+            .ok_or(NodeError::FriendOffline)?;
+        let f = self
+            .friends
+            .get_mut(friend)
+            .ok_or(NodeError::UnknownFriend)?;
+        let number = f.files.streams.send_with_id(
+            now,
+            conn,
+            kind,
+            file.size,
+            file.sha256,
+            file.source,
+            name,
+        )?;
+        self.after_input(now);
+        Ok(number)
+    }
+
+    /// Accepts an offer into a sink that already holds the first `offset` bytes of it (a
+    /// transfer broken earlier): asks the sender to seek there, then accepts
+    /// (`tox_file_seek` + RESUME). With `verify`, the prefix is read back into the hash so
+    /// the SHA-256 check still covers the whole file.
+    #[allow(clippy::too_many_arguments)]
+    pub fn accept_file_from<K: rustox_file_transfer::stream::ResumableSink + 'static>(
+        &mut self,
+        now: Timestamp,
+        friend: FriendNumber,
+        file: u32,
+        sink: K,
+        offset: u64,
+        verify: bool,
+    ) -> Result<(), NodeError> {
+        let id = self.online_session_id(friend)?;
+        let conn = self
+            .endpoint
+            .connection_mut(id)
+            .ok_or(NodeError::FriendOffline)?;
+        let f = self
+            .friends
+            .get_mut(friend)
+            .ok_or(NodeError::UnknownFriend)?;
+        f.files
+            .streams
+            .accept_from(now, conn, file, sink, offset, verify)?;
+        f.files.offered.remove(&file);
+        Ok(())
+    }
+
+    /// Pauses a transfer (`tox_file_control` PAUSE): our side stops sending or asks the
+    /// sender to stop.
+    pub fn pause_file(
+        &mut self,
+        now: Timestamp,
+        friend: FriendNumber,
+        file: u32,
+    ) -> Result<(), NodeError> {
+        self.file_control(now, friend, file, FileControl::Pause)
+    }
+
+    /// Resumes a transfer we paused (`tox_file_control` RESUME). An offer is accepted with
+    /// [`Node::accept_file`], which also says where the data goes.
+    pub fn resume_file(
+        &mut self,
+        now: Timestamp,
+        friend: FriendNumber,
+        file: u32,
+    ) -> Result<(), NodeError> {
+        self.file_control(now, friend, file, FileControl::Resume)
+    }
+
+    fn file_control(
+        &mut self,
+        now: Timestamp,
+        friend: FriendNumber,
+        file: u32,
+        control: FileControl,
+    ) -> Result<(), NodeError> {
+        let id = self.online_session_id(friend)?;
+        let conn = self
+            .endpoint
+            .connection_mut(id)
+            .ok_or(NodeError::FriendOffline)?;
+        let f = self
+            .friends
+            .get_mut(friend)
+            .ok_or(NodeError::UnknownFriend)?;
+        if control == FileControl::Resume && f.files.offered.contains_key(&file) {
+            return Err(NodeError::FileControl(
+                rustox_file_transfer::FileControlError::NotPaused,
+            ));
+        }
+        f.files
+            .streams
+            .transfers()
+            .control(now, conn, file, control)?;
         Ok(())
     }
 

@@ -117,6 +117,9 @@ pub enum NodeError {
     /// The file layer refused.
     #[error(transparent)]
     Stream(#[from] rustox_file_transfer::stream::StreamError),
+    /// The file control is not allowed now (c-toxcore's `file_control` rules).
+    #[error(transparent)]
+    FileControl(#[from] rustox_file_transfer::FileControlError),
 }
 
 /// What the driver's socket refused or dropped: a failed send of one datagram, or a

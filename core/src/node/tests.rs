@@ -8,6 +8,7 @@ use std::time::Duration;
 
 use rand::SeedableRng;
 use rand_chacha::ChaCha20Rng;
+use rustox_file_transfer::FileKind;
 use rustox_net_crypto::{CloseReason, ControllerKind};
 use sha2::{Digest, Sha256};
 
@@ -869,4 +870,179 @@ fn presence_packets_that_break_c_toxcore_limits_are_ignored() {
         pair.b.friend_presence(back).unwrap().status,
         UserStatus::Busy
     );
+}
+
+/// Runs `pair` until `done` holds on b's events, a reacting with `on_a`.
+fn accept_into(sink: &MemorySink) -> impl FnMut(&mut Node, Timestamp, &NodeEvent) + '_ {
+    move |b: &mut Node, now: Timestamp, e: &NodeEvent| {
+        if let NodeEvent::FileOffered(offer) = e {
+            b.accept_file(
+                now,
+                offer.friend,
+                offer.file,
+                Box::new(sink.clone()),
+                Some(sink.digest.clone()),
+            )
+            .unwrap();
+        }
+    }
+}
+
+#[test]
+fn a_paused_transfer_stops_and_resumes_to_a_verified_file() {
+    let (mut pair, friend, _) = online_pair();
+    let data = content(2_000_000);
+    let now = pair.now;
+    let file = pair
+        .a
+        .send_file(now, friend, prepared(&data), b"big.bin")
+        .unwrap();
+    let sink = MemorySink::new();
+    // Until some bytes moved, not all.
+    let probe = sink.clone();
+    let (_, _) = pair.run(
+        &mut |_, _, _| {},
+        &mut accept_into(&sink),
+        &mut no_loss(),
+        Duration::from_secs(10),
+        move |_, _| probe.bytes().len() > 100_000,
+    );
+    assert!(sink.bytes().len() < data.len(), "paused before the end");
+    let now = pair.now;
+    pair.a.pause_file(now, friend, file).unwrap();
+    assert!(matches!(
+        pair.a.pause_file(now, friend, file),
+        Err(NodeError::FileControl(
+            rustox_file_transfer::FileControlError::AlreadyPaused
+        ))
+    ));
+    let (_, ev_b) = pair.idle(Duration::from_secs(2), |_, _| false);
+    assert!(
+        ev_b.iter().any(|e| matches!(
+            e,
+            NodeEvent::FileControl {
+                control: rustox_file_transfer::FileControl::Pause,
+                ..
+            }
+        )),
+        "b hears of the pause: {ev_b:?}"
+    );
+    let paused_at = sink.bytes().len();
+    let _ = pair.idle(Duration::from_secs(3), |_, _| false);
+    assert_eq!(sink.bytes().len(), paused_at, "nothing moves while paused");
+    let now = pair.now;
+    pair.a.resume_file(now, friend, file).unwrap();
+    let (_, ev_b) = pair.idle(Duration::from_secs(60), |_, b| {
+        b.iter()
+            .any(|e| matches!(e, NodeEvent::FileReceived { .. }))
+    });
+    assert!(ev_b.iter().any(|e| matches!(
+        e,
+        NodeEvent::FileReceived {
+            bytes: 2_000_000,
+            verified: true,
+            ..
+        }
+    )));
+    assert!(sink.bytes() == data);
+}
+
+#[test]
+fn a_receiver_with_half_a_file_seeks_and_gets_only_the_rest_verified() {
+    let (mut pair, friend, _) = online_pair();
+    let data = content(1_000_000);
+    let half = 400_000;
+    let now = pair.now;
+    pair.a
+        .send_file_kind(now, friend, FileKind::Data, prepared(&data), b"resume.bin")
+        .unwrap();
+    let partial = Arc::new(Mutex::new(Cursor::new(data[..half].to_vec())));
+    #[derive(Clone)]
+    struct Shared(Arc<Mutex<Cursor<Vec<u8>>>>);
+    impl std::io::Read for Shared {
+        fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+            self.0.lock().unwrap().read(buf)
+        }
+    }
+    impl Write for Shared {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.0.lock().unwrap().write(buf)
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    impl Seek for Shared {
+        fn seek(&mut self, pos: SeekFrom) -> std::io::Result<u64> {
+            self.0.lock().unwrap().seek(pos)
+        }
+    }
+    let store = Shared(partial.clone());
+    let mut on_b = |b: &mut Node, now: Timestamp, e: &NodeEvent| {
+        if let NodeEvent::FileOffered(offer) = e {
+            b.accept_file_from(
+                now,
+                offer.friend,
+                offer.file,
+                store.clone(),
+                half as u64,
+                true,
+            )
+            .unwrap();
+        }
+    };
+    let (ev_a, ev_b) = pair.run(
+        &mut |_, _, _| {},
+        &mut on_b,
+        &mut no_loss(),
+        Duration::from_secs(60),
+        |_, b| {
+            b.iter()
+                .any(|e| matches!(e, NodeEvent::FileReceived { .. }))
+        },
+    );
+    assert!(
+        ev_b.iter().any(|e| matches!(
+            e,
+            NodeEvent::FileReceived {
+                bytes: 1_000_000,
+                verified: true,
+                ..
+            }
+        )),
+        "{ev_b:?}"
+    );
+    assert!(partial.lock().unwrap().get_ref() == &data);
+    // Only the rest crossed: a's session carried well under the whole file again.
+    let sent = pair.a.session_stats(friend).unwrap().bytes_sent;
+    assert!(
+        sent < (data.len() - half) as u64 + 200_000,
+        "{sent} bytes sent for {} missing",
+        data.len() - half
+    );
+    let _ = ev_a;
+}
+
+#[test]
+fn an_avatar_offer_carries_its_kind_and_hash() {
+    let (mut pair, friend, _) = online_pair();
+    let image = content(5_000);
+    let now = pair.now;
+    pair.a
+        .send_file_kind(now, friend, FileKind::Avatar, prepared(&image), b"")
+        .unwrap();
+    let (_, ev_b) = pair.idle(Duration::from_secs(5), |_, b| {
+        b.iter().any(|e| matches!(e, NodeEvent::FileOffered(_)))
+    });
+    let offer = ev_b
+        .iter()
+        .find_map(|e| match e {
+            NodeEvent::FileOffered(o) => Some(o),
+            _ => None,
+        })
+        .unwrap();
+    assert_eq!(offer.kind, FileKind::Avatar);
+    assert_eq!(offer.size, 5_000);
+    let hash: [u8; 32] = Sha256::digest(&image).into();
+    assert_eq!(offer.file_id, hash);
 }
