@@ -63,6 +63,10 @@ pub struct RustoxOptions {
     pub say: Option<String>,
     /// Name, status, typing and an action to send.
     pub presence: Presence,
+    /// Offer this content (file id = its SHA-256) to each friend once it is online.
+    pub send_file: Option<Arc<Vec<u8>>>,
+    /// Accept every offered file into memory, checking it against its SHA-256 file id.
+    pub receive_files: bool,
 }
 
 /// A rustox node on a real socket, run by the tokio session driver on a thread of its own.
@@ -87,6 +91,52 @@ struct PeerApp {
     say: Option<String>,
     presence: Presence,
     stop: Arc<AtomicBool>,
+    /// Offered to each friend once it is online.
+    send_file: Option<Arc<Vec<u8>>>,
+    /// Offers are accepted into memory and checked against their SHA-256 file id.
+    receive_files: bool,
+}
+
+/// A sink in memory that leaves the SHA-256 of what was written (in order) in its digest
+/// slot when flushed: what the drivers' writer thread does for a file on disk.
+struct HashingMemorySink {
+    data: Vec<u8>,
+    pos: u64,
+    digest: rustox_core::node::DigestSlot,
+}
+
+impl std::io::Write for HashingMemorySink {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let start = usize::try_from(self.pos).unwrap_or(usize::MAX);
+        if start > self.data.len() {
+            self.data.resize(start, 0);
+        }
+        let end = start + buf.len();
+        if end > self.data.len() {
+            self.data.resize(end, 0);
+        }
+        self.data[start..end].copy_from_slice(buf);
+        self.pos = end as u64;
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        use sha2::Digest;
+        let digest: [u8; 32] = sha2::Sha256::digest(&self.data).into();
+        *self.digest.lock().unwrap_or_else(|p| p.into_inner()) = Some(digest);
+        Ok(())
+    }
+}
+
+impl std::io::Seek for HashingMemorySink {
+    fn seek(&mut self, pos: std::io::SeekFrom) -> std::io::Result<u64> {
+        self.pos = match pos {
+            std::io::SeekFrom::Start(p) => p,
+            std::io::SeekFrom::End(d) => (self.data.len() as i64 + d).max(0) as u64,
+            std::io::SeekFrom::Current(d) => (self.pos as i64 + d).max(0) as u64,
+        };
+        Ok(self.pos)
+    }
 }
 
 impl rustox_core::driver::tokio::session::App for PeerApp {
@@ -124,6 +174,15 @@ impl rustox_core::driver::tokio::session::App for PeerApp {
                 if self.presence.typing {
                     let _ = node.set_typing(now, friend, true);
                 }
+                if let Some(content) = &self.send_file {
+                    use sha2::Digest;
+                    let file = rustox_core::node::PreparedFile {
+                        source: Box::new(std::io::Cursor::new(content.as_ref().clone())),
+                        size: content.len() as u64,
+                        sha256: sha2::Sha256::digest(content.as_slice()).into(),
+                    };
+                    let _ = node.send_file(now, friend, file, b"from-rustox.bin");
+                }
             }
             NodeEvent::Message { friend, kind, text } => {
                 let text = String::from_utf8_lossy(&text).into_owned();
@@ -136,6 +195,30 @@ impl rustox_core::driver::tokio::session::App for PeerApp {
                         }
                     },
                 )
+            }
+            NodeEvent::FileOffered(offer) if self.receive_files => {
+                let digest = rustox_core::node::DigestSlot::default();
+                let sink = HashingMemorySink {
+                    data: Vec::new(),
+                    pos: 0,
+                    digest: digest.clone(),
+                };
+                let _ =
+                    node.accept_file(now, offer.friend, offer.file, Box::new(sink), Some(digest));
+            }
+            NodeEvent::FileReceived {
+                friend,
+                bytes,
+                verified,
+                ..
+            } => self
+                .log
+                .push(at, PeerEvent::FileReceived(friend.0, bytes, verified)),
+            NodeEvent::FileSent { friend, bytes, .. } => {
+                self.log.push(at, PeerEvent::FileSent(friend.0, bytes))
+            }
+            NodeEvent::FileFailed { friend, reason, .. } => {
+                self.log.push(at, PeerEvent::FileFailed(friend.0, reason))
             }
             NodeEvent::ReadReceipt { friend, message_id } => {
                 self.log.push(at, PeerEvent::Receipt(friend.0, message_id))
@@ -231,6 +314,8 @@ impl RustoxPeer {
             started: now,
             say: options.say.clone(),
             presence: options.presence.clone(),
+            send_file: options.send_file.clone(),
+            receive_files: options.receive_files,
             stop: stop.clone(),
         };
         let thread = std::thread::spawn(move || {

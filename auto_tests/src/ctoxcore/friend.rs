@@ -38,6 +38,12 @@ pub enum PeerEvent {
     Status(u32, i32),
     /// Friend N typing?
     Typing(u32, bool),
+    /// A file from friend N arrived: bytes, and whether its SHA-256 matched its id.
+    FileReceived(u32, u64, bool),
+    /// Friend N acknowledged every byte of our file.
+    FileSent(u32, u64),
+    /// A transfer with friend N failed, and why.
+    FileFailed(u32, String),
 }
 
 /// Everything a peer reported so far.
