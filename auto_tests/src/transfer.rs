@@ -72,6 +72,10 @@ pub struct TransferSpec {
     /// The driver both hosts run under (`None`: exact, every input handled the instant it
     /// happens).
     pub driver: Option<DriverModel>,
+    /// The receiver's controller when it differs from the sender's: `Legacy` gives it
+    /// c-toxcore 0.2.18's request cadence (a request every 50–1000 ms, never on a hole),
+    /// as when a rustox node sends to a c-toxcore client.
+    pub receiver_controller: Option<ControllerKind>,
 }
 
 impl TransferSpec {
@@ -84,6 +88,7 @@ impl TransferSpec {
             seed,
             bytes,
             driver: Some(DriverModel::cli()),
+            receiver_controller: None,
         }
     }
 }
@@ -254,9 +259,10 @@ pub fn setup_pair(spec: &TransferSpec) -> Result<Pair, SimError> {
     let mut sim: Simulator<NetCryptoNode> = Simulator::new(spec.seed, spec.profile.link_config());
     let key: u64 = sim.scenario_rng(0).gen();
     let controller = spec.controller;
+    let receiver = spec.receiver_controller.unwrap_or(controller);
     let b = sim
         .add_node_with(vec![host_addr(2)], |rng| {
-            NetCryptoNode::new(Timestamp::ZERO, rng, controller, false)
+            NetCryptoNode::new(Timestamp::ZERO, rng, receiver, false)
         })
         .ok_or_else(|| SimError::Scenario("address clash".into()))?;
     let a = sim

@@ -48,6 +48,11 @@ pub(crate) struct RttEstimator {
     min_long: MinMax,
     samples: u64,
     peer_ack_delay: MinMax,
+    /// The shortest gap between two requests that acknowledged new packets, over
+    /// [`ACK_DELAY_WINDOW`]: how often the peer acknowledges at best. Ours requests every
+    /// 8 packets or 25 ms; c-toxcore 0.2.18 every 50–1000 ms whatever the rate
+    /// (`do_net_crypto`'s `request_packet_interval`).
+    request_cadence: MinMax,
     last_request_at: Option<Timestamp>,
     /// When the first sample arrived (RFC 9002 §7.6.2: only packets sent after it count
     /// toward persistent congestion).
@@ -64,6 +69,7 @@ impl RttEstimator {
             min_long: MinMax::new_min(us(MIN_RTT_WINDOW_LONG)),
             samples: 0,
             peer_ack_delay: MinMax::new_max(us(ACK_DELAY_WINDOW)),
+            request_cadence: MinMax::new_min(us(ACK_DELAY_WINDOW)),
             last_request_at: None,
             first_sample_at: None,
         }
@@ -123,6 +129,8 @@ impl RttEstimator {
             let gap = now.saturating_duration_since(from);
             let gap = gap.clamp(MIN_ACK_DELAY, MAX_ACK_DELAY);
             self.peer_ack_delay.update(now.as_micros(), us(gap));
+            let interval = now.saturating_duration_since(prev).min(MAX_ACK_DELAY);
+            self.request_cadence.update(now.as_micros(), us(interval));
         }
         self.last_request_at = Some(now);
     }
@@ -179,6 +187,13 @@ impl RttEstimator {
             .map(Duration::from_micros)
             .unwrap_or(DEFAULT_ACK_DELAY)
     }
+    /// The shortest recent gap between the peer's acknowledging requests (`None` before
+    /// the first): a peer that never acknowledges more often than this holds data that
+    /// long whatever we send.
+    pub(crate) fn peer_request_cadence(&self) -> Option<Duration> {
+        self.request_cadence.get().map(Duration::from_micros)
+    }
+
     /// max(smoothed, latest): RFC 9002 §6.1.2's base for the loss delay.
     pub(crate) fn conservative(&self) -> Duration {
         self.smoothed_or_initial().max(self.latest)

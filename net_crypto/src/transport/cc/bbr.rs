@@ -148,9 +148,28 @@ fn queue_threshold(min: Duration, rtt: &RttEstimator) -> Duration {
 /// (rtt.rs) alone exceeds the largest queue a 1-BDP buffer can hold, while the round
 /// minima the tests compare come from the promptly acknowledged packets of each round.
 fn ack_delay_allowance(min: Duration, rtt: &RttEstimator, variations: u32) -> Duration {
-    rtt.peer_ack_delay()
-        .min((min / 4).max(rtt.var() * variations))
+    let ours = rtt
+        .peer_ack_delay()
+        .min((min / 4).max(rtt.var() * variations));
+    ours.max(slow_acker_cadence(rtt).unwrap_or(Duration::ZERO))
 }
+
+/// The request cadence of a peer that acknowledges less often than our own ack rule ever
+/// would (every 25 ms at the latest): c-toxcore 0.2.18 requests every 50–1000 ms whatever
+/// it receives. Every RTT sample then carries up to that much delay, and data sent after
+/// a request waits that long for its acknowledgement: it is neither a queue (the delay
+/// tests must not see one) nor a reason to stop sending (the window must cover it).
+/// Without this, BBR sending to c-toxcore on loopback saw a 25 ms "queue" over a 0.2 ms
+/// path, left Startup at once and sat on its 16-packet floor: 2.7 Mbit/s.
+fn slow_acker_cadence(rtt: &RttEstimator) -> Option<Duration> {
+    rtt.peer_request_cadence()
+        .filter(|c| *c > SLOW_ACKER_CADENCE)
+}
+
+/// Above this request cadence a peer is a slow acknowledger: between our ack rule's 25 ms
+/// (a rustox receiver at a low rate, give or take a late timer) and c-toxcore's shortest
+/// interval, 50 ms (`PACKET_COUNTER_AVERAGE_INTERVAL`).
+const SLOW_ACKER_CADENCE: Duration = Duration::from_millis(40);
 
 /// How a round looked to the loss guard.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -228,6 +247,8 @@ pub(crate) struct Bbr {
     bytes_in_flight: u64,
     /// The peer's measured ack delay, capped at our ack rule's timer (see `target_cwnd`).
     ack_delay: Duration,
+    /// [`slow_acker_cadence`] at the last ack.
+    slow_acker: Option<Duration>,
 }
 
 impl Bbr {
@@ -270,6 +291,7 @@ impl Bbr {
             ack_epoch_acked: 0,
             bytes_in_flight: 0,
             ack_delay: Duration::ZERO,
+            slow_acker: None,
         }
     }
 
@@ -304,6 +326,7 @@ impl Bbr {
         let excess = self
             .ack_delay
             .min(MAX_ACK_DELAY)
+            .max(self.slow_acker.unwrap_or(Duration::ZERO))
             .saturating_sub(self.min_rtt.unwrap_or(Duration::ZERO));
         let delay_allowance = (self.bw().unwrap_or(0) as f64 * excess.as_secs_f64()) as u64;
         let extra = self.extra_acked.get().unwrap_or(0).max(delay_allowance);
@@ -682,6 +705,7 @@ impl Controller for Bbr {
     fn on_ack(&mut self, ack: &AckEvent, rtt: &RttEstimator) {
         self.bytes_in_flight = ack.bytes_in_flight;
         self.ack_delay = rtt.peer_ack_delay();
+        self.slow_acker = slow_acker_cadence(rtt);
         self.update_round(ack);
         if let Some(s) = ack.sample {
             let current = self.max_bw.get().unwrap_or(0);
