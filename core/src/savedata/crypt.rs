@@ -203,6 +203,24 @@ mod tests {
         rand_chacha::ChaCha8Rng::seed_from_u64(7)
     }
 
+    /// Made by c-toxcore 0.2.18 (Debian's libtoxcore, `tox_pass_encrypt`) from the plaintext
+    /// "rustox known answer" and the passphrase "correct horse": it pins the scrypt
+    /// parameters and the layout to libsodium's.
+    const C_TOXCORE_SEALED: &str = "746f784573617665529e06d3378ba0709756ef401c7b5f6ac3084f6123699e28e9ca78d213ed14b90a02d5afafcd39c5b949eb833b2aed4d69f457a5e8306ccca868be0d4172bd2bdf47385499e7e6fb9515c2320506065a681697caa9408afb6fbd86";
+
+    #[test]
+    fn decrypts_what_c_toxcore_encrypted() {
+        let sealed = hex::decode(C_TOXCORE_SEALED).unwrap();
+        assert_eq!(
+            decrypt(b"correct horse", &sealed).unwrap(),
+            b"rustox known answer"
+        );
+        assert_eq!(
+            decrypt(b"correct horse!", &sealed),
+            Err(CryptError::WrongPassphrase)
+        );
+    }
+
     #[test]
     fn round_trip_and_overhead_of_80_bytes() {
         let mut rng = rng();
