@@ -567,7 +567,7 @@ fn parse_keys(body: &[u8]) -> Result<(SecretKey, NoSpam), SavedataError> {
 }
 
 fn parse_friends(body: &[u8]) -> Result<Vec<SavedFriend>, SavedataError> {
-    if body.len() % SAVED_FRIEND_SIZE != 0 {
+    if !body.len().is_multiple_of(SAVED_FRIEND_SIZE) {
         return Err(SavedataError::FriendsLength { len: body.len() });
     }
     let count = body.len() / SAVED_FRIEND_SIZE;

@@ -19,6 +19,7 @@ fn header(out: &mut Vec<u8>, len: u32, kind: u16) {
 }
 
 /// A friend record written out by hand at the offsets of `struct Saved_Friend`.
+#[allow(clippy::too_many_arguments)] // one argument per field, in layout order
 fn record(
     status: u8,
     pk: u8,
