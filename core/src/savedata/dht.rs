@@ -77,6 +77,11 @@ impl DhtState {
                     MAX_DHT_NODES,
                 )?);
             } else {
+                if state.other.len() >= super::MAX_OTHER_SECTIONS {
+                    return Err(SavedataError::TooManySections {
+                        max: super::MAX_OTHER_SECTIONS,
+                    });
+                }
                 state.other.push((sub.kind, sub.body.to_vec()));
             }
         }

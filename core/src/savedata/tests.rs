@@ -329,6 +329,23 @@ fn savedata_limits_are_enforced_before_allocating() {
         Err(SavedataError::Dht(DhtSectionError::BadCookie { len: 3 }))
     ));
     assert_eq!(with(2, &[]).unwrap().dht_nodes, []);
+    let mut empty_subsections = 0x0159_000du32.to_le_bytes().to_vec();
+    for _ in 0..=MAX_OTHER_SECTIONS {
+        empty_subsections.extend_from_slice(&[0, 0, 0, 0, 9, 0, 0xce, 0x11]);
+    }
+    assert_eq!(
+        with(2, &empty_subsections),
+        Err(SavedataError::TooManySections { max: 256 })
+    );
+    let mut empty_sections = keys.to_vec();
+    for _ in 0..=MAX_OTHER_SECTIONS {
+        header(&mut empty_sections, 0, 99);
+    }
+    header(&mut empty_sections, 0, 255);
+    assert_eq!(
+        Profile::parse(&empty_sections),
+        Err(SavedataError::TooManySections { max: 256 })
+    );
     let many = vec![0u8; MAX_SAVEDATA_SIZE + 1];
     assert!(matches!(
         Profile::parse(&many),
