@@ -5,7 +5,8 @@
 //! and the onion; the friend list and friend connections ([`friend`], §4, §6.4–§6.5) tie them
 //! together. Datagrams to send, events and the next deadline are pulled out of it.
 //! [`driver`] (cargo features `io` and `tokio`, both on by default) is the only part that
-//! touches sockets, clocks and threads.
+//! touches sockets, clocks and threads. [`savedata`] reads and writes the profile a node is
+//! restored from: c-toxcore's save file, plain or password-protected.
 
 #[cfg(feature = "io")]
 pub mod bootstrap_node;
@@ -15,3 +16,4 @@ pub mod driver;
 pub mod friend;
 pub mod node;
 pub mod onion;
+pub mod savedata;

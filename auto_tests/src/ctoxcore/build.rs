@@ -21,6 +21,10 @@ pub const PEER_SOURCE: &str = include_str!("../../tools/toxcore_file_peer.c");
 /// status and messages, for the friend interop tests and the friend-online benchmark.
 pub const FRIEND_SOURCE: &str = include_str!("../../tools/toxfriend.c");
 
+/// The save file tool's source (`auto_tests/tools/toxsave.c`): c-toxcore writes and loads
+/// save files, plain and encrypted, for the savedata interop tests.
+pub const SAVE_SOURCE: &str = include_str!("../../tools/toxsave.c");
+
 /// The pkg-config packages the peer links: libtoxcore for tox.h, libsodium for the optional
 /// SHA-256 content checks (libtoxcore-dev already depends on it).
 const PKG_CONFIG_PACKAGES: [&str; 2] = ["toxcore", "libsodium"];
@@ -69,6 +73,11 @@ impl PeerBinary {
     /// Builds the friend client (`tools/toxfriend.c`) the same way.
     pub fn build_friend(options: &BuildOptions) -> Result<PeerBinary, CToxcoreError> {
         Self::build_source("toxfriend", FRIEND_SOURCE, options)
+    }
+
+    /// Builds the save file tool (`tools/toxsave.c`) the same way.
+    pub fn build_save(options: &BuildOptions) -> Result<PeerBinary, CToxcoreError> {
+        Self::build_source("toxsave", SAVE_SOURCE, options)
     }
 
     /// Builds `source` as program `name`, or reuses the cached binary built from the same
