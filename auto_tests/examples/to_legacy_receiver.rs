@@ -10,7 +10,10 @@ fn main() {
             continue;
         }
         for recv in [ControllerKind::Bbr, ControllerKind::Legacy] {
-            let mib: u64 = std::env::var("MIB").ok().and_then(|s| s.parse().ok()).unwrap_or(8);
+            let mib: u64 = std::env::var("MIB")
+                .ok()
+                .and_then(|s| s.parse().ok())
+                .unwrap_or(8);
             let mut spec = TransferSpec::new(p.clone(), ControllerKind::Bbr, 1, mib << 20);
             spec.receiver_controller = Some(recv);
             let m = run_transfer(&spec).expect("simulation");

@@ -37,10 +37,10 @@ use crate::friend::NoSpam;
 
 /// `SAVED_FRIEND_REQUEST_SIZE`: room for the request message in a record.
 pub const SAVED_FRIEND_REQUEST_SIZE: usize = 1024;
-/// `MAX_NAME_LENGTH`.
-pub const MAX_NAME_LENGTH: usize = 128;
-/// `MAX_STATUSMESSAGE_LENGTH`.
-pub const MAX_STATUSMESSAGE_LENGTH: usize = 1007;
+/// `MAX_NAME_LENGTH`: the same limit Messenger enforces on the wire.
+pub const MAX_NAME_LENGTH: usize = crate::node::presence::MAX_NAME_LEN;
+/// `MAX_STATUSMESSAGE_LENGTH`: the same limit Messenger enforces on the wire.
+pub const MAX_STATUSMESSAGE_LENGTH: usize = crate::node::presence::MAX_STATUS_MESSAGE_LEN;
 /// Size of one record (`friend_size()`).
 pub const SAVED_FRIEND_SIZE: usize = 2216;
 
@@ -92,30 +92,8 @@ impl FriendStatus {
     }
 }
 
-/// `Userstatus` / `TOX_USER_STATUS`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
-#[repr(u8)]
-pub enum UserStatus {
-    /// `USERSTATUS_NONE`: available.
-    #[default]
-    None = 0,
-    /// `USERSTATUS_AWAY`.
-    Away = 1,
-    /// `USERSTATUS_BUSY`.
-    Busy = 2,
-}
-
-impl UserStatus {
-    /// The status for its c-toxcore number; `USERSTATUS_INVALID` (3) and above are `None`.
-    pub fn from_u8(value: u8) -> Option<Self> {
-        Some(match value {
-            0 => UserStatus::None,
-            1 => UserStatus::Away,
-            2 => UserStatus::Busy,
-            _ => return None,
-        })
-    }
-}
+/// A user's availability: the node's type, saved as its wire byte.
+pub use crate::node::presence::UserStatus;
 
 /// What is wrong with a friend record.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
@@ -210,7 +188,7 @@ impl SavedFriend {
         if usize::from(status_msg_len) > MAX_STATUSMESSAGE_LENGTH {
             return Err(FriendRecordError::StatusMessageTooLong(status_msg_len));
         }
-        let user_status = UserStatus::from_u8(record[OFF_USER_STATUS])
+        let user_status = UserStatus::from_byte(record[OFF_USER_STATUS])
             .ok_or(FriendRecordError::BadUserStatus(record[OFF_USER_STATUS]))?;
         let mut pk = [0u8; PUBLIC_KEY_SIZE];
         pk.copy_from_slice(&record[OFF_PK..OFF_INFO]);
@@ -281,7 +259,7 @@ impl SavedFriend {
             &self.status_message,
             MAX_STATUSMESSAGE_LENGTH,
         );
-        record[OFF_USER_STATUS] = self.user_status as u8;
+        record[OFF_USER_STATUS] = self.user_status.to_byte();
         record[OFF_NOSPAM..OFF_LAST_SEEN].copy_from_slice(&self.request_nospam.0);
         record[OFF_LAST_SEEN..].copy_from_slice(&self.last_seen.to_be_bytes());
     }

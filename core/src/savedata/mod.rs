@@ -378,8 +378,8 @@ impl Profile {
                     let &[status] = body else {
                         return Err(SavedataError::StatusLength { len: body.len() });
                     };
-                    profile.user_status =
-                        UserStatus::from_u8(status).ok_or(SavedataError::BadUserStatus(status))?;
+                    profile.user_status = UserStatus::from_byte(status)
+                        .ok_or(SavedataError::BadUserStatus(status))?;
                 }
                 SECTION_TCP_RELAY => {
                     profile.tcp_relays =
@@ -541,7 +541,7 @@ impl Profile {
             SECTION_STATUSMESSAGE => out.extend_from_slice(
                 &self.status_message[..self.status_message.len().min(MAX_STATUSMESSAGE_LENGTH)],
             ),
-            SECTION_STATUS => out.push(self.user_status as u8),
+            SECTION_STATUS => out.push(self.user_status.to_byte()),
             SECTION_TCP_RELAY => write_nodes(&self.tcp_relays, MAX_TCP_RELAYS, out),
             SECTION_PATH_NODE => write_nodes(&self.path_nodes, MAX_PATH_NODES, out),
             _ => debug_assert!(false, "not an interpreted section: {kind}"),

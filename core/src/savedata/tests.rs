@@ -447,7 +447,7 @@ fn arb_friend() -> impl Strategy<Value = SavedFriend> {
                 request_nospam: NoSpam(nospam),
                 name,
                 status_message,
-                user_status: UserStatus::from_u8(user_status).unwrap(),
+                user_status: UserStatus::from_byte(user_status).unwrap(),
                 last_seen,
             },
         )
@@ -500,7 +500,7 @@ fn arb_profile() -> impl Strategy<Value = Profile> {
                     nospam: NoSpam(nospam),
                     name,
                     status_message,
-                    user_status: UserStatus::from_u8(user_status).unwrap(),
+                    user_status: UserStatus::from_byte(user_status).unwrap(),
                     friends,
                     dht_nodes,
                     dht_other_sections: dht_others,
