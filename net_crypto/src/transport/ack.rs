@@ -261,8 +261,13 @@ impl Transport {
         let walked = reached.is_some() || newest_acked_sent.is_some();
         self.finish_ack(now, batch);
         self.detect_lost(now);
-        self.rtt
-            .on_request(now, outstanding, walked, newest_acked_sent);
+        self.rtt.on_request(
+            now,
+            outstanding,
+            walked,
+            newest_acked_sent,
+            header_acked.is_some(),
+        );
         Ok(())
     }
 

@@ -48,11 +48,12 @@ pub(crate) struct RttEstimator {
     min_long: MinMax,
     samples: u64,
     peer_ack_delay: MinMax,
-    /// The shortest gap between two requests that acknowledged new packets, over
-    /// [`ACK_DELAY_WINDOW`]: how often the peer acknowledges at best. Ours requests every
-    /// 8 packets or 25 ms; c-toxcore 0.2.18 every 50–1000 ms whatever the rate
-    /// (`do_net_crypto`'s `request_packet_interval`).
-    request_cadence: MinMax,
+    /// The smoothed gap (EWMA, 1/8) between two requests that acknowledged new packets:
+    /// how often the peer acknowledges. Ours requests every 8 packets or 25 ms; c-toxcore
+    /// 0.2.18 every 50–1000 ms whatever the rate (`do_net_crypto`'s
+    /// `request_packet_interval`). A mean, not a minimum: two requests that arrive back to
+    /// back after a scheduling hiccup would pull a minimum down to nothing.
+    request_cadence: Option<Duration>,
     last_request_at: Option<Timestamp>,
     /// When the first sample arrived (RFC 9002 §7.6.2: only packets sent after it count
     /// toward persistent congestion).
@@ -69,7 +70,7 @@ impl RttEstimator {
             min_long: MinMax::new_min(us(MIN_RTT_WINDOW_LONG)),
             samples: 0,
             peer_ack_delay: MinMax::new_max(us(ACK_DELAY_WINDOW)),
-            request_cadence: MinMax::new_min(us(ACK_DELAY_WINDOW)),
+            request_cadence: None,
             last_request_at: None,
             first_sample_at: None,
         }
@@ -119,6 +120,7 @@ impl RttEstimator {
         outstanding: bool,
         walked: bool,
         newest_acked_sent: Option<Timestamp>,
+        acked_in_header: bool,
     ) {
         // Without a minimum RTT there is no telling a delay from the path: no sample.
         if let (Some(prev), true, true, Some(min)) =
@@ -129,8 +131,18 @@ impl RttEstimator {
             let gap = now.saturating_duration_since(from);
             let gap = gap.clamp(MIN_ACK_DELAY, MAX_ACK_DELAY);
             self.peer_ack_delay.update(now.as_micros(), us(gap));
+        }
+        // The cadence counts requests that acknowledged data we had out. A request often
+        // carries its cumulative ack in its header too, which empties the flight before
+        // the walk: such a request had data outstanding as well.
+        if let (Some(prev), true, true) =
+            (self.last_request_at, walked, outstanding || acked_in_header)
+        {
             let interval = now.saturating_duration_since(prev).min(MAX_ACK_DELAY);
-            self.request_cadence.update(now.as_micros(), us(interval));
+            self.request_cadence = Some(match self.request_cadence {
+                None => interval,
+                Some(c) => (c * 7 + interval) / 8,
+            });
         }
         self.last_request_at = Some(now);
     }
@@ -187,11 +199,11 @@ impl RttEstimator {
             .map(Duration::from_micros)
             .unwrap_or(DEFAULT_ACK_DELAY)
     }
-    /// The shortest recent gap between the peer's acknowledging requests (`None` before
-    /// the first): a peer that never acknowledges more often than this holds data that
-    /// long whatever we send.
+    /// The smoothed gap between the peer's acknowledging requests (`None` before the
+    /// first): a peer that acknowledges this seldom holds data about that long whatever
+    /// we send.
     pub(crate) fn peer_request_cadence(&self) -> Option<Duration> {
-        self.request_cadence.get().map(Duration::from_micros)
+        self.request_cadence
     }
 
     /// max(smoothed, latest): RFC 9002 §6.1.2's base for the loss delay.
@@ -256,7 +268,7 @@ mod tests {
         r.on_sample(t, ms(600));
         for _ in 0..10 {
             // The newest packet this request acknowledges left 602 ms ago.
-            r.on_request(t, true, true, Some(t - ms(602)));
+            r.on_request(t, true, true, Some(t - ms(602)), false);
             t += ms(605);
         }
         assert!(r.peer_ack_delay() <= ms(5), "{:?}", r.peer_ack_delay());
@@ -270,7 +282,7 @@ mod tests {
         r.on_sample(t, ms(100));
         for _ in 0..5 {
             // It held the newest packet it acknowledges for most of the second.
-            r.on_request(t, true, true, Some(t - ms(1050)));
+            r.on_request(t, true, true, Some(t - ms(1050)), false);
             t += ms(1000);
         }
         assert_eq!(r.peer_ack_delay(), ms(950));
@@ -283,13 +295,13 @@ mod tests {
         let mut r = RttEstimator::new();
         let mut t = Timestamp::ZERO + ms(1000);
         r.on_sample(t, ms(40));
-        r.on_request(t, true, true, Some(t - ms(45)));
+        r.on_request(t, true, true, Some(t - ms(45)), false);
         t += ms(10);
-        r.on_request(t, true, true, Some(t - ms(43)));
+        r.on_request(t, true, true, Some(t - ms(43)), false);
         assert_eq!(r.peer_ack_delay(), ms(3));
         for _ in 0..3 {
             t += ms(1000);
-            r.on_request(t, true, false, None);
+            r.on_request(t, true, false, None, false);
         }
         assert_eq!(r.peer_ack_delay(), ms(3));
         // The PTO still allows our own receiver's 25 ms ack timer.

@@ -309,9 +309,16 @@ impl Bbr {
     }
 
     fn target_cwnd(&self) -> u64 {
-        let Some(bdp) = self.bdp(self.cwnd_gain) else {
+        let Some(mut bdp) = self.bdp(self.cwnd_gain) else {
             return BBR_INITIAL_WINDOW;
         };
+        // A slow acknowledger (c-toxcore) holds every packet up to its request cadence:
+        // to the window that is path, so it is scaled by the gain like the min RTT, or
+        // ProbeBW could never put more than one cadence of data in flight and the
+        // bandwidth samples, delivered per cadence, could never grow.
+        if let (Some(cadence), Some(bw)) = (self.slow_acker, self.bw()) {
+            bdp = bdp.max((self.cwnd_gain * bw as f64 * cadence.as_secs_f64()) as u64);
+        }
         // The ack-aggregation allowance covers the peer's ack delay: our samples carry it
         // (the request format has no field for it), so data for that long is always
         // waiting for its request. cwnd_gain 2 already leaves one spare min RTT of data,
