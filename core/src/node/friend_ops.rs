@@ -332,7 +332,7 @@ impl Node {
                     // Offline again: tell it our DHT key by every route at once.
                     f.dht_route_due = None;
                 }
-                self.go_offline(number);
+                self.go_offline(now, number);
             }
         }
     }
@@ -554,11 +554,14 @@ impl Node {
     }
 
     /// The friend is no longer online for Messenger: its transfers fail.
-    pub(super) fn go_offline(&mut self, number: FriendNumber) {
+    pub(super) fn go_offline(&mut self, now: Timestamp, number: FriendNumber) {
         let Some(f) = self.friends.get_mut(number) else {
             return;
         };
         let was_online = std::mem::replace(&mut f.online, false);
+        if was_online {
+            f.last_seen = self.unix_origin.saturating_add(now.as_secs());
+        }
         // c-toxcore forgets a friend's typing flag and our pending receipts with the
         // session (`set_friend_status` to NOT_ONLINE, `clear_receipts`).
         f.presence.typing = false;

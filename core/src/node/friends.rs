@@ -57,6 +57,8 @@ pub struct Friend {
     pub presence: super::presence::FriendPresence,
     /// Messages sent to it whose receipt is pending (`messenger.rs`).
     pub receipts: super::messenger::Receipts,
+    /// Unix seconds when it was last online (saved in profiles; 0: never).
+    pub last_seen: u64,
 }
 
 /// A friend request we are sending: the body, and when to send it again.
@@ -89,6 +91,7 @@ impl Friend {
             dht_route_due: None,
             presence: Default::default(),
             receipts: Default::default(),
+            last_seen: 0,
         }
     }
 

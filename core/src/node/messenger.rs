@@ -264,7 +264,7 @@ impl Node {
                 });
                 self.send_presence_to(now, number);
             }
-            (Some(PACKET_ID_OFFLINE), true) if p.len() == 1 => self.go_offline(number),
+            (Some(PACKET_ID_OFFLINE), true) if p.len() == 1 => self.go_offline(now, number),
             (Some(k @ (PACKET_ID_MESSAGE | PACKET_ID_ACTION)), true) if p.len() > 1 => {
                 self.push_event(NodeEvent::Message {
                     friend: number,

@@ -22,6 +22,7 @@ pub mod friends;
 pub mod messenger;
 mod onion_ops;
 pub mod presence;
+pub mod profile;
 pub mod route;
 
 use std::collections::VecDeque;
@@ -198,6 +199,10 @@ pub struct Node {
     presence: presence::SelfPresence,
     /// Some friend has a read receipt pending (`messenger.rs`).
     receipts_pending: bool,
+    /// Unix seconds at `Timestamp::ZERO` (from [`NodeOptions::unix_time`]).
+    unix_origin: u64,
+    /// Profile sections kept to be written back (`profile.rs`).
+    kept: profile::KeptSections,
 }
 
 impl std::fmt::Debug for Node {
@@ -226,6 +231,7 @@ impl Node {
             .unwrap_or_else(|| NoSpam::random(rng.as_mut()));
         let dht = DhtNode::new(dht_keys.clone(), options.dht, now, rng.as_mut());
         let onion_server = OnionServer::new(&dht_keys, options.onion_server, now, rng.as_mut());
+        let unix_origin = options.unix_time.saturating_sub(now.as_secs());
         let onion_client = OnionClient::new(
             keys.clone(),
             dht_keys.public,
@@ -271,6 +277,8 @@ impl Node {
             self_connected: false,
             presence: presence::SelfPresence::default(),
             receipts_pending: false,
+            unix_origin,
+            kept: profile::KeptSections::default(),
         }
     }
 

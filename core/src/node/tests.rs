@@ -1046,3 +1046,114 @@ fn an_avatar_offer_carries_its_kind_and_hash() {
     let hash: [u8; 32] = Sha256::digest(&image).into();
     assert_eq!(offer.file_id, hash);
 }
+
+#[test]
+fn a_node_saved_to_a_profile_and_loaded_keeps_identity_presence_and_friends() {
+    let mut a = node(1, false);
+    let now = Timestamp::ZERO;
+    a.set_name(now, b"Alice").unwrap();
+    a.set_status_message(now, b"here").unwrap();
+    a.set_status(now, UserStatus::Busy);
+    let b = node(2, false);
+    let c = node(3, false);
+    a.add_friend_norequest(now, b.public_key()).unwrap();
+    a.add_friend(now, &c.tox_id(), b"let's be friends").unwrap();
+    let bytes = a.to_profile(now).to_bytes();
+    let profile = crate::savedata::Profile::parse(&bytes).unwrap();
+    assert_eq!(profile.tox_id(), a.tox_id());
+    let loaded = Node::from_profile(
+        now,
+        &profile,
+        NodeOptions::default(),
+        Box::new(ChaCha20Rng::seed_from_u64(9)),
+    );
+    assert_eq!(loaded.tox_id(), a.tox_id());
+    assert_eq!(loaded.self_presence(), a.self_presence());
+    let pks: Vec<PublicKey> = loaded
+        .friends()
+        .iter()
+        .filter_map(|f| loaded.friend_public_key(*f))
+        .collect();
+    assert_eq!(pks, vec![b.public_key(), c.public_key()]);
+    let pending = loaded.friends.get(loaded.friends()[1]).unwrap();
+    assert_eq!(
+        pending
+            .request
+            .as_ref()
+            .map(|r| r.request.message().to_vec()),
+        Some(b"let's be friends".to_vec()),
+        "the pending request is resent"
+    );
+    assert!(loaded
+        .friends
+        .get(loaded.friends()[0])
+        .unwrap()
+        .request
+        .is_none());
+    // Saving the loaded node gives the same file.
+    assert_eq!(loaded.to_profile(now).to_bytes(), bytes);
+}
+
+#[test]
+fn friends_loaded_from_profiles_come_online_and_remember_names() {
+    let now = Timestamp::ZERO;
+    let mut rng = ChaCha20Rng::seed_from_u64(1);
+    let keys = KeyPair::generate(&mut rng);
+    let mut a = Node::new(
+        now,
+        keys,
+        NodeOptions {
+            dht: DhtConfig {
+                lan_discovery: false,
+                ..DhtConfig::default()
+            },
+            unix_time: 1_700_000_000,
+            ..NodeOptions::default()
+        },
+        Box::new(rng),
+    );
+    let mut b = node(2, false);
+    b.set_name(now, b"Bob").unwrap();
+    a.add_friend_direct(now, b.public_key(), b.dht_public_key(), addr_b())
+        .unwrap();
+    b.add_friend_norequest(now, a.public_key()).unwrap();
+    let mut pair = Pair::new(a, b);
+    let _ = pair.idle(Duration::from_secs(10), |a, b| {
+        presence_done(a) && presence_done(b)
+    });
+    let now = pair.now;
+    let saved_a = pair.a.to_profile(now);
+    let friend = &saved_a.friends[0];
+    assert_eq!(friend.name, b"Bob");
+    assert_eq!(
+        friend.last_seen,
+        1_700_000_000 + now.as_secs(),
+        "an online friend is seen now"
+    );
+    // A restarted a: the profile, and b's address (no DHT in this harness).
+    let mut a2 = Node::from_profile(
+        now,
+        &saved_a,
+        NodeOptions {
+            dht: DhtConfig {
+                lan_discovery: false,
+                ..DhtConfig::default()
+            },
+            ..NodeOptions::default()
+        },
+        Box::new(ChaCha20Rng::seed_from_u64(11)),
+    );
+    let fb = a2.friends()[0];
+    assert_eq!(a2.friend_presence(fb).unwrap().name, b"Bob");
+    let b_pk = pair.b.public_key();
+    let b_dht = pair.b.dht_public_key();
+    a2.add_friend_direct(now, b_pk, b_dht, addr_b()).unwrap();
+    let b = std::mem::replace(&mut pair.b, node(5, false));
+    let mut pair = Pair::new(a2, b);
+    pair.now = now;
+    let (ev_a, _) = pair.idle(Duration::from_secs(40), |a, _| online(a));
+    assert!(
+        online(&ev_a),
+        "the loaded node's friend came back: {ev_a:?}"
+    );
+}
