@@ -15,6 +15,7 @@ mod driver;
 mod keys;
 mod network;
 mod plot;
+mod profile;
 mod progress;
 mod recv;
 mod send;
@@ -46,6 +47,8 @@ enum Command {
     Sim(sim::Args),
     /// Run a DHT bootstrap node.
     Bootstrap(bootstrap::Args),
+    /// Create or show a Tox profile (c-toxcore's save file format).
+    Profile(profile::Args),
     /// Single-core XSalsa20-Poly1305 throughput over 1400-byte packets (the ceiling for
     /// send/recv).
     #[command(hide = true)]
@@ -68,6 +71,7 @@ fn main() {
         Command::Send(args) => send::run(args),
         Command::Sim(args) => sim::run(args),
         Command::Bootstrap(args) => bootstrap::run(args),
+        Command::Profile(args) => profile::run(args),
         Command::BenchCrypto(args) => bench::run_crypto(args),
         Command::BenchLoopback(args) => bench::run_loopback(args),
     };

@@ -62,6 +62,10 @@ pub struct Args {
     /// anyone else are shown and refused.
     #[arg(long, default_value = "any", value_parser = parse_accept_from)]
     accept_from: AcceptFrom,
+    /// A Tox profile (c-toxcore's save file) to be: its identity instead of --key-file,
+    /// and the friends it accepts are saved into it. Created when missing.
+    #[arg(long)]
+    profile: Option<PathBuf>,
     #[command(flatten)]
     network: NetworkArgs,
 }
@@ -94,8 +98,32 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     if !args.out.is_dir() {
         anyhow::bail!("output directory {} is not a directory", args.out.display());
     }
-    let (keys, created) =
-        crate::keys::load_or_create(&args.key_file, KeyPair::generate(&mut OsRng))?;
+    // The identity: a profile (with its friends), or the key file.
+    let (keys, created, profile) = match &args.profile {
+        Some(path) if path.exists() => {
+            let (profile, pass) = crate::profile::load(path)?;
+            let keys = KeyPair::from_secret(profile.secret_key.clone());
+            (keys, false, Some((path.clone(), profile, pass)))
+        }
+        Some(path) => {
+            let keys = KeyPair::generate(&mut OsRng);
+            let profile = rustox_core::savedata::Profile::new(
+                keys.secret.clone(),
+                rustox_core::friend::NoSpam::random(&mut OsRng),
+            );
+            crate::profile::save(path, &profile, None)?;
+            (keys, true, Some((path.clone(), profile, None)))
+        }
+        None => {
+            let (keys, created) =
+                crate::keys::load_or_create(&args.key_file, KeyPair::generate(&mut OsRng))?;
+            (keys, created, None)
+        }
+    };
+    let identity_file = args
+        .profile
+        .clone()
+        .unwrap_or_else(|| args.key_file.clone());
     let socket = driver::bind(args.listen)?;
     let local = socket
         .local_addr()
@@ -103,9 +131,14 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     println!("rustox recv listening on {local}");
     println!("public key {}", keys.public.to_hex());
     eprintln!(
-        "rustox recv: {} key file {}; files go to {}",
+        "rustox recv: {} {} {}; files go to {}",
         if created { "created" } else { "loaded" },
-        args.key_file.display(),
+        if profile.is_some() {
+            "profile"
+        } else {
+            "key file"
+        },
+        identity_file.display(),
         args.out.display()
     );
     eprintln!(
@@ -132,7 +165,10 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             accept_strangers: args.accept_from == AcceptFrom::Any,
             ..NodeOptions::default()
         };
-        let mut node = Node::new(clock.now(), keys, options, Box::new(OsRng));
+        let mut node = match &profile {
+            Some((_, p, _)) => Node::from_profile(clock.now(), p, options, Box::new(OsRng)),
+            None => Node::new(clock.now(), keys, options, Box::new(OsRng)),
+        };
         println!("tox id {}", node.tox_id());
         if let AcceptFrom::One(id) = args.accept_from {
             node.add_friend_norequest(clock.now(), id.pk)
@@ -146,6 +182,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             incoming: HashMap::new(),
             bar: ProgressBar::hidden(),
             linger: None,
+            profile: profile.map(|(path, _, pass)| (path, pass)),
         };
         driver::run(&mut node, &socket, clock, &mut app).await?
     })
@@ -169,6 +206,8 @@ struct RecvApp {
     bar: ProgressBar,
     /// With `--once`, after the file: the session to see closed, and how long to wait.
     linger: Option<(FriendNumber, Timestamp)>,
+    /// With `--profile`: where to save the friends we accept, and its passphrase.
+    profile: Option<(PathBuf, Option<Vec<u8>>)>,
 }
 
 impl RecvApp {
@@ -256,6 +295,13 @@ impl App for RecvApp {
                         pk.to_hex()
                     ),
                 );
+                // Remembered: the profile now holds the new friend.
+                if let Some((path, pass)) = &self.profile {
+                    let saved = crate::profile::save(path, &node.to_profile(now), pass.as_deref());
+                    if let Err(e) = saved {
+                        say(&self.bar, &format!("rustox recv: {e:#}"));
+                    }
+                }
             }
             NodeEvent::Message { friend, text, .. } => {
                 let from = self

@@ -45,6 +45,10 @@ pub struct Args {
     /// seconds.
     #[arg(long, default_value_t = 120)]
     find_timeout: u64,
+    /// A Tox profile to send as (its identity and friends; a friend already in it is not
+    /// sent a new request). Saved back afterwards with the new friend.
+    #[arg(long)]
+    profile: Option<PathBuf>,
     #[command(flatten)]
     network: NetworkArgs,
     /// Congestion controller: bbr (default), cubic, or legacy (a model of c-toxcore 0.2.18).
@@ -137,7 +141,14 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             ..NodeOptions::default()
         };
         let now = clock.now();
-        let mut node = Node::new(now, KeyPair::generate(&mut OsRng), options, Box::new(OsRng));
+        let loaded = match &args.profile {
+            Some(path) => Some((path.clone(), crate::profile::load(path)?)),
+            None => None,
+        };
+        let mut node = match &loaded {
+            Some((_, (profile, _))) => Node::from_profile(now, profile, options, Box::new(OsRng)),
+            None => Node::new(now, KeyPair::generate(&mut OsRng), options, Box::new(OsRng)),
+        };
         args.network.bootstrap(&mut node, now);
         let (friend, to, find_deadline) = match (args.to, &args.key) {
             (Target::Addr(addr), key) => {
@@ -152,9 +163,13 @@ pub fn run(args: Args) -> anyhow::Result<()> {
                 (friend, addr.to_string(), None)
             }
             (Target::ToxId(id), _) => {
-                let friend = node
-                    .add_friend(now, &id, args.message.as_bytes())
-                    .context("cannot send the friend request")?;
+                // A friend the profile already has needs no request.
+                let friend = match node.friend_by_pk(&id.pk) {
+                    Some(friend) => friend,
+                    None => node
+                        .add_friend(now, &id, args.message.as_bytes())
+                        .context("cannot send the friend request")?,
+                };
                 eprintln!("rustox send: looking for {id} ...");
                 let patience = Duration::from_secs(args.find_timeout.max(1));
                 (
@@ -165,6 +180,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             }
         };
         let mut app = SendApp {
+            profile: loaded.map(|(path, (_, pass))| (path, pass)),
             to,
             find_deadline,
             started_at: now,
@@ -190,6 +206,8 @@ pub fn run(args: Args) -> anyhow::Result<()> {
 
 /// The sender's side of the conversation.
 struct SendApp {
+    /// With `--profile`: where the friend is saved afterwards, and its passphrase.
+    profile: Option<(PathBuf, Option<Vec<u8>>)>,
     /// The receiver as messages name it: its address, or the start of its key.
     to: String,
     /// With a Tox ID: when to give up finding the friend.
@@ -248,6 +266,10 @@ impl SendApp {
             sha,
         );
         summary.friend_online_seconds = self.friend_online;
+        // With a profile the friend is kept there (saved before the session ends).
+        if let Some((path, pass)) = &self.profile {
+            crate::profile::save(path, &node.to_profile(now), pass.as_deref())?;
+        }
         // Done with the receiver: OFFLINE, then the session is killed.
         let _ = node.delete_friend(now, self.friend);
         Ok(summary)

@@ -89,11 +89,9 @@ impl Node {
         profile.name = self.presence.name.clone();
         profile.status_message = self.presence.status_message.clone();
         profile.user_status = self.presence.status;
+        // Strangers a node accepting anyone took in are kept too: they are the friends it
+        // accepted (`rustox recv --profile` remembers who sent it files).
         for (_, f) in self.friends.iter() {
-            if f.passive {
-                // A stranger that dialled a node accepting anyone is not a friend to keep.
-                continue;
-            }
             let mut saved = match &f.request {
                 Some(pending) => SavedFriend::pending(
                     f.pk,
