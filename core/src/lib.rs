@@ -8,6 +8,8 @@
 //! touches sockets, clocks and threads. [`savedata`] reads and writes the profile a node is
 //! restored from: c-toxcore's save file, plain or password-protected.
 
+#[cfg(feature = "tokio")]
+pub mod api;
 #[cfg(feature = "io")]
 pub mod bootstrap_node;
 pub mod dht;

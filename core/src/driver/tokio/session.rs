@@ -48,6 +48,17 @@ pub trait App {
     fn on_timeout(&mut self, _node: &mut Node, _now: Timestamp) -> Option<Self::Output> {
         None
     }
+
+    /// A signal that wakes the loop from outside (another task has work for the node:
+    /// the Rust API's calls). `None`: only the socket and the timers wake it.
+    fn waker(&self) -> Option<std::sync::Arc<tokio::sync::Notify>> {
+        None
+    }
+
+    /// The [`App::waker`] fired; `Some` ends the loop.
+    fn on_wake(&mut self, _node: &mut Node, _now: Timestamp) -> Option<Self::Output> {
+        None
+    }
 }
 
 /// Why the driver stopped before the application was done. A failed send of one datagram
@@ -76,6 +87,7 @@ pub async fn run<A: App>(
         TimerKind::Precise => timer::PreciseTimer::new().ok(),
         TimerKind::Tokio => None,
     };
+    let waker = app.waker();
     loop {
         let now = clock.now();
         if let Some(output) = drain(node, socket, v6, &mut out, now, app).await? {
@@ -124,6 +136,17 @@ pub async fn run<A: App>(
             }
             // The app's own deadline is checked at the top of the loop.
             () = sleep => node.handle_timeout(clock.now()),
+            () = async {
+                match &waker {
+                    Some(w) => w.notified().await,
+                    None => std::future::pending().await,
+                }
+            } => {
+                if let Some(output) = app.on_wake(node, clock.now()) {
+                    flush(node, socket, v6, &mut out, clock.now()).await?;
+                    return Ok(output);
+                }
+            }
         }
     }
 }

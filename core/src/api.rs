@@ -1,0 +1,383 @@
+//! The Rust API: a [`Tox`] handle for programs that want a Tox node without driving one.
+//!
+//! [`Tox::start`] binds a UDP socket, builds a [`Node`] (fresh, or from a profile), and runs
+//! it on a thread of its own with the session driver ([`crate::driver::tokio::session`])
+//! on a single-threaded tokio runtime: the node's receive batches are not `Send`, and one
+//! thread per node keeps its latency independent of the caller's tasks. The handle's methods hand work to that task and
+//! await its answer; what happens on the network comes out of [`Tox::next_event`] or the
+//! [`EventStream`] (a `futures_core::Stream`). Programs without a runtime drive a
+//! [`Node`] themselves: it is sans-IO, with `handle_datagram`, `poll_transmit`,
+//! `poll_event` and `poll_timeout`.
+//!
+//! ```no_run
+//! # async fn demo() -> Result<(), rustox_core::api::ToxError> {
+//! use rustox_core::api::{Tox, ToxOptions};
+//! use rustox_core::node::NodeEvent;
+//! let mut tox = Tox::start(ToxOptions::default()).await?;
+//! println!("my Tox ID: {}", tox.tox_id());
+//! while let Some(event) = tox.next_event().await {
+//!     if let NodeEvent::Message { friend, text, .. } = event {
+//!         tox.send_message(friend, &text).await?;
+//!     }
+//! }
+//! # Ok(()) }
+//! ```
+
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll};
+
+use rand::rngs::OsRng;
+use rustox_net_crypto::crypto::{KeyPair, PublicKey};
+use rustox_net_crypto::Timestamp;
+use tokio::sync::{mpsc, oneshot, Notify};
+
+use crate::driver::tokio::session::{self, App};
+use crate::driver::{Clock, DriverOptions};
+use crate::friend::ToxId;
+use crate::node::{FriendNumber, MessageKind, Node, NodeError, NodeEvent, NodeOptions};
+use crate::savedata::Profile;
+
+/// Events held for a handle that does not read them; past it the oldest are dropped (and
+/// counted in [`Tox::events_dropped`]) so a forgetful program cannot grow without bound.
+pub const EVENT_QUEUE: usize = 4096;
+
+/// How to start a [`Tox`].
+#[derive(Debug, Clone)]
+pub struct ToxOptions {
+    /// Where to listen (port 0: any free port).
+    pub bind: SocketAddr,
+    /// The node's options (transport, DHT, LAN discovery, accepting strangers).
+    pub node: NodeOptions,
+    /// DHT nodes to start from: address and DHT public key.
+    pub bootstrap: Vec<(SocketAddr, PublicKey)>,
+    /// A profile to be (identity, friends, name); `None`: a fresh identity.
+    pub profile: Option<Profile>,
+    /// How the driver uses the OS.
+    pub driver: DriverOptions,
+}
+
+impl Default for ToxOptions {
+    fn default() -> Self {
+        ToxOptions {
+            bind: SocketAddr::from(([0, 0, 0, 0], 0)),
+            node: NodeOptions::default(),
+            bootstrap: Vec::new(),
+            profile: None,
+            driver: DriverOptions::default(),
+        }
+    }
+}
+
+/// Why a call failed.
+#[derive(Debug, thiserror::Error)]
+pub enum ToxError {
+    /// The socket could not be bound.
+    #[error(transparent)]
+    Bind(#[from] crate::driver::socket::BindError),
+    /// The socket failed.
+    #[error("socket: {0}")]
+    Io(#[from] std::io::Error),
+    /// The node refused the call.
+    #[error(transparent)]
+    Node(#[from] NodeError),
+    /// A friend could not be added.
+    #[error(transparent)]
+    FriendAdd(#[from] crate::friend::FriendAddError),
+    /// The node's task has stopped (its socket failed, or the handle was shut down).
+    #[error("the node has stopped")]
+    Stopped,
+}
+
+type Job = Box<dyn FnOnce(&mut Node, Timestamp) + Send>;
+
+/// A running Tox node. Dropping it stops the node.
+pub struct Tox {
+    jobs: mpsc::UnboundedSender<Job>,
+    wake: Arc<Notify>,
+    events: mpsc::Receiver<NodeEvent>,
+    tox_id: ToxId,
+    dht_pk: PublicKey,
+    local: SocketAddr,
+    dropped: Arc<std::sync::atomic::AtomicU64>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+/// The task's side: runs jobs on wake, forwards events.
+struct ApiApp {
+    jobs: mpsc::UnboundedReceiver<Job>,
+    wake: Arc<Notify>,
+    events: mpsc::Sender<NodeEvent>,
+    dropped: Arc<std::sync::atomic::AtomicU64>,
+}
+
+impl App for ApiApp {
+    type Output = ();
+
+    fn on_event(&mut self, _node: &mut Node, _now: Timestamp, event: NodeEvent) -> Option<()> {
+        match self.events.try_send(event) {
+            Ok(()) => None,
+            Err(mpsc::error::TrySendError::Full(_)) => {
+                self.dropped
+                    .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                None
+            }
+            // The handle is gone: stop.
+            Err(mpsc::error::TrySendError::Closed(_)) => Some(()),
+        }
+    }
+
+    fn waker(&self) -> Option<Arc<Notify>> {
+        Some(self.wake.clone())
+    }
+
+    fn on_wake(&mut self, node: &mut Node, now: Timestamp) -> Option<()> {
+        loop {
+            match self.jobs.try_recv() {
+                Ok(job) => job(node, now),
+                Err(mpsc::error::TryRecvError::Empty) => return None,
+                Err(mpsc::error::TryRecvError::Disconnected) => return Some(()),
+            }
+        }
+    }
+}
+
+impl Tox {
+    /// Binds the socket, builds the node and starts it on its thread.
+    pub async fn start(options: ToxOptions) -> Result<Tox, ToxError> {
+        let socket = crate::driver::socket::bind(options.bind)?;
+        let local = socket.local_addr()?;
+        let clock = Clock::default();
+        let now = clock.now();
+        let mut node = match &options.profile {
+            Some(p) => Node::from_profile(now, p, options.node.clone(), Box::new(OsRng)),
+            None => Node::new(
+                now,
+                KeyPair::generate(&mut OsRng),
+                options.node.clone(),
+                Box::new(OsRng),
+            ),
+        };
+        if options.node.dht.lan_discovery {
+            node.set_lan_broadcasts(crate::driver::socket::interface_broadcasts());
+        }
+        for (addr, pk) in &options.bootstrap {
+            node.bootstrap(now, *addr, *pk);
+        }
+        let (job_tx, job_rx) = mpsc::unbounded_channel();
+        let (event_tx, event_rx) = mpsc::channel(EVENT_QUEUE);
+        let wake = Arc::new(Notify::new());
+        let dropped = Arc::new(std::sync::atomic::AtomicU64::new(0));
+        let tox_id = node.tox_id();
+        let dht_pk = node.dht_public_key();
+        let mut app = ApiApp {
+            jobs: job_rx,
+            wake: wake.clone(),
+            events: event_tx,
+            dropped: dropped.clone(),
+        };
+        let driver = options.driver;
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()?;
+        let thread = std::thread::Builder::new()
+            .name("rustox-node".into())
+            .spawn(move || {
+                runtime.block_on(async move {
+                    let Ok(socket) = tokio::net::UdpSocket::from_std(socket) else {
+                        return;
+                    };
+                    let _ = session::run(&mut node, &socket, clock, &mut app, driver).await;
+                });
+            })?;
+        Ok(Tox {
+            jobs: job_tx,
+            wake,
+            events: event_rx,
+            tox_id,
+            dht_pk,
+            local,
+            dropped,
+            thread: Some(thread),
+        })
+    }
+
+    /// Runs `f` on the node, on its task, and returns what it returns: every method below
+    /// is one of these. The closure must be quick (it holds up the node's sessions).
+    pub async fn with_node<R, F>(&self, f: F) -> Result<R, ToxError>
+    where
+        R: Send + 'static,
+        F: FnOnce(&mut Node, Timestamp) -> R + Send + 'static,
+    {
+        let (tx, rx) = oneshot::channel();
+        let job: Job = Box::new(move |node, now| {
+            let _ = tx.send(f(node, now));
+        });
+        self.jobs.send(job).map_err(|_| ToxError::Stopped)?;
+        self.wake.notify_one();
+        rx.await.map_err(|_| ToxError::Stopped)
+    }
+
+    /// Our Tox ID (give it to friends).
+    pub fn tox_id(&self) -> ToxId {
+        self.tox_id
+    }
+
+    /// Our DHT key (others bootstrap off `local_addr` with it).
+    pub fn dht_public_key(&self) -> PublicKey {
+        self.dht_pk
+    }
+
+    /// Where the socket listens.
+    pub fn local_addr(&self) -> SocketAddr {
+        self.local
+    }
+
+    /// Events dropped because the handle did not read them.
+    pub fn events_dropped(&self) -> u64 {
+        self.dropped.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    /// The next event; `None` once the node has stopped.
+    pub async fn next_event(&mut self) -> Option<NodeEvent> {
+        self.events.recv().await
+    }
+
+    /// The events as a `futures_core::Stream` (for `StreamExt` combinators); the handle
+    /// keeps working for calls.
+    pub fn events(&mut self) -> EventStream<'_> {
+        EventStream {
+            rx: &mut self.events,
+        }
+    }
+
+    /// Starts from another DHT node.
+    pub async fn bootstrap(&self, addr: SocketAddr, dht_pk: PublicKey) -> Result<(), ToxError> {
+        self.with_node(move |n, now| n.bootstrap(now, addr, dht_pk))
+            .await
+    }
+
+    /// Sends a friend request (`tox_friend_add`).
+    pub async fn add_friend(&self, id: ToxId, message: &[u8]) -> Result<FriendNumber, ToxError> {
+        let message = message.to_vec();
+        Ok(self
+            .with_node(move |n, now| n.add_friend(now, &id, &message))
+            .await??)
+    }
+
+    /// Adds a friend without a request, or accepts one (`tox_friend_add_norequest`).
+    pub async fn add_friend_norequest(&self, pk: PublicKey) -> Result<FriendNumber, ToxError> {
+        Ok(self
+            .with_node(move |n, now| n.add_friend_norequest(now, pk))
+            .await??)
+    }
+
+    /// Sends a message; returns its id for the read receipt.
+    pub async fn send_message(&self, friend: FriendNumber, text: &[u8]) -> Result<u32, ToxError> {
+        self.send_message_kind(friend, MessageKind::Normal, text)
+            .await
+    }
+
+    /// Sends a message or an action.
+    pub async fn send_message_kind(
+        &self,
+        friend: FriendNumber,
+        kind: MessageKind,
+        text: &[u8],
+    ) -> Result<u32, ToxError> {
+        let text = text.to_vec();
+        Ok(self
+            .with_node(move |n, now| n.send_message_kind(now, friend, kind, &text))
+            .await??)
+    }
+
+    /// Sets our name.
+    pub async fn set_name(&self, name: &[u8]) -> Result<(), ToxError> {
+        let name = name.to_vec();
+        Ok(self
+            .with_node(move |n, now| n.set_name(now, &name))
+            .await??)
+    }
+
+    /// Offers a file from disk; it is hashed first (off the node's task) so receivers can
+    /// verify it. Returns the file number.
+    pub async fn send_file(&self, friend: FriendNumber, path: &Path) -> Result<u32, ToxError> {
+        let file = std::fs::File::open(path)?;
+        let prepared = tokio::task::spawn_blocking(move || crate::driver::prepare_file(file))
+            .await
+            .map_err(|_| ToxError::Stopped)??;
+        let name = path
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned().into_bytes())
+            .unwrap_or_default();
+        Ok(self
+            .with_node(move |n, now| n.send_file(now, friend, prepared, &name))
+            .await??)
+    }
+
+    /// Accepts an offered file into a new file at `path`, checked against the offer's
+    /// SHA-256 file id as it is written ([`NodeEvent::FileReceived`] says whether it
+    /// matched).
+    pub async fn accept_file(
+        &self,
+        friend: FriendNumber,
+        file: u32,
+        path: PathBuf,
+    ) -> Result<(), ToxError> {
+        let handle = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&path)?;
+        let (sink, digest) =
+            crate::driver::hashing_sink(std::io::BufWriter::with_capacity(1 << 20, handle))?;
+        Ok(self
+            .with_node(move |n, now| n.accept_file(now, friend, file, sink, Some(digest)))
+            .await??)
+    }
+
+    /// The node's state as a profile (save it with [`crate::savedata::file::save_atomic`]
+    /// after `to_bytes`, or encrypt it first with [`crate::savedata::crypt::encrypt`]).
+    pub async fn profile(&self) -> Result<Profile, ToxError> {
+        self.with_node(|n, now| n.to_profile(now)).await
+    }
+
+    /// Stops the node and waits for its thread to end.
+    pub async fn shutdown(mut self) {
+        let thread = self.stop();
+        if let Some(thread) = thread {
+            let _ = tokio::task::spawn_blocking(move || thread.join()).await;
+        }
+    }
+
+    /// Closes the job channel and wakes the node, which then stops.
+    fn stop(&mut self) -> Option<std::thread::JoinHandle<()>> {
+        let (closed, _) = mpsc::unbounded_channel();
+        drop(std::mem::replace(&mut self.jobs, closed));
+        self.events.close();
+        self.wake.notify_one();
+        self.thread.take()
+    }
+}
+
+impl Drop for Tox {
+    fn drop(&mut self) {
+        // The thread ends on its own once woken; it is not joined here, so dropping a
+        // handle inside async code never blocks a runtime thread.
+        let _ = self.stop();
+    }
+}
+
+/// [`Tox`]'s events as a stream.
+pub struct EventStream<'a> {
+    rx: &'a mut mpsc::Receiver<NodeEvent>,
+}
+
+impl futures_core::Stream for EventStream<'_> {
+    type Item = NodeEvent;
+
+    fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<NodeEvent>> {
+        self.rx.poll_recv(cx)
+    }
+}

@@ -1,0 +1,127 @@
+//! The Rust API end to end on loopback: two `Tox` handles and a bootstrap node; one sends
+//! a friend request by Tox ID, the other (an echo bot, as in examples/echo_bot.rs) accepts
+//! it and sends back a message and a file, which arrive verified.
+
+#![cfg(feature = "tokio")]
+
+use std::net::SocketAddr;
+use std::time::Duration;
+
+use rand::rngs::StdRng;
+use rand::{RngCore, SeedableRng};
+use rustox_core::api::{Tox, ToxOptions};
+use rustox_core::dht::DhtConfig;
+use rustox_core::driver::workers::{NodeRunner, RunnerConfig, UdpMode};
+use rustox_core::node::{NodeEvent, NodeOptions};
+use rustox_core::onion::server::OnionConfig;
+use rustox_net_crypto::crypto::KeyPair;
+
+fn options(boot: &NodeRunner) -> ToxOptions {
+    ToxOptions {
+        bind: SocketAddr::from(([127, 0, 0, 1], 0)),
+        bootstrap: vec![(boot.local_addr(), boot.public_key())],
+        node: NodeOptions {
+            dht: DhtConfig {
+                lan_discovery: false,
+                ..DhtConfig::default()
+            },
+            unix_time: rustox_core::driver::clock::unix_now(),
+            ..NodeOptions::default()
+        },
+        ..ToxOptions::default()
+    }
+}
+
+#[tokio::test]
+async fn a_friend_request_a_message_and_a_file_echo_through_the_api() {
+    let boot = NodeRunner::start(
+        KeyPair::generate(&mut StdRng::from_entropy()),
+        RunnerConfig {
+            bind: SocketAddr::from(([127, 0, 0, 1], 0)),
+            workers: 1,
+            mode: UdpMode::ReusePort,
+            dht: DhtConfig {
+                lan_discovery: false,
+                ..DhtConfig::default()
+            },
+            onion: Some(OnionConfig::default()),
+        },
+    )
+    .expect("bootstrap node");
+    let dir = std::env::temp_dir().join(format!("rustox-api-test-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut content = vec![0u8; 300_000];
+    StdRng::seed_from_u64(3).fill_bytes(&mut content);
+    let source = dir.join("hello.bin");
+    std::fs::write(&source, &content).unwrap();
+
+    let mut bot = Tox::start(options(&boot)).await.expect("bot");
+    let mut alice = Tox::start(options(&boot)).await.expect("alice");
+    let bot_id = bot.tox_id();
+    let bot_dir = dir.clone();
+    let bot_task = tokio::spawn(async move {
+        let mut received = None;
+        while let Some(event) = bot.next_event().await {
+            match event {
+                NodeEvent::FriendRequest { pk, .. } => {
+                    bot.add_friend_norequest(pk).await.unwrap();
+                }
+                NodeEvent::Message { friend, kind, text } => {
+                    bot.send_message_kind(friend, kind, &text).await.unwrap();
+                }
+                NodeEvent::FileOffered(offer) => {
+                    let path = bot_dir.join("at-bot.bin");
+                    received = Some(path.clone());
+                    bot.accept_file(offer.friend, offer.file, path)
+                        .await
+                        .unwrap();
+                }
+                NodeEvent::FileReceived {
+                    friend,
+                    verified: true,
+                    ..
+                } => {
+                    let path = received.take().unwrap();
+                    bot.send_file(friend, &path).await.unwrap();
+                }
+                _ => {}
+            }
+        }
+    });
+
+    let friend = alice
+        .add_friend(bot_id, b"echo me")
+        .await
+        .expect("friend request");
+    let outcome = tokio::time::timeout(Duration::from_secs(60), async {
+        let mut echoed = None;
+        loop {
+            match alice.next_event().await.expect("alice runs") {
+                NodeEvent::FriendConnection { online: true, .. } => {
+                    alice.send_message(friend, b"ping").await.unwrap();
+                    alice.send_file(friend, &source).await.unwrap();
+                }
+                NodeEvent::Message { text, .. } => echoed = Some(text),
+                NodeEvent::FileOffered(offer) => {
+                    alice
+                        .accept_file(offer.friend, offer.file, dir.join("back.bin"))
+                        .await
+                        .unwrap();
+                }
+                NodeEvent::FileReceived {
+                    bytes, verified, ..
+                } => return (echoed, bytes, verified),
+                _ => {}
+            }
+        }
+    })
+    .await
+    .expect("the echo came back within 60 s");
+    assert_eq!(outcome.0.as_deref(), Some(&b"ping"[..]));
+    assert_eq!(outcome.1, content.len() as u64);
+    assert!(outcome.2, "the echoed file matched its SHA-256 id");
+    assert!(std::fs::read(dir.join("back.bin")).unwrap() == content);
+    alice.shutdown().await;
+    bot_task.abort();
+    let _ = std::fs::remove_dir_all(&dir);
+}
