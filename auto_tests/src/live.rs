@@ -67,6 +67,8 @@ pub struct RustoxOptions {
     pub send_file: Option<Arc<Vec<u8>>>,
     /// Accept every offered file into memory, checking it against its SHA-256 file id.
     pub receive_files: bool,
+    /// Start as this profile (identity, friends); `secret` and `add` still apply.
+    pub profile: Option<rustox_core::savedata::Profile>,
 }
 
 /// A rustox node on a real socket, run by the tokio session driver on a thread of its own.
@@ -256,9 +258,10 @@ impl rustox_core::driver::tokio::session::App for PeerApp {
 impl RustoxPeer {
     /// Starts the node and returns once it is bound.
     pub fn start(options: RustoxOptions) -> Result<RustoxPeer, LiveError> {
-        let keys = match options.secret {
-            Some(sk) => KeyPair::from_secret(SecretKey::from_bytes(sk)),
-            None => KeyPair::generate(&mut OsRng),
+        let keys = match (options.secret, &options.profile) {
+            (Some(sk), _) => KeyPair::from_secret(SecretKey::from_bytes(sk)),
+            (None, Some(p)) => KeyPair::from_secret(p.secret_key.clone()),
+            (None, None) => KeyPair::generate(&mut OsRng),
         };
         let secret = keys.secret.to_bytes();
         let ip = options
@@ -267,20 +270,19 @@ impl RustoxPeer {
         let socket = rustox_core::driver::socket::bind(SocketAddr::new(ip, options.port))?;
         let addr = socket.local_addr().map_err(LiveError::Io)?;
         let clock = Clock::default();
-        let mut node = Node::new(
-            clock.now(),
-            keys,
-            NodeOptions {
-                dht: DhtConfig {
-                    lan_discovery: options.lan,
-                    ..DhtConfig::default()
-                },
-                accept_strangers: options.accept,
-                unix_time: rustox_core::driver::clock::unix_now(),
-                ..NodeOptions::default()
+        let node_options = NodeOptions {
+            dht: DhtConfig {
+                lan_discovery: options.lan,
+                ..DhtConfig::default()
             },
-            Box::new(OsRng),
-        );
+            accept_strangers: options.accept,
+            unix_time: rustox_core::driver::clock::unix_now(),
+            ..NodeOptions::default()
+        };
+        let mut node = match &options.profile {
+            Some(p) => Node::from_profile(clock.now(), p, node_options, Box::new(OsRng)),
+            None => Node::new(clock.now(), keys, node_options, Box::new(OsRng)),
+        };
         let now = clock.now();
         if options.lan {
             node.set_lan_broadcasts(rustox_core::driver::socket::interface_broadcasts());

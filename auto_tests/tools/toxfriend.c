@@ -15,6 +15,8 @@
  *   --act TEXT                     send TEXT as an action to each friend once it is online
  *   --name TEXT, --status-message TEXT, --status N (0 none, 1 away, 2 busy)
  *   --typing                       tell each friend we are typing once it is online
+ *   --load FILE                    start from this save file (tox_get_savedata's format)
+ *   --save FILE                    write tox_get_savedata to FILE once set up (after --add)
  * PORT 0 lets c-toxcore pick from 33445-33545. IPv6 off, no TCP.
  * stdout, one line each, flushed, T = seconds since start:
  *   READY TOXID DHTKEY PORT SECRETKEY
@@ -159,6 +161,7 @@ int main(int argc, char **argv) {
     int have_secret = 0;
     const char *request_id = NULL, *request_msg = NULL, *add_pk = NULL;
     const char *name = NULL, *status_message = NULL;
+    const char *load_path = NULL, *save_path = NULL;
     int user_status = -1;
     for (int a = 3; a < argc; ++a) {
         if (!strcmp(argv[a], "--bootstrap") && a + 3 < argc && nboot < MAX_BOOT) {
@@ -192,6 +195,10 @@ int main(int argc, char **argv) {
             user_status = atoi(argv[++a]);
         } else if (!strcmp(argv[a], "--typing")) {
             set_typing = 1;
+        } else if (!strcmp(argv[a], "--load") && a + 1 < argc) {
+            load_path = argv[++a];
+        } else if (!strcmp(argv[a], "--save") && a + 1 < argc) {
+            save_path = argv[++a];
         } else {
             fprintf(stderr, "toxfriend: bad argument %s\n", argv[a]);
             return 2;
@@ -204,9 +211,17 @@ int main(int argc, char **argv) {
     tox_options_set_start_port(o, port ? port : 33445);
     tox_options_set_end_port(o, port ? port : 33545);
     tox_options_set_tcp_port(o, 0);
+    static uint8_t loaded[1 << 20];
     if (have_secret) {
         tox_options_set_savedata_type(o, TOX_SAVEDATA_TYPE_SECRET_KEY);
         tox_options_set_savedata_data(o, secret, sizeof secret);
+    } else if (load_path) {
+        FILE *f = fopen(load_path, "rb");
+        if (!f) { fprintf(stderr, "toxfriend: cannot open %s\n", load_path); return 1; }
+        size_t n = fread(loaded, 1, sizeof loaded, f);
+        fclose(f);
+        tox_options_set_savedata_type(o, TOX_SAVEDATA_TYPE_TOX_SAVE);
+        tox_options_set_savedata_data(o, loaded, n);
     }
     Tox_Err_New err_new;
     Tox *tox = tox_new(o, &err_new);
@@ -243,6 +258,16 @@ int main(int argc, char **argv) {
         Tox_Err_Friend_Add err;
         tox_friend_add_norequest(tox, pk, &err);
         if (err != TOX_ERR_FRIEND_ADD_OK) { fprintf(stderr, "toxfriend: add %d\n", (int)err); return 1; }
+    }
+    if (save_path) {
+        size_t n = tox_get_savedata_size(tox);
+        uint8_t *data = malloc(n);
+        if (!data) return 1;
+        tox_get_savedata(tox, data);
+        FILE *f = fopen(save_path, "wb");
+        if (!f || fwrite(data, 1, n, f) != n) { fprintf(stderr, "toxfriend: cannot write %s\n", save_path); return 1; }
+        fclose(f);
+        free(data);
     }
     uint8_t addr[TOX_ADDRESS_SIZE], dht[TOX_PUBLIC_KEY_SIZE], sk[TOX_SECRET_KEY_SIZE];
     char addr_h[2 * TOX_ADDRESS_SIZE + 1], dht_h[2 * TOX_PUBLIC_KEY_SIZE + 1];

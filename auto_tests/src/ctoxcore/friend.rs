@@ -133,6 +133,10 @@ pub struct CPeerOptions {
     pub netns: Option<String>,
     /// Name, status, typing and an action to send.
     pub presence: Presence,
+    /// Start from this save file.
+    pub load: Option<std::path::PathBuf>,
+    /// Write the save file here once set up.
+    pub save: Option<std::path::PathBuf>,
 }
 
 /// What a peer says about itself and sends besides `say` (both implementations' options).
@@ -202,6 +206,12 @@ impl CPeer {
         }
         if options.presence.typing {
             cmd.arg("--typing");
+        }
+        if let Some(path) = &options.load {
+            cmd.arg("--load").arg(path);
+        }
+        if let Some(path) = &options.save {
+            cmd.arg("--save").arg(path);
         }
         let mut child = cmd
             .stdin(Stdio::piped())
