@@ -23,14 +23,14 @@ use crate::friend::dht_pk::{seal_dht_route, DhtPkRoute, DHT_DHTPK_SEND_INTERVAL,
 use crate::friend::FriendRequest;
 use crate::onion::client::OnionEvent;
 
-/// How often the onion client is given the DHT's nodes while it has few path nodes: often,
-/// so that its first paths exist as soon as the DHT has answered.
-const FEED_INTERVAL_STARTING: Duration = Duration::from_millis(250);
-/// How often once it has enough: the DHT's lists change slowly (c-toxcore refreshes its
-/// path nodes once a second, `populate_path_nodes`).
-const FEED_INTERVAL: Duration = Duration::from_secs(2);
-/// Path nodes that count as enough to slow the feed: the 6 + 6 paths of 3 relays each can
-/// then be drawn mostly distinct.
+/// How often the onion client is given the DHT's nodes when nothing prompts it: the DHT's
+/// lists change slowly (c-toxcore refreshes its path nodes once a second,
+/// `populate_path_nodes`), and every answer the DHT accepts while the client has few path
+/// nodes triggers a feed at once. A short period here would wake an idle node for nothing
+/// (4 wake-ups a second at 250 ms on a small network, where "few" never ends).
+const FEED_INTERVAL: Duration = Duration::from_secs(5);
+/// Path nodes that count as enough to stop feeding on every DHT answer: the 6 + 6 paths
+/// of 3 relays each can then be drawn mostly distinct.
 const FEED_ENOUGH_NODES: usize = 16;
 /// How soon the DHT route is tried again when no node could route it: the DHT is still
 /// finding the friend's close nodes, which takes a few round trips.
@@ -61,13 +61,7 @@ impl Node {
         carried.sort_by(|a, b| crate::dht::distance::cmp_distance(&own, &a.pk, &b.pk));
         carried.truncate(MAX_DHTPK_NODES);
         self.onion_client.set_dht_pk_nodes(carried);
-        let enough = self.onion_client.stats().path_nodes >= FEED_ENOUGH_NODES;
-        self.next_onion_feed = now
-            + if enough {
-                FEED_INTERVAL
-            } else {
-                FEED_INTERVAL_STARTING
-            };
+        self.next_onion_feed = now + FEED_INTERVAL;
     }
 
     /// Acts on what the onion client found.
