@@ -23,6 +23,7 @@ pub mod live;
 pub mod metrics;
 pub mod netcrypto;
 pub mod node;
+pub mod node_transfer;
 pub mod profiles;
 pub mod scale;
 pub mod seed;

@@ -44,12 +44,17 @@ pub struct NodeLog {
     pub dropped: u64,
 }
 
+/// An application's reaction to an event: it may call the node's API.
+pub type React = Box<dyn FnMut(&mut Node, Timestamp, &NodeEvent)>;
+
 /// One Tox node and its application, for the simulator.
 pub struct SimToxNode {
     /// The node.
     pub node: Node,
     /// What its application saw.
     pub log: NodeLog,
+    /// Called with every event before it is logged.
+    pub react: Option<React>,
     bootstrap: Vec<(SocketAddr, PublicKey)>,
     next_bootstrap: Timestamp,
 }
@@ -75,6 +80,7 @@ impl SimToxNode {
         SimToxNode {
             node: Node::new(now, keys, node_options, Box::new(rng)),
             log: NodeLog::default(),
+            react: None,
             bootstrap: Vec::new(),
             next_bootstrap: now,
         }
@@ -98,6 +104,9 @@ impl SimToxNode {
 
     fn drain_events(&mut self, now: Timestamp) {
         while let Some(event) = self.node.poll_event() {
+            if let Some(react) = self.react.as_mut() {
+                react(&mut self.node, now, &event);
+            }
             let log = &mut self.log;
             let full = log.online.len()
                 + log.offline.len()
