@@ -40,6 +40,11 @@ pub struct NodeTransferReport {
     pub chat_p95_ms: Option<f64>,
     /// Chat messages that arrived.
     pub chat_messages: usize,
+    /// Bytes Alice's friend Bob cost her when idle: 5 s after the file, its queues drained
+    /// (`Node::friend_memory`).
+    pub friend_bytes_idle: usize,
+    /// The most they cost during the file (sampled every 10 ms of virtual time).
+    pub friend_bytes_peak: usize,
 }
 
 /// Byte `i` of the test file.
@@ -204,8 +209,17 @@ pub fn run_node_transfer(profile: &Profile, seed: u64, bytes: u64) -> NodeTransf
     let capacity = profile.payload_capacity_bytes_per_sec();
     let limit = t0 + Duration::from_secs_f64(60.0 + 4.0 * bytes as f64 / capacity);
     let mut next_chat = t0;
+    let mut next_sample = t0;
+    let mut peak = 0usize;
     while shared.borrow().received.is_none() && sim.now() < limit {
         let offered = shared.borrow().offered_at.is_some();
+        if sim.now() >= next_sample {
+            next_sample = sim.now() + Duration::from_millis(10);
+            let bytes = sim.node(a).node.friend_memory(friend).unwrap_or(0);
+            if offered {
+                peak = peak.max(bytes);
+            }
+        }
         if offered && sim.now() >= next_chat {
             next_chat = sim.now() + CHAT_EVERY;
             sim.with_node(a, |n, now| {
@@ -221,6 +235,9 @@ pub fn run_node_transfer(profile: &Profile, seed: u64, bytes: u64) -> NodeTransf
             _ => break,
         }
     }
+    let quiet = sim.now() + Duration::from_secs(5);
+    let _ = sim.run_until(quiet);
+    let idle = sim.node(a).node.friend_memory(friend).unwrap_or(0);
     let s = shared.borrow();
     let (done, delivered, verified) = s.received.unwrap_or((sim.now(), 0, false));
     let seconds = s.offered_at.map_or(0.0, |o| (done - o).as_secs_f64());
@@ -237,5 +254,7 @@ pub fn run_node_transfer(profile: &Profile, seed: u64, bytes: u64) -> NodeTransf
         chat_p95_ms: (!lat.is_empty())
             .then(|| lat[((lat.len() - 1) as f64 * 0.95).round() as usize]),
         chat_messages: lat.len(),
+        friend_bytes_idle: idle,
+        friend_bytes_peak: peak,
     }
 }

@@ -40,8 +40,8 @@ fn main() {
         "{} MiB, BBR, seed {}, exact timing (no driver model) on both sides",
         args.mib, args.seed
     );
-    println!("| profile | whole node | transport alone | node ÷ transport | chat p95 ms during the file | messages | verified |");
-    println!("|---|---:|---:|---:|---:|---:|---|");
+    println!("| profile | whole node | transport alone | node ÷ transport | chat p95 ms during the file | messages | verified | friend KiB idle | friend KiB peak |");
+    println!("|---|---:|---:|---:|---:|---:|---|---:|---:|");
     for profile in profiles {
         let bytes = args.mib << 20;
         let node = run_node_transfer(&profile, args.seed, bytes);
@@ -51,7 +51,7 @@ fn main() {
             .map(|m| m.goodput_efficiency)
             .unwrap_or(0.0);
         println!(
-            "| {} | {:.3} | {:.3} | {:.3} | {} | {} | {} |",
+            "| {} | {:.3} | {:.3} | {:.3} | {} | {} | {} | {:.1} | {:.1} |",
             profile.name,
             node.efficiency,
             transport,
@@ -62,7 +62,9 @@ fn main() {
             },
             node.chat_p95_ms.map_or("-".into(), |p| format!("{p:.1}")),
             node.chat_messages,
-            node.verified
+            node.verified,
+            node.friend_bytes_idle as f64 / 1024.0,
+            node.friend_bytes_peak as f64 / 1024.0,
         );
     }
 }

@@ -163,6 +163,20 @@ impl Node {
         self.friends.get(friend).is_some_and(|f| f.online)
     }
 
+    /// Bytes a friend costs: its record (friend_connection, presence, file state) and its
+    /// session with the transport's queues, as their own accounting reports them.
+    pub fn friend_memory(&self, friend: FriendNumber) -> Option<usize> {
+        let f = self.friends.get(friend)?;
+        let session = f
+            .session
+            .and_then(|id| self.endpoint.connection(id))
+            .map_or(0, |c| c.memory_usage());
+        let own = std::mem::size_of::<super::friends::Friend>()
+            + f.presence.name.capacity()
+            + f.presence.status_message.capacity();
+        Some(own + session)
+    }
+
     /// The transport's statistics of a friend's session.
     pub fn session_stats(&self, friend: FriendNumber) -> Option<rustox_net_crypto::TransportStats> {
         let id = self.friends.get(friend)?.session?;
