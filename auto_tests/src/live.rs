@@ -65,6 +65,8 @@ pub struct RustoxOptions {
     pub presence: Presence,
     /// Offer this content (file id = its SHA-256) to each friend once it is online.
     pub send_file: Option<Arc<Vec<u8>>>,
+    /// The kind it is offered as (data unless set: an avatar's id is its SHA-256 too).
+    pub send_kind: Option<rustox_file_transfer::FileKind>,
     /// Accept every offered file into memory, checking it against its SHA-256 file id.
     pub receive_files: bool,
     /// Start as this profile (identity, friends); `secret` and `add` still apply.
@@ -95,6 +97,7 @@ struct PeerApp {
     stop: Arc<AtomicBool>,
     /// Offered to each friend once it is online.
     send_file: Option<Arc<Vec<u8>>>,
+    send_kind: rustox_file_transfer::FileKind,
     /// Offers are accepted into memory and checked against their SHA-256 file id.
     receive_files: bool,
 }
@@ -183,7 +186,8 @@ impl rustox_core::driver::tokio::session::App for PeerApp {
                         size: content.len() as u64,
                         sha256: sha2::Sha256::digest(content.as_slice()).into(),
                     };
-                    let _ = node.send_file(now, friend, file, b"from-rustox.bin");
+                    let _ =
+                        node.send_file_kind(now, friend, self.send_kind, file, b"from-rustox.bin");
                 }
             }
             NodeEvent::Message { friend, kind, text } => {
@@ -199,6 +203,10 @@ impl rustox_core::driver::tokio::session::App for PeerApp {
                 )
             }
             NodeEvent::FileOffered(offer) if self.receive_files => {
+                self.log.push(
+                    at,
+                    PeerEvent::FileOffered(offer.friend.0, offer.kind.to_u32()),
+                );
                 let digest = rustox_core::node::DigestSlot::default();
                 let sink = HashingMemorySink {
                     data: Vec::new(),
@@ -317,6 +325,9 @@ impl RustoxPeer {
             say: options.say.clone(),
             presence: options.presence.clone(),
             send_file: options.send_file.clone(),
+            send_kind: options
+                .send_kind
+                .unwrap_or(rustox_file_transfer::FileKind::Data),
             receive_files: options.receive_files,
             stop: stop.clone(),
         };

@@ -144,3 +144,82 @@ fn sixteen_mib_from_c_toxcore_arrive_whole_at_rustox() {
         summary.time_to_friend_online, summary.goodput_mbit
     );
 }
+
+/// An avatar (kind 1, id = SHA-256 of the image) each way: c-toxcore's file peer offers and
+/// accepts only avatars with `--avatar`.
+#[test]
+fn avatars_cross_both_ways_with_their_kind_and_hash() {
+    let Some(bin) = peer_binary() else { return };
+    let runner = rustox_bootstrap(36921).expect("start the rustox bootstrap node");
+    let boot = spec(&runner);
+    const AVATAR: u64 = 64 << 10;
+    // rustox → c-toxcore.
+    let mut c = RecvPeer::start(
+        &bin,
+        &RecvOptions {
+            peer: PeerOptions {
+                avatar: true,
+                ..c_peer(&boot, 36922)
+            },
+            expect_size: Some(AVATAR),
+            check: ContentCheck::FileId,
+            ..RecvOptions::default()
+        },
+    )
+    .expect("start the c-toxcore receiver");
+    let c_id = c.ready().address.parse().expect("Tox ID");
+    let mut image = vec![0u8; AVATAR as usize];
+    rand_chacha::ChaCha8Rng::seed_from_u64(7).fill_bytes(&mut image);
+    let r = RustoxPeer::start(RustoxOptions {
+        port: 36923,
+        bootstrap: vec![(runner.local_addr(), runner.public_key())],
+        request: Some(c_id),
+        send_file: Some(Arc::new(image)),
+        send_kind: Some(rustox_file_transfer::FileKind::Avatar),
+        ..RustoxOptions::default()
+    })
+    .expect("start the rustox node");
+    let summary = c.wait_summary().expect("the c-toxcore receiver's summary");
+    assert_eq!(summary.bytes, AVATAR);
+    assert!(summary.verified, "{summary:?}");
+    drop(r);
+    // c-toxcore → rustox.
+    let r = RustoxPeer::start(RustoxOptions {
+        port: 36924,
+        bootstrap: vec![(runner.local_addr(), runner.public_key())],
+        accept: true,
+        receive_files: true,
+        ..RustoxOptions::default()
+    })
+    .expect("start the rustox node");
+    let mut sender = SendPeer::start(
+        &bin,
+        &SendOptions {
+            peer: PeerOptions {
+                friend: Some(r.tox_id.to_string()),
+                avatar: true,
+                ..c_peer(&boot, 36925)
+            },
+            size: AVATAR,
+            file_id: FileIdChoice::Sha256,
+            allow_tcp: false,
+        },
+    )
+    .expect("start the c-toxcore sender");
+    let end = Instant::now() + LIMIT;
+    while Instant::now() < end && !r.log.has(|e| matches!(e, PeerEvent::FileReceived(..))) {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert!(
+        r.log.has(|e| matches!(e, PeerEvent::FileOffered(_, 1))),
+        "offered as an avatar: {:?}",
+        r.log.events()
+    );
+    assert!(
+        r.log
+            .has(|e| matches!(e, PeerEvent::FileReceived(_, n, true) if *n == AVATAR)),
+        "{:?}",
+        r.log.events()
+    );
+    let _ = sender.wait_summary();
+}

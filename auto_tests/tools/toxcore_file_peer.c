@@ -22,6 +22,8 @@
  *   --timeout S             give up after S seconds in all (default 120)
  *   --sleep-ms N            diagnostic: sleep N ms per iteration, not tox_iteration_interval
  *   --progress              a progress line on stderr every second
+ *   --avatar                send the file as an avatar (TOX_FILE_KIND_AVATAR), or accept
+ *                           only avatars
  *   --log                   c-toxcore's own log (DEBUG and up) on stderr
  *
  * stdout carries JSON lines only, each flushed at once:
@@ -137,6 +139,7 @@ struct config {
     bool have_size;
     uint64_t size;
     bool file_id_sha256;
+    bool avatar;
     bool allow_tcp;
     /* recv */
     bool have_expect_size;
@@ -466,6 +469,8 @@ static void parse_args(int argc, char **argv, struct config *cfg)
             }
         } else if (strcmp(opt, "--allow-tcp") == 0 && cfg->role == ROLE_SEND) {
             cfg->allow_tcp = true;
+        } else if (strcmp(opt, "--avatar") == 0) {
+            cfg->avatar = true;
         } else if (strcmp(opt, "--expect-size") == 0 && cfg->role == ROLE_RECV) {
             NEED_VALUE();
             cfg->expect_size = parse_u64(opt, val);
@@ -679,7 +684,8 @@ static void on_file_offer(Tox *tox, uint32_t friend_number, uint32_t file_number
     (void)filename_length;
     struct peer *p = user_data;
     Tox_Err_File_Control err;
-    if (p->accepted || kind != TOX_FILE_KIND_DATA || !p->have_friend
+    const uint32_t wanted = p->cfg->avatar ? TOX_FILE_KIND_AVATAR : TOX_FILE_KIND_DATA;
+    if (p->accepted || kind != wanted || !p->have_friend
             || friend_number != p->friend_number) {
         tox_file_control(tox, friend_number, file_number, TOX_FILE_CONTROL_CANCEL, &err);
         return;
@@ -852,7 +858,8 @@ static void offer_file(struct peer *p)
     }
     static const uint8_t name[] = "toxcore_file_peer.bin";
     Tox_Err_File_Send err;
-    p->file_number = tox_file_send(p->tox, p->friend_number, TOX_FILE_KIND_DATA, p->cfg->size, id,
+    const uint32_t kind = p->cfg->avatar ? TOX_FILE_KIND_AVATAR : TOX_FILE_KIND_DATA;
+    p->file_number = tox_file_send(p->tox, p->friend_number, kind, p->cfg->size, id,
                                    name, sizeof name - 1, &err);
     if (err != TOX_ERR_FILE_SEND_OK) {
         die(EXIT_SETUP, "tox_file_send failed (Tox_Err_File_Send %d)", (int)err);

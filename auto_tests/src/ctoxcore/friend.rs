@@ -38,6 +38,8 @@ pub enum PeerEvent {
     Status(u32, i32),
     /// Friend N typing?
     Typing(u32, bool),
+    /// Friend N offered a file of this kind (0 data, 1 avatar).
+    FileOffered(u32, u32),
     /// A file from friend N arrived: bytes, and whether its SHA-256 matched its id.
     FileReceived(u32, u64, bool),
     /// Friend N acknowledged every byte of our file.

@@ -50,6 +50,8 @@ pub struct PeerOptions {
     pub progress: bool,
     /// Copy c-toxcore's own log (DEBUG and up) to our stderr.
     pub toxcore_log: bool,
+    /// Send the file as an avatar (`TOX_FILE_KIND_AVATAR`), or accept only avatars.
+    pub avatar: bool,
 }
 
 impl Default for PeerOptions {
@@ -67,6 +69,7 @@ impl Default for PeerOptions {
             timeout: Duration::from_secs(120),
             progress: false,
             toxcore_log: false,
+            avatar: false,
         }
     }
 }
@@ -104,6 +107,9 @@ impl PeerOptions {
         }
         if self.toxcore_log {
             args.push("--log".into());
+        }
+        if self.avatar {
+            args.push("--avatar".into());
         }
         args
     }
