@@ -15,7 +15,6 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use rustox_auto_tests::ctoxcore::friend::{CPeer, CPeerOptions, PeerEvent};
-use rustox_auto_tests::ctoxcore::{BuildOptions, PeerBinary};
 use rustox_auto_tests::live::{rustox_bootstrap, RustoxOptions, RustoxPeer};
 use rustox_net_crypto::crypto::PublicKey;
 
@@ -23,19 +22,8 @@ use rustox_net_crypto::crypto::PublicKey;
 /// leaves room for a loaded CI machine.
 const ONLINE_LIMIT: Duration = Duration::from_secs(60);
 
-/// The c-toxcore friend client, built once; `None` (with a notice) when c-toxcore is not
-/// installed and `CI` is not set.
 fn toxfriend() -> Option<PathBuf> {
-    match PeerBinary::build_friend(&BuildOptions::default()) {
-        Ok(bin) => Some(bin.path().to_path_buf()),
-        Err(e) if e.is_missing_dependency() && std::env::var_os("CI").is_none() => {
-            eprintln!(
-                "NOTICE: {e}; c-toxcore interop test skipped (apt-get install libtoxcore-dev)"
-            );
-            None
-        }
-        Err(e) => panic!("cannot build the c-toxcore friend client: {e}"),
-    }
+    rustox_auto_tests::ctoxcore::friend::friend_binary_or_skip()
 }
 
 /// Polls `what` every 50 ms until it holds or `limit` passes.

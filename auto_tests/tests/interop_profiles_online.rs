@@ -8,21 +8,13 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use rustox_auto_tests::ctoxcore::friend::{CPeer, CPeerOptions};
-use rustox_auto_tests::ctoxcore::{BuildOptions, PeerBinary};
 use rustox_auto_tests::live::{rustox_bootstrap, RustoxOptions, RustoxPeer};
 use rustox_core::savedata::Profile;
 
 const LIMIT: Duration = Duration::from_secs(60);
 
 fn toxfriend() -> Option<PathBuf> {
-    match PeerBinary::build_friend(&BuildOptions::default()) {
-        Ok(bin) => Some(bin.path().to_path_buf()),
-        Err(e) if e.is_missing_dependency() && std::env::var_os("CI").is_none() => {
-            eprintln!("NOTICE: {e}; c-toxcore interop test skipped");
-            None
-        }
-        Err(e) => panic!("cannot build the c-toxcore friend client: {e}"),
-    }
+    rustox_auto_tests::ctoxcore::friend::friend_binary_or_skip()
 }
 
 fn scratch(name: &str) -> PathBuf {

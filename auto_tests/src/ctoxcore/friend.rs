@@ -310,3 +310,20 @@ impl Drop for CPeer {
 fn num(fields: &[&str], i: usize) -> i32 {
     fields.get(i).and_then(|s| s.parse().ok()).unwrap_or(0)
 }
+
+/// The friend client, built once per source version; `None` (with a notice) when c-toxcore
+/// is not installed and `CI` is not set. Under CI a missing c-toxcore is a failure: the
+/// interop tests must run there.
+pub fn friend_binary_or_skip() -> Option<std::path::PathBuf> {
+    use super::{BuildOptions, PeerBinary};
+    match PeerBinary::build_friend(&BuildOptions::default()) {
+        Ok(bin) => Some(bin.path().to_path_buf()),
+        Err(e) if e.is_missing_dependency() && std::env::var_os("CI").is_none() => {
+            eprintln!(
+                "NOTICE: {e}; c-toxcore interop test skipped (apt-get install libtoxcore-dev)"
+            );
+            None
+        }
+        Err(e) => panic!("cannot build the c-toxcore friend client: {e}"),
+    }
+}

@@ -158,26 +158,7 @@ impl Node {
         file: PreparedFile,
         name: &[u8],
     ) -> Result<u32, NodeError> {
-        let id = self.online_session_id(friend)?;
-        let conn = self
-            .endpoint
-            .connection_mut(id)
-            .ok_or(NodeError::FriendOffline)?;
-        let f = self
-            .friends
-            .get_mut(friend)
-            .ok_or(NodeError::UnknownFriend)?;
-        let number = f.files.streams.send_with_id(
-            now,
-            conn,
-            FileKind::Data,
-            file.size,
-            file.sha256,
-            file.source,
-            name,
-        )?;
-        self.after_input(now);
-        Ok(number)
+        self.send_file_kind(now, friend, FileKind::Data, file, name)
     }
 
     /// Accepts an offered file into `sink`. When the sink hashes what it writes (the
