@@ -7,7 +7,6 @@
 //! either the old file or the new one, never half of one.
 
 use std::fs;
-use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use rustox_net_crypto::crypto::{CryptoRng, KeyPair, SecretKey};
@@ -70,37 +69,15 @@ fn parse(path: &Path, bytes: &[u8]) -> Result<KeyPair, KeyFileError> {
     Ok(keys)
 }
 
-/// Writes the key pair atomically with mode 0600.
+/// Writes the key pair atomically with mode 0600 (the save files' writer:
+/// [`crate::savedata::file::save_atomic`]).
 pub fn save(path: &Path, keys: &KeyPair) -> Result<(), KeyFileError> {
-    let dir = path
-        .parent()
-        .filter(|p| !p.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let tmp = dir.join(format!(".{name}.tmp{}", std::process::id()));
     let mut bytes = Vec::with_capacity(KEY_FILE_SIZE);
     bytes.extend_from_slice(keys.public.as_bytes());
     bytes.extend_from_slice(&keys.secret.to_bytes());
-    let write = || -> std::io::Result<()> {
-        let mut opts = fs::OpenOptions::new();
-        opts.write(true).create_new(true);
-        #[cfg(unix)]
-        std::os::unix::fs::OpenOptionsExt::mode(&mut opts, 0o600);
-        let mut f = opts.open(&tmp)?;
-        f.write_all(&bytes)?;
-        f.sync_all()?;
-        fs::rename(&tmp, path)?;
-        if let Ok(d) = fs::File::open(dir) {
-            let _ = d.sync_all();
-        }
-        Ok(())
-    };
-    write().map_err(|e| {
-        let _ = fs::remove_file(&tmp);
-        io(path)(e)
+    crate::savedata::file::save_atomic(path, &bytes).map_err(|e| match e {
+        crate::savedata::file::FileError::Io { source, .. } => io(path)(source),
+        other => io(path)(std::io::Error::other(other.to_string())),
     })
 }
 
