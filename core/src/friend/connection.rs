@@ -328,21 +328,7 @@ impl FriendConnection {
             return false;
         }
         self.status = FriendConnStatus::Connecting;
-        let old = self.dht_pk();
-        if old != Some(dht_pk) {
-            if old.is_some() {
-                self.addrs = [None, None];
-            }
-            self.push(FriendAction::DhtPkChanged {
-                old,
-                new: Some(dht_pk),
-            });
-        }
-        self.dht_pk = Some((dht_pk, now));
-        if let Some(addr) = source {
-            let addr = canonical(addr);
-            self.addrs[family(addr)] = Some(Addr { addr, seen: now });
-        }
+        self.learn_from_handshake(now, dht_pk, source);
         true
     }
 
@@ -360,6 +346,18 @@ impl FriendConnection {
         if self.status == FriendConnStatus::Connected {
             self.go_offline(now);
         }
+        self.learn_from_handshake(now, dht_pk, source);
+        self.status = FriendConnStatus::Connecting;
+    }
+
+    /// What a handshake from the friend tells: its DHT key (a new one forgets the old
+    /// addresses and asks the Node to search for it) and where it came from.
+    fn learn_from_handshake(
+        &mut self,
+        now: Timestamp,
+        dht_pk: PublicKey,
+        source: Option<SocketAddr>,
+    ) {
         let old = self.dht_pk();
         if old != Some(dht_pk) {
             if old.is_some() {
@@ -375,7 +373,6 @@ impl FriendConnection {
             let addr = canonical(addr);
             self.addrs[family(addr)] = Some(Addr { addr, seen: now });
         }
-        self.status = FriendConnStatus::Connecting;
     }
 
     /// The session is up (net_crypto's status callback, `handle_status(true)`): ALIVE and
