@@ -172,15 +172,7 @@ impl Node {
         sink: Box<dyn Sink>,
         digest: Option<DigestSlot>,
     ) -> Result<(), NodeError> {
-        let id = self.online_session_id(friend)?;
-        let conn = self
-            .endpoint
-            .connection_mut(id)
-            .ok_or(NodeError::FriendOffline)?;
-        let f = self
-            .friends
-            .get_mut(friend)
-            .ok_or(NodeError::UnknownFriend)?;
+        let (conn, f) = self.online_session(friend)?;
         let expected = *f
             .files
             .offered
@@ -202,15 +194,7 @@ impl Node {
         file: PreparedFile,
         name: &[u8],
     ) -> Result<u32, NodeError> {
-        let id = self.online_session_id(friend)?;
-        let conn = self
-            .endpoint
-            .connection_mut(id)
-            .ok_or(NodeError::FriendOffline)?;
-        let f = self
-            .friends
-            .get_mut(friend)
-            .ok_or(NodeError::UnknownFriend)?;
+        let (conn, f) = self.online_session(friend)?;
         let number = f.files.streams.send_with_id(
             now,
             conn,
@@ -238,15 +222,7 @@ impl Node {
         offset: u64,
         verify: bool,
     ) -> Result<(), NodeError> {
-        let id = self.online_session_id(friend)?;
-        let conn = self
-            .endpoint
-            .connection_mut(id)
-            .ok_or(NodeError::FriendOffline)?;
-        let f = self
-            .friends
-            .get_mut(friend)
-            .ok_or(NodeError::UnknownFriend)?;
+        let (conn, f) = self.online_session(friend)?;
         f.files
             .streams
             .accept_from(now, conn, file, sink, offset, verify)?;
@@ -283,15 +259,7 @@ impl Node {
         file: u32,
         control: FileControl,
     ) -> Result<(), NodeError> {
-        let id = self.online_session_id(friend)?;
-        let conn = self
-            .endpoint
-            .connection_mut(id)
-            .ok_or(NodeError::FriendOffline)?;
-        let f = self
-            .friends
-            .get_mut(friend)
-            .ok_or(NodeError::UnknownFriend)?;
+        let (conn, f) = self.online_session(friend)?;
         if control == FileControl::Resume && f.files.offered.contains_key(&file) {
             return Err(NodeError::FileControl(
                 rustox_file_transfer::FileControlError::NotPaused,
@@ -311,15 +279,7 @@ impl Node {
         friend: FriendNumber,
         file: u32,
     ) -> Result<(), NodeError> {
-        let id = self.online_session_id(friend)?;
-        let conn = self
-            .endpoint
-            .connection_mut(id)
-            .ok_or(NodeError::FriendOffline)?;
-        let f = self
-            .friends
-            .get_mut(friend)
-            .ok_or(NodeError::UnknownFriend)?;
+        let (conn, f) = self.online_session(friend)?;
         f.files.offered.remove(&file);
         f.files.receiving.remove(&file);
         f.files.streams.cancel(now, conn, file)?;

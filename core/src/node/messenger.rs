@@ -10,10 +10,10 @@
 
 use std::collections::VecDeque;
 
-use rustox_net_crypto::{ConnectionId, Timestamp};
+use rustox_net_crypto::{Connection, ConnectionId, Timestamp};
 
 use super::event::NodeEvent;
-use super::friends::FriendNumber;
+use super::friends::{Friend, FriendNumber};
 use super::{Node, NodeError};
 use crate::friend::connection::FriendConnStatus;
 
@@ -110,19 +110,11 @@ impl Node {
         if text.len() > MAX_MESSAGE_LEN {
             return Err(NodeError::MessageTooLong);
         }
-        let id = self.online_session_id(friend)?;
-        let conn = self
-            .endpoint
-            .connection_mut(id)
-            .ok_or(NodeError::FriendOffline)?;
+        let (conn, f) = self.online_session(friend)?;
         let mut payload = Vec::with_capacity(text.len() + 1);
         payload.push(kind.packet_id());
         payload.extend_from_slice(text);
         let packet = conn.send_lossless(now, &payload)?;
-        let f = self
-            .friends
-            .get_mut(friend)
-            .ok_or(NodeError::UnknownFriend)?;
         f.receipts.last_id = f.receipts.last_id.wrapping_add(1);
         let message_id = f.receipts.last_id;
         if f.receipts.pending.len() >= MAX_PENDING_RECEIPTS {
@@ -141,19 +133,10 @@ impl Node {
         friend: FriendNumber,
         data: &[u8],
     ) -> Result<(), NodeError> {
-        match data.first() {
-            Some(k) if CUSTOM_LOSSLESS_IDS.contains(k) || *k == PACKET_ID_MSI => {}
-            _ => return Err(NodeError::BadPacketId),
-        }
-        if data.len() > MAX_CUSTOM_PACKET_LEN {
-            return Err(NodeError::TooLong(MAX_CUSTOM_PACKET_LEN));
-        }
-        let id = self.online_session_id(friend)?;
-        let conn = self
-            .endpoint
-            .connection_mut(id)
-            .ok_or(NodeError::FriendOffline)?;
-        conn.send_lossless(now, data)?;
+        check_custom_packet(data, |k| {
+            CUSTOM_LOSSLESS_IDS.contains(&k) || k == PACKET_ID_MSI
+        })?;
+        self.online_session(friend)?.0.send_lossless(now, data)?;
         Ok(())
     }
 
@@ -165,19 +148,8 @@ impl Node {
         friend: FriendNumber,
         data: &[u8],
     ) -> Result<(), NodeError> {
-        match data.first() {
-            Some(k) if CUSTOM_LOSSY_IDS.contains(k) => {}
-            _ => return Err(NodeError::BadPacketId),
-        }
-        if data.len() > MAX_CUSTOM_PACKET_LEN {
-            return Err(NodeError::TooLong(MAX_CUSTOM_PACKET_LEN));
-        }
-        let id = self.online_session_id(friend)?;
-        let conn = self
-            .endpoint
-            .connection_mut(id)
-            .ok_or(NodeError::FriendOffline)?;
-        conn.send_lossy(now, data)?;
+        check_custom_packet(data, |k| CUSTOM_LOSSY_IDS.contains(&k))?;
+        self.online_session(friend)?.0.send_lossy(now, data)?;
         Ok(())
     }
 
@@ -220,6 +192,24 @@ impl Node {
             }
             _ => self.stats.packets_ignored += 1,
         }
+    }
+
+    /// An online friend's session and record, together (they live in different tables,
+    /// so one call borrows both).
+    pub(super) fn online_session(
+        &mut self,
+        friend: FriendNumber,
+    ) -> Result<(&mut Connection, &mut Friend), NodeError> {
+        let id = self.online_session_id(friend)?;
+        let conn = self
+            .endpoint
+            .connection_mut(id)
+            .ok_or(NodeError::FriendOffline)?;
+        let f = self
+            .friends
+            .get_mut(friend)
+            .ok_or(NodeError::UnknownFriend)?;
+        Ok((conn, f))
     }
 
     /// The session of an online friend.
@@ -291,4 +281,17 @@ impl Node {
             _ => self.stats.packets_ignored += 1,
         }
     }
+}
+
+/// A custom packet's rules (`m_send_custom_lossless_packet` / `..._lossy_packet`): its first
+/// byte in the range `allowed` takes, at most [`MAX_CUSTOM_PACKET_LEN`] bytes.
+fn check_custom_packet(data: &[u8], allowed: impl Fn(u8) -> bool) -> Result<(), NodeError> {
+    match data.first() {
+        Some(&k) if allowed(k) => {}
+        _ => return Err(NodeError::BadPacketId),
+    }
+    if data.len() > MAX_CUSTOM_PACKET_LEN {
+        return Err(NodeError::TooLong(MAX_CUSTOM_PACKET_LEN));
+    }
+    Ok(())
 }

@@ -227,10 +227,7 @@ impl Node {
         kind: u8,
         body: &[u8],
     ) {
-        let Ok(id) = self.online_session_id(friend) else {
-            return;
-        };
-        let Some(conn) = self.endpoint.connection_mut(id) else {
+        let Ok((conn, _)) = self.online_session(friend) else {
             return;
         };
         let mut payload = Vec::with_capacity(body.len() + 1);
