@@ -394,6 +394,9 @@ impl Node {
                     self.stats.dht_refused += 1;
                 }
                 self.update_dht_connected(now);
+                // Only the DHT's answers change what the onion client is fed: not on the
+                // sessions' data path.
+                self.feed_onion(now);
             }
             Layer::NetCrypto => {
                 self.stats.net_crypto_in += 1;
@@ -532,7 +535,6 @@ impl Node {
 
     /// After every input: move the layers' events along, then top up the files.
     fn after_input(&mut self, now: Timestamp) {
-        self.feed_onion(now);
         self.drain_onion(now);
         self.drain_dht(now);
         self.drain_endpoint(now);
