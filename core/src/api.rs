@@ -95,7 +95,8 @@ type Job = Box<dyn FnOnce(&mut Node, Timestamp) + Send>;
 
 /// A running Tox node. Dropping it stops the node.
 pub struct Tox {
-    jobs: mpsc::UnboundedSender<Job>,
+    /// `None` once stopped: the node's thread ends when this sender is gone.
+    jobs: Option<mpsc::UnboundedSender<Job>>,
     wake: Arc<Notify>,
     events: mpsc::Receiver<NodeEvent>,
     tox_id: ToxId,
@@ -193,7 +194,7 @@ impl Tox {
                 });
             })?;
         Ok(Tox {
-            jobs: job_tx,
+            jobs: Some(job_tx),
             wake,
             events: event_rx,
             tox_id,
@@ -215,7 +216,11 @@ impl Tox {
         let job: Job = Box::new(move |node, now| {
             let _ = tx.send(f(node, now));
         });
-        self.jobs.send(job).map_err(|_| ToxError::Stopped)?;
+        self.jobs
+            .as_ref()
+            .ok_or(ToxError::Stopped)?
+            .send(job)
+            .map_err(|_| ToxError::Stopped)?;
         self.wake.notify_one();
         rx.await.map_err(|_| ToxError::Stopped)
     }
@@ -353,8 +358,7 @@ impl Tox {
 
     /// Closes the job channel and wakes the node, which then stops.
     fn stop(&mut self) -> Option<std::thread::JoinHandle<()>> {
-        let (closed, _) = mpsc::unbounded_channel();
-        drop(std::mem::replace(&mut self.jobs, closed));
+        self.jobs = None;
         self.events.close();
         self.wake.notify_one();
         self.thread.take()
