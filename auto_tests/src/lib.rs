@@ -17,6 +17,7 @@ pub mod ctoxcore;
 pub mod driver_model;
 pub mod emulator;
 pub mod friend_online;
+pub mod hashing_sink;
 pub mod heap_meter;
 pub mod link;
 pub mod live;

@@ -102,48 +102,6 @@ struct PeerApp {
     receive_files: bool,
 }
 
-/// A sink in memory that leaves the SHA-256 of what was written (in order) in its digest
-/// slot when flushed: what the drivers' writer thread does for a file on disk.
-struct HashingMemorySink {
-    data: Vec<u8>,
-    pos: u64,
-    digest: rustox_core::node::DigestSlot,
-}
-
-impl std::io::Write for HashingMemorySink {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        let start = usize::try_from(self.pos).unwrap_or(usize::MAX);
-        if start > self.data.len() {
-            self.data.resize(start, 0);
-        }
-        let end = start + buf.len();
-        if end > self.data.len() {
-            self.data.resize(end, 0);
-        }
-        self.data[start..end].copy_from_slice(buf);
-        self.pos = end as u64;
-        Ok(buf.len())
-    }
-
-    fn flush(&mut self) -> std::io::Result<()> {
-        use sha2::Digest;
-        let digest: [u8; 32] = sha2::Sha256::digest(&self.data).into();
-        *self.digest.lock().unwrap_or_else(|p| p.into_inner()) = Some(digest);
-        Ok(())
-    }
-}
-
-impl std::io::Seek for HashingMemorySink {
-    fn seek(&mut self, pos: std::io::SeekFrom) -> std::io::Result<u64> {
-        self.pos = match pos {
-            std::io::SeekFrom::Start(p) => p,
-            std::io::SeekFrom::End(d) => (self.data.len() as i64 + d).max(0) as u64,
-            std::io::SeekFrom::Current(d) => (self.pos as i64 + d).max(0) as u64,
-        };
-        Ok(self.pos)
-    }
-}
-
 impl rustox_core::driver::tokio::session::App for PeerApp {
     type Output = ();
 
@@ -208,11 +166,7 @@ impl rustox_core::driver::tokio::session::App for PeerApp {
                     PeerEvent::FileOffered(offer.friend.0, offer.kind.to_u32()),
                 );
                 let digest = rustox_core::node::DigestSlot::default();
-                let sink = HashingMemorySink {
-                    data: Vec::new(),
-                    pos: 0,
-                    digest: digest.clone(),
-                };
+                let sink = crate::hashing_sink::HashingSink::new(digest.clone());
                 let _ =
                     node.accept_file(now, offer.friend, offer.file, Box::new(sink), Some(digest));
             }

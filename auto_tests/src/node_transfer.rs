@@ -10,7 +10,7 @@
 //! comparable on the same profile and seed.
 
 use std::cell::RefCell;
-use std::io::{Read, Seek, SeekFrom, Write};
+use std::io::{Read, Seek, SeekFrom};
 use std::net::SocketAddr;
 use std::rc::Rc;
 use std::sync::{Arc, Mutex};
@@ -20,6 +20,7 @@ use rustox_core::node::{DigestSlot, FriendNumber, Node, NodeEvent, NodeOptions, 
 use rustox_net_crypto::{ControllerKind, Timestamp, TransportConfig};
 use sha2::{Digest, Sha256};
 
+use crate::hashing_sink::HashingSink;
 use crate::profiles::Profile;
 use crate::sim::Simulator;
 use crate::tox_node::{SimToxNode, SimToxOptions};
@@ -77,36 +78,6 @@ impl Seek for PatternSource {
             SeekFrom::Current(d) => (self.pos as i64 + d).max(0) as u64,
         };
         Ok(self.pos)
-    }
-}
-
-/// A sink that hashes what it is given, in order, and leaves the digest when flushed.
-struct HashingSink {
-    hasher: Sha256,
-    digest: DigestSlot,
-}
-
-impl Write for HashingSink {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        self.hasher.update(buf);
-        Ok(buf.len())
-    }
-
-    fn flush(&mut self) -> std::io::Result<()> {
-        let digest: [u8; 32] = self.hasher.clone().finalize().into();
-        *self.digest.lock().unwrap_or_else(|p| p.into_inner()) = Some(digest);
-        Ok(())
-    }
-}
-
-impl Seek for HashingSink {
-    fn seek(&mut self, pos: SeekFrom) -> std::io::Result<u64> {
-        match pos {
-            SeekFrom::Start(0) | SeekFrom::Current(0) => Ok(0),
-            _ => Err(std::io::Error::other(
-                "the hashing sink only writes in order",
-            )),
-        }
     }
 }
 
@@ -182,10 +153,7 @@ pub fn run_node_transfer(profile: &Profile, seed: u64, bytes: u64) -> NodeTransf
         move |node: &mut Node, now, event: &NodeEvent| match event {
             NodeEvent::FileOffered(offer) => {
                 let digest: DigestSlot = Arc::new(Mutex::new(None));
-                let sink = HashingSink {
-                    hasher: Sha256::new(),
-                    digest: digest.clone(),
-                };
+                let sink = HashingSink::new(digest.clone());
                 let _ =
                     node.accept_file(now, offer.friend, offer.file, Box::new(sink), Some(digest));
             }
