@@ -167,7 +167,9 @@ impl SimNode for SimToxNode {
     }
 
     fn poll_timeout(&self) -> Option<Timestamp> {
-        let rebootstrap = (!self.bootstrap.is_empty()).then_some(self.next_bootstrap);
+        // Only while not connected: a connected node's application has nothing to do.
+        let rebootstrap = (!self.bootstrap.is_empty() && !self.node.is_connected())
+            .then_some(self.next_bootstrap);
         [self.node.poll_timeout(), rebootstrap]
             .into_iter()
             .flatten()

@@ -337,7 +337,6 @@ impl Connection {
     /// Send a lossy payload (id 192–254 first). It is encrypted now and leaves with the
     /// next `poll_transmit`; it is never resent.
     pub fn send_lossy(&mut self, now: Timestamp, payload: &[u8]) -> Result<(), SendError> {
-        let _ = now;
         self.check_payload(payload, PayloadKind::Lossy)?;
         if self.outgoing.len() >= MAX_QUEUED_DATAGRAMS {
             return Err(SendError::QueueFull);
@@ -347,6 +346,7 @@ impl Connection {
             .sealed_datagram(packet_number, payload)
             .ok_or(SendError::NotEstablished)?;
         self.outgoing.push_back(datagram);
+        self.transport.on_data_sent(now);
         Ok(())
     }
 

@@ -164,7 +164,10 @@ pub struct DhtNode {
     to_bootstrap_at: Option<Timestamp>,
     outbox: VecDeque<Outgoing>,
     events: VecDeque<DhtEvent>,
+    /// When the next `do_dht` round runs: its earliest deadline ([`Self::next_round`]).
     next_tick: Timestamp,
+    /// When the last round ran.
+    last_round: Option<Timestamp>,
     next_lan: Timestamp,
     lan_cursor: u16,
     /// The interfaces' broadcast addresses, which the driver reads from the OS.
@@ -193,6 +196,7 @@ impl DhtNode {
             outbox: VecDeque::new(),
             events: VecDeque::new(),
             next_tick: now,
+            last_round: None,
             next_lan: now,
             lan_cursor: 0,
             lan_broadcasts: Vec::new(),
@@ -529,6 +533,21 @@ impl DhtNode {
                 found_friend = true;
             }
         }
+        // A new node (or a new address of one) is asked for nodes in the next round, as
+        // c-toxcore asks it on its next 1 s tick: that is how the lists fill.
+        let unasked = |e: &ClientEntry| {
+            e.assocs().any(|a| a.addr == addr && a.last_pinged.is_none())
+        };
+        if self.close.get(&pk).is_some_and(unasked)
+            || self
+                .searches
+                .iter()
+                .any(|s| s.get(&pk).is_some_and(unasked))
+        {
+            self.next_tick = self
+                .next_tick
+                .min(self.last_round.map_or(now, |t| t + DHT_TICK));
+        }
         if found_friend {
             self.push_event(DhtEvent::FriendAddr { pk, addr });
         }
@@ -540,7 +559,7 @@ impl DhtNode {
         if node.pk == self.keys.public {
             return;
         }
-        let known = |e: Option<&super::client::ClientEntry>| {
+        let known = |e: Option<&ClientEntry>| {
             e.is_some_and(|e| e.assocs().any(|a| a.addr == node.addr && a.is_good(now)))
         };
         let own = self.keys.public;
@@ -567,7 +586,7 @@ impl DhtNode {
     /// A node reported an address for a key: our own (what the world sees of us) or a
     /// friend's (used for hole punching) — `returnedip_ports`.
     fn returned_ip(&mut self, now: Timestamp, node: PackedNode, returner: PublicKey) {
-        let record = |entry: &mut super::client::ClientEntry| {
+        let record = |entry: &mut ClientEntry| {
             if let Some(a) = entry.assoc_slot(node.addr).as_mut() {
                 a.returned = Some((node.addr, now));
             }
@@ -916,7 +935,8 @@ impl DhtNode {
         }
         if now >= self.next_tick {
             self.do_dht(now, rng);
-            self.next_tick = now + DHT_TICK;
+            self.last_round = Some(now);
+            self.next_tick = self.next_round(now);
         }
         if self.config.lan_discovery && now >= self.next_lan {
             self.next_lan = now + LAN_DISCOVERY_INTERVAL;
@@ -952,7 +972,7 @@ impl DhtNode {
         if !good.is_empty()
             && (self
                 .close_last_get_node
-                .is_none_or(|t| t + GET_NODE_INTERVAL <= now)
+                .is_none_or(|t| t + GET_NODE_INTERVAL <= now + ROUND_SLACK)
                 || self.close_bootstrap_times < MAX_BOOTSTRAP_TIMES)
         {
             let (addr, pk) = good[(rng.next_u64() % good.len() as u64) as usize];
@@ -969,7 +989,7 @@ impl DhtNode {
             }
             let s = &self.searches[i];
             if !good.is_empty()
-                && (s.last_get_node.is_none_or(|t| t + GET_NODE_INTERVAL <= now)
+                && (s.last_get_node.is_none_or(|t| t + GET_NODE_INTERVAL <= now + ROUND_SLACK)
                     || s.bootstrap_times < MAX_BOOTSTRAP_TIMES)
             {
                 let (addr, pk) = good[(rng.next_u64() % good.len() as u64) as usize];
@@ -980,6 +1000,52 @@ impl DhtNode {
             }
         }
         self.do_nat(now, rng);
+    }
+
+    /// When the round after one run at `now` is due: the earliest ping or get-nodes of any
+    /// list, the next bootstrap round, hole punching while a friend may need it; at least
+    /// [`DHT_TICK`] and at most [`MAX_ROUND_GAP`] away.
+    fn next_round(&self, now: Timestamp) -> Timestamp {
+        let soonest = now + DHT_TICK;
+        let mut next = now + MAX_ROUND_GAP;
+        let mut ping_due = |entries: &mut dyn Iterator<Item = &ClientEntry>| {
+            for e in entries {
+                for a in e.assocs() {
+                    if !a.is_dead(now) {
+                        next = next.min(a.last_pinged.map_or(soonest, |t| t + PING_INTERVAL));
+                    }
+                }
+            }
+        };
+        ping_due(&mut self.close.iter());
+        for s in &self.searches {
+            ping_due(&mut s.clients.iter());
+        }
+        let get_node_due = |last: Option<Timestamp>, times: u32| {
+            if times < MAX_BOOTSTRAP_TIMES {
+                soonest
+            } else {
+                last.map_or(soonest, |t| t + GET_NODE_INTERVAL)
+            }
+        };
+        if self.close.iter().any(|e| e.is_good(now)) {
+            next = next.min(get_node_due(
+                self.close_last_get_node,
+                self.close_bootstrap_times,
+            ));
+        }
+        for s in &self.searches {
+            if s.clients.iter().any(|e| e.is_good(now)) {
+                next = next.min(get_node_due(s.last_get_node, s.bootstrap_times));
+            }
+        }
+        if self.config.hole_punching
+            && (0..self.searches.len())
+                .any(|i| !self.searches[i].fake && self.friend_ips(now, i).len() >= MAX_FRIEND_CLIENTS / 2)
+        {
+            next = soonest;
+        }
+        next.max(soonest)
     }
 
     /// The next output before encryption (multi-worker drivers seal it in their own gate).
@@ -1056,7 +1122,7 @@ fn due_and_good<'a>(
             if a.is_dead(now) {
                 continue;
             }
-            if a.last_pinged.is_none_or(|t| t + PING_INTERVAL <= now) {
+            if a.last_pinged.is_none_or(|t| t + PING_INTERVAL <= now + ROUND_SLACK) {
                 a.last_pinged = Some(now);
                 due.push((a.addr, pk));
             }

@@ -46,6 +46,11 @@ impl SearchList {
     }
 
     /// The entry for `pk`.
+    pub fn get(&self, pk: &PublicKey) -> Option<&ClientEntry> {
+        self.clients.iter().find(|c| c.pk == *pk)
+    }
+
+    /// The entry for `pk`, mutably.
     pub fn get_mut(&mut self, pk: &PublicKey) -> Option<&mut ClientEntry> {
         self.clients.iter_mut().find(|c| c.pk == *pk)
     }

@@ -15,8 +15,17 @@ pub const BAD_NODE_TIMEOUT: Duration = Duration::from_secs(122);
 pub const KILL_NODE_TIMEOUT: Duration = Duration::from_secs(182);
 /// `PING_TIMEOUT`: the reply window of a ping or get-nodes.
 pub const PING_TIMEOUT: Duration = Duration::from_secs(5);
-/// `do_dht` runs once per second (it runs only when `mono_time`'s seconds change).
+/// `do_dht` runs once per second in c-toxcore (it runs only when `mono_time`'s seconds
+/// change). Ours runs when its earliest deadline is due, but never more often than this.
 pub const DHT_TICK: Duration = Duration::from_secs(1);
+/// How early a round may do work that falls due soon after it: a ping due within this is
+/// sent with the round that is running (so every node is asked every 55–60 s where
+/// c-toxcore asks every 60–61 s). Gathering the DHT's work into rounds at least this far
+/// apart is what lets an idle node sleep (issue #12: about one wake-up a second in all).
+pub const ROUND_SLACK: Duration = Duration::from_secs(5);
+/// The longest a node goes without a round when nothing is due: lists whose every node died
+/// are revived to "bad" (so pinged again) within this.
+pub const MAX_ROUND_GAP: Duration = Duration::from_secs(10);
 /// ping.c `TIME_TO_PING`: the batch of nodes to ping is sent every 2 s.
 pub const TIME_TO_PING: Duration = Duration::from_secs(2);
 /// ping.c `MAX_TO_PING`.

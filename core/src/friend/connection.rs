@@ -400,6 +400,18 @@ impl FriendConnection {
             Ok(FriendConnPacket::Alive) => {
                 self.alive_received = now;
                 self.stats.alives_received += 1;
+                // Answered at once when ours is due within half an interval: two friends'
+                // ALIVEs then travel together and an idle friend wakes each node about
+                // once per interval, not twice (issue #12's idle budget). Ours still goes
+                // at least every FRIEND_PING_INTERVAL and at most twice as often.
+                let answer = self.status == FriendConnStatus::Connected
+                    && self
+                        .alive_sent
+                        .is_none_or(|t| now + FRIEND_PING_INTERVAL / 2 >= t + FRIEND_PING_INTERVAL);
+                if answer {
+                    self.alive_sent = Some(now);
+                    self.push(FriendAction::SendAlive);
+                }
                 Ok(Received::Alive)
             }
             Ok(FriendConnPacket::ShareRelays(nodes)) => {

@@ -512,7 +512,8 @@ impl Node {
                     Ok(Received::FriendRequest(request)) => {
                         self.on_friend_request(now, f_pk(self, number), request)
                     }
-                    Ok(Received::Alive | Received::Relays(_)) => {}
+                    Ok(Received::Alive) => self.drive_friend(now, number),
+                    Ok(Received::Relays(_)) => {}
                     Err(_) => self.stats.bad_friend_packets += 1,
                 }
             }

@@ -136,6 +136,21 @@ pub struct IoCounters {
     pub from_port_zero: u64,
 }
 
+/// Which timers of a node are due at one instant ([`Node::due_timers`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct DueTimers {
+    /// The DHT's rounds, pings and LAN discovery.
+    pub dht: bool,
+    /// The onion server's key rotation and expiry.
+    pub onion_server: bool,
+    /// The onion client's announces, searches and DHT-PK resends.
+    pub onion_client: bool,
+    /// The net_crypto sessions' resends, pings, requests and pacing.
+    pub sessions: bool,
+    /// The friends' connection attempts, requests and DHT-route DHT-PK packets.
+    pub friends: bool,
+}
+
 /// Counters of the node's own routing.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct NodeStats {
@@ -502,13 +517,27 @@ impl Node {
             Some(self.dht.poll_timeout()),
             Some(self.onion_server.poll_timeout()),
             Some(self.onion_client.poll_timeout()),
-            Some(self.next_onion_feed),
+            // The onion feed has no timer of its own: it runs with the DHT's rounds and
+            // datagrams, which are what change the nodes it hands over.
             self.endpoint.poll_timeout(),
             self.friends_poll_timeout(),
         ]
         .into_iter()
         .flatten()
         .min()
+    }
+
+    /// Which of the node's timers are due at `now`: what would wake a driver then. For
+    /// measuring an idle node's wake-ups by cause (issue #12's idle budget).
+    pub fn due_timers(&self, now: Timestamp) -> DueTimers {
+        let due = |t: Option<Timestamp>| t.is_some_and(|t| t <= now);
+        DueTimers {
+            dht: due(Some(self.dht.poll_timeout())),
+            onion_server: due(Some(self.onion_server.poll_timeout())),
+            onion_client: due(Some(self.onion_client.poll_timeout())),
+            sessions: due(self.endpoint.poll_timeout()),
+            friends: due(self.friends_poll_timeout()),
+        }
     }
 
     // ----- internals -------------------------------------------------------------------

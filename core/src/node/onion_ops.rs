@@ -23,11 +23,12 @@ use crate::friend::dht_pk::{seal_dht_route, DhtPkRoute, DHT_DHTPK_SEND_INTERVAL,
 use crate::friend::FriendRequest;
 use crate::onion::client::OnionEvent;
 
-/// How often the onion client is given the DHT's nodes when nothing prompts it: the DHT's
-/// lists change slowly (c-toxcore refreshes its path nodes once a second,
+/// How often at most the onion client is given the DHT's nodes when nothing prompts it: the
+/// DHT's lists change slowly (c-toxcore refreshes its path nodes once a second,
 /// `populate_path_nodes`), and every answer the DHT accepts while the client has few path
-/// nodes triggers a feed at once. A short period here would wake an idle node for nothing
-/// (4 wake-ups a second at 250 ms on a small network, where "few" never ends).
+/// nodes triggers a feed at once. The feed has no timer of its own: it rides on the node's
+/// other wake-ups (the DHT's rounds come at least every 10 s), so it never wakes an idle
+/// node by itself.
 const FEED_INTERVAL: Duration = Duration::from_secs(5);
 /// Path nodes that count as enough to stop feeding on every DHT answer: the 6 + 6 paths
 /// of 3 relays each can then be drawn mostly distinct.

@@ -180,6 +180,7 @@ impl Transport {
         let len = self.sent_end.wrapping_sub(start);
         request::validate(request, len)?;
         self.stats.requests_received += 1;
+        self.ack_timing.on_peer_request(now);
         let outstanding = self.bytes_in_flight > 0;
         self.last_request_rx = Some(now);
         let min_rtt = self.rtt.min_rtt_long();

@@ -7,8 +7,21 @@
 //!   500 ms / 3 % path got worse — 0.14 → 0.29 mean error in `transport_rtt` — so no.)
 //! - after every [`PACKETS_PER_REQUEST`] data packets, and at least every
 //!   [`MAX_ACK_DELAY`] while data arrives or holes remain;
-//! - at least every [`IDLE_INTERVAL`] otherwise (c-toxcore's `CRYPTO_SEND_PACKET_INTERVAL`;
-//!   the request also advertises our `buffer_end`, so the peer learns about our tail);
+//! - not at all when there is nothing to acknowledge. Any data packet of ours carries our
+//!   `buffer_start`, so one sent while the window has no holes acknowledges as well as a
+//!   request would ([`AckTiming::on_data_sent`]). transport.md §3.4 asks for a request at
+//!   least every 1000 ms when idle (c-toxcore's `CRYPTO_SEND_PACKET_INTERVAL`); that alone
+//!   woke an idle node once a second per friend, against issue #12's budget of one wake-up a
+//!   second in all. What the idle requests gave is kept by other means: a lost
+//!   acknowledgement is repaired by the sender's PTO (ours) or by the next request a
+//!   c-toxcore sender provokes (below), and the session is kept alive by friend_connection's
+//!   ALIVE every 8 s.
+//! - in answer to a request from the peer when we have sent nothing for
+//!   [`KEEPALIVE_INTERVAL`]: c-toxcore sends a request every second and counts its direct
+//!   UDP path dead after `UDP_DIRECT_TIMEOUT` = 8 s without a datagram from us (protocol.md
+//!   §2.10), after which it sends only short packets directly. Answering costs no wake-up:
+//!   the peer's request already woke us. A rustox peer sends no idle requests, so two
+//!   rustox nodes exchange only ALIVEs and their acknowledgements when idle;
 //! - at once when the sender side asks to advertise `buffer_end` (PTO).
 
 use std::time::Duration;
@@ -17,8 +30,10 @@ use crate::Timestamp;
 
 /// QUIC's default max_ack_delay (RFC 9000 §18.2), our request interval while data flows.
 pub(crate) const MAX_ACK_DELAY: Duration = Duration::from_millis(25);
-/// CRYPTO_SEND_PACKET_INTERVAL (protocol.md §2.10): idle request interval.
-pub(crate) const IDLE_INTERVAL: Duration = Duration::from_millis(1000);
+/// How long we may stay silent before a request from the peer is answered with one of ours:
+/// half of c-toxcore's `UDP_DIRECT_TIMEOUT` (8 s, protocol.md §2.10), so one lost answer
+/// still keeps its direct path alive.
+pub(crate) const KEEPALIVE_INTERVAL: Duration = Duration::from_secs(4);
 /// Data packets per request while data flows (QUIC acks every 2; requests are bigger and
 /// encrypted, so every 8 — transport.md §3.4).
 pub(crate) const PACKETS_PER_REQUEST: u32 = 8;
@@ -29,18 +44,24 @@ const HOLE_MIN_GAP: Duration = Duration::from_millis(1);
 #[derive(Debug, Clone)]
 pub(crate) struct AckTiming {
     last_request: Timestamp,
+    /// Our last datagram of any kind on the session (request or data).
+    last_sent: Timestamp,
     packets_since: u32,
     new_hole: bool,
     advertise: bool,
+    /// A peer's request found us silent for [`KEEPALIVE_INTERVAL`]: answer it.
+    keepalive: bool,
 }
 
 impl AckTiming {
     pub(crate) fn new(now: Timestamp) -> Self {
         Self {
             last_request: now,
+            last_sent: now,
             packets_since: 0,
             new_hole: false,
             advertise: false,
+            keepalive: false,
         }
     }
 
@@ -55,21 +76,39 @@ impl AckTiming {
         self.advertise = true;
     }
 
-    /// When the next request is due; `holes` = the receive window has holes.
-    pub(crate) fn due(&self, holes: bool) -> Timestamp {
-        if self.advertise {
-            return self.last_request;
+    /// A request from the peer arrived at `now`: answered with one of ours if we have been
+    /// silent for [`KEEPALIVE_INTERVAL`].
+    pub(crate) fn on_peer_request(&mut self, now: Timestamp) {
+        if now >= self.last_sent + KEEPALIVE_INTERVAL {
+            self.keepalive = true;
+        }
+    }
+
+    /// When the next request is due, if one is; `holes` = the receive window has holes.
+    pub(crate) fn due(&self, holes: bool) -> Option<Timestamp> {
+        if self.advertise || self.keepalive {
+            return Some(self.last_request);
         }
         if self.new_hole {
-            return self.last_request + HOLE_MIN_GAP;
+            return Some(self.last_request + HOLE_MIN_GAP);
         }
         if self.packets_since >= PACKETS_PER_REQUEST {
-            return self.last_request;
+            return Some(self.last_request);
         }
         if self.packets_since > 0 || holes {
-            return self.last_request + MAX_ACK_DELAY;
+            return Some(self.last_request + MAX_ACK_DELAY);
         }
-        self.last_request + IDLE_INTERVAL
+        None
+    }
+
+    /// A data packet of ours went out at `now`; `acks_all`: the receive window has no holes,
+    /// so its `buffer_start` acknowledged everything received.
+    pub(crate) fn on_data_sent(&mut self, now: Timestamp, acks_all: bool) {
+        self.last_sent = now;
+        if acks_all {
+            self.packets_since = 0;
+            self.new_hole = false;
+        }
     }
 
     /// When the last request went out.
@@ -80,6 +119,8 @@ impl AckTiming {
     /// A request was sent at `now`.
     pub(crate) fn on_sent(&mut self, now: Timestamp) {
         self.last_request = now;
+        self.last_sent = now;
+        self.keepalive = false;
         self.packets_since = 0;
         self.new_hole = false;
         self.advertise = false;
@@ -94,12 +135,40 @@ mod tests {
     fn hole_is_reported_promptly_and_flowing_data_every_25ms() {
         let t0 = Timestamp::from_secs(5);
         let mut a = AckTiming::new(t0);
-        assert_eq!(a.due(false), t0 + IDLE_INTERVAL);
+        assert_eq!(a.due(false), None);
         a.on_packet(false);
-        assert_eq!(a.due(false), t0 + MAX_ACK_DELAY);
+        assert_eq!(a.due(false), Some(t0 + MAX_ACK_DELAY));
         a.on_packet(true);
-        assert_eq!(a.due(true), t0 + HOLE_MIN_GAP);
+        assert_eq!(a.due(true), Some(t0 + HOLE_MIN_GAP));
         a.on_sent(t0 + HOLE_MIN_GAP);
-        assert_eq!(a.due(true), t0 + HOLE_MIN_GAP + MAX_ACK_DELAY);
+        assert_eq!(a.due(true), Some(t0 + HOLE_MIN_GAP + MAX_ACK_DELAY));
+        assert_eq!(a.due(false), None);
+    }
+
+    #[test]
+    fn a_data_packet_acknowledges_unless_there_are_holes() {
+        let t0 = Timestamp::from_secs(5);
+        let mut a = AckTiming::new(t0);
+        a.on_packet(false);
+        a.on_data_sent(t0, false);
+        assert_eq!(a.due(true), Some(t0 + MAX_ACK_DELAY));
+        a.on_data_sent(t0, true);
+        assert_eq!(a.due(false), None);
+    }
+
+    #[test]
+    fn peer_requests_are_answered_only_after_a_silence() {
+        let t0 = Timestamp::from_secs(5);
+        let mut a = AckTiming::new(t0);
+        a.on_peer_request(t0 + Duration::from_secs(1));
+        assert_eq!(a.due(false), None);
+        let late = t0 + KEEPALIVE_INTERVAL;
+        a.on_peer_request(late);
+        assert_eq!(a.due(false), Some(t0));
+        a.on_sent(late);
+        assert_eq!(a.due(false), None);
+        a.on_data_sent(late + Duration::from_secs(3), true);
+        a.on_peer_request(late + KEEPALIVE_INTERVAL);
+        assert_eq!(a.due(false), None);
     }
 }

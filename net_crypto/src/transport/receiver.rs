@@ -94,18 +94,23 @@ impl Transport {
     }
 
     /// When our next request is due ([`Timer::Request`](super::timer::Timer::Request)).
-    pub(super) fn request_due(&self) -> Timestamp {
+    pub(super) fn request_due(&self) -> Option<Timestamp> {
         match self.cc.request_interval(self.recv.len()) {
             // c-toxcore's receiver: its own interval (1 s when receiving slowly), no
             // hole-triggered requests.
-            Some(interval) => self.ack_timing.last_request() + interval,
+            Some(interval) => Some(self.ack_timing.last_request() + interval),
             None => self.ack_timing.due(self.recv.holes() > 0),
         }
     }
 
+    /// A data packet of ours (lossless or lossy) went out carrying our `buffer_start`.
+    pub fn on_data_sent(&mut self, now: Timestamp) {
+        self.ack_timing.on_data_sent(now, self.recv.holes() == 0);
+    }
+
     /// A request payload (id byte 1 first) when one is due (transport.md §3.4).
     pub fn poll_request(&mut self, now: Timestamp) -> Option<Vec<u8>> {
-        if now < self.request_due() {
+        if self.request_due().is_none_or(|due| now < due) {
             return None;
         }
         let recv = &self.recv;

@@ -102,6 +102,7 @@ impl Transport {
     /// pacer and congestion window allow one.
     pub fn poll_send(&mut self, now: Timestamp) -> Option<OutgoingData> {
         let sent = self.poll_next(now)?;
+        self.on_data_sent(now);
         Some(OutgoingData {
             packet_number: sent.packet_number,
             payload: self.payload_of(sent.packet_number).to_vec(),
@@ -113,6 +114,7 @@ impl Transport {
     /// the connection seals it straight into the outgoing datagram.
     pub fn poll_send_ref(&mut self, now: Timestamp) -> Option<OutgoingRef<'_>> {
         let sent = self.poll_next(now)?;
+        self.on_data_sent(now);
         Some(OutgoingRef {
             packet_number: sent.packet_number,
             payload: self.payload_of(sent.packet_number),

@@ -80,7 +80,7 @@ impl Transport {
         match timer {
             Timer::LossDetection => self.loss_timer,
             Timer::Pto => self.pto_deadline(),
-            Timer::Request => Some(self.request_due()),
+            Timer::Request => self.request_due(),
             Timer::Pacing => self.pacer_release(),
             Timer::Probe => (!self.probe_queue.is_empty()).then_some(Timestamp::ZERO),
             Timer::ControllerTick => self.cc.tick_deadline(),
@@ -98,7 +98,8 @@ impl Transport {
     }
 
     /// The earliest time `handle_timeout` or `poll_send`/`poll_request` has work: the
-    /// earliest entry of the timer table (never `None`: a request is always due some time).
+    /// earliest entry of the timer table; `None` when the session is idle (nothing to send,
+    /// acknowledge or time).
     pub fn poll_timeout(&self) -> Option<Timestamp> {
         self.timer_table().next_expiry()
     }

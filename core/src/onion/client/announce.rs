@@ -43,7 +43,20 @@ pub(super) struct AnnounceList {
     populated_at: Option<Timestamp>,
     /// The last time random path nodes were asked.
     populate_sent: Option<Timestamp>,
+    /// Populating rounds in a row that found the list no fuller than the one before: each
+    /// doubles [`POPULATE_INTERVAL`], up to [`MAX_POPULATE_BACKOFF`] doublings.
+    populate_backoff: u32,
+    /// The list's count at the last populating round.
+    populate_count: usize,
 }
+
+/// Most doublings of the populating interval (1 s × 2⁶ = 64 s). On a network too small to
+/// fill half the list (a bootstrap node and a few peers) 0.2.18 asks random path nodes every
+/// second forever; asking again is only worth it when the last round found someone, or when
+/// new path nodes arrive ([`AnnounceList::on_new_path_node`]).
+pub const MAX_POPULATE_BACKOFF: u32 = 6;
+/// Most doublings while the list is empty (4 s).
+pub const EMPTY_POPULATE_BACKOFF: u32 = 2;
 
 impl AnnounceList {
     pub(super) fn new(real_pk: PublicKey) -> Self {
@@ -53,7 +66,14 @@ impl AnnounceList {
             last_announce: None,
             populated_at: None,
             populate_sent: None,
+            populate_backoff: 0,
+            populate_count: 0,
         }
+    }
+
+    /// A path node we did not know: worth asking at the normal pace again.
+    pub(super) fn on_new_path_node(&mut self) {
+        self.populate_backoff = 0;
     }
 }
 
@@ -137,6 +157,13 @@ impl OnionClient {
             return;
         }
         if self.announce_populate_due(now, count) <= now {
+            let a = &mut self.announce;
+            if a.populate_sent.is_some() && count <= a.populate_count {
+                a.populate_backoff = (a.populate_backoff + 1).min(MAX_POPULATE_BACKOFF);
+            } else {
+                a.populate_backoff = 0;
+            }
+            a.populate_count = count;
             self.announce.populate_sent = Some(now);
             self.announce.populated_at.get_or_insert(now);
             let pool = self.path_nodes.populate_pool().to_vec();
@@ -168,10 +195,15 @@ impl OnionClient {
             return Timestamp::MAX;
         }
         if count <= MAX_ONION_CLIENTS_ANNOUNCE / 2 {
-            return self
-                .announce
-                .populate_sent
-                .map_or(now, |t| t + POPULATE_INTERVAL);
+            // An empty list is a node cut off (or a network coming back): it keeps asking
+            // at least every 4 s, so it reconnects soon after the network does.
+            let backoff = if count == 0 {
+                self.announce.populate_backoff.min(EMPTY_POPULATE_BACKOFF)
+            } else {
+                self.announce.populate_backoff
+            };
+            let interval = POPULATE_INTERVAL * (1 << backoff);
+            return self.announce.populate_sent.map_or(now, |t| t + interval);
         }
         self.announce
             .populated_at

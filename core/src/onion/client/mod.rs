@@ -363,9 +363,16 @@ impl OnionClient {
     /// A node the DHT knows: a path relay candidate, and one the lists may ask. The newest
     /// 32 distinct keys are kept.
     pub fn add_path_node(&mut self, now: Timestamp, node: PackedNode) {
-        if self.path_nodes.add(node) && self.path_nodes.len() <= paths::ONION_PATH_LENGTH {
+        if !self.path_nodes.add(node) {
+            return;
+        }
+        self.announce.on_new_path_node();
+        if self.path_nodes.len() <= paths::ONION_PATH_LENGTH {
             // The first nodes may make paths possible: let the lists run.
             self.deadline = now;
+        } else {
+            // The populating round may come sooner now.
+            self.update_deadline(now);
         }
     }
 
