@@ -1,7 +1,8 @@
 //! What wakes an idle node with friends online, by cause: a small simulated network (one
 //! bootstrap node, `--fillers` plain nodes, node A and `--friends` friends of A), 20 ms
 //! between any two nodes. After everyone is online and a settling minute, A's wake-ups over
-//! `--seconds` of virtual time are counted: an instant at which A handles a datagram or a
+//! `--seconds` of virtual time are counted, and its heap is measured (by dropping it under a
+//! counting allocator): an instant at which A handles a datagram or a
 //! timer is one wake-up, tallied by the timers due and the datagrams' first bytes.
 //!
 //! ```text
@@ -11,10 +12,14 @@ use rustox_auto_tests::node::SimNode;
 use rustox_auto_tests::tox_node::{SimToxNode, SimToxOptions};
 use rustox_core::node::NodeOptions;
 use rustox_net_crypto::Timestamp;
-use std::collections::{BTreeMap, BTreeSet, BinaryHeap};
 use std::cmp::Reverse;
+use std::collections::{BTreeMap, BTreeSet, BinaryHeap};
 use std::net::SocketAddr;
 use std::time::Duration;
+
+#[global_allocator]
+static HEAP: rustox_auto_tests::heap_meter::CountingAlloc =
+    rustox_auto_tests::heap_meter::CountingAlloc;
 
 fn addr(i: usize) -> SocketAddr {
     SocketAddr::from(([10, 0, (i / 250) as u8, 1 + (i % 250) as u8], 33445))
@@ -139,4 +144,16 @@ fn main() {
     );
     println!("timer wake-ups by due timers: {timer_tally:?}");
     println!("datagrams received by first byte: {packet_tally:?}");
+    let before = rustox_auto_tests::heap_meter::live_bytes().unwrap_or(0);
+    let a = nodes.remove(1);
+    let friend_memory: usize = (0..friends as u32)
+        .filter_map(|f| a.node.friend_memory(rustox_core::node::FriendNumber(f)))
+        .sum();
+    drop(a);
+    let after = rustox_auto_tests::heap_meter::live_bytes().unwrap_or(0);
+    println!(
+        "A's heap: {:.1} KiB ({:.1} KiB in its friends' records and sessions)",
+        before.saturating_sub(after) as f64 / 1024.0,
+        friend_memory as f64 / 1024.0
+    );
 }

@@ -12,7 +12,6 @@
 //! end the visit in progress and move on; its deficit is reset when the slot is freed or
 //! filled ([`DeficitRoundRobin::reset_slot`]).
 
-use crate::number::MAX_CONCURRENT_FILE_PIPES;
 use crate::packet::MAX_FILE_DATA_SIZE;
 use crate::slots::SlotSet;
 
@@ -29,9 +28,11 @@ pub(crate) struct DeficitRoundRobin {
 }
 
 impl Default for DeficitRoundRobin {
+    /// No deficits yet: the vector grows to the highest slot that sends (a friend that sends
+    /// no file holds none).
     fn default() -> Self {
         DeficitRoundRobin {
-            deficit: vec![0; MAX_CONCURRENT_FILE_PIPES],
+            deficit: Vec::new(),
             cursor: 0,
             in_visit: false,
         }
@@ -69,11 +70,16 @@ impl DeficitRoundRobin {
             match next_len(slot) {
                 None => {
                     // DRR: an empty queue loses its deficit.
-                    self.deficit[index] = 0;
+                    if let Some(d) = self.deficit.get_mut(index) {
+                        *d = 0;
+                    }
                     self.advance();
                 }
                 Some(len) => {
                     let len = len.min(QUANTUM as usize) as u32;
+                    if self.deficit.len() <= index {
+                        self.deficit.resize(index + 1, 0);
+                    }
                     if !self.in_visit {
                         self.deficit[index] = self.deficit[index].saturating_add(QUANTUM);
                         self.in_visit = true;
@@ -95,7 +101,9 @@ impl DeficitRoundRobin {
 
     /// Forget a slot's credit (transfer ended or reset).
     pub fn reset_slot(&mut self, slot: u8) {
-        self.deficit[usize::from(slot)] = 0;
+        if let Some(d) = self.deficit.get_mut(usize::from(slot)) {
+            *d = 0;
+        }
     }
 
     fn advance(&mut self) {
@@ -107,6 +115,7 @@ impl DeficitRoundRobin {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::number::MAX_CONCURRENT_FILE_PIPES;
     use proptest::prelude::*;
 
     /// The scheduler as it was before it learnt the occupied set: a walk over all 256 slots
@@ -250,7 +259,8 @@ mod tests {
                         prop_assert_eq!(got, want);
                         prop_assert_eq!(usize::from(drr.cursor), reference.cursor);
                         for o in occupied.iter() {
-                            prop_assert_eq!(drr.deficit[usize::from(o)], reference.deficit[usize::from(o)]);
+                            let ours = drr.deficit.get(usize::from(o)).copied().unwrap_or(0);
+                            prop_assert_eq!(ours, reference.deficit[usize::from(o)]);
                         }
                         // in_visit only matters while the cursor's slot is occupied.
                         if occupied.contains(drr.cursor) {

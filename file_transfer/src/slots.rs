@@ -119,6 +119,10 @@ impl Iterator for SlotIter {
 /// 256 slots of `T`, indexed by the slot number of the wire protocol, and the set of the
 /// occupied ones. The only way to fill or empty a slot is through this type, which keeps
 /// `occupied()` equal to the slots that are `Some`.
+///
+/// The vector grows to the highest slot filled and shrinks back when the table empties: a
+/// friend with no transfers holds no slots (256 empty ones per direction were ~50 KiB per
+/// friend; issue #12's memory budget).
 #[derive(Debug, Clone)]
 pub(crate) struct SlotTable<T> {
     slots: Vec<Option<T>>,
@@ -128,9 +132,7 @@ pub(crate) struct SlotTable<T> {
 impl<T> Default for SlotTable<T> {
     fn default() -> Self {
         SlotTable {
-            slots: std::iter::repeat_with(|| None)
-                .take(MAX_CONCURRENT_FILE_PIPES)
-                .collect(),
+            slots: Vec::new(),
             occupied: SlotSet::default(),
         }
     }
@@ -138,11 +140,11 @@ impl<T> Default for SlotTable<T> {
 
 impl<T> SlotTable<T> {
     pub fn get(&self, slot: u8) -> Option<&T> {
-        self.slots[usize::from(slot)].as_ref()
+        self.slots.get(usize::from(slot))?.as_ref()
     }
 
     pub fn get_mut(&mut self, slot: u8) -> Option<&mut T> {
-        self.slots[usize::from(slot)].as_mut()
+        self.slots.get_mut(usize::from(slot))?.as_mut()
     }
 
     pub fn contains(&self, slot: u8) -> bool {
@@ -151,21 +153,27 @@ impl<T> SlotTable<T> {
 
     /// Fill `slot`, returning what was there.
     pub fn insert(&mut self, slot: u8, value: T) -> Option<T> {
+        let i = usize::from(slot);
+        if self.slots.len() <= i {
+            self.slots.resize_with(i + 1, || None);
+        }
         self.occupied.insert(slot);
-        self.slots[usize::from(slot)].replace(value)
+        self.slots[i].replace(value)
     }
 
     /// Empty `slot`, returning what was there.
     pub fn remove(&mut self, slot: u8) -> Option<T> {
         self.occupied.remove(slot);
-        self.slots[usize::from(slot)].take()
+        let old = self.slots.get_mut(usize::from(slot))?.take();
+        if self.occupied.is_empty() {
+            self.slots = Vec::new();
+        }
+        old
     }
 
-    /// Empty every slot; costs the occupied ones only.
+    /// Empty every slot.
     pub fn clear(&mut self) {
-        for slot in self.occupied.iter() {
-            self.slots[usize::from(slot)] = None;
-        }
+        self.slots = Vec::new();
         self.occupied = SlotSet::default();
     }
 
@@ -197,7 +205,7 @@ impl<T> SlotTable<T> {
     /// The occupied set equals the slots that are `Some` (a full scan: tests only).
     #[cfg(test)]
     pub fn is_consistent(&self) -> bool {
-        (0..=255u8).all(|s| self.occupied.contains(s) == self.slots[usize::from(s)].is_some())
+        (0..=255u8).all(|s| self.occupied.contains(s) == self.get(s).is_some())
     }
 }
 

@@ -153,7 +153,8 @@ impl FileStreams {
             outgoing: HashMap::new(),
             incoming: HashMap::new(),
             events: VecDeque::new(),
-            buffer: vec![0; MAX_FILE_DATA_SIZE],
+            // Allocated by the first chunk sent: most friends never send a file.
+            buffer: Vec::new(),
         }
     }
 
@@ -459,6 +460,9 @@ impl FileStreams {
         };
         if stream.cursor != Some(position) {
             stream.source.seek(SeekFrom::Start(position))?;
+        }
+        if self.buffer.is_empty() {
+            self.buffer = vec![0; MAX_FILE_DATA_SIZE];
         }
         let length = length.min(self.buffer.len());
         let buf = &mut self.buffer[..length];

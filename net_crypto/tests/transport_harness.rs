@@ -390,6 +390,11 @@ impl Pair {
         {
             next = next.min(t);
         }
+        // Both idle, nothing on the wire: the application is the next thing to act; step
+        // time in 1 ms so that a caller's predicate on the clock is reached.
+        if next == Timestamp::MAX {
+            next = self.now + Duration::from_millis(1);
+        }
         // A deadline that does not move is a livelock (the simulator's check, too).
         if next <= self.now {
             self.stuck += 1;

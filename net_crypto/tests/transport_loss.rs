@@ -134,7 +134,13 @@ fn tail_loss_is_probed_without_a_request() {
         probes.iter().any(|&(pn, _)| pn == 2),
         "newest packet probed: {probes:?}"
     );
-    assert!(requests >= 2);
+    // Each PTO asks for one request to advertise buffer_end; with nothing received there
+    // is nothing else to request (no idle requests).
+    let ptos = t.stats().pto_count;
+    assert!(
+        requests >= 1 && requests as u64 <= ptos,
+        "{requests} requests, {ptos} PTOs"
+    );
     assert_eq!(t.stats().packets_declared_lost, 0, "PTO declares nothing");
     t.check_invariants().unwrap();
 }

@@ -24,20 +24,21 @@ use std::cmp::Ordering;
 use super::distance::{cmp_distance, common_prefix_bits};
 use super::timers::{LCLIENT_LENGTH, LCLIENT_NODES};
 
-/// 1024 slots in 128 buckets.
+/// 128 buckets of at most 8 nodes. Each bucket grows as nodes arrive, so the list holds
+/// what it knows rather than 1024 empty slots (a few hundred kB per node; issue #12's memory
+/// budget).
 #[derive(Debug, Clone)]
 pub struct CloseList {
     own: PublicKey,
-    slots: Vec<Option<ClientEntry>>,
+    buckets: Vec<Vec<ClientEntry>>,
 }
 
 impl CloseList {
     /// An empty list around our key.
     pub fn new(own: PublicKey) -> Self {
-        CloseList {
-            own,
-            slots: vec![None; LCLIENT_LENGTH * LCLIENT_NODES],
-        }
+        let mut buckets = Vec::with_capacity(LCLIENT_LENGTH);
+        buckets.resize_with(LCLIENT_LENGTH, Vec::new);
+        CloseList { own, buckets }
     }
 
     /// The bucket index of `pk` (`bit_by_bit_cmp`, capped at `LCLIENT_LENGTH - 1`).
@@ -45,23 +46,17 @@ impl CloseList {
         common_prefix_bits(&self.own, pk).min(LCLIENT_LENGTH - 1)
     }
 
-    fn bucket(&self, pk: &PublicKey) -> std::ops::Range<usize> {
-        let b = self.bucket_of(pk);
-        b * LCLIENT_NODES..(b + 1) * LCLIENT_NODES
-    }
-
     /// The entry for `pk`, if present.
     pub fn get(&self, pk: &PublicKey) -> Option<&ClientEntry> {
-        self.slots[self.bucket(pk)]
+        self.buckets[self.bucket_of(pk)]
             .iter()
-            .flatten()
             .find(|e| e.pk == *pk)
     }
 
     /// The entry for `pk`, if present, mutably.
     pub fn get_mut(&mut self, pk: &PublicKey) -> Option<&mut ClientEntry> {
-        let range = self.bucket(pk);
-        self.slots[range].iter_mut().flatten().find(|e| e.pk == *pk)
+        let b = self.bucket_of(pk);
+        self.buckets[b].iter_mut().find(|e| e.pk == *pk)
     }
 
     /// Whether `pk` is in the list or would get a slot (`node_addable_to_close_list`).
@@ -69,28 +64,17 @@ impl CloseList {
         if *pk == self.own {
             return false;
         }
-        let bucket = &self.slots[self.bucket(pk)];
-        bucket
-            .iter()
-            .any(|s| s.as_ref().is_none_or(|e| e.pk == *pk || !e.is_good(now)))
-            || self.farthest(bucket).is_some_and(|i| {
-                bucket[i]
-                    .as_ref()
-                    .is_some_and(|e| cmp_distance(&self.own, pk, &e.pk) == Ordering::Less)
-            })
+        let bucket = &self.buckets[self.bucket_of(pk)];
+        bucket.len() < LCLIENT_NODES
+            || bucket.iter().any(|e| e.pk == *pk || !e.is_good(now))
+            || self
+                .farthest(bucket)
+                .is_some_and(|i| cmp_distance(&self.own, pk, &bucket[i].pk) == Ordering::Less)
     }
 
-    /// Index of the member farthest from our key in a full bucket.
-    fn farthest(&self, bucket: &[Option<ClientEntry>]) -> Option<usize> {
-        (0..bucket.len())
-            .filter(|&i| bucket[i].is_some())
-            .max_by(|&a, &b| {
-                let (ea, eb) = (bucket[a].as_ref(), bucket[b].as_ref());
-                match (ea, eb) {
-                    (Some(x), Some(y)) => cmp_distance(&self.own, &x.pk, &y.pk),
-                    _ => Ordering::Equal,
-                }
-            })
+    /// Index of the member farthest from our key in a bucket.
+    fn farthest(&self, bucket: &[ClientEntry]) -> Option<usize> {
+        (0..bucket.len()).max_by(|&a, &b| cmp_distance(&self.own, &bucket[a].pk, &bucket[b].pk))
     }
 
     /// Records a node that answered us from `addr`; returns true if it is (now) in the list.
@@ -102,28 +86,22 @@ impl CloseList {
             e.heard_from(addr, now);
             return true;
         }
-        let range = self.bucket(&pk);
+        let b = self.bucket_of(&pk);
         let own = self.own;
-        let farthest = self.farthest(&self.slots[range.clone()]);
-        let bucket = &mut self.slots[range];
-        let free = bucket
-            .iter()
-            .position(|s| s.is_none())
-            .or_else(|| {
-                bucket
-                    .iter()
-                    .position(|s| s.as_ref().is_some_and(|e| !e.is_good(now)))
-            })
-            .or_else(|| {
-                farthest.filter(|&i| {
-                    bucket[i]
-                        .as_ref()
-                        .is_some_and(|e| cmp_distance(&own, &pk, &e.pk) == Ordering::Less)
-                })
-            });
-        match free {
+        let farthest = self.farthest(&self.buckets[b]);
+        let bucket = &mut self.buckets[b];
+        let entry = ClientEntry::new(pk, addr, now);
+        if bucket.len() < LCLIENT_NODES {
+            bucket.reserve_exact(1);
+            bucket.push(entry);
+            return true;
+        }
+        let replace = bucket.iter().position(|e| !e.is_good(now)).or_else(|| {
+            farthest.filter(|&i| cmp_distance(&own, &pk, &bucket[i].pk) == Ordering::Less)
+        });
+        match replace {
             Some(i) => {
-                bucket[i] = Some(ClientEntry::new(pk, addr, now));
+                bucket[i] = entry;
                 true
             }
             None => false,
@@ -132,12 +110,12 @@ impl CloseList {
 
     /// All entries.
     pub fn iter(&self) -> impl Iterator<Item = &ClientEntry> {
-        self.slots.iter().flatten()
+        self.buckets.iter().flatten()
     }
 
     /// All entries, mutably.
     pub fn iter_mut(&mut self) -> impl Iterator<Item = &mut ClientEntry> {
-        self.slots.iter_mut().flatten()
+        self.buckets.iter_mut().flatten()
     }
 
     /// Number of entries that are good at `now`.
@@ -158,9 +136,10 @@ impl CloseList {
             }
             return;
         }
-        for slot in self.slots.iter_mut() {
-            if slot.as_ref().is_some_and(|e| e.is_dead(now)) {
-                *slot = None;
+        for bucket in &mut self.buckets {
+            bucket.retain(|e| !e.is_dead(now));
+            if bucket.is_empty() {
+                bucket.shrink_to_fit();
             }
         }
     }

@@ -3,7 +3,10 @@
 //!
 //! The X25519 + HSalsa20 key agreement is the most expensive step of a DHT packet (tens of
 //! µs); a node that keeps talking to the same few hundred peers pays it once per peer.
-//! Memory is fixed: 1024 entries. A flood of fresh keys only churns the sets it lands in.
+//! Memory is bounded by 1024 entries, and only what is used is allocated: each set grows to
+//! its four ways as keys land in it, so an idle node that talks to a few dozen peers holds a
+//! few dozen entries, not a thousand (a node has six of these caches; issue #12's memory
+//! budget). A flood of fresh keys only churns the sets it lands in.
 
 use rustox_net_crypto::crypto::{PrecomputedKey, PublicKey, SecretKey};
 use rustox_net_crypto::Timestamp;
@@ -25,7 +28,8 @@ struct Entry {
 /// The cache; one per thread that opens or seals packets.
 pub struct KeyCache {
     secret: SecretKey,
-    entries: Vec<Option<Entry>>,
+    /// `SETS` sets of at most `WAYS` entries each, allocated as keys arrive.
+    sets: Vec<Vec<Entry>>,
     /// Key agreements computed (cache misses), for statistics.
     pub computed: u64,
 }
@@ -41,48 +45,65 @@ impl std::fmt::Debug for KeyCache {
 impl KeyCache {
     /// An empty cache for our secret key.
     pub fn new(secret: SecretKey) -> Self {
-        let mut entries = Vec::with_capacity(SETS * WAYS);
-        entries.resize_with(SETS * WAYS, || None);
+        let mut sets = Vec::with_capacity(SETS);
+        sets.resize_with(SETS, Vec::new);
         KeyCache {
             secret,
-            entries,
+            sets,
             computed: 0,
         }
     }
 
     /// The shared key with `pk`, computed on a miss.
     pub fn get(&mut self, now: Timestamp, pk: &PublicKey) -> &PrecomputedKey {
-        let set = usize::from(pk.0[30]) * WAYS;
-        let ways = set..set + WAYS;
-        let hit = self.entries[ways.clone()].iter().position(|e| {
-            e.as_ref()
-                .is_some_and(|e| e.pk == *pk && now < e.last_used + KEYS_TIMEOUT)
-        });
+        let set = &mut self.sets[usize::from(pk.0[30])];
+        let hit = set
+            .iter()
+            .position(|e| e.pk == *pk && now < e.last_used + KEYS_TIMEOUT);
         let i = match hit {
-            Some(w) => set + w,
+            Some(w) => w,
             None => {
-                // Empty or expired first, else the least recently used.
-                let w = (0..WAYS)
-                    .min_by_key(|&w| match &self.entries[set + w] {
-                        None => (0, Timestamp::ZERO),
-                        Some(e) if now >= e.last_used + KEYS_TIMEOUT => (0, Timestamp::ZERO),
-                        Some(e) => (1, e.last_used),
-                    })
-                    .unwrap_or(0);
                 self.computed += 1;
-                self.entries[set + w] = Some(Entry {
+                let entry = Entry {
                     pk: *pk,
                     key: PrecomputedKey::new(pk, &self.secret),
                     last_used: now,
-                });
-                set + w
+                };
+                // An expired entry first, else a free way, else the least recently used.
+                let expired = set.iter().position(|e| now >= e.last_used + KEYS_TIMEOUT);
+                match expired {
+                    Some(w) => {
+                        set[w] = entry;
+                        w
+                    }
+                    None if set.len() < WAYS => {
+                        set.reserve_exact(1);
+                        set.push(entry);
+                        set.len() - 1
+                    }
+                    None => {
+                        let w = (0..set.len())
+                            .min_by_key(|&w| set[w].last_used)
+                            .unwrap_or(0);
+                        set[w] = entry;
+                        w
+                    }
+                }
             }
         };
-        let e = self.entries[i]
-            .as_mut()
-            .expect("slot just checked or filled");
+        let e = &mut set[i];
         e.last_used = now;
         &e.key
+    }
+
+    /// Entries held, for memory accounting.
+    pub fn len(&self) -> usize {
+        self.sets.iter().map(Vec::len).sum()
+    }
+
+    /// True when no key is held.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
     }
 }
 
@@ -120,5 +141,6 @@ mod tests {
         assert_eq!(c.computed, before + 1);
         c.get(t + KEYS_TIMEOUT, &same_set[0]);
         assert_eq!(c.computed, before + 2, "expired entries are recomputed");
+        assert_eq!(c.len(), 1 + 4, "a set holds four ways at most");
     }
 }

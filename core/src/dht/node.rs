@@ -536,7 +536,8 @@ impl DhtNode {
         // A new node (or a new address of one) is asked for nodes in the next round, as
         // c-toxcore asks it on its next 1 s tick: that is how the lists fill.
         let unasked = |e: &ClientEntry| {
-            e.assocs().any(|a| a.addr == addr && a.last_pinged.is_none())
+            e.assocs()
+                .any(|a| a.addr == addr && a.last_pinged.is_none())
         };
         if self.close.get(&pk).is_some_and(unasked)
             || self
@@ -989,7 +990,9 @@ impl DhtNode {
             }
             let s = &self.searches[i];
             if !good.is_empty()
-                && (s.last_get_node.is_none_or(|t| t + GET_NODE_INTERVAL <= now + ROUND_SLACK)
+                && (s
+                    .last_get_node
+                    .is_none_or(|t| t + GET_NODE_INTERVAL <= now + ROUND_SLACK)
                     || s.bootstrap_times < MAX_BOOTSTRAP_TIMES)
             {
                 let (addr, pk) = good[(rng.next_u64() % good.len() as u64) as usize];
@@ -1040,8 +1043,9 @@ impl DhtNode {
             }
         }
         if self.config.hole_punching
-            && (0..self.searches.len())
-                .any(|i| !self.searches[i].fake && self.friend_ips(now, i).len() >= MAX_FRIEND_CLIENTS / 2)
+            && (0..self.searches.len()).any(|i| {
+                !self.searches[i].fake && self.friend_ips(now, i).len() >= MAX_FRIEND_CLIENTS / 2
+            })
         {
             next = soonest;
         }
@@ -1122,7 +1126,9 @@ fn due_and_good<'a>(
             if a.is_dead(now) {
                 continue;
             }
-            if a.last_pinged.is_none_or(|t| t + PING_INTERVAL <= now + ROUND_SLACK) {
+            if a.last_pinged
+                .is_none_or(|t| t + PING_INTERVAL <= now + ROUND_SLACK)
+            {
                 a.last_pinged = Some(now);
                 due.push((a.addr, pk));
             }

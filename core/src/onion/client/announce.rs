@@ -158,7 +158,7 @@ impl OnionClient {
         }
         if self.announce_populate_due(now, count) <= now {
             let a = &mut self.announce;
-            if a.populate_sent.is_some() && count <= a.populate_count {
+            if a.populate_sent.is_some() && count == a.populate_count {
                 a.populate_backoff = (a.populate_backoff + 1).min(MAX_POPULATE_BACKOFF);
             } else {
                 a.populate_backoff = 0;
@@ -195,9 +195,12 @@ impl OnionClient {
             return Timestamp::MAX;
         }
         if count <= MAX_ONION_CLIENTS_ANNOUNCE / 2 {
-            // An empty list is a node cut off (or a network coming back): it keeps asking
-            // at least every 4 s, so it reconnects soon after the network does.
-            let backoff = if count == 0 {
+            // A list that lost nodes since the last round refills at the normal pace. An
+            // empty list is a node cut off (or a network coming back): it keeps asking at
+            // least every 4 s, so it reconnects soon after the network does.
+            let backoff = if count < self.announce.populate_count {
+                0
+            } else if count == 0 {
                 self.announce.populate_backoff.min(EMPTY_POPULATE_BACKOFF)
             } else {
                 self.announce.populate_backoff
