@@ -19,6 +19,7 @@ pub mod emulator;
 pub mod friend_online;
 pub mod hashing_sink;
 pub mod heap_meter;
+pub mod idle;
 pub mod link;
 pub mod live;
 pub mod metrics;

@@ -242,8 +242,18 @@ impl RustoxPeer {
             ..NodeOptions::default()
         };
         let mut node = match &options.profile {
-            Some(p) => Node::from_profile(clock.now(), p, node_options, Box::new(OsRng)),
-            None => Node::new(clock.now(), keys, node_options, Box::new(OsRng)),
+            Some(p) => Node::from_profile(
+                clock.now(),
+                p,
+                node_options,
+                rustox_core::node::system_rng(),
+            ),
+            None => Node::new(
+                clock.now(),
+                keys,
+                node_options,
+                rustox_core::node::system_rng(),
+            ),
         };
         let now = clock.now();
         if options.lan {

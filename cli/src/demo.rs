@@ -126,7 +126,12 @@ fn run_in(args: &Args, dir: &Path) -> anyhow::Result<()> {
     // One clock for both nodes, so their timestamps agree from creation on.
     let clock = Clock::default();
     let start = clock.now();
-    let mut bob_node = Node::new(start, bob_keys, options.clone(), Box::new(OsRng));
+    let mut bob_node = Node::new(
+        start,
+        bob_keys,
+        options.clone(),
+        rustox_core::node::system_rng(),
+    );
     bob_node.bootstrap(start, boot_addr, boot_pk);
     let bob_id = bob_node.tox_id();
     println!("Bob   {}  Tox ID {bob_id}", bob_socket.local_addr()?);
@@ -153,7 +158,12 @@ fn run_in(args: &Args, dir: &Path) -> anyhow::Result<()> {
                 File::open(&source).with_context(|| format!("cannot read {}", source.display()))?;
             let prepared = driver::prepare_file(reader)
                 .with_context(|| format!("cannot read {}", source.display()))?;
-            let mut node = Node::new(clock.now(), alice_keys, options, Box::new(OsRng));
+            let mut node = Node::new(
+                clock.now(),
+                alice_keys,
+                options,
+                rustox_core::node::system_rng(),
+            );
             println!(
                 "Alice {}  sends Bob a friend request",
                 alice_socket.local_addr()?

@@ -166,8 +166,10 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             ..NodeOptions::default()
         };
         let mut node = match &profile {
-            Some((_, p, _)) => Node::from_profile(clock.now(), p, options, Box::new(OsRng)),
-            None => Node::new(clock.now(), keys, options, Box::new(OsRng)),
+            Some((_, p, _)) => {
+                Node::from_profile(clock.now(), p, options, rustox_core::node::system_rng())
+            }
+            None => Node::new(clock.now(), keys, options, rustox_core::node::system_rng()),
         };
         println!("tox id {}", node.tox_id());
         if let AcceptFrom::One(id) = args.accept_from {

@@ -146,8 +146,15 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             None => None,
         };
         let mut node = match &loaded {
-            Some((_, (profile, _))) => Node::from_profile(now, profile, options, Box::new(OsRng)),
-            None => Node::new(now, KeyPair::generate(&mut OsRng), options, Box::new(OsRng)),
+            Some((_, (profile, _))) => {
+                Node::from_profile(now, profile, options, rustox_core::node::system_rng())
+            }
+            None => Node::new(
+                now,
+                KeyPair::generate(&mut OsRng),
+                options,
+                rustox_core::node::system_rng(),
+            ),
         };
         args.network.bootstrap(&mut node, now);
         let (friend, to, find_deadline) = match (args.to, &args.key) {

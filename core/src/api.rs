@@ -153,12 +153,12 @@ impl Tox {
         let clock = Clock::default();
         let now = clock.now();
         let mut node = match &options.profile {
-            Some(p) => Node::from_profile(now, p, options.node.clone(), Box::new(OsRng)),
+            Some(p) => Node::from_profile(now, p, options.node.clone(), crate::node::system_rng()),
             None => Node::new(
                 now,
                 KeyPair::generate(&mut OsRng),
                 options.node.clone(),
-                Box::new(OsRng),
+                crate::node::system_rng(),
             ),
         };
         if options.node.dht.lan_discovery {

@@ -7,10 +7,12 @@
 //! ```
 //!
 //! The measured node is a real `rustox recv` (the CLI, its tokio driver on the main
-//! thread) found by Tox ID through an in-process bootstrap node; its friends are rustox
+//! thread) or core's echo bot (`--node echo-bot`: the Rust API alone, its node on a thread
+//! of its own), found by Tox ID through an in-process bootstrap node; its friends are rustox
 //! nodes in this process that send it a friend request and then stay quiet. Wake-ups are the
-//! main thread's voluntary context switches (`/proc/PID/status`): each is the driver going
-//! to sleep and being woken. CPU is utime + stime of the whole process, RSS its VmRSS.
+//! voluntary context switches of all its threads (`/proc/PID/task/*/status`): each is a
+//! thread going to sleep and being woken. CPU is utime + stime of the whole process, RSS its
+//! VmRSS.
 //! c-toxcore 0.2.18 measured on this machine (issue #12): ~20 wake-ups/s with one friend
 //! (it iterates every 50 ms), 0.4 % of a core, 4.0 MiB resident.
 
@@ -32,6 +34,20 @@ struct Args {
     /// Seconds of each measurement.
     #[arg(long, default_value_t = 30)]
     seconds: u64,
+    /// Seconds to wait after the friends are online before measuring: the onion announces
+    /// every 15 s for its first 90 s and every 120 s after (`TIME_TO_STABLE`), so a node
+    /// left idle for long is measured after about 100 s.
+    #[arg(long, default_value_t = 5)]
+    settle: u64,
+    /// The node measured: `rustox` (`rustox recv`, the CLI) or `echo-bot` (core's
+    /// `examples/echo_bot`, a program on the Rust API alone: `cargo build --release -p
+    /// rustox-core --example echo_bot` first).
+    #[arg(long, default_value = "rustox")]
+    node: String,
+    /// The timer the node's driver sleeps on: `precise` (the timerfd, what the CLI runs by
+    /// default) or `tokio` (its millisecond wheel, `RUSTOX_TIMER=tokio`).
+    #[arg(long, default_value = "precise")]
+    timer: String,
 }
 
 /// A child killed on drop.
@@ -44,10 +60,10 @@ impl Drop for Killed {
     }
 }
 
-/// The main thread's voluntary context switches, the process's CPU seconds, its RSS in KiB.
+/// The voluntary context switches of all the process's threads, its CPU seconds, its RSS
+/// in KiB.
 fn sample(pid: u32) -> Option<(u64, f64, u64)> {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
-    let field = |name: &str| -> Option<u64> {
+    let field = |status: &str, name: &str| -> Option<u64> {
         status
             .lines()
             .find(|l| l.starts_with(name))?
@@ -56,8 +72,13 @@ fn sample(pid: u32) -> Option<(u64, f64, u64)> {
             .parse()
             .ok()
     };
-    let switches = field("voluntary_ctxt_switches:")?;
-    let rss = field("VmRSS:")?;
+    let mut switches = 0;
+    for task in std::fs::read_dir(format!("/proc/{pid}/task")).ok()? {
+        let status = std::fs::read_to_string(task.ok()?.path().join("status")).ok()?;
+        switches += field(&status, "voluntary_ctxt_switches:")?;
+    }
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    let rss = field(&status, "VmRSS:")?;
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
     let rest = &stat[stat.rfind(')')? + 2..];
     let f: Vec<&str> = rest.split_whitespace().collect();
@@ -95,39 +116,70 @@ fn main() -> Result<(), String> {
     let boot = (runner.local_addr(), runner.public_key());
     let dir = std::env::temp_dir().join(format!("rustox-idle-{}", std::process::id()));
     std::fs::create_dir_all(&dir).map_err(|e| e.to_string())?;
-    let mut recv = Killed(
-        Command::new(&rustox)
+    let mut recv = Killed(match args.node.as_str() {
+        "rustox" => Command::new(&rustox)
             .args(["recv", "--listen", "127.0.0.1:0", "--out"])
             .arg(dir.join("inbox"))
             .arg("--key-file")
             .arg(dir.join("recv.key"))
             .arg("--bootstrap")
             .arg(format!("{}:{}", boot.0, boot.1.to_hex()))
-            .env("RUSTOX_TIMER", "tokio")
+            .env("RUSTOX_TIMER", &args.timer)
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
             .spawn()
             .map_err(|e| format!("cannot start {}: {e}", rustox.display()))?,
-    );
+        "echo-bot" => {
+            let bot = rustox
+                .parent()
+                .ok_or("no target directory")?
+                .join("examples/echo_bot");
+            Command::new(&bot)
+                .arg(format!("{}:{}", boot.0, boot.1.to_hex()))
+                .stdout(Stdio::piped())
+                .stderr(Stdio::null())
+                .spawn()
+                .map_err(|e| format!("cannot start {}: {e}", bot.display()))?
+        }
+        other => return Err(format!("--node {other:?}: rustox or echo-bot")),
+    });
     let pid = recv.0.id();
     let mut out = BufReader::new(recv.0.stdout.take().ok_or("no stdout")?);
     let mut line = String::new();
     let id: ToxId = loop {
         line.clear();
         if out.read_line(&mut line).map_err(|e| e.to_string())? == 0 {
-            return Err("rustox recv exited".into());
+            return Err("the node exited".into());
         }
-        if let Some(id) = line.strip_prefix("tox id ") {
-            break id.trim().parse().map_err(|e| format!("{e}"))?;
+        let id = line
+            .strip_prefix("tox id ")
+            .or_else(|| line.strip_prefix("echo bot "))
+            .and_then(|rest| rest.split_whitespace().next());
+        if let Some(id) = id {
+            break id.parse().map_err(|e| format!("{e}"))?;
         }
     };
+    // The node's output is drained so that it never blocks on a full pipe.
+    std::thread::spawn(move || {
+        let mut sink = String::new();
+        while out.read_line(&mut sink).is_ok_and(|n| n > 0) {
+            sink.clear();
+        }
+    });
     println!(
-        "idle cost of `rustox recv` (pid {pid}), {} s per row",
-        args.seconds
+        "idle cost of {} (pid {pid}, {} timer), {} s per row, {} s after the friends are online",
+        if args.node == "rustox" {
+            "`rustox recv`"
+        } else {
+            "the echo bot"
+        },
+        args.timer,
+        args.seconds,
+        args.settle
     );
     println!("| friends online | wake-ups/s | CPU % of a core | RSS MiB |");
     println!("|---:|---:|---:|---:|");
-    std::thread::sleep(Duration::from_secs(3));
+    std::thread::sleep(Duration::from_secs(3.max(args.settle)));
     let row = |n: usize| -> Result<(), String> {
         let (w, cpu, rss) = measure(pid, args.seconds).ok_or("cannot read /proc")?;
         println!("| {n} | {w:.1} | {cpu:.2} | {rss:.1} |");
@@ -163,7 +215,7 @@ fn main() -> Result<(), String> {
             return Err(format!("only {online} of {n} friends came online"));
         }
         // Past the first ALIVE rounds and the onion's first announces.
-        std::thread::sleep(Duration::from_secs(5));
+        std::thread::sleep(Duration::from_secs(args.settle));
         row(n)?;
     }
     let _ = std::fs::remove_dir_all(&dir);

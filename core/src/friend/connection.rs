@@ -404,14 +404,7 @@ impl FriendConnection {
                 // ALIVEs then travel together and an idle friend wakes each node about
                 // once per interval, not twice (issue #12's idle budget). Ours still goes
                 // at least every FRIEND_PING_INTERVAL and at most twice as often.
-                let answer = self.status == FriendConnStatus::Connected
-                    && self
-                        .alive_sent
-                        .is_none_or(|t| now + FRIEND_PING_INTERVAL / 2 >= t + FRIEND_PING_INTERVAL);
-                if answer {
-                    self.alive_sent = Some(now);
-                    self.push(FriendAction::SendAlive);
-                }
+                self.send_alive_if_due_soon(now);
                 Ok(Received::Alive)
             }
             Ok(FriendConnPacket::ShareRelays(nodes)) => {
@@ -500,6 +493,28 @@ impl FriendConnection {
                 self.maybe_connect(now);
             }
         }
+    }
+
+    /// Sends ALIVE now if it would fall due within half an interval, and says whether it
+    /// did. The node calls it for every friend when one friend's ALIVE timer fires, so an
+    /// idle node sends all its friends' ALIVEs in one wake-up rather than one wake-up per
+    /// friend (issue #12's idle budget); each friend still gets one at least every
+    /// [`FRIEND_PING_INTERVAL`] and at most twice as often.
+    pub fn send_alive_if_due_soon(&mut self, now: Timestamp) -> bool {
+        let soon = self.status == FriendConnStatus::Connected
+            && self
+                .alive_sent
+                .is_none_or(|t| now + FRIEND_PING_INTERVAL / 2 >= t + FRIEND_PING_INTERVAL);
+        if soon {
+            self.alive_sent = Some(now);
+            self.push(FriendAction::SendAlive);
+        }
+        soon
+    }
+
+    /// When our last ALIVE went out.
+    pub fn alive_sent(&self) -> Option<Timestamp> {
+        self.alive_sent
     }
 
     /// When [`Self::handle_timeout`] next has work.

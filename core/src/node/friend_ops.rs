@@ -187,16 +187,30 @@ impl Node {
 
     /// Runs every friend's due timers (friend_connection, friend requests).
     pub(super) fn friend_timers(&mut self, now: Timestamp) {
+        let mut alive_round = false;
         for number in self.friends.numbers() {
             let Some(friend) = self.friends.get_mut(number) else {
                 continue;
             };
             if friend.conn.poll_timeout().is_some_and(|t| t <= now) {
                 friend.conn.handle_timeout(now);
+                alive_round |= friend.conn.alive_sent() == Some(now);
             }
             self.send_friend_request(now, number);
             self.send_dht_route_pk(now, number);
             self.drive_friend(now, number);
+        }
+        // One friend's ALIVE went out: the others due soon go with it.
+        if alive_round {
+            for number in self.friends.numbers() {
+                let sent = self
+                    .friends
+                    .get_mut(number)
+                    .is_some_and(|f| f.conn.send_alive_if_due_soon(now));
+                if sent {
+                    self.drive_friend(now, number);
+                }
+            }
         }
     }
 

@@ -578,6 +578,14 @@ impl Node {
     }
 }
 
+/// The randomness a node runs on outside tests and simulations: a ChaCha12 CSPRNG
+/// (`rand::rngs::StdRng`) seeded once from the operating system. Drawing every nonce and
+/// ping id from `OsRng` cost a `getrandom` system call each, about three per datagram sent.
+pub fn system_rng() -> Box<dyn CryptoRng + Send> {
+    use rand::SeedableRng;
+    Box::new(rand::rngs::StdRng::from_entropy())
+}
+
 /// A seed drawn from `rng`.
 fn rng_seed(rng: &mut dyn CryptoRng) -> [u8; 32] {
     let mut seed = [0u8; 32];

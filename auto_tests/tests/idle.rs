@@ -1,0 +1,48 @@
+//! An idle node sleeps until its next real deadline (issue #12): in virtual time, with
+//! friends online and nothing to say, it wakes about once a second in all, its own timers
+//! far less, and an idle friend costs only ALIVEs and their acknowledgements.
+//! `rustox_auto_tests::idle` has the scenario; `idle-bench` measures the same on real
+//! sockets.
+
+use rustox_auto_tests::idle::run_idle;
+
+#[test]
+fn one_idle_friend_costs_only_alives_and_the_node_wakes_about_once_a_second() {
+    let seconds = 300;
+    let (r, _) = run_idle(1, 20, seconds).expect("everyone online");
+    // FRIEND_PING_INTERVAL is 8 s, answered ALIVEs come sooner (4–8 s): at least one ALIVE
+    // per 8 s, each side's at most every 4 s, and an acknowledgement for each received.
+    let alives_min = seconds / 8 - 1;
+    assert!(
+        r.session_packets_sent >= alives_min && r.session_packets_sent <= 2 * seconds / 4,
+        "{} session packets in {seconds} s: {r:?}",
+        r.session_packets_sent
+    );
+    let received = r.received.get(&27).copied().unwrap_or(0);
+    assert!(
+        received >= alives_min && received <= 2 * seconds / 4,
+        "{received} session packets received: {r:?}"
+    );
+    // The DHT's rounds every 5–10 s, the onion's announces, one friend's ALIVE.
+    assert!(r.timer_wakeups_per_sec() <= 0.4, "{r:?}");
+    assert!(r.wakeups_per_sec() <= 1.3, "{r:?}");
+}
+
+#[test]
+fn a_hundred_idle_friends_share_their_wake_ups() {
+    let (r, _) = run_idle(100, 20, 120).expect("everyone online");
+    // Every friend's ALIVE goes in the wake-up of the first one due: about one friend
+    // round per 4–8 s, not a hundred.
+    let friend_rounds = r
+        .timer_wakeups
+        .iter()
+        .filter(|(k, _)| k.contains("friends"))
+        .map(|(_, n)| n)
+        .sum::<u64>();
+    assert!(
+        friend_rounds <= 120 / 2,
+        "{friend_rounds} friend timer wake-ups: {r:?}"
+    );
+    assert!(r.timer_wakeups_per_sec() <= 1.0, "{r:?}");
+    assert!(r.wakeups_per_sec() <= 3.0, "{r:?}");
+}
