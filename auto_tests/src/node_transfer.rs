@@ -37,6 +37,10 @@ pub struct NodeTransferReport {
     pub efficiency: f64,
     /// Offer to last byte, seconds.
     pub seconds: f64,
+    /// Delivered bytes ÷ (the receiver's accept reaching the sender → last byte × the
+    /// bottleneck's wire rate): the same without the file protocol's offer/accept round
+    /// trip, which the transport alone does not have.
+    pub efficiency_from_accept: f64,
     /// 95th percentile of the chat messages' one-way latency during the transfer, ms.
     pub chat_p95_ms: Option<f64>,
     /// Chat messages that arrived.
@@ -99,6 +103,7 @@ fn sha256_of(size: u64) -> [u8; 32] {
 #[derive(Default)]
 struct Shared {
     offered_at: Option<Timestamp>,
+    accepted_at: Option<Timestamp>,
     received: Option<(Timestamp, u64, bool)>,
     chat_latencies: Vec<f64>,
 }
@@ -134,6 +139,13 @@ pub fn run_node_transfer(profile: &Profile, seed: u64, bytes: u64) -> NodeTransf
     let sha = sha256_of(bytes);
     let s_a = shared.clone();
     alice.react = Some(Box::new(move |node: &mut Node, now, event: &NodeEvent| {
+        if let NodeEvent::FileControl {
+            control: rustox_file_transfer::FileControl::Resume,
+            ..
+        } = event
+        {
+            s_a.borrow_mut().accepted_at.get_or_insert(now);
+        }
         if let NodeEvent::FriendConnection { online: true, .. } = event {
             let file = PreparedFile {
                 source: Box::new(PatternSource {
@@ -209,6 +221,7 @@ pub fn run_node_transfer(profile: &Profile, seed: u64, bytes: u64) -> NodeTransf
     let s = shared.borrow();
     let (done, delivered, verified) = s.received.unwrap_or((sim.now(), 0, false));
     let seconds = s.offered_at.map_or(0.0, |o| (done - o).as_secs_f64());
+    let from_accept = s.accepted_at.map_or(0.0, |a| (done - a).as_secs_f64());
     let mut lat = s.chat_latencies.clone();
     lat.sort_by(f64::total_cmp);
     NodeTransferReport {
@@ -219,6 +232,11 @@ pub fn run_node_transfer(profile: &Profile, seed: u64, bytes: u64) -> NodeTransf
             0.0
         },
         seconds,
+        efficiency_from_accept: if from_accept > 0.0 {
+            delivered as f64 / (from_accept * profile.rate_bytes_per_sec())
+        } else {
+            0.0
+        },
         chat_p95_ms: (!lat.is_empty())
             .then(|| lat[((lat.len() - 1) as f64 * 0.95).round() as usize]),
         chat_messages: lat.len(),

@@ -40,8 +40,8 @@ fn main() {
         "{} MiB, BBR, seed {}, exact timing (no driver model) on both sides",
         args.mib, args.seed
     );
-    println!("| profile | whole node | transport alone | node ÷ transport | chat p95 ms during the file | messages | verified | friend KiB idle | friend KiB peak |");
-    println!("|---|---:|---:|---:|---:|---:|---|---:|---:|");
+    println!("| profile | whole node | transport alone | node ÷ transport | same from the accept | chat p95 ms during the file | messages | verified | friend KiB idle | friend KiB peak |");
+    println!("|---|---:|---:|---:|---:|---:|---:|---|---:|---:|");
     for profile in profiles {
         let bytes = args.mib << 20;
         let node = run_node_transfer(&profile, args.seed, bytes);
@@ -51,12 +51,17 @@ fn main() {
             .map(|m| m.goodput_efficiency)
             .unwrap_or(0.0);
         println!(
-            "| {} | {:.3} | {:.3} | {:.3} | {} | {} | {} | {:.1} | {:.1} |",
+            "| {} | {:.3} | {:.3} | {:.3} | {:.3} | {} | {} | {} | {:.1} | {:.1} |",
             profile.name,
             node.efficiency,
             transport,
             if transport > 0.0 {
                 node.efficiency / transport
+            } else {
+                0.0
+            },
+            if transport > 0.0 {
+                node.efficiency_from_accept / transport
             } else {
                 0.0
             },
