@@ -1,6 +1,7 @@
 //! What wakes an idle node with friends online, by cause, in virtual time
 //! (`rustox_auto_tests::idle`), and its heap (measured by dropping it under a counting
-//! allocator).
+//! allocator). With `IDLE_TRACE_FORGET=1`, A is leaked instead of dropped, so that
+//! `heaptrack` lists its heap by allocation site as the program's leaks.
 //!
 //! ```text
 //! cargo run --release -p rustox-auto-tests --example idle_trace -- FRIENDS FILLERS SECONDS
@@ -35,7 +36,12 @@ fn main() {
     println!("datagrams received by first byte: {:?}", r.received);
     println!("session packets sent: {}", r.session_packets_sent);
     let before = live_bytes().unwrap_or(0);
-    drop(a);
+    if std::env::var_os("IDLE_TRACE_FORGET").is_some() {
+        // For heaptrack: A's heap is then what leaks, with the stacks that allocated it.
+        std::mem::forget(a);
+    } else {
+        drop(a);
+    }
     let after = live_bytes().unwrap_or(0);
     println!(
         "A's heap: {:.1} KiB ({:.1} KiB in its friends' records and sessions)",

@@ -218,6 +218,11 @@ impl PingGuard {
                 break;
             }
         }
+        // A burst (a search's first round) must not leave every friend's guard holding
+        // room for 64 entries: give it back once the guard is nearly empty.
+        if self.recent.len() <= 2 && self.recent.capacity() > 8 {
+            self.recent.shrink_to(4);
+        }
     }
 
     /// Records a request to `pk` if none went to it in the last 3 s and the guard has room.

@@ -62,6 +62,8 @@ impl std::fmt::Debug for SendbackEntry {
 pub(super) struct SendbackTable {
     entries: HashMap<u64, SendbackEntry>,
     evicted: u64,
+    /// When the expired entries were last dropped.
+    expired_at: Timestamp,
 }
 
 impl SendbackTable {
@@ -74,8 +76,15 @@ impl SendbackTable {
         entry: SendbackEntry,
         rng: &mut dyn CryptoRng,
     ) -> [u8; SENDBACK_DATA_SIZE] {
-        if self.entries.len() >= ANNOUNCE_ARRAY_SIZE {
+        // Expired entries go every ANNOUNCE_TIMEOUT, not only when the table is full: an
+        // idle client has a handful outstanding, and its table gives the room of a full one
+        // (~190 KiB) back.
+        if self.entries.len() >= ANNOUNCE_ARRAY_SIZE || now >= self.expired_at + ANNOUNCE_TIMEOUT {
             self.expire(now);
+            self.expired_at = now;
+            if self.entries.capacity() > 4 * self.entries.len().max(16) {
+                self.entries.shrink_to(2 * self.entries.len());
+            }
         }
         if self.entries.len() >= ANNOUNCE_ARRAY_SIZE {
             if let Some(oldest) = self
