@@ -116,7 +116,9 @@ pub struct Endpoint {
     config: EndpointConfig,
     limits: EndpointLimits,
     rng: Box<dyn CryptoRng + Send>,
-    connections: BTreeMap<ConnectionId, Connection>,
+    /// Boxed: a connection is a few KiB, and the tree's nodes hold 11 values each whether
+    /// used or not.
+    connections: BTreeMap<ConnectionId, Box<Connection>>,
     by_addr: HashMap<SocketAddr, ConnectionId>,
     by_real_pk: HashMap<PublicKey, ConnectionId>,
     allowed: HashSet<PublicKey>,
@@ -540,7 +542,7 @@ impl Endpoint {
     pub fn poll_timeout(&self) -> Option<Timestamp> {
         self.connections
             .values()
-            .filter_map(Connection::poll_timeout)
+            .filter_map(|c| c.poll_timeout())
             .min()
     }
 
@@ -554,12 +556,12 @@ impl Endpoint {
 
     /// A connection by id.
     pub fn connection(&self, id: ConnectionId) -> Option<&Connection> {
-        self.connections.get(&id)
+        self.connections.get(&id).map(|c| &**c)
     }
 
     /// A connection by id, mutably.
     pub fn connection_mut(&mut self, id: ConnectionId) -> Option<&mut Connection> {
-        self.connections.get_mut(&id)
+        self.connections.get_mut(&id).map(|c| &mut **c)
     }
 
     /// Ids of all connections still held (closed ones until their last event is polled).
@@ -578,7 +580,7 @@ impl Endpoint {
         let connections: usize = self
             .connections
             .values()
-            .map(Connection::memory_usage)
+            .map(|c| c.memory_usage() + std::mem::size_of::<Box<Connection>>())
             .sum();
         let responses: usize = self
             .responses
@@ -610,7 +612,7 @@ impl Endpoint {
         let id = conn.id();
         self.by_addr.insert(conn.peer_addr(), id);
         self.by_real_pk.insert(conn.peer_real_pk(), id);
-        self.connections.insert(id, conn);
+        self.connections.insert(id, Box::new(conn));
     }
 
     fn is_live(&self, id: ConnectionId) -> bool {

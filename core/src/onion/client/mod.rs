@@ -416,7 +416,13 @@ impl OnionClient {
     pub fn set_friend_online(&mut self, real_pk: &PublicKey, online: bool) {
         if let Some(f) = self.friends.get_mut(real_pk) {
             f.online = online;
-            if !online {
+            if online {
+                // Nothing searches for an online friend, and the nodes would be stale (timed
+                // out) by the time it goes offline: 0.2.18 keeps them, we give the room back
+                // (~2.5 KiB a friend) and search afresh when it goes offline.
+                f.list.clear();
+                f.guard = nodes::PingGuard::default();
+            } else {
                 f.no_replay.reset();
                 f.run_count = 0;
                 f.dht_pk_sends = 0;

@@ -98,6 +98,11 @@ impl NodeList {
         }
     }
 
+    /// Forgets every node and gives the room back.
+    pub(super) fn clear(&mut self) {
+        self.nodes = Vec::new();
+    }
+
     /// Removes the timed-out nodes (c-toxcore leaves them as free slots); returns how many.
     pub(super) fn remove_timed_out(&mut self, now: Timestamp) -> usize {
         let before = self.nodes.len();
