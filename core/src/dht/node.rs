@@ -1054,7 +1054,11 @@ impl DhtNode {
 
     /// The next output before encryption (multi-worker drivers seal it in their own gate).
     pub fn poll_outgoing(&mut self) -> Option<Outgoing> {
-        self.outbox.pop_front()
+        let out = self.outbox.pop_front();
+        if out.is_none() {
+            give_back(&mut self.outbox);
+        }
+        out
     }
 
     /// The next datagram to send.
@@ -1064,6 +1068,7 @@ impl DhtNode {
                 return Some(t);
             }
         }
+        give_back(&mut self.outbox);
         None
     }
 
@@ -1086,6 +1091,17 @@ impl DhtNode {
             return;
         }
         self.events.push_back(e);
+    }
+}
+
+/// Room kept by a drained queue. A round's burst (hundreds of requests on a busy node) grows
+/// a queue; an idle node should not keep that room for good.
+const QUEUE_ROOM_KEPT: usize = 64;
+
+/// Shrinks a drained queue that a burst grew.
+pub(crate) fn give_back<T>(queue: &mut VecDeque<T>) {
+    if queue.is_empty() && queue.capacity() > 4 * QUEUE_ROOM_KEPT {
+        queue.shrink_to(QUEUE_ROOM_KEPT);
     }
 }
 

@@ -486,7 +486,11 @@ impl OnionClient {
 
     /// The next datagram to send.
     pub fn poll_transmit(&mut self) -> Option<Transmit> {
-        self.transmits.pop_front()
+        let t = self.transmits.pop_front();
+        if t.is_none() {
+            crate::dht::node::give_back(&mut self.transmits);
+        }
+        t
     }
 
     /// The next event.
