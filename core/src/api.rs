@@ -5,8 +5,10 @@
 //! on a single-threaded tokio runtime: the node's receive batches are not `Send`, and one
 //! thread per node keeps its latency independent of the caller's tasks. The handle's methods hand work to that task and
 //! await its answer; what happens on the network comes out of [`Tox::next_event`] or the
-//! [`EventStream`] (a `futures_core::Stream`). Programs without a runtime drive a
-//! [`Node`] themselves: it is sans-IO, with `handle_datagram`, `poll_transmit`,
+//! [`EventStream`] (a `futures_core::Stream`). Programs without a runtime start it with
+//! [`Tox::start_blocking`], read events in a plain loop with [`Tox::poll_event`] (or wait
+//! with [`Tox::wait_event`]) and call the node with [`Tox::with_node_blocking`]; or they drive
+//! a [`Node`] themselves: it is sans-IO, with `handle_datagram`, `poll_transmit`,
 //! `poll_event` and `poll_timeout`.
 //!
 //! ```no_run
@@ -148,6 +150,14 @@ impl App for ApiApp {
 impl Tox {
     /// Binds the socket, builds the node and starts it on its thread.
     pub async fn start(options: ToxOptions) -> Result<Tox, ToxError> {
+        Self::start_blocking(options)
+    }
+
+    /// [`Tox::start`] for programs without an async runtime (nothing in it waits: the node
+    /// gets a runtime of its own on its thread). Such a program then reads events with
+    /// [`Tox::poll_event`] or [`Tox::wait_event`] and calls the node with
+    /// [`Tox::with_node_blocking`].
+    pub fn start_blocking(options: ToxOptions) -> Result<Tox, ToxError> {
         let socket = crate::driver::socket::bind(options.bind)?;
         let local = socket.local_addr()?;
         let clock = Clock::default();
@@ -223,6 +233,39 @@ impl Tox {
             .map_err(|_| ToxError::Stopped)?;
         self.wake.notify_one();
         rx.await.map_err(|_| ToxError::Stopped)
+    }
+
+    /// [`Tox::with_node`] for programs without an async runtime: blocks until the node has
+    /// run `f`. Must not be called from async code (it would block the runtime's thread;
+    /// tokio refuses with a panic).
+    pub fn with_node_blocking<R, F>(&self, f: F) -> Result<R, ToxError>
+    where
+        R: Send + 'static,
+        F: FnOnce(&mut Node, Timestamp) -> R + Send + 'static,
+    {
+        let (tx, rx) = oneshot::channel();
+        let job: Job = Box::new(move |node, now| {
+            let _ = tx.send(f(node, now));
+        });
+        self.jobs
+            .as_ref()
+            .ok_or(ToxError::Stopped)?
+            .send(job)
+            .map_err(|_| ToxError::Stopped)?;
+        self.wake.notify_one();
+        rx.blocking_recv().map_err(|_| ToxError::Stopped)
+    }
+
+    /// The next event if one is waiting, without waiting: the plain poll loop of a program
+    /// without a runtime (call it from its own loop, as a C client calls `tox_iterate`).
+    pub fn poll_event(&mut self) -> Option<NodeEvent> {
+        self.events.try_recv().ok()
+    }
+
+    /// Waits for the next event; `None` once the node has stopped. For programs without a
+    /// runtime; must not be called from async code.
+    pub fn wait_event(&mut self) -> Option<NodeEvent> {
+        self.events.blocking_recv()
     }
 
     /// Our Tox ID (give it to friends).

@@ -125,3 +125,70 @@ async fn a_friend_request_a_message_and_a_file_echo_through_the_api() {
     bot_task.abort();
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A program without an async runtime: the blocking start, a plain poll loop for events,
+/// and node calls that block until done. A friend request, acceptance and a message each way.
+#[test]
+fn a_program_without_a_runtime_chats_through_a_poll_loop() {
+    let boot = NodeRunner::start(
+        KeyPair::generate(&mut StdRng::from_entropy()),
+        RunnerConfig {
+            bind: SocketAddr::from(([127, 0, 0, 1], 0)),
+            workers: 1,
+            mode: UdpMode::ReusePort,
+            dht: DhtConfig {
+                lan_discovery: false,
+                ..DhtConfig::default()
+            },
+            onion: Some(OnionConfig::default()),
+        },
+    )
+    .expect("bootstrap node");
+    let mut bob = Tox::start_blocking(options(&boot)).expect("bob");
+    let mut alice = Tox::start_blocking(options(&boot)).expect("alice");
+    let bob_id = bob.tox_id();
+    let friend = alice
+        .with_node_blocking(move |n, now| n.add_friend(now, &bob_id, b"hi bob"))
+        .expect("alice's node runs")
+        .expect("friend request queued");
+    let end = std::time::Instant::now() + Duration::from_secs(60);
+    let (mut bob_got, mut alice_got) = (None, None);
+    while std::time::Instant::now() < end && (bob_got.is_none() || alice_got.is_none()) {
+        let mut idle = true;
+        while let Some(event) = bob.poll_event() {
+            idle = false;
+            match event {
+                NodeEvent::FriendRequest { pk, .. } => {
+                    bob.with_node_blocking(move |n, now| n.add_friend_norequest(now, pk))
+                        .unwrap()
+                        .unwrap();
+                }
+                NodeEvent::Message { friend, text, .. } => {
+                    bob_got = Some(text);
+                    bob.with_node_blocking(move |n, now| n.send_message(now, friend, b"hi alice"))
+                        .unwrap()
+                        .unwrap();
+                }
+                _ => {}
+            }
+        }
+        while let Some(event) = alice.poll_event() {
+            idle = false;
+            match event {
+                NodeEvent::FriendConnection { online: true, .. } => {
+                    alice
+                        .with_node_blocking(move |n, now| n.send_message(now, friend, b"hello"))
+                        .unwrap()
+                        .unwrap();
+                }
+                NodeEvent::Message { text, .. } => alice_got = Some(text),
+                _ => {}
+            }
+        }
+        if idle {
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+    assert_eq!(bob_got.as_deref(), Some(&b"hello"[..]));
+    assert_eq!(alice_got.as_deref(), Some(&b"hi alice"[..]));
+}

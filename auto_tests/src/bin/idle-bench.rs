@@ -44,6 +44,10 @@ struct Args {
     /// rustox-core --example echo_bot` first).
     #[arg(long, default_value = "rustox")]
     node: String,
+    /// The echo bot's executable, when not `examples/echo_bot` beside this one (for example
+    /// `target/small/examples/echo_bot`, built with `--profile small`).
+    #[arg(long)]
+    echo_bot: Option<std::path::PathBuf>,
     /// The timer the node's driver sleeps on: `precise` (the timerfd, what the CLI runs by
     /// default) or `tokio` (its millisecond wheel, `RUSTOX_TIMER=tokio`).
     #[arg(long, default_value = "precise")]
@@ -130,10 +134,13 @@ fn main() -> Result<(), String> {
             .spawn()
             .map_err(|e| format!("cannot start {}: {e}", rustox.display()))?,
         "echo-bot" => {
-            let bot = rustox
-                .parent()
-                .ok_or("no target directory")?
-                .join("examples/echo_bot");
+            let bot = match &args.echo_bot {
+                Some(path) => path.clone(),
+                None => rustox
+                    .parent()
+                    .ok_or("no target directory")?
+                    .join("examples/echo_bot"),
+            };
             Command::new(&bot)
                 .arg(format!("{}:{}", boot.0, boot.1.to_hex()))
                 .stdout(Stdio::piped())
