@@ -192,3 +192,122 @@ fn a_program_without_a_runtime_chats_through_a_poll_loop() {
     assert_eq!(bob_got.as_deref(), Some(&b"hello"[..]));
     assert_eq!(alice_got.as_deref(), Some(&b"hi alice"[..]));
 }
+
+/// An in-memory sink that yields between writes (as a network upload would), and can be
+/// told to fail after some bytes.
+struct MemorySink {
+    bytes: std::sync::Arc<std::sync::Mutex<Vec<u8>>>,
+    fail_after: Option<usize>,
+    finished: std::sync::Arc<std::sync::atomic::AtomicBool>,
+}
+
+#[rustox_core::api::async_trait]
+impl rustox_core::api::FileSink for MemorySink {
+    async fn write_all(&mut self, data: &[u8]) -> std::io::Result<()> {
+        tokio::task::yield_now().await;
+        let mut bytes = self.bytes.lock().unwrap();
+        if self.fail_after.is_some_and(|n| bytes.len() >= n) {
+            return Err(std::io::Error::other("disk full"));
+        }
+        bytes.extend_from_slice(data);
+        Ok(())
+    }
+
+    async fn finish(&mut self) -> std::io::Result<()> {
+        self.finished
+            .store(true, std::sync::atomic::Ordering::SeqCst);
+        Ok(())
+    }
+}
+
+/// A file received into a caller's async sink arrives whole and verified; a sink that fails
+/// part-way cancels the transfer and its task reports the error.
+#[tokio::test]
+async fn files_arrive_in_a_callers_async_sink_and_a_failing_sink_cancels_the_transfer() {
+    let boot = NodeRunner::start(
+        KeyPair::generate(&mut StdRng::from_entropy()),
+        RunnerConfig {
+            bind: SocketAddr::from(([127, 0, 0, 1], 0)),
+            workers: 1,
+            mode: UdpMode::ReusePort,
+            dht: DhtConfig {
+                lan_discovery: false,
+                ..DhtConfig::default()
+            },
+            onion: Some(OnionConfig::default()),
+        },
+    )
+    .expect("bootstrap node");
+    let dir = std::env::temp_dir().join(format!("rustox-api-sink-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut content = vec![0u8; 2_000_000];
+    StdRng::seed_from_u64(5).fill_bytes(&mut content);
+    let source = dir.join("to-sink.bin");
+    std::fs::write(&source, &content).unwrap();
+
+    let mut bob = Tox::start(options(&boot)).await.expect("bob");
+    let mut alice = Tox::start(options(&boot)).await.expect("alice");
+    let friend = alice
+        .add_friend(bob.tox_id(), b"sink test")
+        .await
+        .expect("friend request");
+    let bytes = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let finished = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let outcome = tokio::time::timeout(Duration::from_secs(60), async {
+        let mut offers = 0;
+        let mut tasks = Vec::new();
+        let mut received = None;
+        let mut cancelled = false;
+        loop {
+            tokio::select! {
+                Some(event) = alice.next_event() => {
+                    if let NodeEvent::FriendConnection { online: true, .. } = event {
+                        alice.send_file(friend, &source).await.unwrap();
+                        alice.send_file(friend, &source).await.unwrap();
+                    }
+                }
+                Some(event) = bob.next_event() => match event {
+                    NodeEvent::FriendRequest { pk, .. } => {
+                        bob.add_friend_norequest(pk).await.unwrap();
+                    }
+                    NodeEvent::FileOffered(offer) => {
+                        // The first offer goes to a good sink, the second to one that fails
+                        // after 300 kB.
+                        offers += 1;
+                        let sink = MemorySink {
+                            bytes: if offers == 1 { bytes.clone() } else { Default::default() },
+                            fail_after: (offers == 2).then_some(300_000),
+                            finished: if offers == 1 { finished.clone() } else { Default::default() },
+                        };
+                        tasks.push(bob.accept_file_into(offer.friend, offer.file, sink).await.unwrap());
+                    }
+                    NodeEvent::FileReceived { bytes, verified, .. } => received = Some((bytes, verified)),
+                    NodeEvent::FileFailed { .. } => cancelled = true,
+                    _ => {}
+                },
+            }
+            if let (Some(received), true, 2) = (received, cancelled, tasks.len()) {
+                let mut results = Vec::new();
+                for t in tasks {
+                    results.push(t.await.unwrap());
+                }
+                return (received, results);
+            }
+        }
+    })
+    .await
+    .expect("both transfers ended within 60 s");
+    let ((received_bytes, verified), results) = outcome;
+    assert_eq!(received_bytes, content.len() as u64);
+    assert!(verified, "the file in the sink matched its SHA-256 id");
+    assert_eq!(results[0].as_ref().ok(), Some(&(content.len() as u64)));
+    assert!(*bytes.lock().unwrap() == content, "the sink holds the file");
+    assert!(finished.load(std::sync::atomic::Ordering::SeqCst));
+    let err = results[1]
+        .as_ref()
+        .expect_err("the failing sink reports its error");
+    assert_eq!(err.to_string(), "disk full");
+    alice.shutdown().await;
+    bob.shutdown().await;
+    let _ = std::fs::remove_dir_all(&dir);
+}

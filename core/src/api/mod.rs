@@ -36,6 +36,11 @@ use rustox_net_crypto::crypto::{KeyPair, PublicKey};
 use rustox_net_crypto::Timestamp;
 use tokio::sync::{mpsc, oneshot, Notify};
 
+mod file_sink;
+/// The attribute a [`FileSink`] implementation takes (`#[rustox_core::api::async_trait]`).
+pub use async_trait::async_trait;
+pub use file_sink::{FileSink, MAX_SINK_BACKLOG};
+
 use crate::driver::tokio::session::{self, App};
 use crate::driver::{Clock, DriverOptions};
 use crate::friend::ToxId;
@@ -383,6 +388,24 @@ impl Tox {
         Ok(self
             .with_node(move |n, now| n.accept_file(now, friend, file, sink, Some(digest)))
             .await??)
+    }
+
+    /// Accepts an offered file into `sink`, which a task on the caller's runtime writes in
+    /// order ([`FileSink`]: a slow sink never holds up the node). The file is checked against
+    /// the offer's SHA-256 file id as it arrives ([`NodeEvent::FileReceived`] says whether it
+    /// matched). The returned task ends with the bytes the sink took once it has finished the
+    /// file, or with the sink's error (the transfer is then cancelled).
+    pub async fn accept_file_into<S: FileSink>(
+        &self,
+        friend: FriendNumber,
+        file: u32,
+        sink: S,
+    ) -> Result<tokio::task::JoinHandle<std::io::Result<u64>>, ToxError> {
+        let (writer, task) = file_sink::channel_sink(Box::new(sink));
+        let (sink, digest) = crate::driver::hashing_sink(writer)?;
+        self.with_node(move |n, now| n.accept_file(now, friend, file, sink, Some(digest)))
+            .await??;
+        Ok(tokio::spawn(task))
     }
 
     /// The node's state as a profile (save it with [`crate::savedata::file::save_atomic`]
