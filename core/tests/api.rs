@@ -311,3 +311,96 @@ async fn files_arrive_in_a_callers_async_sink_and_a_failing_sink_cancels_the_tra
     bob.shutdown().await;
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A source that hands out its bytes a few hundred at a time, with pauses (as a relayed
+/// download would).
+struct SlowSource {
+    data: Vec<u8>,
+    pos: usize,
+}
+
+#[rustox_core::api::async_trait]
+impl rustox_core::api::FileSource for SlowSource {
+    async fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        if self.pos % 100_000 < 700 {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        } else {
+            tokio::task::yield_now().await;
+        }
+        let n = buf.len().min(700).min(self.data.len() - self.pos);
+        buf[..n].copy_from_slice(&self.data[self.pos..self.pos + n]);
+        self.pos += n;
+        Ok(n)
+    }
+}
+
+/// A file sent from a caller's async source, slower than the path, arrives whole and
+/// verified against the SHA-256 the caller gave as its id.
+#[tokio::test]
+async fn files_leave_from_a_callers_async_source() {
+    let boot = NodeRunner::start(
+        KeyPair::generate(&mut StdRng::from_entropy()),
+        RunnerConfig {
+            bind: SocketAddr::from(([127, 0, 0, 1], 0)),
+            workers: 1,
+            mode: UdpMode::ReusePort,
+            dht: DhtConfig {
+                lan_discovery: false,
+                ..DhtConfig::default()
+            },
+            onion: Some(OnionConfig::default()),
+        },
+    )
+    .expect("bootstrap node");
+    let dir = std::env::temp_dir().join(format!("rustox-api-source-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut content = vec![0u8; 1_000_000];
+    StdRng::seed_from_u64(9).fill_bytes(&mut content);
+    let id: [u8; 32] = <sha2::Sha256 as sha2::Digest>::digest(&content).into();
+    let mut bob = Tox::start(options(&boot)).await.expect("bob");
+    let mut alice = Tox::start(options(&boot)).await.expect("alice");
+    let friend = alice
+        .add_friend(bob.tox_id(), b"source test")
+        .await
+        .expect("friend request");
+    let target = dir.join("from-source.bin");
+    let (received, read) = tokio::time::timeout(Duration::from_secs(60), async {
+        let mut task = None;
+        loop {
+            tokio::select! {
+                Some(event) = alice.next_event() => {
+                    if let NodeEvent::FriendConnection { online: true, .. } = event {
+                        let source = SlowSource { data: content.clone(), pos: 0 };
+                        let (_, t) = alice
+                            .send_file_from(friend, b"slow.bin", content.len() as u64, id, source)
+                            .await
+                            .unwrap();
+                        task = Some(t);
+                    }
+                }
+                Some(event) = bob.next_event() => match event {
+                    NodeEvent::FriendRequest { pk, .. } => {
+                        bob.add_friend_norequest(pk).await.unwrap();
+                    }
+                    NodeEvent::FileOffered(offer) => {
+                        bob.accept_file(offer.friend, offer.file, target.clone()).await.unwrap();
+                    }
+                    NodeEvent::FileReceived { bytes, verified, .. } => {
+                        let read = task.take().expect("the source's task").await.unwrap();
+                        return ((bytes, verified), read);
+                    }
+                    NodeEvent::FileFailed { .. } => panic!("the transfer failed"),
+                    _ => {}
+                },
+            }
+        }
+    })
+    .await
+    .expect("the file arrived within 60 s");
+    assert_eq!(received, (content.len() as u64, true));
+    assert_eq!(read.ok(), Some(content.len() as u64));
+    assert!(std::fs::read(&target).unwrap() == content);
+    alice.shutdown().await;
+    bob.shutdown().await;
+    let _ = std::fs::remove_dir_all(&dir);
+}

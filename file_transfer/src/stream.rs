@@ -24,6 +24,8 @@ use crate::transfers::FileTransfers;
 
 /// A readable, seekable source of file bytes. `Send`, so a node holding transfers can move
 /// to the thread that drives it (the C API's `tox_iterate` runs on the client's thread).
+/// A read may fail with `WouldBlock` when no whole chunk is ready yet: the file then waits
+/// for [`FileStreams::source_ready`].
 pub trait Source: Read + Seek + Send {}
 impl<T: Read + Seek + Send> Source for T {}
 
@@ -156,6 +158,12 @@ impl FileStreams {
             // Allocated by the first chunk sent: most friends never send a file.
             buffer: Vec::new(),
         }
+    }
+
+    /// Outgoing `file`'s source has data again after answering a read with `WouldBlock`:
+    /// its chunk requests resume at the next [`Self::pump`].
+    pub fn source_ready(&mut self, file: u32) {
+        self.transfers.source_ready(file);
     }
 
     /// The underlying transfers, for pause/resume/cancel and progress.
@@ -455,6 +463,10 @@ impl FileStreams {
         position: u64,
         length: usize,
     ) -> Result<u64, StreamError> {
+        // Requests raised before the source ran dry are taken back with it.
+        if self.transfers.is_starved(file) {
+            return Ok(0);
+        }
         let Some(stream) = self.outgoing.get_mut(&file) else {
             return Ok(0);
         };
@@ -472,6 +484,13 @@ impl FileStreams {
                 Ok(0) => break,
                 Ok(n) => filled += n,
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                // A source that fills from elsewhere (the Rust API's async sources) has no
+                // whole chunk yet: nothing was taken, the request goes back, and the file
+                // waits for `source_ready`.
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock && filled == 0 => {
+                    self.transfers.source_starved(file);
+                    return Ok(0);
+                }
                 Err(e) => {
                     stream.cursor = None;
                     return Err(e.into());

@@ -79,6 +79,9 @@ pub(crate) struct Outgoing {
     pub requested: u64,
     /// A size-0 file still owes its one empty FILE_DATA.
     pub owes_empty_chunk: bool,
+    /// The application's source had no data for a request: none is raised until it says
+    /// it has ([`crate::FileTransfers::source_ready`]).
+    pub starved: bool,
 }
 
 impl Outgoing {
@@ -90,12 +93,13 @@ impl Outgoing {
             paused: PauseFlags::default(),
             transferred: 0,
             requested: 0,
+            starved: false,
         }
     }
 
     /// Length of the next chunk to request, if this transfer may be asked for one now.
     pub fn next_request_length(&self) -> Option<usize> {
-        if self.status != OutgoingStatus::Transferring || self.paused.any() {
+        if self.status != OutgoingStatus::Transferring || self.paused.any() || self.starved {
             return None;
         }
         let left = self.info.size.saturating_sub(self.requested);

@@ -338,6 +338,36 @@ impl FileTransfers {
         }
     }
 
+    /// The application cannot answer a chunk request of outgoing `file` yet (its source is
+    /// waiting for data): the requests not yet answered are taken back, and none is raised
+    /// for the file until [`Self::source_ready`]. Not part of tox.h, where a client that has
+    /// no data simply does not call `tox_file_send_chunk` and the request is lost.
+    pub fn source_starved(&mut self, file: u32) {
+        if let Some(FileNumber::Outgoing(slot)) = FileNumber::from_u32(file) {
+            if let Some(t) = self.outgoing.get_mut(slot) {
+                t.starved = true;
+                t.requested = t.transferred;
+            }
+        }
+    }
+
+    /// Outgoing `file`'s source has data again: its requests resume.
+    pub fn source_ready(&mut self, file: u32) {
+        if let Some(FileNumber::Outgoing(slot)) = FileNumber::from_u32(file) {
+            if let Some(t) = self.outgoing.get_mut(slot) {
+                t.starved = false;
+            }
+        }
+    }
+
+    /// Whether outgoing `file` waits for its source ([`Self::source_starved`]).
+    pub fn is_starved(&self, file: u32) -> bool {
+        match FileNumber::from_u32(file) {
+            Some(FileNumber::Outgoing(slot)) => self.outgoing.get(slot).is_some_and(|t| t.starved),
+            _ => false,
+        }
+    }
+
     /// `tox_file_get_file_id`.
     pub fn file_id(&self, file: u32) -> Result<[u8; FILE_ID_LENGTH], FileGetError> {
         self.transfer(file)

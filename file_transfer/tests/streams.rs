@@ -365,3 +365,100 @@ fn a_source_shorter_than_announced_fails_and_cancels() {
         e.a_events
     );
 }
+
+/// A source filled from elsewhere: it has the first `available` bytes, and answers a read it
+/// cannot fill whole with `WouldBlock` (as the Rust API's async sources do).
+struct Trickle {
+    data: Vec<u8>,
+    available: Arc<AtomicU64>,
+    pos: u64,
+    would_block: Arc<AtomicU64>,
+}
+
+impl Read for Trickle {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let available = self.available.load(Ordering::Relaxed);
+        let end = self.data.len() as u64;
+        let want = (buf.len() as u64).min(end - self.pos);
+        if self.pos + want > available {
+            self.would_block.fetch_add(1, Ordering::Relaxed);
+            return Err(std::io::ErrorKind::WouldBlock.into());
+        }
+        let n = want as usize;
+        buf[..n].copy_from_slice(&self.data[self.pos as usize..self.pos as usize + n]);
+        self.pos += want;
+        Ok(n)
+    }
+}
+
+impl Seek for Trickle {
+    fn seek(&mut self, pos: SeekFrom) -> std::io::Result<u64> {
+        match pos {
+            SeekFrom::Start(p) if p == self.pos => Ok(p),
+            _ => Err(std::io::ErrorKind::Unsupported.into()),
+        }
+    }
+}
+
+#[test]
+fn a_source_without_data_yet_holds_its_file_until_it_is_ready() {
+    let mut e = Ends::new();
+    let data = content(100_000, 7);
+    let available = Arc::new(AtomicU64::new(0));
+    let would_block = Arc::new(AtomicU64::new(0));
+    let source = Trickle {
+        data: data.clone(),
+        available: available.clone(),
+        pos: 0,
+        would_block: would_block.clone(),
+    };
+    let id: [u8; 32] = Sha256::digest(&data).into();
+    let file =
+        e.a.send_with_id(
+            e.now,
+            &mut e.sa,
+            FileKind::Data,
+            data.len() as u64,
+            id,
+            Box::new(source),
+            b"later.bin",
+        )
+        .unwrap();
+    e.step(0);
+    let (incoming, _, _) = e.take_offer().unwrap();
+    let sink = SharedSink::default();
+    e.b.accept(e.now, &mut e.sb, incoming, Box::new(sink.clone()), true)
+        .unwrap();
+    // Nothing to read: the file waits, without failing and without asking again and again.
+    for _ in 0..50 {
+        e.step(8);
+    }
+    assert_eq!(sink.0.lock().unwrap().get_ref().len(), 0);
+    assert_eq!(
+        would_block.load(Ordering::Relaxed),
+        1,
+        "asked once, then held"
+    );
+    assert!(!e
+        .a_events
+        .iter()
+        .any(|ev| matches!(ev, StreamEvent::Failed { .. })));
+    // Half the file arrives: it flows up to there and waits again.
+    available.store(50_000, Ordering::Relaxed);
+    e.a.source_ready(file);
+    for _ in 0..50 {
+        e.step(8);
+    }
+    let got = sink.0.lock().unwrap().get_ref().len();
+    assert!((50_000 - 1371..=50_000).contains(&got), "{got} bytes");
+    // The rest: complete and verified.
+    available.store(data.len() as u64, Ordering::Relaxed);
+    e.a.source_ready(file);
+    for _ in 0..50 {
+        e.step(8);
+    }
+    assert!(e.b_events.iter().any(|ev| matches!(ev,
+        StreamEvent::Received { file, bytes, verified: true } if *file == incoming && *bytes == data.len() as u64)),
+        "{:?}", e.b_events);
+    assert_eq!(sink.0.lock().unwrap().get_ref(), &data);
+}

@@ -37,9 +37,12 @@ use rustox_net_crypto::Timestamp;
 use tokio::sync::{mpsc, oneshot, Notify};
 
 mod file_sink;
-/// The attribute a [`FileSink`] implementation takes (`#[rustox_core::api::async_trait]`).
+mod file_source;
+/// The attribute a [`FileSink`] or [`FileSource`] implementation takes
+/// (`#[rustox_core::api::async_trait]`).
 pub use async_trait::async_trait;
 pub use file_sink::{FileSink, MAX_SINK_BACKLOG};
+pub use file_source::{FileSource, SOURCE_BUFFER};
 
 use crate::driver::tokio::session::{self, App};
 use crate::driver::{Clock, DriverOptions};
@@ -388,6 +391,44 @@ impl Tox {
         Ok(self
             .with_node(move |n, now| n.accept_file(now, friend, file, sink, Some(digest)))
             .await??)
+    }
+
+    /// Offers a file whose bytes come from `source`, which a task on the caller's runtime
+    /// reads ahead of the node ([`FileSource`]: a slow source holds up only this file).
+    /// `size` may be [`rustox_file_transfer::UNKNOWN_FILE_SIZE`] for a stream that ends when
+    /// the source does. `file_id` is what receivers check the file against: its SHA-256 if
+    /// the caller knows it (they can then verify it), else any 32 bytes (tox.h draws random
+    /// ones). Returns the file number and the task, which ends with the bytes read or the
+    /// source's error (the transfer then fails).
+    pub async fn send_file_from<S: FileSource>(
+        &self,
+        friend: FriendNumber,
+        name: &[u8],
+        size: u64,
+        file_id: [u8; 32],
+        source: S,
+    ) -> Result<(u32, tokio::task::JoinHandle<std::io::Result<u64>>), ToxError> {
+        let (reader, start) = file_source::read_ahead(Box::new(source));
+        let name = name.to_vec();
+        let file = self
+            .with_node(move |n, now| {
+                let prepared = crate::node::PreparedFile {
+                    source: Box::new(reader),
+                    size,
+                    sha256: file_id,
+                };
+                n.send_file(now, friend, prepared, &name)
+            })
+            .await??;
+        let jobs = self.jobs.clone().ok_or(ToxError::Stopped)?;
+        let wake = self.wake.clone();
+        let ready = move || {
+            let job: Job = Box::new(move |node, now| node.file_source_ready(now, friend, file));
+            if jobs.send(job).is_ok() {
+                wake.notify_one();
+            }
+        };
+        Ok((file, tokio::spawn(start(Box::new(ready)))))
     }
 
     /// Accepts an offered file into `sink`, which a task on the caller's runtime writes in

@@ -320,6 +320,16 @@ impl Node {
         }
     }
 
+    /// Outgoing `file` to `friend` has data again after its source answered a read with
+    /// `WouldBlock` (a source filled from elsewhere, like the Rust API's async sources): its
+    /// chunks flow again.
+    pub fn file_source_ready(&mut self, now: Timestamp, friend: FriendNumber, file: u32) {
+        if let Some(f) = self.friends.get_mut(friend) {
+            f.files.streams.source_ready(file);
+        }
+        self.pump_files(now);
+    }
+
     /// Tops up every online friend's file layer; returns file bytes queued.
     pub(super) fn pump_files(&mut self, now: Timestamp) -> u64 {
         let mut queued = 0;
