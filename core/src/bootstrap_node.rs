@@ -85,6 +85,7 @@ pub fn dht_config(opts: &BootstrapOptions) -> DhtConfig {
     DhtConfig {
         guard: GuardConfig {
             rate: opts.rate,
+            slots: crate::dht::source_guard::BOOTSTRAP_SLOTS,
             ..GuardConfig::default()
         },
         lan_discovery: opts.lan_discovery,
@@ -105,6 +106,7 @@ pub fn onion_config(opts: &BootstrapOptions) -> OnionConfig {
         guard: GuardConfig {
             rate: opts.rate.map(|r| r * 4.0),
             burst: default.guard.burst,
+            slots: crate::dht::source_guard::BOOTSTRAP_SLOTS,
         },
     }
 }

@@ -182,6 +182,7 @@ fn table_cannot_be_filled_with_nodes_that_never_answered() {
         guard: GuardConfig {
             rate: None,
             burst: 1.0,
+            ..GuardConfig::default()
         },
         ..quiet()
     };
@@ -300,6 +301,7 @@ fn bytes_sent_to_a_spoofed_source_stay_within_four_times_received() {
         guard: GuardConfig {
             rate: None,
             burst: 1.0,
+            ..GuardConfig::default()
         },
         ..quiet()
     };

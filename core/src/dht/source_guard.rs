@@ -1,8 +1,8 @@
 //! Flood and amplification limits per source address (DESIGN.md principle 5).
 //!
 //! c-toxcore 0.2.18 answers every well-formed request; a DHT node with a public address is
-//! then a reflector. Two limits, both per source IP, kept in a fixed table of 4096 slots
-//! indexed by a keyed hash (sources that collide share a slot, which only ever makes the
+//! then a reflector. Two limits, both per source IP, kept in a fixed table (1024 slots on a
+//! client node, 4096 on a bootstrap node: [`GuardConfig::slots`]) indexed by a keyed hash (sources that collide share a slot, which only ever makes the
 //! limit stricter; the random key stops an attacker from aiming collisions at a victim):
 //!
 //! * **Request rate**: a token bucket of `burst` datagrams refilled at `rate` per second.
@@ -21,8 +21,11 @@ use std::time::Duration;
 use rustox_net_crypto::crypto::CryptoRng;
 use rustox_net_crypto::Timestamp;
 
-/// Slots in the table (a power of two).
-const SLOTS: usize = 4096;
+/// Slots of a client node's table: it hears from a few hundred sources, and a 24-byte slot
+/// table is a fixed cost of every node (two tables, DHT and onion: 48 KiB at 1024 slots).
+pub const CLIENT_SLOTS: usize = 1024;
+/// Slots of a bootstrap node's table, which hears from thousands.
+pub const BOOTSTRAP_SLOTS: usize = 4096;
 /// Reply bytes allowed per byte received.
 pub const AMPLIFICATION_FACTOR: u32 = 4;
 /// Most reply credit a source can bank: 16 full send-nodes replies.
@@ -35,6 +38,9 @@ pub struct GuardConfig {
     pub rate: Option<f64>,
     /// Burst of the rate limit.
     pub burst: f64,
+    /// Slots in the table, rounded up to a power of two: more means fewer sources sharing
+    /// a slot (and a limit), at 24 bytes each.
+    pub slots: usize,
 }
 
 impl Default for GuardConfig {
@@ -45,6 +51,7 @@ impl Default for GuardConfig {
         GuardConfig {
             rate: Some(32.0),
             burst: 64.0,
+            slots: CLIENT_SLOTS,
         }
     }
 }
@@ -80,7 +87,7 @@ impl SourceGuard {
         SourceGuard {
             config,
             key: [rng.next_u64(), rng.next_u64()],
-            slots: vec![Slot::default(); SLOTS],
+            slots: vec![Slot::default(); config.slots.clamp(1, 1 << 20).next_power_of_two()],
         }
     }
 
@@ -93,7 +100,7 @@ impl SourceGuard {
         let lo = u64::from_be_bytes(bytes[8..].try_into().expect("8 bytes"));
         let mut h = mix(hi ^ self.key[0]);
         h = mix(h ^ lo ^ self.key[1]);
-        (h as usize) & (SLOTS - 1)
+        (h as usize) & (self.slots.len() - 1)
     }
 
     /// Accounts a received datagram of `len` bytes; `Err` if the source is over its rate.

@@ -253,6 +253,7 @@ impl Default for OnionConfig {
             guard: GuardConfig {
                 rate: Some(128.0),
                 burst: 512.0,
+                ..GuardConfig::default()
             },
         }
     }

@@ -376,6 +376,7 @@ fn the_store_keeps_the_160_keys_closest_to_ours() {
             guard: GuardConfig {
                 rate: None,
                 burst: 1.0,
+                ..GuardConfig::default()
             },
         },
         Timestamp::ZERO,
@@ -548,6 +549,7 @@ fn rate_limit_runs_before_decryption() {
         guard: GuardConfig {
             rate: Some(1.0),
             burst: 4.0,
+            ..GuardConfig::default()
         },
     };
     let mut server = OnionServer::new(&keys, config, Timestamp::ZERO, &mut rng);
