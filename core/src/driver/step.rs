@@ -1,0 +1,121 @@
+//! The step driver: a [`Node`] on a non-blocking UDP socket, advanced one step at a time by
+//! its caller, with no runtime and no thread of its own. It is what `tox_iterate` runs
+//! (DESIGN.md: the C API drives the node through this module): each step reads what the
+//! socket holds, runs the node's due timers, and sends what the node has to send, then
+//! returns; the caller sleeps until [`Stepper::next_wake`] and steps again.
+//!
+//! The discipline is the tokio driver's (str0m's): after every input, drain the outputs.
+//! Events stay in the node for the caller to poll ([`Node::poll_event`]), because a C
+//! client's callbacks must run after the node is released (they may call back into it).
+
+use std::io;
+use std::net::UdpSocket;
+use std::os::fd::AsFd;
+use std::time::Duration;
+
+use rustox_net_crypto::Timestamp;
+
+use super::{batch_recv, gso, Clock};
+use crate::node::Node;
+
+/// Most receive batches one step reads: a step must return to its caller (whose callbacks
+/// and file chunks wait for it) even while a fast peer keeps the socket full. 16 batches of
+/// up to [`batch_recv::SLOTS`] datagrams (more with GRO) is ~0.5–8 MiB, a few ms of work.
+pub const MAX_BATCHES_PER_STEP: usize = 16;
+
+/// One node's socket, clock and buffers.
+pub struct Stepper {
+    socket: UdpSocket,
+    clock: Clock,
+    batch: batch_recv::RecvBatch,
+    out: gso::Batch,
+    ipv6_socket: bool,
+}
+
+impl Stepper {
+    /// A driver for a node on `socket` (non-blocking, as [`super::socket::bind`] makes it),
+    /// with the time counted by `clock` (the one the node was created with).
+    pub fn new(socket: UdpSocket, clock: Clock, gso_on: bool, gro: bool) -> Self {
+        let batch = batch_recv::RecvBatch::new(&socket, gro);
+        let ipv6_socket = socket.local_addr().is_ok_and(|a| a.is_ipv6());
+        Stepper {
+            socket,
+            clock,
+            batch,
+            out: gso::Batch::new(gso_on),
+            ipv6_socket,
+        }
+    }
+
+    /// The socket the node runs on.
+    pub fn socket(&self) -> &UdpSocket {
+        &self.socket
+    }
+
+    /// The current time on the node's clock.
+    pub fn now(&self) -> Timestamp {
+        self.clock.now()
+    }
+
+    /// One step: the datagrams waiting (at most [`MAX_BATCHES_PER_STEP`] batches), the
+    /// timers that are due, and every datagram the node then has to send. A failed send is
+    /// counted on the node ([`Node::record_send_error`]) and the node carries on; only a
+    /// socket that cannot be read at all is an error.
+    pub fn step(&mut self, node: &mut Node) -> io::Result<()> {
+        self.flush(node);
+        for _ in 0..MAX_BATCHES_PER_STEP {
+            match self.batch.recv(self.socket.as_fd()) {
+                Ok(_) => {
+                    let clock = self.clock;
+                    self.batch.for_each(|from, datagram| {
+                        node.handle_datagram(clock.now(), from, datagram);
+                    });
+                    self.flush(node);
+                }
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
+                // An ICMP error about an earlier send surfaces on a read: not ours to stop for.
+                Err(e)
+                    if matches!(
+                        e.kind(),
+                        io::ErrorKind::ConnectionRefused | io::ErrorKind::ConnectionReset
+                    ) => {}
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(e),
+            }
+        }
+        let now = self.clock.now();
+        if node.poll_timeout().is_some_and(|t| t <= now) {
+            node.handle_timeout(now);
+        }
+        self.flush(node);
+        Ok(())
+    }
+
+    /// Sends every datagram the node has now. Events are left for the caller.
+    pub fn flush(&mut self, node: &mut Node) {
+        let now = self.clock.now();
+        loop {
+            match self.out.append_with(|buf| node.poll_transmit_into(now, buf)) {
+                gso::Appended::Nothing => break,
+                gso::Appended::Joined => {}
+                gso::Appended::SendFirst => {
+                    if let Err((to, e)) = gso::send_now(&mut self.out, &self.socket, self.ipv6_socket)
+                    {
+                        node.record_send_error(to, &e);
+                    }
+                }
+            }
+        }
+        if let Err((to, e)) = gso::send_now(&mut self.out, &self.socket, self.ipv6_socket) {
+            node.record_send_error(to, &e);
+        }
+    }
+
+    /// How long until the node's next deadline, from now: what `tox_iteration_interval`
+    /// returns. `None` when the node has no timer at all (it then waits for datagrams).
+    pub fn next_wake(&self, node: &Node) -> Option<Duration> {
+        let now = self.clock.now();
+        node.poll_timeout()
+            .map(|t| Duration::from_micros(t.as_micros().saturating_sub(now.as_micros())))
+    }
+}
