@@ -360,6 +360,7 @@ impl App for RecvApp {
                 friend,
                 file,
                 reason,
+                ..
             } => {
                 self.bar.finish_and_clear();
                 let path = self

@@ -74,3 +74,10 @@ pub unsafe fn copy_out(src: &[u8], dst: *mut u8) -> bool {
     unsafe { std::ptr::copy_nonoverlapping(src.as_ptr(), dst, src.len()) };
     true
 }
+
+/// [`call`] for a body that returns its own failure value: `failed` is handed to the body
+/// and also returned on a panic.
+pub fn call_with<T: Clone>(failed: T, body: impl FnOnce(T) -> T) -> T {
+    let on_panic = failed.clone();
+    call(on_panic, || body(failed))
+}

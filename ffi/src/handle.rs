@@ -1,18 +1,296 @@
-//! The `Tox` instance behind the C API's opaque `Tox *`.
+//! The `Tox` instance behind the C API's opaque `Tox *`: a node, its socket, the bridge
+//! between the node's file layer and tox.h's chunk callbacks, and the client's callbacks.
+//!
+//! Locking: the node, socket and file bridge sit behind one mutex ([`Tox::lock`]); every
+//! entry point holds it only while it works on them. The callbacks sit behind another and
+//! are copied out before they run. `tox_iterate` collects an iteration's events under the
+//! lock, releases it, and only then calls the client's callbacks, so a callback may call any
+//! function of the library (qTox and toxic answer a chunk request with `tox_file_send_chunk`
+//! from inside the callback) and another thread may use the instance meanwhile. A poisoned
+//! mutex (a panic caught at the boundary, guard.rs) is taken over as it is: the panic is
+//! already an error value for the call that hit it.
 
-use std::sync::Mutex;
+use std::sync::{Mutex, MutexGuard};
+use std::time::Duration;
 
+use rustox_core::driver::step::Stepper;
+use rustox_core::node::{Node, NodeEvent};
+
+use crate::callbacks::Callbacks;
 use crate::event::Event;
+use crate::files::FileBridge;
+use crate::types::{Tox_Connection, Tox_File_Control, Tox_Message_Type, Tox_User_Status};
 
-/// One Tox instance: a node, its socket and the client's callbacks (opaque to C).
+/// Longest `tox_iteration_interval`, in milliseconds. A client sleeps that long without
+/// looking at the socket (toxic, qTox and uTox all do), so this bounds how long a datagram
+/// that arrives while the node has no deadline of its own waits: a message, a friend
+/// request, the first packet of a handshake. c-toxcore always answers 50 ms at most (20
+/// wake-ups a second, idle or not); 200 ms keeps chat's added delay under what a person
+/// notices while an idle client wakes 5 times a second. During a transfer the node's own
+/// deadlines (pacing, acknowledgements) are far shorter and set the interval.
+pub const MAX_ITERATION_INTERVAL_MS: u32 = 200;
+
+/// One Tox instance (opaque to C).
 pub struct Tox {
-    _state: Mutex<()>,
+    state: Mutex<State>,
+    callbacks: Mutex<Callbacks>,
+}
+
+/// What the instance's lock guards.
+pub struct State {
+    /// The node.
+    pub node: Node,
+    /// Its socket and clock.
+    pub stepper: Stepper,
+    /// Files between the node's file layer and the client's chunks.
+    pub files: FileBridge,
+    /// The self connection status last reported.
+    pub self_status: Tox_Connection,
+    /// Events produced by API calls outside an iteration (none today: every event comes
+    /// from the node), delivered with the next iteration's.
+    pub pending: Vec<Event>,
 }
 
 impl Tox {
+    /// A new instance over a running node.
+    pub fn new(node: Node, stepper: Stepper) -> Tox {
+        Tox {
+            state: Mutex::new(State {
+                node,
+                stepper,
+                files: FileBridge::default(),
+                self_status: Tox_Connection::NONE,
+                pending: Vec::new(),
+            }),
+            callbacks: Mutex::new(Callbacks::default()),
+        }
+    }
+
+    /// The node and its companions, locked.
+    pub fn lock(&self) -> MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The callbacks, locked (to register one, or to copy them before an iteration's run).
+    pub fn callbacks(&self) -> MutexGuard<'_, Callbacks> {
+        self.callbacks.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
     /// Runs one step of the node and returns what it produced, in order.
     pub fn iterate_events(&self) -> Vec<Event> {
-        Vec::new()
+        let mut state = self.lock();
+        let state = &mut *state;
+        if let Err(e) = state.stepper.step(&mut state.node) {
+            tracing::warn!("cannot read the node's socket: {e}");
+        }
+        let mut events = std::mem::take(&mut state.pending);
+        state.collect(&mut events);
+        // The file layer read what the client sent since the last step: send it now.
+        state.stepper.flush(&mut state.node);
+        events
+    }
+
+    /// Milliseconds until the node's next deadline, at most [`MAX_ITERATION_INTERVAL_MS`];
+    /// 0 while chunks or events wait to be handed over.
+    pub fn iteration_interval(&self) -> u32 {
+        let state = self.lock();
+        if !state.pending.is_empty() || state.files.has_work() {
+            return 0;
+        }
+        let wait = state
+            .stepper
+            .next_wake(&state.node)
+            .unwrap_or(Duration::from_millis(u64::from(MAX_ITERATION_INTERVAL_MS)));
+        // Rounded up: a client that wakes before the deadline only spins once more.
+        let ms = wait.as_micros().div_ceil(1000);
+        u32::try_from(ms).map_or(MAX_ITERATION_INTERVAL_MS, |ms| {
+            ms.min(MAX_ITERATION_INTERVAL_MS)
+        })
+    }
+}
+
+impl State {
+    /// The time on the node's clock.
+    pub fn now(&self) -> rustox_net_crypto::Timestamp {
+        self.stepper.now()
+    }
+
+    /// Sends what an API call left the node to send (a message goes out at once, as
+    /// c-toxcore sends it from the call).
+    pub fn flush(&mut self) {
+        self.stepper.flush(&mut self.node);
+    }
+
+    /// The node's events since the last call, in tox.h's terms, after the file chunks that
+    /// arrived before them; then the chunk requests the client must answer.
+    fn collect(&mut self, out: &mut Vec<Event>) {
+        self.files.drain_received(out);
+        while let Some(event) = self.node.poll_event() {
+            self.translate(event, out);
+        }
+        self.files.drain_received(out);
+        self.files.request_chunks(out);
+    }
+
+    fn translate(&mut self, event: NodeEvent, out: &mut Vec<Event>) {
+        match event {
+            NodeEvent::FriendRequest { pk, message } => out.push(Event::FriendRequest {
+                public_key: pk.0,
+                message,
+            }),
+            // Only a node accepting strangers adds friends by itself; a C client never asks.
+            NodeEvent::FriendAdded { .. } | NodeEvent::SessionClosed { .. } => {}
+            NodeEvent::FriendConnection { friend, online, .. } => {
+                if !online {
+                    self.files.friend_offline(friend.0);
+                }
+                out.push(Event::FriendConnectionStatus {
+                    friend_number: friend.0,
+                    status: if online {
+                        Tox_Connection::UDP
+                    } else {
+                        Tox_Connection::NONE
+                    },
+                })
+            }
+            NodeEvent::Message { friend, kind, text } => out.push(Event::FriendMessage {
+                friend_number: friend.0,
+                kind: match kind {
+                    rustox_core::node::MessageKind::Normal => Tox_Message_Type::NORMAL,
+                    rustox_core::node::MessageKind::Action => Tox_Message_Type::ACTION,
+                },
+                message: text,
+            }),
+            NodeEvent::ReadReceipt { friend, message_id } => out.push(Event::FriendReadReceipt {
+                friend_number: friend.0,
+                message_id,
+            }),
+            NodeEvent::FriendName { friend, name } => out.push(Event::FriendName {
+                friend_number: friend.0,
+                name,
+            }),
+            NodeEvent::FriendStatusMessage { friend, text } => {
+                out.push(Event::FriendStatusMessage {
+                    friend_number: friend.0,
+                    message: text,
+                })
+            }
+            NodeEvent::FriendStatus { friend, status } => out.push(Event::FriendStatus {
+                friend_number: friend.0,
+                status: user_status(status),
+            }),
+            NodeEvent::FriendTyping { friend, typing } => out.push(Event::FriendTyping {
+                friend_number: friend.0,
+                typing,
+            }),
+            NodeEvent::CustomPacket {
+                friend,
+                lossless,
+                data,
+            } => out.push(if lossless {
+                Event::FriendLosslessPacket {
+                    friend_number: friend.0,
+                    data,
+                }
+            } else {
+                Event::FriendLossyPacket {
+                    friend_number: friend.0,
+                    data,
+                }
+            }),
+            NodeEvent::FileControl {
+                friend,
+                file,
+                control,
+            } => out.push(Event::FileRecvControl {
+                friend_number: friend.0,
+                file_number: file,
+                control: match control {
+                    rustox_file_transfer::FileControl::Resume => Tox_File_Control::RESUME,
+                    rustox_file_transfer::FileControl::Pause => Tox_File_Control::PAUSE,
+                    rustox_file_transfer::FileControl::Cancel => Tox_File_Control::CANCEL,
+                },
+            }),
+            NodeEvent::FileOffered(offer) => {
+                self.files.offered(&offer);
+                out.push(Event::FileRecv {
+                    friend_number: offer.friend.0,
+                    file_number: offer.file,
+                    kind: offer.kind.to_u32(),
+                    file_size: offer.size,
+                    filename: offer.name,
+                })
+            }
+            // c-toxcore's last chunk request has length 0: the file is done.
+            NodeEvent::FileSent {
+                friend,
+                file,
+                bytes,
+            } => {
+                self.files.finished(friend.0, file);
+                out.push(Event::FileChunkRequest {
+                    friend_number: friend.0,
+                    file_number: file,
+                    position: bytes,
+                    length: 0,
+                })
+            }
+            // Every chunk before it, then c-toxcore's 0-length chunk: the file is complete.
+            NodeEvent::FileReceived {
+                friend,
+                file,
+                bytes,
+                ..
+            } => {
+                self.files.drain_received(out);
+                self.files.finished(friend.0, file);
+                out.push(Event::FileRecvChunk {
+                    friend_number: friend.0,
+                    file_number: file,
+                    position: bytes,
+                    data: Vec::new(),
+                })
+            }
+            NodeEvent::FileFailed {
+                friend,
+                file,
+                reason,
+                by_peer,
+            } => {
+                self.files.finished(friend.0, file);
+                if by_peer {
+                    out.push(Event::FileRecvControl {
+                        friend_number: friend.0,
+                        file_number: file,
+                        control: Tox_File_Control::CANCEL,
+                    });
+                } else {
+                    // c-toxcore drops a broken transfer silently (`break_files`) and so do
+                    // we, towards the client; the reason goes to the log.
+                    tracing::info!("file {file} with friend {} failed: {reason}", friend.0);
+                }
+            }
+            NodeEvent::SelfConnection { connected } => {
+                let status = if connected {
+                    Tox_Connection::UDP
+                } else {
+                    Tox_Connection::NONE
+                };
+                if status != self.self_status {
+                    self.self_status = status;
+                    out.push(Event::SelfConnectionStatus { status });
+                }
+            }
+        }
+    }
+}
+
+/// tox.h's user status for the node's.
+pub fn user_status(status: rustox_core::node::UserStatus) -> Tox_User_Status {
+    match status {
+        rustox_core::node::UserStatus::None => Tox_User_Status::NONE,
+        rustox_core::node::UserStatus::Away => Tox_User_Status::AWAY,
+        rustox_core::node::UserStatus::Busy => Tox_User_Status::BUSY,
     }
 }
 

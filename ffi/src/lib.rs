@@ -19,6 +19,7 @@
 #![allow(clippy::missing_safety_doc)]
 
 pub mod av;
+pub mod callbacks;
 pub mod conference;
 pub mod constants;
 pub mod dispatch;
@@ -29,6 +30,7 @@ pub mod files;
 pub mod friends;
 pub mod guard;
 pub mod handle;
+pub mod lifecycle;
 pub mod options;
 pub mod self_info;
 pub mod types;

@@ -138,6 +138,10 @@ pub enum NodeEvent {
         file: u32,
         /// Why, in words.
         reason: String,
+        /// The friend cancelled it (its FILE_CONTROL KILL, protocol.md §3.2): what a C
+        /// client hears as `tox_file_recv_control_cb` CANCEL. False for failures of our own
+        /// side (a sink or source error, a hash mismatch, the session ending).
+        by_peer: bool,
     },
     /// The node's own connection to the network changed: connected while nodes store our
     /// onion announcement, so friends can find us (c-toxcore's self connection status,

@@ -94,6 +94,7 @@ impl FriendFiles {
                                         friend,
                                         file,
                                         reason: StreamError::HashMismatch.to_string(),
+                                        by_peer: false,
                                     })
                                 }
                                 None => false,
@@ -118,6 +119,7 @@ impl FriendFiles {
                     friend,
                     file,
                     reason: "the peer cancelled the transfer".into(),
+                    by_peer: true,
                 }
             }
             StreamEvent::Failed { file, error } => {
@@ -126,6 +128,7 @@ impl FriendFiles {
                     friend,
                     file,
                     reason: error.to_string(),
+                    by_peer: false,
                 }
             }
             StreamEvent::PeerControl { file, control } => NodeEvent::FileControl {

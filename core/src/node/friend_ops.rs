@@ -27,6 +27,9 @@ use crate::friend::{
     RequestSchedule, ToxId,
 };
 
+/// TCP relays kept for the profile: c-toxcore saves up to `NUM_SAVED_TCP_RELAYS` (8).
+pub const MAX_KEPT_TCP_RELAYS: usize = 8;
+
 impl Node {
     // ----- the application's calls -----------------------------------------------------
 
@@ -136,6 +139,26 @@ impl Node {
         }
         removed.files.friend_offline(friend, &mut Vec::new());
         Ok(())
+    }
+
+    /// Unix seconds when the friend was last seen online (`tox_friend_get_last_online`;
+    /// kept in profiles, 0 when never).
+    pub fn friend_last_seen(&self, friend: FriendNumber) -> Option<u64> {
+        self.friends.get(friend).map(|f| f.last_seen)
+    }
+
+    /// Keeps a TCP relay the application named (`tox_add_tcp_relay`) in the profile's relay
+    /// list, newest first, at most [`MAX_KEPT_TCP_RELAYS`]. The node has no TCP client yet
+    /// (protocol.md §7): the relay is saved, so a profile written here still lists it for a
+    /// core that has one.
+    pub fn keep_tcp_relay(&mut self, addr: std::net::SocketAddr, pk: PublicKey) {
+        let relays = &mut self.kept.tcp_relays;
+        relays.retain(|r| !(r.addr == addr && r.pk == pk));
+        relays.insert(
+            0,
+            crate::dht::wire::packed_node::PackedNode { addr, tcp: true, pk },
+        );
+        relays.truncate(MAX_KEPT_TCP_RELAYS);
     }
 
     /// The friend with this real key.

@@ -299,6 +299,11 @@ impl Node {
 
     // ----- identity and state ----------------------------------------------------------
 
+    /// Our long-term secret key (`tox_self_get_secret_key`: the profile's identity).
+    pub fn secret_key(&self) -> &rustox_net_crypto::crypto::SecretKey {
+        &self.keys.secret
+    }
+
     /// Our long-term public key.
     pub fn public_key(&self) -> PublicKey {
         self.keys.public

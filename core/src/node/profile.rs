@@ -25,10 +25,10 @@ pub const MAX_SAVED_DHT_NODES: usize = 96;
 /// What a profile held that the node keeps only to write it back.
 #[derive(Debug, Clone, Default)]
 pub(super) struct KeptSections {
-    other_sections: Vec<(u16, Vec<u8>)>,
-    dht_other_sections: Vec<(u16, Vec<u8>)>,
-    tcp_relays: Vec<crate::dht::wire::packed_node::PackedNode>,
-    path_nodes: Vec<crate::dht::wire::packed_node::PackedNode>,
+    pub(super) other_sections: Vec<(u16, Vec<u8>)>,
+    pub(super) dht_other_sections: Vec<(u16, Vec<u8>)>,
+    pub(super) tcp_relays: Vec<crate::dht::wire::packed_node::PackedNode>,
+    pub(super) path_nodes: Vec<crate::dht::wire::packed_node::PackedNode>,
 }
 
 impl Node {
