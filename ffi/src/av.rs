@@ -1,1 +1,583 @@
-//! (being written)
+//! toxav.h: audio/video calls, which rustox does not implement.
+//!
+//! Every function toxav.h declares is exported, so clients built against c-toxcore 0.2.18
+//! load and link; none of them does anything. `toxav_new` never creates a session, so no
+//! valid `ToxAV *` exists: every function taking one returns toxav.h's failure value for it
+//! (`false` with an error code, NULL, nothing) and never dereferences the pointer, whatever
+//! it is. Registered callbacks are dropped, since no call event can happen.
+//!
+//! Which error code: where a function looks up a friend, c-toxcore's first check (after the
+//! bit-rate check of `toxav_call`) is whether the friend exists in the session's Tox. With
+//! no session there is no Tox to find it in, so those functions all say `FRIEND_NOT_FOUND`,
+//! one rule for all of them; `SYNC` ("synchronization error") would send a client looking
+//! for a locking bug that does not exist.
+//!
+//! The old conference audio functions (`toxav_add_av_groupchat` to
+//! `toxav_groupchat_av_enabled`) take a `Tox *` and a conference number; conferences do not
+//! exist here either (`conference.rs`), so they fail with -1 (or `false`) as c-toxcore does
+//! for an unknown conference.
+
+use std::ffi::{c_int, c_uint, c_void};
+
+use crate::guard;
+use crate::handle::Tox;
+use crate::types::{
+    Toxav_Err_Answer, Toxav_Err_Bit_Rate_Set, Toxav_Err_Call, Toxav_Err_Call_Control,
+    Toxav_Err_New, Toxav_Err_Send_Frame,
+};
+
+/// `ToxAV` (toxav.h): an A/V session. Opaque to C and never created here: it exists only
+/// so that the signatures carry the header's pointer type.
+pub struct ToxAV {
+    _never: [u8; 0],
+}
+
+/// `enum Toxav_Friend_Call_State` (toxav.h): the bit flags of `toxav_call_state_cb`'s
+/// `state` (a `uint32_t` there, hence plain constants). Missing from types.rs.
+#[allow(non_snake_case)]
+pub mod Toxav_Friend_Call_State {
+    /// `TOXAV_FRIEND_CALL_STATE_NONE`
+    pub const NONE: u32 = 0;
+    /// `TOXAV_FRIEND_CALL_STATE_ERROR`
+    pub const ERROR: u32 = 1;
+    /// `TOXAV_FRIEND_CALL_STATE_FINISHED`
+    pub const FINISHED: u32 = 2;
+    /// `TOXAV_FRIEND_CALL_STATE_SENDING_A`
+    pub const SENDING_A: u32 = 4;
+    /// `TOXAV_FRIEND_CALL_STATE_SENDING_V`
+    pub const SENDING_V: u32 = 8;
+    /// `TOXAV_FRIEND_CALL_STATE_ACCEPTING_A`
+    pub const ACCEPTING_A: u32 = 16;
+    /// `TOXAV_FRIEND_CALL_STATE_ACCEPTING_V`
+    pub const ACCEPTING_V: u32 = 32;
+}
+
+/// What the `*_iteration_interval` functions return: toxav.h's "if no call is active at
+/// the moment, this function returns 200" (milliseconds). No call is ever active, and a
+/// client that sleeps for this long between iterations must not busy-loop on 0.
+pub const IDLE_ITERATION_INTERVAL_MS: u32 = 200;
+
+/// `toxav_call_cb` (toxav.h).
+pub type toxav_call_cb = unsafe extern "C" fn(
+    av: *mut ToxAV,
+    friend_number: u32,
+    audio: bool,
+    video: bool,
+    user_data: *mut c_void,
+);
+/// `toxav_call_state_cb` (toxav.h).
+pub type toxav_call_state_cb =
+    unsafe extern "C" fn(av: *mut ToxAV, friend_number: u32, state: u32, user_data: *mut c_void);
+/// `toxav_audio_bit_rate_cb` (toxav.h).
+pub type toxav_audio_bit_rate_cb = unsafe extern "C" fn(
+    av: *mut ToxAV,
+    friend_number: u32,
+    audio_bit_rate: u32,
+    user_data: *mut c_void,
+);
+/// `toxav_video_bit_rate_cb` (toxav.h).
+pub type toxav_video_bit_rate_cb = unsafe extern "C" fn(
+    av: *mut ToxAV,
+    friend_number: u32,
+    video_bit_rate: u32,
+    user_data: *mut c_void,
+);
+/// `toxav_audio_receive_frame_cb` (toxav.h).
+pub type toxav_audio_receive_frame_cb = unsafe extern "C" fn(
+    av: *mut ToxAV,
+    friend_number: u32,
+    pcm: *const i16,
+    sample_count: usize,
+    channels: u8,
+    sampling_rate: u32,
+    user_data: *mut c_void,
+);
+/// `toxav_video_receive_frame_cb` (toxav.h).
+pub type toxav_video_receive_frame_cb = unsafe extern "C" fn(
+    av: *mut ToxAV,
+    friend_number: u32,
+    width: u16,
+    height: u16,
+    y: *const u8,
+    u: *const u8,
+    v: *const u8,
+    ystride: i32,
+    ustride: i32,
+    vstride: i32,
+    user_data: *mut c_void,
+);
+/// `toxav_audio_data_cb` (toxav.h): the conference audio callback, with its `void *tox`.
+pub type toxav_audio_data_cb = unsafe extern "C" fn(
+    tox: *mut c_void,
+    groupnumber: u32,
+    peernumber: u32,
+    pcm: *const i16,
+    samples: u32,
+    channels: u8,
+    sample_rate: u32,
+    userdata: *mut c_void,
+);
+
+/// `toxav_new`: always NULL, as rustox has no audio/video. A NULL `tox` is
+/// `TOXAV_ERR_NEW_NULL`, as in c-toxcore. Otherwise the error is `TOXAV_ERR_NEW_MALLOC`:
+/// of the codes toxav.h offers it is the one c-toxcore gives whenever it cannot build the
+/// session's structures (its allocation, mutex and MSI failures all map to it), which is
+/// what happens here; `MULTIPLE` would claim a session exists and `NULL` would blame the
+/// caller's arguments.
+#[no_mangle]
+pub unsafe extern "C" fn toxav_new(tox: *mut Tox, error: *mut Toxav_Err_New) -> *mut ToxAV {
+    guard::call(std::ptr::null_mut(), || {
+        if tox.is_null() {
+            return guard::fail(error, Toxav_Err_New::NULL, std::ptr::null_mut());
+        }
+        guard::fail(error, Toxav_Err_New::MALLOC, std::ptr::null_mut())
+    })
+}
+
+/// `toxav_kill`: nothing to release, since no session was ever created (NULL and any
+/// other pointer alike).
+#[no_mangle]
+pub unsafe extern "C" fn toxav_kill(av: *mut ToxAV) {
+    guard::call((), || {
+        let _ = av;
+    })
+}
+
+/// `toxav_get_tox`: NULL, since no session (and so no Tox behind one) exists.
+#[no_mangle]
+pub unsafe extern "C" fn toxav_get_tox(av: *const ToxAV) -> *mut Tox {
+    guard::call(std::ptr::null_mut(), || {
+        let _ = av;
+        std::ptr::null_mut()
+    })
+}
+
+/// `toxav_iteration_interval`: 200 ms, toxav.h's value when no call is active.
+#[no_mangle]
+pub unsafe extern "C" fn toxav_iteration_interval(av: *const ToxAV) -> u32 {
+    guard::call(IDLE_ITERATION_INTERVAL_MS, || {
+        let _ = av;
+        IDLE_ITERATION_INTERVAL_MS
+    })
+}
+
+/// `toxav_iterate`: nothing to do, no call is active.
+#[no_mangle]
+pub unsafe extern "C" fn toxav_iterate(av: *mut ToxAV) {
+    guard::call((), || {
+        let _ = av;
+    })
+}
+
+/// `toxav_audio_iteration_interval`: 200 ms, toxav.h's value when no call is active.
+#[no_mangle]
+pub unsafe extern "C" fn toxav_audio_iteration_interval(av: *const ToxAV) -> u32 {
+    guard::call(IDLE_ITERATION_INTERVAL_MS, || {
+        let _ = av;
+        IDLE_ITERATION_INTERVAL_MS
+    })
+}
+
+/// `toxav_audio_iterate`: nothing to do, no call is active.
+#[no_mangle]
+pub unsafe extern "C" fn toxav_audio_iterate(av: *mut ToxAV) {
+    guard::call((), || {
+        let _ = av;
+    })
+}
+
+/// `toxav_video_iteration_interval`: 200 ms, toxav.h's value when no call is active.
+#[no_mangle]
+pub unsafe extern "C" fn toxav_video_iteration_interval(av: *const ToxAV) -> u32 {
+    guard::call(IDLE_ITERATION_INTERVAL_MS, || {
+        let _ = av;
+        IDLE_ITERATION_INTERVAL_MS
+    })
+}
+
+/// `toxav_video_iterate`: nothing to do, no call is active.
+#[no_mangle]
+pub unsafe extern "C" fn toxav_video_iterate(av: *mut ToxAV) {
+    guard::call((), || {
+        let _ = av;
+    })
+}
+
+/// `toxav_call`: false with `TOXAV_ERR_CALL_FRIEND_NOT_FOUND` (no session, so no friend
+/// of one; see the module documentation).
+#[no_mangle]
+pub unsafe extern "C" fn toxav_call(
+    av: *mut ToxAV,
+    friend_number: u32,
+    audio_bit_rate: u32,
+    video_bit_rate: u32,
+    error: *mut Toxav_Err_Call,
+) -> bool {
+    guard::call(false, || {
+        let _ = (av, friend_number, audio_bit_rate, video_bit_rate);
+        guard::fail(error, Toxav_Err_Call::FRIEND_NOT_FOUND, false)
+    })
+}
+
+/// `toxav_callback_call`: dropped; no call can come in.
+#[no_mangle]
+pub unsafe extern "C" fn toxav_callback_call(
+    av: *mut ToxAV,
+    callback: Option<toxav_call_cb>,
+    user_data: *mut c_void,
+) {
+    guard::call((), || {
+        let _ = (av, callback, user_data);
+    })
+}
+
+/// `toxav_answer`: false with `TOXAV_ERR_ANSWER_FRIEND_NOT_FOUND` (no session, so no
+/// friend of one).
+#[no_mangle]
+pub unsafe extern "C" fn toxav_answer(
+    av: *mut ToxAV,
+    friend_number: u32,
+    audio_bit_rate: u32,
+    video_bit_rate: u32,
+    error: *mut Toxav_Err_Answer,
+) -> bool {
+    guard::call(false, || {
+        let _ = (av, friend_number, audio_bit_rate, video_bit_rate);
+        guard::fail(error, Toxav_Err_Answer::FRIEND_NOT_FOUND, false)
+    })
+}
+
+/// `toxav_callback_call_state`: dropped; no call state can change.
+#[no_mangle]
+pub unsafe extern "C" fn toxav_callback_call_state(
+    av: *mut ToxAV,
+    callback: Option<toxav_call_state_cb>,
+    user_data: *mut c_void,
+) {
+    guard::call((), || {
+        let _ = (av, callback, user_data);
+    })
+}
+
+/// `toxav_call_control`: false with `TOXAV_ERR_CALL_CONTROL_FRIEND_NOT_FOUND`. The
+/// `Toxav_Call_Control` arrives as the plain integer C passed and is not looked at.
+#[no_mangle]
+pub unsafe extern "C" fn toxav_call_control(
+    av: *mut ToxAV,
+    friend_number: u32,
+    control: u32,
+    error: *mut Toxav_Err_Call_Control,
+) -> bool {
+    guard::call(false, || {
+        let _ = (av, friend_number, control);
+        guard::fail(error, Toxav_Err_Call_Control::FRIEND_NOT_FOUND, false)
+    })
+}
+
+/// `toxav_audio_send_frame`: false with `TOXAV_ERR_SEND_FRAME_FRIEND_NOT_FOUND`, c-toxcore's
+/// first check (before the one for NULL samples); `pcm` is never read.
+#[no_mangle]
+pub unsafe extern "C" fn toxav_audio_send_frame(
+    av: *mut ToxAV,
+    friend_number: u32,
+    pcm: *const i16,
+    sample_count: usize,
+    channels: u8,
+    sampling_rate: u32,
+    error: *mut Toxav_Err_Send_Frame,
+) -> bool {
+    guard::call(false, || {
+        let _ = (
+            av,
+            friend_number,
+            pcm,
+            sample_count,
+            channels,
+            sampling_rate,
+        );
+        guard::fail(error, Toxav_Err_Send_Frame::FRIEND_NOT_FOUND, false)
+    })
+}
+
+/// `toxav_audio_set_bit_rate`: false with `TOXAV_ERR_BIT_RATE_SET_FRIEND_NOT_FOUND`.
+#[no_mangle]
+pub unsafe extern "C" fn toxav_audio_set_bit_rate(
+    av: *mut ToxAV,
+    friend_number: u32,
+    bit_rate: u32,
+    error: *mut Toxav_Err_Bit_Rate_Set,
+) -> bool {
+    guard::call(false, || {
+        let _ = (av, friend_number, bit_rate);
+        guard::fail(error, Toxav_Err_Bit_Rate_Set::FRIEND_NOT_FOUND, false)
+    })
+}
+
+/// `toxav_callback_audio_bit_rate`: dropped; no call, no bit-rate suggestion.
+#[no_mangle]
+pub unsafe extern "C" fn toxav_callback_audio_bit_rate(
+    av: *mut ToxAV,
+    callback: Option<toxav_audio_bit_rate_cb>,
+    user_data: *mut c_void,
+) {
+    guard::call((), || {
+        let _ = (av, callback, user_data);
+    })
+}
+
+/// `toxav_video_send_frame`: false with `TOXAV_ERR_SEND_FRAME_FRIEND_NOT_FOUND`, c-toxcore's
+/// first check (before the one for NULL planes); `y`, `u`, `v` are never read.
+#[no_mangle]
+pub unsafe extern "C" fn toxav_video_send_frame(
+    av: *mut ToxAV,
+    friend_number: u32,
+    width: u16,
+    height: u16,
+    y: *const u8,
+    u: *const u8,
+    v: *const u8,
+    error: *mut Toxav_Err_Send_Frame,
+) -> bool {
+    guard::call(false, || {
+        let _ = (av, friend_number, width, height, y, u, v);
+        guard::fail(error, Toxav_Err_Send_Frame::FRIEND_NOT_FOUND, false)
+    })
+}
+
+/// `toxav_video_set_bit_rate`: false with `TOXAV_ERR_BIT_RATE_SET_FRIEND_NOT_FOUND`.
+#[no_mangle]
+pub unsafe extern "C" fn toxav_video_set_bit_rate(
+    av: *mut ToxAV,
+    friend_number: u32,
+    bit_rate: u32,
+    error: *mut Toxav_Err_Bit_Rate_Set,
+) -> bool {
+    guard::call(false, || {
+        let _ = (av, friend_number, bit_rate);
+        guard::fail(error, Toxav_Err_Bit_Rate_Set::FRIEND_NOT_FOUND, false)
+    })
+}
+
+/// `toxav_callback_video_bit_rate`: dropped; no call, no bit-rate suggestion.
+#[no_mangle]
+pub unsafe extern "C" fn toxav_callback_video_bit_rate(
+    av: *mut ToxAV,
+    callback: Option<toxav_video_bit_rate_cb>,
+    user_data: *mut c_void,
+) {
+    guard::call((), || {
+        let _ = (av, callback, user_data);
+    })
+}
+
+/// `toxav_callback_audio_receive_frame`: dropped; no audio frame can arrive.
+#[no_mangle]
+pub unsafe extern "C" fn toxav_callback_audio_receive_frame(
+    av: *mut ToxAV,
+    callback: Option<toxav_audio_receive_frame_cb>,
+    user_data: *mut c_void,
+) {
+    guard::call((), || {
+        let _ = (av, callback, user_data);
+    })
+}
+
+/// `toxav_callback_video_receive_frame`: dropped; no video frame can arrive.
+#[no_mangle]
+pub unsafe extern "C" fn toxav_callback_video_receive_frame(
+    av: *mut ToxAV,
+    callback: Option<toxav_video_receive_frame_cb>,
+    user_data: *mut c_void,
+) {
+    guard::call((), || {
+        let _ = (av, callback, user_data);
+    })
+}
+
+/// `toxav_add_av_groupchat`: -1, c-toxcore's "failure" (it returns the new conference's
+/// number on success); rustox creates no conferences.
+#[no_mangle]
+pub unsafe extern "C" fn toxav_add_av_groupchat(
+    tox: *mut Tox,
+    audio_callback: Option<toxav_audio_data_cb>,
+    userdata: *mut c_void,
+) -> c_int {
+    guard::call(-1, || {
+        let _ = (tox, audio_callback, userdata);
+        -1
+    })
+}
+
+/// `toxav_join_av_groupchat`: -1, c-toxcore's "failure"; rustox joins no conferences.
+/// `data` (the invite cookie) is never read.
+#[no_mangle]
+pub unsafe extern "C" fn toxav_join_av_groupchat(
+    tox: *mut Tox,
+    friendnumber: u32,
+    data: *const u8,
+    length: u16,
+    audio_callback: Option<toxav_audio_data_cb>,
+    userdata: *mut c_void,
+) -> c_int {
+    guard::call(-1, || {
+        let _ = (tox, friendnumber, data, length, audio_callback, userdata);
+        -1
+    })
+}
+
+/// `toxav_group_send_audio`: -1, c-toxcore's "failure": no conference exists to send to.
+/// `pcm` is never read.
+#[no_mangle]
+pub unsafe extern "C" fn toxav_group_send_audio(
+    tox: *mut Tox,
+    groupnumber: u32,
+    pcm: *const i16,
+    samples: c_uint,
+    channels: u8,
+    sample_rate: u32,
+) -> c_int {
+    guard::call(-1, || {
+        let _ = (tox, groupnumber, pcm, samples, channels, sample_rate);
+        -1
+    })
+}
+
+/// `toxav_groupchat_enable_av`: -1, c-toxcore's "failure" for a conference number that
+/// does not designate a conference (none exists).
+#[no_mangle]
+pub unsafe extern "C" fn toxav_groupchat_enable_av(
+    tox: *mut Tox,
+    groupnumber: u32,
+    audio_callback: Option<toxav_audio_data_cb>,
+    userdata: *mut c_void,
+) -> c_int {
+    guard::call(-1, || {
+        let _ = (tox, groupnumber, audio_callback, userdata);
+        -1
+    })
+}
+
+/// `toxav_groupchat_disable_av`: -1, c-toxcore's "failure" for a conference number that
+/// does not designate a conference (none exists).
+#[no_mangle]
+pub unsafe extern "C" fn toxav_groupchat_disable_av(tox: *mut Tox, groupnumber: u32) -> c_int {
+    guard::call(-1, || {
+        let _ = (tox, groupnumber);
+        -1
+    })
+}
+
+/// `toxav_groupchat_av_enabled`: false; no conference exists, let alone one with A/V.
+#[no_mangle]
+pub unsafe extern "C" fn toxav_groupchat_av_enabled(tox: *mut Tox, groupnumber: u32) -> bool {
+    guard::call(false, || {
+        let _ = (tox, groupnumber);
+        false
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::ptr::{null, null_mut};
+
+    /// Not a session: any pointer C might pass. Never dereferenced.
+    fn bogus_av() -> *mut ToxAV {
+        std::ptr::NonNull::<ToxAV>::dangling().as_ptr()
+    }
+
+    #[test]
+    fn no_session_is_ever_created() {
+        let mut err = Toxav_Err_New::OK;
+        let tox = std::ptr::NonNull::<Tox>::dangling().as_ptr();
+        // SAFETY: `tox` is only compared with NULL.
+        assert!(unsafe { toxav_new(tox, &mut err) }.is_null());
+        assert_eq!(err, Toxav_Err_New::MALLOC);
+        // SAFETY: NULL is refused.
+        assert!(unsafe { toxav_new(null_mut(), &mut err) }.is_null());
+        assert_eq!(err, Toxav_Err_New::NULL);
+        // SAFETY: no error out-parameter.
+        assert!(unsafe { toxav_new(tox, null_mut()) }.is_null());
+    }
+
+    #[test]
+    fn a_session_pointer_is_never_touched() {
+        for av in [null_mut(), bogus_av()] {
+            // SAFETY (every call): `av` is never dereferenced, error pointers are valid.
+            unsafe {
+                toxav_kill(av);
+                assert!(toxav_get_tox(av).is_null());
+                assert_eq!(toxav_iteration_interval(av), 200);
+                assert_eq!(toxav_audio_iteration_interval(av), 200);
+                assert_eq!(toxav_video_iteration_interval(av), 200);
+                toxav_iterate(av);
+                toxav_audio_iterate(av);
+                toxav_video_iterate(av);
+
+                let mut e = Toxav_Err_Call::OK;
+                assert!(!toxav_call(av, 0, 48, 5000, &mut e));
+                assert_eq!(e, Toxav_Err_Call::FRIEND_NOT_FOUND);
+                let mut e = Toxav_Err_Answer::OK;
+                assert!(!toxav_answer(av, 0, 48, 0, &mut e));
+                assert_eq!(e, Toxav_Err_Answer::FRIEND_NOT_FOUND);
+                let mut e = Toxav_Err_Call_Control::OK;
+                assert!(!toxav_call_control(av, 0, 2, &mut e));
+                assert_eq!(e, Toxav_Err_Call_Control::FRIEND_NOT_FOUND);
+                let mut e = Toxav_Err_Bit_Rate_Set::OK;
+                assert!(!toxav_audio_set_bit_rate(av, 0, 48, &mut e));
+                assert_eq!(e, Toxav_Err_Bit_Rate_Set::FRIEND_NOT_FOUND);
+                e = Toxav_Err_Bit_Rate_Set::OK;
+                assert!(!toxav_video_set_bit_rate(av, 0, 5000, &mut e));
+                assert_eq!(e, Toxav_Err_Bit_Rate_Set::FRIEND_NOT_FOUND);
+                let mut e = Toxav_Err_Send_Frame::OK;
+                assert!(!toxav_audio_send_frame(
+                    av,
+                    0,
+                    null(),
+                    960,
+                    2,
+                    48000,
+                    &mut e
+                ));
+                assert_eq!(e, Toxav_Err_Send_Frame::FRIEND_NOT_FOUND);
+                e = Toxav_Err_Send_Frame::OK;
+                assert!(!toxav_video_send_frame(
+                    av,
+                    0,
+                    640,
+                    480,
+                    null(),
+                    null(),
+                    null(),
+                    &mut e
+                ));
+                assert_eq!(e, Toxav_Err_Send_Frame::FRIEND_NOT_FOUND);
+                assert!(!toxav_call(av, 0, 0, 0, null_mut()));
+
+                toxav_callback_call(av, None, null_mut());
+                toxav_callback_call_state(av, None, null_mut());
+                toxav_callback_audio_bit_rate(av, None, null_mut());
+                toxav_callback_video_bit_rate(av, None, null_mut());
+                toxav_callback_audio_receive_frame(av, None, null_mut());
+                toxav_callback_video_receive_frame(av, None, null_mut());
+            }
+        }
+    }
+
+    #[test]
+    fn conference_audio_always_fails() {
+        // SAFETY (every call): the Tox pointer and data pointers are never dereferenced.
+        unsafe {
+            let tox = null_mut();
+            assert_eq!(toxav_add_av_groupchat(tox, None, null_mut()), -1);
+            assert_eq!(
+                toxav_join_av_groupchat(tox, 0, null(), 35, None, null_mut()),
+                -1
+            );
+            assert_eq!(toxav_group_send_audio(tox, 0, null(), 960, 1, 48000), -1);
+            assert_eq!(toxav_groupchat_enable_av(tox, 0, None, null_mut()), -1);
+            assert_eq!(toxav_groupchat_disable_av(tox, 0), -1);
+            assert!(!toxav_groupchat_av_enabled(tox, 0));
+        }
+    }
+}
