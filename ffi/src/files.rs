@@ -211,6 +211,9 @@ impl Read for ChunkSink {
     }
 }
 
+/// A file we send: the buffer the client fills, and its file id.
+type Outgoing = (Arc<Mutex<ChunkBuffer>>, [u8; FILE_ID_LENGTH]);
+
 /// An offer from a friend, until it is accepted or ends.
 #[derive(Debug, Clone, Copy)]
 struct Incoming {
@@ -224,7 +227,7 @@ struct Incoming {
 /// Files between the node and the client (handle.rs holds it under the instance's lock).
 #[derive(Default)]
 pub struct FileBridge {
-    outgoing: HashMap<(u32, u32), (Arc<Mutex<ChunkBuffer>>, [u8; FILE_ID_LENGTH])>,
+    outgoing: HashMap<(u32, u32), Outgoing>,
     incoming: HashMap<(u32, u32), Incoming>,
     received: Arc<Mutex<VecDeque<Event>>>,
 }

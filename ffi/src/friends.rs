@@ -145,7 +145,8 @@ pub unsafe extern "C" fn tox_friend_by_public_key(
         else {
             return guard::fail(error, Tox_Err_Friend_By_Public_Key::NULL, u32::MAX);
         };
-        match tox.lock().node.friend_by_pk(&PublicKey(pk)) {
+        let found = tox.lock().node.friend_by_pk(&PublicKey(pk));
+        match found {
             Some(n) => guard::fail(error, Tox_Err_Friend_By_Public_Key::OK, n.0),
             None => guard::fail(error, Tox_Err_Friend_By_Public_Key::NOT_FOUND, u32::MAX),
         }
@@ -253,7 +254,8 @@ unsafe fn query<T: Clone>(
         let Some(tox) = (unsafe { tox_ref(tox) }) else {
             return guard::fail(error, Tox_Err_Friend_Query::NULL, failed);
         };
-        match read(&tox.lock(), FriendNumber(friend_number)) {
+        let value = read(&tox.lock(), FriendNumber(friend_number));
+        match value {
             Some(v) => guard::fail(error, Tox_Err_Friend_Query::OK, v),
             None => guard::fail(error, Tox_Err_Friend_Query::FRIEND_NOT_FOUND, failed),
         }

@@ -16,6 +16,10 @@ pub fn call<T>(on_panic: T, body: impl FnOnce() -> T) -> T {
 }
 
 /// Writes `value` to the caller's error out-parameter, if it gave one.
+///
+/// Safe to call: every caller is an entry point passing on the pointer C gave it, whose
+/// validity is tox.h's contract with the client (a non-NULL error pointer is writable).
+#[allow(clippy::not_unsafe_ptr_arg_deref)]
 pub fn set<E: Copy>(error: *mut E, value: E) {
     if !error.is_null() {
         // SAFETY: tox.h: a non-NULL error pointer points to a writable enum of its type.

@@ -10,6 +10,8 @@
 //! mutex (a panic caught at the boundary, guard.rs) is taken over as it is: the panic is
 //! already an error value for the call that hit it.
 
+use std::cell::Cell;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Mutex, MutexGuard};
 use std::time::Duration;
 
@@ -34,6 +36,36 @@ pub const MAX_ITERATION_INTERVAL_MS: u32 = 200;
 pub struct Tox {
     state: Mutex<State>,
     callbacks: Mutex<Callbacks>,
+    /// Entry points running on this instance now ([`Entered`]): `tox_kill` waits for them.
+    calls: AtomicUsize,
+    /// `tox_kill` was called: no new call gets in.
+    killed: AtomicBool,
+    /// `tox_kill` was called from one of this instance's callbacks: the `tox_iterate`
+    /// that runs them frees the instance when they are done.
+    kill_after_callbacks: AtomicBool,
+}
+
+thread_local! {
+    /// The instance whose callbacks this thread is running, if any.
+    static IN_CALLBACKS: Cell<*const Tox> = const { Cell::new(std::ptr::null()) };
+}
+
+/// One entry point's use of an instance: counted while it lives, so that `tox_kill` on
+/// another thread waits for it instead of freeing the instance under it.
+pub struct Entered<'a>(&'a Tox);
+
+impl std::ops::Deref for Entered<'_> {
+    type Target = Tox;
+
+    fn deref(&self) -> &Tox {
+        self.0
+    }
+}
+
+impl Drop for Entered<'_> {
+    fn drop(&mut self) {
+        self.0.calls.fetch_sub(1, Ordering::SeqCst);
+    }
 }
 
 /// What the instance's lock guards.
@@ -63,7 +95,32 @@ impl Tox {
                 pending: Vec::new(),
             }),
             callbacks: Mutex::new(Callbacks::default()),
+            calls: AtomicUsize::new(0),
+            killed: AtomicBool::new(false),
+            kill_after_callbacks: AtomicBool::new(false),
         }
+    }
+
+    /// Counts a call in, unless the instance is being killed.
+    fn enter(&self) -> Option<Entered<'_>> {
+        // Counted before the flag is read, and the flag is set before `kill` reads the
+        // count: either the call sees the flag, or `kill` sees the call.
+        self.calls.fetch_add(1, Ordering::SeqCst);
+        let entered = Entered(self);
+        (!self.killed.load(Ordering::SeqCst)).then_some(entered)
+    }
+
+    /// Runs `callbacks` marked as this instance's, so that a `tox_kill` from inside them
+    /// is deferred to their end instead of waiting for itself.
+    pub fn in_callbacks(&self, callbacks: impl FnOnce()) {
+        let outer = IN_CALLBACKS.with(|c| c.replace(self as *const Tox));
+        callbacks();
+        IN_CALLBACKS.with(|c| c.set(outer));
+    }
+
+    /// `tox_kill` was called from this instance's callbacks on this thread.
+    pub fn kill_requested(&self) -> bool {
+        self.kill_after_callbacks.load(Ordering::SeqCst)
     }
 
     /// The node and its companions, locked.
@@ -294,11 +351,47 @@ pub fn user_status(status: rustox_core::node::UserStatus) -> Tox_User_Status {
     }
 }
 
-/// The instance behind a pointer from C, or `None` for NULL.
+/// The instance behind a pointer from C, entered for the caller's call; `None` for NULL or
+/// for an instance being killed.
 ///
 /// # Safety
-/// A non-NULL `tox` must come from `tox_new` and not have been passed to `tox_kill`.
-pub unsafe fn tox_ref<'a>(tox: *const Tox) -> Option<&'a Tox> {
+/// A non-NULL `tox` must come from `tox_new` and `tox_kill` must not have returned for it.
+pub unsafe fn tox_ref<'a>(tox: *const Tox) -> Option<Entered<'a>> {
     // SAFETY: the caller's contract.
-    unsafe { tox.as_ref() }
+    unsafe { tox.as_ref() }.and_then(Tox::enter)
+}
+
+/// What `tox_kill` does: refuses new calls, waits for the calls in progress on other
+/// threads (their callbacks included), then frees the instance. From inside one of the
+/// instance's own callbacks it only marks the instance, and the `tox_iterate` running them
+/// frees it when they are done ([`finish_kill`]).
+///
+/// # Safety
+/// `tox` comes from `tox_new`, is not NULL and is not killed twice.
+pub unsafe fn kill(tox: *mut Tox) {
+    // SAFETY: the caller's contract: alive until freed below.
+    let instance = unsafe { &*tox };
+    if instance.killed.swap(true, Ordering::SeqCst) {
+        return;
+    }
+    if std::ptr::eq(IN_CALLBACKS.with(|c| c.get()), tox) {
+        instance.kill_after_callbacks.store(true, Ordering::SeqCst);
+        return;
+    }
+    // SAFETY: the caller's contract.
+    unsafe { finish_kill(tox) };
+}
+
+/// Waits for the calls still in progress, then frees the instance.
+///
+/// # Safety
+/// `tox` comes from `tox_new`, is marked killed, and the caller holds no [`Entered`] of it.
+pub unsafe fn finish_kill(tox: *mut Tox) {
+    // SAFETY: alive until freed below.
+    let instance = unsafe { &*tox };
+    while instance.calls.load(Ordering::SeqCst) > 0 {
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    // SAFETY: came from Box::into_raw in tox_new; no call holds it any more.
+    drop(unsafe { Box::from_raw(tox) });
 }

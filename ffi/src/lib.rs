@@ -33,4 +33,6 @@ pub mod handle;
 pub mod lifecycle;
 pub mod options;
 pub mod self_info;
+#[cfg(test)]
+mod tests;
 pub mod types;

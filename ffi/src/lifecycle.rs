@@ -144,20 +144,17 @@ pub unsafe extern "C" fn tox_new(options: *const Tox_Options, error: *mut Tox_Er
     })
 }
 
-/// Ends an instance (`tox_kill`): closes its socket and frees it; NULL is ignored. Another
-/// thread's call into the instance must have returned (tox.h); one that holds its lock is
-/// waited for.
+/// Ends an instance (`tox_kill`): closes its socket and frees it; NULL is ignored. Calls in
+/// progress on other threads are waited for (new ones are refused as if the instance were
+/// NULL); called from one of the instance's callbacks, the instance is freed when the
+/// `tox_iterate` running them returns.
 #[no_mangle]
 pub unsafe extern "C" fn tox_kill(tox: *mut Tox) {
     guard::call((), || {
-        if tox.is_null() {
-            return;
+        if !tox.is_null() {
+            // SAFETY: a non-NULL pointer came from tox_new and is not killed twice (tox.h).
+            unsafe { crate::handle::kill(tox) };
         }
-        // SAFETY: a non-NULL pointer came from tox_new and is not used after this (tox.h).
-        let tox = unsafe { Box::from_raw(tox) };
-        // Wait for a call in progress on another thread to leave the node.
-        drop(tox.lock());
-        drop(tox);
     })
 }
 
@@ -171,7 +168,7 @@ fn savedata(tox: &Tox) -> Vec<u8> {
 pub unsafe extern "C" fn tox_get_savedata_size(tox: *const Tox) -> usize {
     guard::call(0, || {
         // SAFETY: tox.h's contract for `tox`.
-        unsafe { tox_ref(tox) }.map_or(0, |tox| savedata(tox).len())
+        unsafe { tox_ref(tox) }.map_or(0, |tox| savedata(&tox).len())
     })
 }
 
@@ -183,7 +180,7 @@ pub unsafe extern "C" fn tox_get_savedata(tox: *const Tox, savedata_out: *mut u8
         // SAFETY: tox.h's contract for `tox`.
         if let Some(tox) = unsafe { tox_ref(tox) } {
             // SAFETY: tox.h: room for tox_get_savedata_size bytes.
-            unsafe { guard::copy_out(&savedata(tox), savedata_out) };
+            unsafe { guard::copy_out(&savedata(&tox), savedata_out) };
         }
     })
 }
@@ -316,11 +313,22 @@ pub unsafe extern "C" fn tox_iterate(tox: *mut Tox, user_data: *mut c_void) {
             return;
         };
         let events = instance.iterate_events();
-        for event in &events {
-            // Read before each event: a callback may register or clear another.
-            let callbacks = *instance.callbacks();
-            // SAFETY: the callbacks are the client's, called with tox.h's arguments.
-            unsafe { callbacks::fire(tox, &callbacks, event, user_data) };
+        instance.in_callbacks(|| {
+            for event in &events {
+                if instance.kill_requested() {
+                    break;
+                }
+                // Read before each event: a callback may register or clear another.
+                let callbacks = *instance.callbacks();
+                // SAFETY: the callbacks are the client's, called with tox.h's arguments.
+                unsafe { callbacks::fire(tox, &callbacks, event, user_data) };
+            }
+        });
+        let kill = instance.kill_requested();
+        drop(instance);
+        if kill {
+            // SAFETY: a callback killed the instance; our own call has left it.
+            unsafe { crate::handle::finish_kill(tox) };
         }
     })
 }
