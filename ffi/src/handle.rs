@@ -15,7 +15,7 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Mutex, MutexGuard};
 use std::time::Duration;
 
-use rustox_core::driver::step::Stepper;
+use rustox_core::driver::step::{StepReport, Stepper};
 use rustox_core::node::{Node, NodeEvent};
 
 use crate::callbacks::Callbacks;
@@ -31,6 +31,17 @@ use crate::types::{Tox_Connection, Tox_File_Control, Tox_Message_Type, Tox_User_
 /// notices while an idle client wakes 5 times a second. During a transfer the node's own
 /// deadlines (pacing, acknowledgements) are far shorter and set the interval.
 pub const MAX_ITERATION_INTERVAL_MS: u32 = 200;
+
+/// Datagrams one step must have read for the next interval to be at most
+/// [`BUSY_INTERVAL_MS`]: a flow is running (file data arriving, or the acknowledgements of
+/// ours), and the node cannot know when the next datagram comes, only that it comes soon.
+/// A step of an idle node reads one or two (an ALIVE, a DHT ping).
+pub const BUSY_DATAGRAMS: usize = 8;
+
+/// The interval while datagrams flow: the socket is read every millisecond (a receiver's
+/// own deadlines are its 25 ms acknowledgement delay, net_crypto's `MAX_ACK_DELAY`, far too
+/// late to keep up with a fast sender when the client sleeps blindly until then).
+pub const BUSY_INTERVAL_MS: u32 = 1;
 
 /// One Tox instance (opaque to C).
 pub struct Tox {
@@ -81,6 +92,8 @@ pub struct State {
     /// Events produced by API calls outside an iteration (none today: every event comes
     /// from the node), delivered with the next iteration's.
     pub pending: Vec<Event>,
+    /// What the last step read.
+    pub last_step: StepReport,
 }
 
 impl Tox {
@@ -93,6 +106,7 @@ impl Tox {
                 files: FileBridge::default(),
                 self_status: Tox_Connection::NONE,
                 pending: Vec::new(),
+                last_step: StepReport::default(),
             }),
             callbacks: Mutex::new(Callbacks::default()),
             calls: AtomicUsize::new(0),
@@ -137,8 +151,9 @@ impl Tox {
     pub fn iterate_events(&self) -> Vec<Event> {
         let mut state = self.lock();
         let state = &mut *state;
-        if let Err(e) = state.stepper.step(&mut state.node) {
-            tracing::warn!("cannot read the node's socket: {e}");
+        match state.stepper.step(&mut state.node) {
+            Ok(report) => state.last_step = report,
+            Err(e) => tracing::warn!("cannot read the node's socket: {e}"),
         }
         let mut events = std::mem::take(&mut state.pending);
         state.collect(&mut events);
@@ -148,21 +163,25 @@ impl Tox {
     }
 
     /// Milliseconds until the node's next deadline, at most [`MAX_ITERATION_INTERVAL_MS`];
-    /// 0 while chunks or events wait to be handed over.
+    /// 0 while chunks or events wait to be handed over or the socket holds more than the
+    /// last step read; at most [`BUSY_INTERVAL_MS`] while datagrams flow.
     pub fn iteration_interval(&self) -> u32 {
         let state = self.lock();
-        if !state.pending.is_empty() || state.files.has_work() {
+        if !state.pending.is_empty() || state.files.has_work() || state.last_step.more_waiting {
             return 0;
         }
+        let cap = if state.last_step.datagrams >= BUSY_DATAGRAMS {
+            BUSY_INTERVAL_MS
+        } else {
+            MAX_ITERATION_INTERVAL_MS
+        };
         let wait = state
             .stepper
             .next_wake(&state.node)
             .unwrap_or(Duration::from_millis(u64::from(MAX_ITERATION_INTERVAL_MS)));
         // Rounded up: a client that wakes before the deadline only spins once more.
         let ms = wait.as_micros().div_ceil(1000);
-        u32::try_from(ms).map_or(MAX_ITERATION_INTERVAL_MS, |ms| {
-            ms.min(MAX_ITERATION_INTERVAL_MS)
-        })
+        u32::try_from(ms).map_or(cap, |ms| ms.min(cap))
     }
 }
 

@@ -23,6 +23,16 @@ use crate::node::Node;
 /// up to [`batch_recv::SLOTS`] datagrams (more with GRO) is ~0.5–8 MiB, a few ms of work.
 pub const MAX_BATCHES_PER_STEP: usize = 16;
 
+/// What one step read.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct StepReport {
+    /// Datagrams handed to the node.
+    pub datagrams: usize,
+    /// The step stopped at [`MAX_BATCHES_PER_STEP`] with the socket still holding more: the
+    /// caller should step again at once.
+    pub more_waiting: bool,
+}
+
 /// One node's socket, clock and buffers.
 pub struct Stepper {
     socket: UdpSocket,
@@ -61,18 +71,26 @@ impl Stepper {
     /// timers that are due, and every datagram the node then has to send. A failed send is
     /// counted on the node ([`Node::record_send_error`]) and the node carries on; only a
     /// socket that cannot be read at all is an error.
-    pub fn step(&mut self, node: &mut Node) -> io::Result<()> {
+    pub fn step(&mut self, node: &mut Node) -> io::Result<StepReport> {
         self.flush(node);
+        let mut report = StepReport {
+            more_waiting: true,
+            ..StepReport::default()
+        };
         for _ in 0..MAX_BATCHES_PER_STEP {
             match self.batch.recv(self.socket.as_fd()) {
                 Ok(_) => {
                     let clock = self.clock;
                     self.batch.for_each(|from, datagram| {
+                        report.datagrams += 1;
                         node.handle_datagram(clock.now(), from, datagram);
                     });
                     self.flush(node);
                 }
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                    report.more_waiting = false;
+                    break;
+                }
                 // An ICMP error about an earlier send surfaces on a read: not ours to stop for.
                 Err(e)
                     if matches!(
@@ -88,18 +106,22 @@ impl Stepper {
             node.handle_timeout(now);
         }
         self.flush(node);
-        Ok(())
+        Ok(report)
     }
 
     /// Sends every datagram the node has now. Events are left for the caller.
     pub fn flush(&mut self, node: &mut Node) {
         let now = self.clock.now();
         loop {
-            match self.out.append_with(|buf| node.poll_transmit_into(now, buf)) {
+            match self
+                .out
+                .append_with(|buf| node.poll_transmit_into(now, buf))
+            {
                 gso::Appended::Nothing => break,
                 gso::Appended::Joined => {}
                 gso::Appended::SendFirst => {
-                    if let Err((to, e)) = gso::send_now(&mut self.out, &self.socket, self.ipv6_socket)
+                    if let Err((to, e)) =
+                        gso::send_now(&mut self.out, &self.socket, self.ipv6_socket)
                     {
                         node.record_send_error(to, &e);
                     }
