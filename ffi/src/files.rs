@@ -21,6 +21,7 @@ use std::io::{self, Read, Seek, SeekFrom, Write};
 use std::sync::{Arc, Mutex};
 
 use rustox_core::node::{FileOffer, FriendNumber, NodeError, PreparedFile};
+use rustox_file_transfer::number::UNKNOWN_FILE_SIZE;
 use rustox_file_transfer::packet::MAX_FILE_DATA_SIZE;
 use rustox_file_transfer::stream::StreamError;
 use rustox_file_transfer::{FileControlError, FileKind, FileSendError};
@@ -62,6 +63,9 @@ pub struct ChunkBuffer {
     reading: bool,
     /// The node found less than a chunk and waits to be told ([`rustox_core::node::Node::file_source_ready`]).
     starved: bool,
+    /// A file of unknown size (`UINT64_MAX`, streaming) got its last chunk: one shorter than
+    /// 1371 bytes (protocol.md §3.2).
+    ended: bool,
 }
 
 impl ChunkBuffer {
@@ -73,6 +77,17 @@ impl ChunkBuffer {
             requested: 0,
             reading: false,
             starved: false,
+            ended: false,
+        }
+    }
+
+    /// Where the file ends, as far as is known: its size, or for a streamed file the end of
+    /// its last chunk.
+    fn known_end(&self) -> u64 {
+        if self.ended {
+            self.end()
+        } else {
+            self.size
         }
     }
 
@@ -86,7 +101,7 @@ impl ChunkBuffer {
         if !self.reading {
             return;
         }
-        while self.requested < self.size && self.requested - self.start < READ_AHEAD {
+        while self.wants_chunks() {
             let length = CHUNK.min(self.size - self.requested);
             out.push(Event::FileChunkRequest {
                 friend_number,
@@ -100,7 +115,10 @@ impl ChunkBuffer {
     }
 
     fn wants_chunks(&self) -> bool {
-        self.reading && self.requested < self.size && self.requested - self.start < READ_AHEAD
+        self.reading
+            && !self.ended
+            && self.requested < self.size
+            && self.requested - self.start < READ_AHEAD
     }
 }
 
@@ -111,11 +129,12 @@ impl Read for ChunkReader {
     fn read(&mut self, out: &mut [u8]) -> io::Result<usize> {
         let mut b = self.0.lock().unwrap_or_else(|e| e.into_inner());
         b.reading = true;
-        if b.start >= b.size {
+        let end = b.known_end();
+        if b.start >= end {
             return Ok(0);
         }
         let held = b.bytes.len();
-        let to_end = b.size - b.start;
+        let to_end = end - b.start;
         if held < out.len() && (held as u64) < to_end {
             b.starved = true;
             return Err(io::ErrorKind::WouldBlock.into());
@@ -653,6 +672,31 @@ mod tests {
         );
         assert_eq!(out.len(), 5);
         assert!(reader.seek(SeekFrom::Start(11 * CHUNK)).is_err());
+    }
+
+    /// A streamed file (unknown size) is asked for until its short last chunk arrives, and
+    /// read to that chunk's end.
+    #[test]
+    fn a_streamed_file_ends_with_its_short_chunk() {
+        let buffer = Arc::new(Mutex::new(ChunkBuffer::new(UNKNOWN_FILE_SIZE)));
+        let mut reader = ChunkReader(buffer.clone());
+        let mut chunk = vec![0u8; CHUNK as usize];
+        assert!(reader.read(&mut chunk).is_err());
+        let mut out = Vec::new();
+        buffer.lock().unwrap().request(0, 0, &mut out);
+        assert_eq!(out.len() as u64, READ_AHEAD.div_ceil(CHUNK));
+        {
+            let mut b = buffer.lock().unwrap();
+            b.bytes
+                .extend(std::iter::repeat_n(1u8, CHUNK as usize + 10));
+            b.ended = true;
+        }
+        assert_eq!(reader.read(&mut chunk).unwrap(), CHUNK as usize);
+        assert_eq!(reader.read(&mut chunk).unwrap(), 10);
+        assert_eq!(reader.read(&mut chunk).unwrap(), 0);
+        out.clear();
+        buffer.lock().unwrap().request(0, 0, &mut out);
+        assert!(out.is_empty(), "no request after the last chunk");
     }
 
     /// Every write of the node becomes one chunk event at its position.
