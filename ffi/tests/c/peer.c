@@ -12,7 +12,7 @@
  *   ID <address hex>          DHT <dht key hex> <udp port>
  *   FRIEND_REQUEST <pk hex>   FRIEND_ADDED <n>   FRIEND_ONLINE <n> <udp|tcp>
  *   MESSAGE <n> <index> <len> RECEIPT <n> <message id>
- *   FILE_ID <hex>  FILE_SENT <bytes>  FILE_DONE <bytes> <ms>
+ *   FILE_ID <send|recv> <hex>  FILE_SENT <bytes> <SENDQ retries>  FILE_DONE <bytes> <ms>
  *   DONE  (every check asked for has passed; the peer keeps iterating until stdin says
  *          QUIT or closes, so that its friend can finish too)
  *   OK    (exit 0 follows)
@@ -100,6 +100,7 @@ struct state {
 
     bool typing_started, typing_seen_on, typing_stopped, typing_seen_off;
 
+    bool change_info;
     bool name_changed, name_seen_first, name_seen_second;
     bool sm_seen_first, sm_seen_second;
     bool us_seen_first, us_seen_second;
@@ -433,7 +434,7 @@ static void on_friend_status(Tox *tox, uint32_t friend_number, Tox_User_Status s
     }
 }
 
-static void print_file_id(Tox *tox, uint32_t friend_number, uint32_t file_number)
+static void print_file_id(Tox *tox, uint32_t friend_number, uint32_t file_number, const char *direction)
 {
     uint8_t id[TOX_FILE_ID_LENGTH];
     Tox_Err_File_Get err;
@@ -443,7 +444,7 @@ static void print_file_id(Tox *tox, uint32_t friend_number, uint32_t file_number
     }
     char hex[2 * TOX_FILE_ID_LENGTH + 1];
     to_hex(id, sizeof(id), hex);
-    out("FILE_ID %s", hex);
+    out("FILE_ID %s %s", direction, hex);
 }
 
 static const char *base_name(const char *path)
@@ -477,7 +478,7 @@ static void on_file_recv(Tox *tox, uint32_t friend_number, uint32_t file_number,
     g.file_recv_started = true;
     g.recv_file_number = file_number;
     g.recv_start_ms = now_ms();
-    print_file_id(tox, friend_number, file_number);
+    print_file_id(tox, friend_number, file_number, "recv");
     if (!tox_file_control(tox, friend_number, file_number, TOX_FILE_CONTROL_RESUME, &cerr)) {
         fail("tox_file_control(RESUME): error %d", (int)cerr);
     }
@@ -1086,9 +1087,10 @@ static void step(Tox *tox)
         }
         g.typing_stopped = true;
     }
-    /* Change name, status message and user status once the first values have arrived
-     * on the other side's schedule: the friend sees the first ones on connection. */
-    if (!g.name_changed && (g.name || g.status_message || g.user_status >= 0)) {
+    /* --change-info: once online, change name, status message and user status to their
+     * second values (" (changed)", status + 1): the friend sees the first ones on
+     * connection, the second ones live. */
+    if (g.change_info && !g.name_changed) {
         g.name_changed = true;
         set_self_info(tox, true);
     }
@@ -1162,7 +1164,7 @@ static void step(Tox *tox)
         g.file_send_started = true;
         g.send_file_number = n;
         out("FILE_OFFERED %" PRIu32 " %" PRIu64, n, g.send_size);
-        print_file_id(tox, 0, n);
+        print_file_id(tox, 0, n, "send");
     }
     if (g.pending_count > 0) {
         retry_pending_chunks(tox);
@@ -1214,7 +1216,7 @@ static void usage(void)
     fprintf(stderr,
             "usage: peer [--port P] [--timeout SECS] [--savedata FILE] [--bootstrap HOST PORT KEYHEX]\n"
             "            [--add TOXID] [--accept-requests] [--messages N] [--typing]\n"
-            "            [--name NAME] [--expect-name NAME] [--status-message TEXT]\n"
+            "            [--name NAME] [--expect-name NAME] [--status-message TEXT] [--change-info]\n"
             "            [--expect-status-message TEXT] [--user-status S] [--expect-user-status S]\n"
             "            [--custom-packets] [--send-file PATH] [--expect-file PATH] [--events]\n"
             "            [--expect-reconnect] [--expect-friends N] [--expect-self-name NAME]\n"
@@ -1284,6 +1286,8 @@ int main(int argc, char **argv)
         } else if (!strcmp(a, "--expect-user-status")) {
             g.expect_user_status = atoi(ARG(1));
             ++i;
+        } else if (!strcmp(a, "--change-info")) {
+            g.change_info = true;
         } else if (!strcmp(a, "--custom-packets")) {
             g.custom_packets = true;
         } else if (!strcmp(a, "--send-file")) {

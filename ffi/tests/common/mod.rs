@@ -1,0 +1,541 @@
+//! What the C-facing tests share: finding c-toxcore and a C compiler, building `peer.c`
+//! against Debian's libtoxcore.so.2 and against ours, running peers and reading their
+//! milestone lines.
+//!
+//! Missing tools (cc, pkg-config's toxcore, valgrind, the clients) skip a test with a
+//! printed reason; with the environment variable `CI` set they fail it instead, as the
+//! project's other interop tests do. Our own library missing is always a failure.
+
+#![allow(dead_code)]
+
+use std::collections::hash_map::DefaultHasher;
+use std::hash::{Hash, Hasher};
+use std::io::{BufRead, BufReader, Read, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStdin, Command, ExitStatus, Stdio};
+use std::sync::{Arc, Condvar, Mutex, OnceLock};
+use std::thread;
+use std::time::{Duration, Instant};
+
+/// The C sources, relative to this crate.
+pub fn c_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/c")
+}
+
+/// `Some(reason)` when a test must be skipped; panics instead when `CI` is set.
+pub fn skip_or_fail(reason: &str) -> bool {
+    if std::env::var_os("CI").is_some() {
+        panic!("CI is set, so a missing dependency is a failure: {reason}");
+    }
+    eprintln!("SKIPPED: {reason}");
+    true
+}
+
+/// Runs a command, returning its stdout when it succeeded.
+pub fn run_ok(cmd: &mut Command) -> Result<String, String> {
+    let out = cmd.output().map_err(|e| format!("{cmd:?}: {e}"))?;
+    if !out.status.success() {
+        return Err(format!(
+            "{cmd:?}: {}\n{}{}",
+            out.status,
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        ));
+    }
+    Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+}
+
+pub fn have(program: &str, arg: &str) -> bool {
+    Command::new(program)
+        .arg(arg)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok()
+}
+
+/// c-toxcore's development files and a C compiler, or the reason they are missing.
+pub fn c_toolchain() -> Result<(), String> {
+    if !have("cc", "--version") {
+        return Err("no C compiler (cc)".into());
+    }
+    if !have("pkg-config", "--version") {
+        return Err("no pkg-config".into());
+    }
+    run_ok(Command::new("pkg-config").args(["--exists", "toxcore"]))
+        .map_err(|_| "pkg-config finds no toxcore (apt install libtoxcore-dev)".to_string())?;
+    Ok(())
+}
+
+/// `pkg-config <args> toxcore`, split into words.
+pub fn pkg_config(args: &[&str]) -> Vec<String> {
+    let out =
+        run_ok(Command::new("pkg-config").args(args).arg("toxcore")).expect("pkg-config toxcore");
+    out.split_whitespace().map(str::to_string).collect()
+}
+
+/// The directory of the cargo profile this test binary was built under
+/// (`target/<profile>`), where cargo leaves the crate's `libtoxcore.so`: `cargo test -p
+/// rustox-ffi` builds the library crate with all its crate types, the cdylib included.
+pub fn profile_dir() -> PathBuf {
+    let exe = std::env::current_exe().expect("current_exe");
+    // target/<profile>/deps/<test binary>
+    exe.parent()
+        .and_then(Path::parent)
+        .expect("test binary in target/<profile>/deps")
+        .to_path_buf()
+}
+
+/// Our `libtoxcore.so`, built by cargo next to this test binary.
+pub fn our_library() -> PathBuf {
+    let lib = profile_dir().join("libtoxcore.so");
+    assert!(
+        lib.exists(),
+        "{} is missing: cargo test -p rustox-ffi builds it (or cargo build -p rustox-ffi)",
+        lib.display()
+    );
+    lib
+}
+
+/// Debian's library as the loader finds it.
+pub fn debian_library() -> PathBuf {
+    for dir in [
+        "/usr/lib/x86_64-linux-gnu",
+        "/lib/x86_64-linux-gnu",
+        "/usr/lib",
+        "/usr/local/lib",
+    ] {
+        let p = Path::new(dir).join("libtoxcore.so.2");
+        if p.exists() {
+            return p;
+        }
+    }
+    panic!("libtoxcore.so.2 not found although pkg-config knows toxcore");
+}
+
+/// A directory of this test process, removed when the process's tests succeed (and left
+/// for inspection when one fails, since a panic skips the cleanup).
+pub struct TempDir(pub PathBuf);
+
+impl TempDir {
+    pub fn new(name: &str) -> TempDir {
+        let dir = std::env::temp_dir().join(format!("rustox-ffi-{}-{}", std::process::id(), name));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).expect("create temp dir");
+        TempDir(dir)
+    }
+    pub fn path(&self) -> &Path {
+        &self.0
+    }
+    pub fn join(&self, p: &str) -> PathBuf {
+        self.0.join(p)
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        if !thread::panicking() {
+            let _ = std::fs::remove_dir_all(&self.0);
+        }
+    }
+}
+
+/// Which libtoxcore a peer runs on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Lib {
+    Debian,
+    Ours,
+}
+
+impl Lib {
+    pub fn name(self) -> &'static str {
+        match self {
+            Lib::Debian => "debian",
+            Lib::Ours => "ours",
+        }
+    }
+}
+
+/// A directory holding our library under the names the linker (`libtoxcore.so`) and the
+/// loader (`libtoxcore.so.2`, the SONAME) look for.
+pub fn our_lib_dir(under: &Path) -> PathBuf {
+    let dir = under.join("ourlib");
+    std::fs::create_dir_all(&dir).unwrap();
+    let lib = our_library();
+    for name in ["libtoxcore.so", "libtoxcore.so.2"] {
+        let link = dir.join(name);
+        let _ = std::fs::remove_file(&link);
+        std::os::unix::fs::symlink(&lib, &link).unwrap();
+    }
+    dir
+}
+
+/// A C program linked against one of the libraries, with the environment that makes the
+/// loader pick that library.
+#[derive(Clone, Debug)]
+pub struct CProgram {
+    pub lib: Lib,
+    pub path: PathBuf,
+    /// LD_LIBRARY_PATH for ours; none (removed) for Debian's.
+    pub lib_dir: Option<PathBuf>,
+}
+
+impl CProgram {
+    pub fn command(&self, valgrind: bool) -> Command {
+        let mut cmd = if valgrind {
+            let mut c = Command::new("valgrind");
+            c.args(["-q", "--error-exitcode=99", "--leak-check=no"])
+                .arg(&self.path);
+            c
+        } else {
+            Command::new(&self.path)
+        };
+        cmd.env_remove("LD_LIBRARY_PATH").env_remove("LD_PRELOAD");
+        if let Some(dir) = &self.lib_dir {
+            cmd.env("LD_LIBRARY_PATH", dir);
+        }
+        cmd
+    }
+
+    /// Asserts that `ldd` resolves libtoxcore.so.2 to the intended library.
+    pub fn check_ldd(&self) {
+        let mut cmd = Command::new("ldd");
+        cmd.arg(&self.path).env_remove("LD_LIBRARY_PATH");
+        if let Some(dir) = &self.lib_dir {
+            cmd.env("LD_LIBRARY_PATH", dir);
+        }
+        let out = run_ok(&mut cmd).expect("ldd");
+        let line = out
+            .lines()
+            .find(|l| l.contains("libtoxcore.so.2"))
+            .unwrap_or_else(|| panic!("ldd {}: no libtoxcore.so.2\n{out}", self.path.display()));
+        let resolved = line
+            .split("=>")
+            .nth(1)
+            .and_then(|r| r.split_whitespace().next())
+            .unwrap_or_else(|| panic!("ldd line {line:?}"));
+        self.check_loaded(resolved);
+    }
+
+    /// Asserts that the shared object the loader chose (`path`, from ldd or from peer.c's
+    /// `LIB` line) is the intended library.
+    pub fn check_loaded(&self, path: &str) {
+        let loaded = std::fs::canonicalize(path).unwrap_or_else(|e| panic!("{path}: {e}"));
+        let expected = match self.lib {
+            Lib::Ours => std::fs::canonicalize(our_library()).unwrap(),
+            Lib::Debian => std::fs::canonicalize(debian_library()).unwrap(),
+        };
+        assert_eq!(
+            loaded,
+            expected,
+            "{} loaded {path}, not {:?}'s library",
+            self.path.display(),
+            self.lib
+        );
+    }
+}
+
+/// Compiles `source` as the project's C programs are built:
+/// `cc -O1 -g -Wall -Werror $(pkg-config --cflags toxcore) src -o out -ltoxcore -L<dir>`.
+pub fn compile_c(source: &Path, out_dir: &Path, stem: &str, lib: Lib, extra: &[&str]) -> CProgram {
+    let out = out_dir.join(format!("{stem}-{}", lib.name()));
+    let mut cmd = Command::new("cc");
+    cmd.args(["-O1", "-g", "-Wall", "-Werror"])
+        .args(pkg_config(&["--cflags"]))
+        .arg(source)
+        .arg("-o")
+        .arg(&out)
+        .args(extra);
+    let lib_dir = match lib {
+        Lib::Debian => {
+            cmd.args(pkg_config(&["--libs"]));
+            None
+        }
+        Lib::Ours => {
+            let dir = our_lib_dir(out_dir);
+            cmd.arg(format!("-L{}", dir.display())).arg("-ltoxcore");
+            Some(dir)
+        }
+    };
+    if let Err(e) = run_ok(&mut cmd) {
+        panic!(
+            "compiling {} against {lib:?}'s libtoxcore:\n{e}",
+            source.display()
+        );
+    }
+    let prog = CProgram {
+        lib,
+        path: out,
+        lib_dir,
+    };
+    prog.check_ldd();
+    prog
+}
+
+/// peer.c built against both libraries, once per test binary run.
+pub struct Peers {
+    pub debian: CProgram,
+    pub ours: CProgram,
+    _dir: PathBuf,
+}
+
+impl Peers {
+    pub fn get(&self, lib: Lib) -> &CProgram {
+        match lib {
+            Lib::Debian => &self.debian,
+            Lib::Ours => &self.ours,
+        }
+    }
+}
+
+static PEERS: OnceLock<Result<Peers, String>> = OnceLock::new();
+
+/// peer.c compiled twice, or `None` when the test is to be skipped.
+pub fn peers() -> Option<&'static Peers> {
+    let result = PEERS.get_or_init(|| {
+        c_toolchain()?;
+        let dir = std::env::temp_dir().join(format!("rustox-ffi-peer-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let src = c_dir().join("peer.c");
+        let debian = compile_c(&src, &dir, "peer", Lib::Debian, &[]);
+        let ours = compile_c(&src, &dir, "peer", Lib::Ours, &[]);
+        Ok(Peers {
+            debian,
+            ours,
+            _dir: dir,
+        })
+    });
+    match result {
+        Ok(p) => Some(p),
+        Err(reason) => {
+            skip_or_fail(reason);
+            None
+        }
+    }
+}
+
+/// Valgrind, or the reason for skipping.
+pub fn valgrind_available() -> bool {
+    have("valgrind", "--version") || !skip_or_fail("valgrind is not installed")
+}
+
+#[derive(Default)]
+struct Output {
+    lines: Vec<String>,
+    eof: bool,
+}
+
+/// A running peer (peer.c) and the lines it has printed.
+pub struct Peer {
+    pub label: String,
+    child: Child,
+    stdin: Option<ChildStdin>,
+    out: Arc<(Mutex<Output>, Condvar)>,
+    err: Arc<Mutex<String>>,
+    threads: Vec<thread::JoinHandle<()>>,
+    pub status: Option<ExitStatus>,
+    pub started: Instant,
+}
+
+impl Peer {
+    pub fn spawn(label: &str, prog: &CProgram, args: &[String], valgrind: bool) -> Peer {
+        let mut cmd = prog.command(valgrind);
+        cmd.args(args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        let mut child = cmd
+            .spawn()
+            .unwrap_or_else(|e| panic!("spawn {}: {e}", prog.path.display()));
+        let stdout = child.stdout.take().unwrap();
+        let mut stderr = child.stderr.take().unwrap();
+        let out = Arc::new((Mutex::new(Output::default()), Condvar::new()));
+        let err = Arc::new(Mutex::new(String::new()));
+        let out2 = out.clone();
+        let t1 = thread::spawn(move || {
+            for line in BufReader::new(stdout).lines() {
+                let Ok(line) = line else { break };
+                let (m, cv) = &*out2;
+                m.lock().unwrap().lines.push(line);
+                cv.notify_all();
+            }
+            let (m, cv) = &*out2;
+            m.lock().unwrap().eof = true;
+            cv.notify_all();
+        });
+        let err2 = err.clone();
+        let t2 = thread::spawn(move || {
+            let mut buf = [0u8; 4096];
+            while let Ok(n) = stderr.read(&mut buf) {
+                if n == 0 {
+                    break;
+                }
+                err2.lock()
+                    .unwrap()
+                    .push_str(&String::from_utf8_lossy(&buf[..n]));
+            }
+        });
+        let stdin = child.stdin.take();
+        let peer = Peer {
+            label: format!("{label} ({})", prog.lib.name()),
+            child,
+            stdin,
+            out,
+            err,
+            threads: vec![t1, t2],
+            status: None,
+            started: Instant::now(),
+        };
+        // The loader chose the intended library.
+        let lib = peer
+            .wait_for("LIB ", Duration::from_secs(60))
+            .unwrap_or_else(|e| panic!("{e}"));
+        prog.check_loaded(&lib[4..]);
+        peer
+    }
+
+    /// The first line starting with `prefix`, waiting for it until `timeout`.
+    pub fn wait_for(&self, prefix: &str, timeout: Duration) -> Result<String, String> {
+        let deadline = Instant::now() + timeout;
+        let (m, cv) = &*self.out;
+        let mut o = m.lock().unwrap();
+        loop {
+            if let Some(l) = o.lines.iter().find(|l| l.starts_with(prefix)) {
+                return Ok(l.clone());
+            }
+            if o.eof {
+                drop(o);
+                return Err(format!(
+                    "{} exited before printing {prefix:?}\n{}",
+                    self.label,
+                    self.report()
+                ));
+            }
+            let now = Instant::now();
+            if now >= deadline {
+                drop(o);
+                return Err(format!(
+                    "{} printed no {prefix:?} within {timeout:?}\n{}",
+                    self.label,
+                    self.report()
+                ));
+            }
+            o = cv.wait_timeout(o, deadline - now).unwrap().0;
+        }
+    }
+
+    /// The word `index` (0 = the tag) of the first line tagged `tag`.
+    pub fn field(&self, tag: &str, index: usize, timeout: Duration) -> Result<String, String> {
+        let line = self.wait_for(&format!("{tag} "), timeout)?;
+        line.split_whitespace()
+            .nth(index)
+            .map(str::to_string)
+            .ok_or_else(|| format!("{}: line {line:?} has no field {index}", self.label))
+    }
+
+    pub fn lines(&self) -> Vec<String> {
+        self.out.0.lock().unwrap().lines.clone()
+    }
+
+    pub fn lines_tagged(&self, tag: &str) -> Vec<String> {
+        let prefix = format!("{tag} ");
+        self.lines()
+            .into_iter()
+            .filter(|l| l.starts_with(&prefix) || l == tag)
+            .collect()
+    }
+
+    pub fn stderr(&self) -> String {
+        self.err.lock().unwrap().clone()
+    }
+
+    pub fn send(&mut self, line: &str) {
+        if let Some(stdin) = self.stdin.as_mut() {
+            // A peer that has already exited is reported by `finish`.
+            let _ = writeln!(stdin, "{line}");
+            let _ = stdin.flush();
+        }
+    }
+
+    /// Says QUIT, then waits for the exit (killing the peer after `timeout`).
+    pub fn finish(&mut self, timeout: Duration) -> ExitStatus {
+        self.send("QUIT");
+        self.stdin = None;
+        let deadline = Instant::now() + timeout;
+        let status = loop {
+            if let Some(s) = self.child.try_wait().expect("try_wait") {
+                break s;
+            }
+            if Instant::now() >= deadline {
+                let _ = self.child.kill();
+                break self.child.wait().expect("wait");
+            }
+            thread::sleep(Duration::from_millis(20));
+        };
+        for t in self.threads.drain(..) {
+            let _ = t.join();
+        }
+        self.status = Some(status);
+        status
+    }
+
+    /// The peer's output for a failure message: stdout (runs of packet lines summarised)
+    /// and stderr.
+    pub fn report(&self) -> String {
+        let lines = self.lines();
+        let mut s = format!("---- {} stdout ({} lines):\n", self.label, lines.len());
+        let mut skipped = 0;
+        for l in &lines {
+            if l.starts_with("LOSSLESS ") || l.starts_with("LOSSY ") {
+                skipped += 1;
+                continue;
+            }
+            s.push_str(&format!("  {l}\n"));
+        }
+        if skipped > 0 {
+            s.push_str(&format!("  ({skipped} LOSSLESS/LOSSY lines)\n"));
+        }
+        s.push_str(&format!("---- {} stderr:\n{}", self.label, self.stderr()));
+        s
+    }
+}
+
+impl Drop for Peer {
+    fn drop(&mut self) {
+        if self.status.is_none() {
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+        }
+    }
+}
+
+/// `len` bytes of deterministic pseudo-random data (xorshift64*), different per `seed`.
+pub fn test_data(len: usize, seed: u64) -> Vec<u8> {
+    let mut x = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+    let mut v = Vec::with_capacity(len + 8);
+    while v.len() < len {
+        x ^= x >> 12;
+        x ^= x << 25;
+        x ^= x >> 27;
+        v.extend_from_slice(&x.wrapping_mul(0x2545_F491_4F6C_DD1D).to_le_bytes());
+    }
+    v.truncate(len);
+    v
+}
+
+/// A stable small number for a name (to spread things like display numbers).
+pub fn small_hash(name: &str, modulo: u64) -> u64 {
+    let mut h = DefaultHasher::new();
+    name.hash(&mut h);
+    h.finish() % modulo
+}
+
+/// A free UDP/TCP port pair base: each test gets its own fixed range so that parallel
+/// tests do not collide; this checks the ports are free now.
+pub fn check_ports_free(ports: &[u16]) {
+    for &p in ports {
+        if std::net::UdpSocket::bind(("0.0.0.0", p)).is_err() {
+            panic!("UDP port {p} is in use (another test run?)");
+        }
+    }
+}
