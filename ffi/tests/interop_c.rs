@@ -448,6 +448,19 @@ mod savedata {
     }
 }
 
+/// What our library documents as not implemented, with the check names of peer.c's
+/// selftest it makes fail (README, "the C library"): these fail there by design.
+fn documented_gap(check_line: &str) -> Option<&'static str> {
+    let name = check_line.split_whitespace().nth(1)?;
+    if name.starts_with("conference_") {
+        Some("no conferences in rustox (ffi/src/conference.rs): tox_conference_new fails")
+    } else if name.starts_with("toxav_") {
+        Some("no audio/video in rustox (ffi/src/av.rs): toxav_new returns NULL")
+    } else {
+        None
+    }
+}
+
 /// peer.c's single-instance checks (sizes, Tox_Options through setters and struct fields,
 /// tox_new's errors, the address and checksum, own info, friend list errors, savedata,
 /// tox_hash, toxencryptsave, conferences, toxav, tox_events_iterate).
@@ -464,13 +477,24 @@ fn selftest(lib: Lib, port: u16, valgrind: bool) {
         valgrind,
     );
     let st = p.finish(Duration::from_secs(if valgrind { 300 } else { 60 }));
-    let failed: Vec<String> = p
+    let (gaps, failed): (Vec<String>, Vec<String>) = p
         .lines()
         .into_iter()
         .filter(|l| l.ends_with("FAILED"))
-        .collect();
+        .partition(|l| lib == Lib::Ours && documented_gap(l).is_some());
+    for g in &gaps {
+        println!(
+            "{g}: allowed on our library: {}",
+            documented_gap(g).unwrap()
+        );
+    }
+    // peer.c exits 1 when any check failed, the documented gaps included; valgrind's
+    // errors make it 99.
+    let clean_exit = st.success() || (st.code() == Some(1) && !gaps.is_empty());
     assert!(
-        st.success() && failed.is_empty(),
+        clean_exit
+            && failed.is_empty()
+            && p.wait_for("CHECK events_iterate", Duration::ZERO).is_ok(),
         "selftest on {lib:?}'s library: exit {st}{}; failed: {failed:?}\n{}",
         if st.code() == Some(99) {
             " (valgrind reported errors)"
@@ -480,7 +504,11 @@ fn selftest(lib: Lib, port: u16, valgrind: bool) {
         p.report()
     );
     let checks = p.lines_tagged("CHECK").len();
-    assert!(checks > 60, "only {checks} checks ran\n{}", p.report());
+    assert!(
+        checks > 60 - gaps.len(),
+        "only {checks} checks ran\n{}",
+        p.report()
+    );
 }
 
 mod selftest {

@@ -1648,8 +1648,8 @@ static int selftest(uint16_t port)
           (int)perr);
     tox_self_get_tcp_port(tox, &perr);
     CHECK("tcp_port_not_bound", perr == TOX_ERR_GET_PORT_NOT_BOUND, "error %d", (int)perr);
-    CHECK("iteration_interval", tox_iteration_interval(tox) > 0 && tox_iteration_interval(tox) <= 1000, "%u",
-          tox_iteration_interval(tox));
+    /* tox.h promises no lower bound (c-toxcore says 50 when idle; 0 is a valid answer). */
+    CHECK("iteration_interval", tox_iteration_interval(tox) <= 1000, "%u", tox_iteration_interval(tox));
     tox_iterate(tox, NULL);
     CHECK("self_connection_status", tox_self_get_connection_status(tox) == TOX_CONNECTION_NONE, "%d",
           (int)tox_self_get_connection_status(tox));
