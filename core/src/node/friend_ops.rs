@@ -156,7 +156,11 @@ impl Node {
         relays.retain(|r| !(r.addr == addr && r.pk == pk));
         relays.insert(
             0,
-            crate::dht::wire::packed_node::PackedNode { addr, tcp: true, pk },
+            crate::dht::wire::packed_node::PackedNode {
+                addr,
+                tcp: true,
+                pk,
+            },
         );
         relays.truncate(MAX_KEPT_TCP_RELAYS);
     }
