@@ -775,7 +775,15 @@ fn generate() -> BTreeMap<&'static str, String> {
         let mut config = base.clone();
         config.include_guard = Some(header.guard.to_string());
         config.includes = header.includes.iter().map(|s| s.to_string()).collect();
-        config.export.include = mine.iter().map(|s| s.to_string()).collect();
+        // Its enums and its callback types, even where no function uses them.
+        let own_callbacks = callbacks.iter().filter(|name| {
+            let item = format!("pub type {name}");
+            header
+                .modules
+                .iter()
+                .any(|m| contains_word(&modules[*m], &item))
+        });
+        config.export.include = mine.iter().copied().chain(own_callbacks).cloned().collect();
         config.export.exclude = others.collect();
         // A `Tox_User_Status_Value` (an alias of `u32`: what C passes for a
         // `Tox_User_Status`) is declared as the enum, as in c-toxcore.
