@@ -32,6 +32,19 @@ pub struct ToxAV {
     _never: [u8; 0],
 }
 
+/// `toxav_group_audio_cb` (toxav.h): audio of the old group calls. No group call exists here,
+/// so it is never called; the type is part of the header clients compile against.
+pub type toxav_group_audio_cb = unsafe extern "C" fn(
+    tox: *mut crate::handle::Tox,
+    groupnumber: u32,
+    peernumber: u32,
+    pcm: *const i16,
+    samples: u32,
+    channels: u8,
+    sample_rate: u32,
+    user_data: *mut c_void,
+);
+
 /// `enum Toxav_Friend_Call_State` (toxav.h): the bit flags of `toxav_call_state_cb`'s
 /// `state` (a `uint32_t` there, hence plain constants). Missing from types.rs.
 #[allow(non_snake_case)]
@@ -265,7 +278,7 @@ pub unsafe extern "C" fn toxav_callback_call_state(
 pub unsafe extern "C" fn toxav_call_control(
     av: *mut ToxAV,
     friend_number: u32,
-    control: u32,
+    control: crate::types::Toxav_Call_Control_Value,
     error: *mut Toxav_Err_Call_Control,
 ) -> bool {
     guard::call(false, || {

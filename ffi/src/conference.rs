@@ -435,7 +435,7 @@ pub unsafe extern "C" fn tox_conference_join(
 pub unsafe extern "C" fn tox_conference_send_message(
     tox: *mut Tox,
     conference_number: u32,
-    kind: u32,
+    kind: crate::types::Tox_Message_Type_Value,
     message: *const u8,
     length: usize,
     error: *mut Tox_Err_Conference_Send_Message,
@@ -525,7 +525,7 @@ pub unsafe extern "C" fn tox_conference_get_type(
     tox: *const Tox,
     conference_number: u32,
     error: *mut Tox_Err_Conference_Get_Type,
-) -> u32 {
+) -> crate::types::Tox_Conference_Type_Value {
     guard::call(u32::MAX, || {
         let _ = (tox, conference_number);
         guard::fail(

@@ -1381,7 +1381,7 @@ getter! {
 getter! {
     /// `tox_event_conference_invite_get_type`: the `Tox_Conference_Type` value, as stored
     /// (c-toxcore does not check loaded values).
-    tox_event_conference_invite_get_type: Tox_Event_Conference_Invite -> u32
+    tox_event_conference_invite_get_type: Tox_Event_Conference_Invite -> crate::types::Tox_Conference_Type_Value
         = |e| e.conference_type, null: 0;
 }
 getter! {
@@ -1401,7 +1401,7 @@ getter! {
 }
 getter! {
     /// `tox_event_conference_message_get_type`: the `Tox_Message_Type` value, as stored.
-    tox_event_conference_message_get_type: Tox_Event_Conference_Message -> u32
+    tox_event_conference_message_get_type: Tox_Event_Conference_Message -> crate::types::Tox_Message_Type_Value
         = |e| e.message_type, null: 0;
 }
 getter! {
@@ -1540,7 +1540,7 @@ getter! {
 }
 getter! {
     /// `tox_event_file_recv_control_get_control`: the `Tox_File_Control` value, as stored.
-    tox_event_file_recv_control_get_control: Tox_Event_File_Recv_Control -> u32
+    tox_event_file_recv_control_get_control: Tox_Event_File_Recv_Control -> crate::types::Tox_File_Control_Value
         = |e| e.control, null: 0;
 }
 getter! {
@@ -1557,7 +1557,7 @@ getter! {
     /// `tox_event_friend_connection_status_get_connection_status`: the `Tox_Connection`
     /// value, as stored.
     tox_event_friend_connection_status_get_connection_status:
-        Tox_Event_Friend_Connection_Status -> u32 = |e| e.connection_status, null: 0;
+        Tox_Event_Friend_Connection_Status -> crate::types::Tox_Connection_Value = |e| e.connection_status, null: 0;
 }
 getter! {
     /// `tox_event_friend_connection_status_get_friend_number`: the friend.
@@ -1603,7 +1603,7 @@ getter! {
 }
 getter! {
     /// `tox_event_friend_message_get_type`: the `Tox_Message_Type` value, as stored.
-    tox_event_friend_message_get_type: Tox_Event_Friend_Message -> u32
+    tox_event_friend_message_get_type: Tox_Event_Friend_Message -> crate::types::Tox_Message_Type_Value
         = |e| e.message_type, null: 0;
 }
 getter! {
@@ -1663,7 +1663,7 @@ getter! {
 }
 getter! {
     /// `tox_event_friend_status_get_status`: the `Tox_User_Status` value, as stored.
-    tox_event_friend_status_get_status: Tox_Event_Friend_Status -> u32
+    tox_event_friend_status_get_status: Tox_Event_Friend_Status -> crate::types::Tox_User_Status_Value
         = |e| e.status, null: 0;
 }
 getter! {
@@ -1701,7 +1701,7 @@ getter! {
     /// `tox_event_self_connection_status_get_connection_status`: the `Tox_Connection`
     /// value, as stored.
     tox_event_self_connection_status_get_connection_status:
-        Tox_Event_Self_Connection_Status -> u32 = |e| e.connection_status, null: 0;
+        Tox_Event_Self_Connection_Status -> crate::types::Tox_Connection_Value = |e| e.connection_status, null: 0;
 }
 
 #[cfg(test)]

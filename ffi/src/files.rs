@@ -425,18 +425,22 @@ pub unsafe extern "C" fn tox_file_send_chunk(
                 return guard::fail(error, Tox_Err_File_Send_Chunk::NOT_TRANSFERRING, false);
             }
             let length = data.len() as u64;
+            let streamed = b.size == UNKNOWN_FILE_SIZE;
             let fits = b
                 .size
                 .checked_sub(position)
                 .is_some_and(|left| length <= left);
-            if length > CHUNK || !fits || (length != CHUNK && position + length != b.size) {
+            let last = streamed || position + length == b.size;
+            if length > CHUNK || !fits || (length != CHUNK && !last) || b.ended {
                 return guard::fail(error, Tox_Err_File_Send_Chunk::INVALID_LENGTH, false);
             }
             if position != b.end() || (position >= b.requested && length > 0) {
                 return guard::fail(error, Tox_Err_File_Send_Chunk::WRONG_POSITION, false);
             }
             b.bytes.extend(data);
-            let wake = b.starved && (b.bytes.len() as u64 >= CHUNK || b.end() == b.size);
+            // A streamed file ends with its first chunk shorter than 1371 bytes.
+            b.ended = streamed && length < CHUNK;
+            let wake = b.starved && (b.bytes.len() as u64 >= CHUNK || b.end() == b.known_end());
             if wake {
                 b.starved = false;
             }
@@ -458,7 +462,7 @@ pub unsafe extern "C" fn tox_file_control(
     tox: *mut Tox,
     friend_number: u32,
     file_number: u32,
-    control: u32,
+    control: crate::types::Tox_File_Control_Value,
     error: *mut Tox_Err_File_Control,
 ) -> bool {
     guard::call(false, || {

@@ -405,7 +405,7 @@ pub unsafe extern "C" fn tox_friend_get_typing(
 pub unsafe extern "C" fn tox_friend_send_message(
     tox: *mut Tox,
     friend_number: u32,
-    kind: u32,
+    kind: crate::types::Tox_Message_Type_Value,
     message: *const u8,
     length: usize,
     error: *mut Tox_Err_Friend_Send_Message,

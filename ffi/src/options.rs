@@ -17,6 +17,13 @@ pub type LogCallback = unsafe extern "C" fn(
     *mut c_void,
 );
 
+/// `Tox_System` (tox.h): c-toxcore's hooks for the operating system (clock, network,
+/// randomness), used by its tests. Opaque: this library takes the system's own and ignores
+/// a client's. Not `repr(C)`: C sees only its name (an incomplete type).
+pub struct Tox_System {
+    _private: [u8; 0],
+}
+
 /// `struct Tox_Options`, field for field as c-toxcore 0.2.18 lays it out. The two enum
 /// fields are C enums (int-sized) kept as integers: C may store any value there, and
 /// `tox_new` checks them.
@@ -32,7 +39,7 @@ pub struct Tox_Options {
     /// Group-chat DHT announcements (unused by 0.2.18's API).
     pub dht_announcements_enabled: bool,
     /// `Tox_Proxy_Type` as C passed it.
-    pub proxy_type: u32,
+    pub proxy_type: crate::types::Tox_Proxy_Type_Value,
     /// The proxy's host name (the client's string, not copied).
     pub proxy_host: *const c_char,
     /// The proxy's port.
@@ -46,7 +53,7 @@ pub struct Tox_Options {
     /// NAT hole punching (protocol.md §5.6).
     pub hole_punching_enabled: bool,
     /// `Tox_Savedata_Type` as C passed it.
-    pub savedata_type: u32,
+    pub savedata_type: crate::types::Tox_Savedata_Type_Value,
     /// The profile or secret key (the client's bytes, not copied).
     pub savedata_data: *const u8,
     /// Its length.
@@ -58,7 +65,7 @@ pub struct Tox_Options {
     /// c-toxcore's opt-in locking (this library always locks).
     pub experimental_thread_safety: bool,
     /// c-toxcore's `Tox_System` (test hooks; ignored here).
-    pub operating_system: *const c_void,
+    pub operating_system: *const Tox_System,
 }
 
 impl Default for Tox_Options {
@@ -168,19 +175,19 @@ accessors! {
     udp_enabled: bool => tox_options_get_udp_enabled, tox_options_set_udp_enabled;
     local_discovery_enabled: bool => tox_options_get_local_discovery_enabled, tox_options_set_local_discovery_enabled;
     dht_announcements_enabled: bool => tox_options_get_dht_announcements_enabled, tox_options_set_dht_announcements_enabled;
-    proxy_type: u32 => tox_options_get_proxy_type, tox_options_set_proxy_type;
+    proxy_type: crate::types::Tox_Proxy_Type_Value => tox_options_get_proxy_type, tox_options_set_proxy_type;
     proxy_host: *const c_char => tox_options_get_proxy_host, tox_options_set_proxy_host;
     proxy_port: u16 => tox_options_get_proxy_port, tox_options_set_proxy_port;
     start_port: u16 => tox_options_get_start_port, tox_options_set_start_port;
     end_port: u16 => tox_options_get_end_port, tox_options_set_end_port;
     tcp_port: u16 => tox_options_get_tcp_port, tox_options_set_tcp_port;
     hole_punching_enabled: bool => tox_options_get_hole_punching_enabled, tox_options_set_hole_punching_enabled;
-    savedata_type: u32 => tox_options_get_savedata_type, tox_options_set_savedata_type;
+    savedata_type: crate::types::Tox_Savedata_Type_Value => tox_options_get_savedata_type, tox_options_set_savedata_type;
     savedata_length: usize => tox_options_get_savedata_length, tox_options_set_savedata_length;
     log_callback: Option<LogCallback> => tox_options_get_log_callback, tox_options_set_log_callback;
     log_user_data: *mut c_void => tox_options_get_log_user_data, tox_options_set_log_user_data;
     experimental_thread_safety: bool => tox_options_get_experimental_thread_safety, tox_options_set_experimental_thread_safety;
-    operating_system: *const c_void => tox_options_get_operating_system, tox_options_set_operating_system;
+    operating_system: *const Tox_System => tox_options_get_operating_system, tox_options_set_operating_system;
 }
 
 /// `tox_options_get_savedata_data`.

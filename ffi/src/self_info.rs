@@ -203,7 +203,10 @@ pub unsafe extern "C" fn tox_self_get_status_message(tox: *const Tox, status_mes
 
 /// Sets our user status (`tox_self_set_status`); a value tox.h does not have is ignored.
 #[no_mangle]
-pub unsafe extern "C" fn tox_self_set_status(tox: *mut Tox, status: u32) {
+pub unsafe extern "C" fn tox_self_set_status(
+    tox: *mut Tox,
+    status: crate::types::Tox_User_Status_Value,
+) {
     guard::call((), || {
         let status = match Tox_User_Status::from_raw(status) {
             Some(Tox_User_Status::NONE) => UserStatus::None,

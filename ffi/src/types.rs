@@ -936,3 +936,33 @@ pub enum Toxav_Err_Send_Frame {
     /// `TOXAV_ERR_SEND_FRAME_RTP_FAILED`
     RTP_FAILED = 7,
 }
+
+/// `enum Tox_File_Kind` (tox.h): the kinds c-toxcore names; `tox_file_send` and
+/// `tox_file_recv_cb` pass kinds as `uint32_t`, and other values pass through.
+#[allow(non_snake_case)]
+pub mod Tox_File_Kind {
+    /// `TOX_FILE_KIND_DATA`
+    pub const DATA: u32 = 0;
+    /// `TOX_FILE_KIND_AVATAR`
+    pub const AVATAR: u32 = 1;
+}
+
+/// An enum value as C passes it in or reads it out, where C may hold any value (C enums are
+/// `int`-sized): a plain integer here, checked with the enum's `from_raw` before use, and
+/// the enum's own type in the generated headers (so that C++ clients assign it without a
+/// cast).
+pub type Tox_User_Status_Value = u32;
+/// See [`Tox_User_Status_Value`].
+pub type Tox_Message_Type_Value = u32;
+/// See [`Tox_User_Status_Value`].
+pub type Tox_File_Control_Value = u32;
+/// See [`Tox_User_Status_Value`].
+pub type Tox_Proxy_Type_Value = u32;
+/// See [`Tox_User_Status_Value`].
+pub type Tox_Savedata_Type_Value = u32;
+/// See [`Tox_User_Status_Value`].
+pub type Tox_Connection_Value = u32;
+/// See [`Tox_User_Status_Value`].
+pub type Tox_Conference_Type_Value = u32;
+/// See [`Tox_User_Status_Value`].
+pub type Toxav_Call_Control_Value = u32;

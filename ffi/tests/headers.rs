@@ -93,8 +93,6 @@ const HEADERS: [Header; 5] = [
                 "TOX_VERSION_IS_ABI_COMPATIBLE",
                 TOX_VERSION_IS_ABI_COMPATIBLE,
             ),
-            ("Tox_System", TOX_SYSTEM),
-            ("Tox_File_Kind", TOX_FILE_KIND),
         ],
     },
     Header {
@@ -105,7 +103,7 @@ const HEADERS: [Header; 5] = [
         includes: &[],
         macros: Vec::new,
         uppercase_aliases: true,
-        hand_written: &[("toxav_group_audio_cb", TOXAV_GROUP_AUDIO_CB)],
+        hand_written: &[],
     },
     Header {
         file: "toxencryptsave.h",
@@ -160,30 +158,6 @@ const TOX_VERSION_IS_ABI_COMPATIBLE: &str = r#"/**
  */
 #define TOX_VERSION_IS_ABI_COMPATIBLE() \
     tox_version_is_compatible(TOX_VERSION_MAJOR, TOX_VERSION_MINOR, TOX_VERSION_PATCH)"#;
-
-/// Until options.rs declares the type of `operating_system` (now `*const c_void`).
-const TOX_SYSTEM: &str = r#"/**
- * c-toxcore's operating system hooks, for its tests; rustox ignores them.
- */
-typedef struct Tox_System Tox_System;"#;
-
-/// Until types.rs has it: the library never reads a file kind, it passes the number on.
-const TOX_FILE_KIND: &str = r#"/**
- * What a file transfer is for: the `kind` of `tox_file_send` and `tox_file_recv_cb`, a
- * `uint32_t` since clients may invent kinds.
- */
-enum Tox_File_Kind {
-    TOX_FILE_KIND_DATA = 0,
-    TOX_FILE_KIND_AVATAR = 1,
-};"#;
-
-/// Until av.rs has it: no function takes it.
-const TOXAV_GROUP_AUDIO_CB: &str = r#"/**
- * The typed conference audio callback c-toxcore declares (and uses nowhere).
- */
-typedef void toxav_group_audio_cb(Tox *tox, uint32_t groupnumber, uint32_t peernumber,
-                                  const int16_t *pcm, uint32_t samples, uint8_t channels,
-                                  uint32_t sample_rate, void *user_data);"#;
 
 /// Modules that export no function (checked: a module with one must be in [`HEADERS`]).
 const INTERNAL_MODULES: &[&str] = &["event", "guard", "handle", "types"];
@@ -1431,20 +1405,7 @@ fn a_c99_client_of_our_headers_compiles_and_links() {
 /// Where our headers knowingly differ from Debian's, because the Rust definition does:
 /// (declaration or `struct.field`, why). The test checks that each still differs, so the
 /// entry goes when Rust is fixed.
-const KNOWN_DIFFERENCES: &[(&str, &str)] = &[
-    (
-        "tox_options_get_operating_system",
-        "options.rs has `*const c_void` where tox.h has `const Tox_System *`",
-    ),
-    (
-        "tox_options_set_operating_system",
-        "options.rs has `*const c_void` where tox.h has `const Tox_System *`",
-    ),
-    (
-        "Tox_Options.operating_system",
-        "options.rs has `*const c_void` where tox.h has `const Tox_System *`",
-    ),
-];
+const KNOWN_DIFFERENCES: &[(&str, &str)] = &[];
 
 fn known_difference(name: &str) -> bool {
     KNOWN_DIFFERENCES.iter().any(|(n, _)| *n == name)

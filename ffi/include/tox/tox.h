@@ -80,6 +80,15 @@ typedef struct Tox Tox;
 #define TOX_MAX_HOSTNAME_LENGTH 255
 
 /**
+ * `enum Tox_File_Kind` (tox.h): the kinds c-toxcore names; `tox_file_send` and
+ * `tox_file_recv_cb` pass kinds as `uint32_t`, and other values pass through.
+ */
+enum Tox_File_Kind {
+    TOX_FILE_KIND_DATA = 0,
+    TOX_FILE_KIND_AVATAR = 1,
+};
+
+/**
  * Whether code written for version MAJOR.MINOR.PATCH of the API compiles against these
  * headers, at preprocessing time: the same major version and no newer minor or patch; in
  * 0.x.y versions the minor acts as the major, and 0.0.x only matches itself.
@@ -98,20 +107,6 @@ typedef struct Tox Tox;
  */
 #define TOX_VERSION_IS_ABI_COMPATIBLE() \
     tox_version_is_compatible(TOX_VERSION_MAJOR, TOX_VERSION_MINOR, TOX_VERSION_PATCH)
-
-/**
- * c-toxcore's operating system hooks, for its tests; rustox ignores them.
- */
-typedef struct Tox_System Tox_System;
-
-/**
- * What a file transfer is for: the `kind` of `tox_file_send` and `tox_file_recv_cb`, a
- * `uint32_t` since clients may invent kinds.
- */
-enum Tox_File_Kind {
-    TOX_FILE_KIND_DATA = 0,
-    TOX_FILE_KIND_AVATAR = 1,
-};
 
 typedef enum Tox_Log_Level {
     TOX_LOG_LEVEL_TRACE = 0,
@@ -383,6 +378,13 @@ typedef enum Tox_Savedata_Type {
 } Tox_Savedata_Type;
 
 /**
+ * `Tox_System` (tox.h): c-toxcore's hooks for the operating system (clock, network,
+ * randomness), used by its tests. Opaque: this library takes the system's own and ignores
+ * a client's. Not `repr(C)`: C sees only its name (an incomplete type).
+ */
+typedef struct Tox_System Tox_System;
+
+/**
  * `tox_log_cb`: (tox, level, file, line, func, message, user_data).
  */
 typedef void tox_log_cb(Tox*,
@@ -418,7 +420,7 @@ typedef struct Tox_Options {
     /**
      * `Tox_Proxy_Type` as C passed it.
      */
-    uint32_t proxy_type;
+    Tox_Proxy_Type proxy_type;
     /**
      * The proxy's host name (the client's string, not copied).
      */
@@ -446,7 +448,7 @@ typedef struct Tox_Options {
     /**
      * `Tox_Savedata_Type` as C passed it.
      */
-    uint32_t savedata_type;
+    Tox_Savedata_Type savedata_type;
     /**
      * The profile or secret key (the client's bytes, not copied).
      */
@@ -470,7 +472,7 @@ typedef struct Tox_Options {
     /**
      * c-toxcore's `Tox_System` (test hooks; ignored here).
      */
-    const void *operating_system;
+    const struct Tox_System *operating_system;
 } Tox_Options;
 
 typedef void tox_self_connection_status_cb(Tox*, enum Tox_Connection, void*);
@@ -705,9 +707,9 @@ bool tox_options_get_dht_announcements_enabled(const struct Tox_Options *options
 
 void tox_options_set_dht_announcements_enabled(struct Tox_Options *options, bool value);
 
-uint32_t tox_options_get_proxy_type(const struct Tox_Options *options);
+Tox_Proxy_Type tox_options_get_proxy_type(const struct Tox_Options *options);
 
-void tox_options_set_proxy_type(struct Tox_Options *options, uint32_t value);
+void tox_options_set_proxy_type(struct Tox_Options *options, Tox_Proxy_Type value);
 
 const char *tox_options_get_proxy_host(const struct Tox_Options *options);
 
@@ -733,9 +735,9 @@ bool tox_options_get_hole_punching_enabled(const struct Tox_Options *options);
 
 void tox_options_set_hole_punching_enabled(struct Tox_Options *options, bool value);
 
-uint32_t tox_options_get_savedata_type(const struct Tox_Options *options);
+Tox_Savedata_Type tox_options_get_savedata_type(const struct Tox_Options *options);
 
-void tox_options_set_savedata_type(struct Tox_Options *options, uint32_t value);
+void tox_options_set_savedata_type(struct Tox_Options *options, Tox_Savedata_Type value);
 
 size_t tox_options_get_savedata_length(const struct Tox_Options *options);
 
@@ -753,9 +755,9 @@ bool tox_options_get_experimental_thread_safety(const struct Tox_Options *option
 
 void tox_options_set_experimental_thread_safety(struct Tox_Options *options, bool value);
 
-const void *tox_options_get_operating_system(const struct Tox_Options *options);
+const struct Tox_System *tox_options_get_operating_system(const struct Tox_Options *options);
 
-void tox_options_set_operating_system(struct Tox_Options *options, const void *value);
+void tox_options_set_operating_system(struct Tox_Options *options, const struct Tox_System *value);
 
 const uint8_t *tox_options_get_savedata_data(const struct Tox_Options *options);
 
@@ -890,7 +892,7 @@ void tox_self_get_status_message(const Tox *tox, uint8_t *status_message);
 /**
  * Sets our user status (`tox_self_set_status`); a value tox.h does not have is ignored.
  */
-void tox_self_set_status(Tox *tox, uint32_t status);
+void tox_self_set_status(Tox *tox, Tox_User_Status status);
 
 /**
  * Our user status (`tox_self_get_status`).
@@ -1037,7 +1039,7 @@ bool tox_friend_get_typing(const Tox *tox,
  */
 uint32_t tox_friend_send_message(Tox *tox,
                                  uint32_t friend_number,
-                                 uint32_t kind,
+                                 Tox_Message_Type kind,
                                  const uint8_t *message,
                                  size_t length,
                                  enum Tox_Err_Friend_Send_Message *error);
@@ -1170,7 +1172,7 @@ bool tox_file_send_chunk(Tox *tox,
 bool tox_file_control(Tox *tox,
                       uint32_t friend_number,
                       uint32_t file_number,
-                      uint32_t control,
+                      Tox_File_Control control,
                       enum Tox_Err_File_Control *error);
 
 /**
@@ -1368,7 +1370,7 @@ uint32_t tox_conference_join(Tox *tox,
  */
 bool tox_conference_send_message(Tox *tox,
                                  uint32_t conference_number,
-                                 uint32_t kind,
+                                 Tox_Message_Type kind,
                                  const uint8_t *message,
                                  size_t length,
                                  enum Tox_Err_Conference_Send_Message *error);
@@ -1416,9 +1418,9 @@ void tox_conference_get_chatlist(const Tox *tox, uint32_t *chatlist);
  * return type is `u32` because that value is no `Tox_Conference_Type` variant; a C enum is
  * returned as its `unsigned int`, so the ABI is the header's.
  */
-uint32_t tox_conference_get_type(const Tox *tox,
-                                 uint32_t conference_number,
-                                 enum Tox_Err_Conference_Get_Type *error);
+Tox_Conference_Type tox_conference_get_type(const Tox *tox,
+                                            uint32_t conference_number,
+                                            enum Tox_Err_Conference_Get_Type *error);
 
 /**
  * `tox_conference_get_id`: false (no such conference); `id` is not written.

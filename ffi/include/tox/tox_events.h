@@ -437,7 +437,7 @@ uint32_t tox_event_conference_invite_get_cookie_length(const struct Tox_Event_Co
  *
  * c-toxcore asserts a non-NULL event; a NULL one gives 0, false or NULL here.
  */
-uint32_t tox_event_conference_invite_get_type(const struct Tox_Event_Conference_Invite *event);
+Tox_Conference_Type tox_event_conference_invite_get_type(const struct Tox_Event_Conference_Invite *event);
 
 /**
  * `tox_event_conference_invite_get_friend_number`: the inviting friend.
@@ -465,7 +465,7 @@ uint32_t tox_event_conference_message_get_message_length(const struct Tox_Event_
  *
  * c-toxcore asserts a non-NULL event; a NULL one gives 0, false or NULL here.
  */
-uint32_t tox_event_conference_message_get_type(const struct Tox_Event_Conference_Message *event);
+Tox_Message_Type tox_event_conference_message_get_type(const struct Tox_Event_Conference_Message *event);
 
 /**
  * `tox_event_conference_message_get_conference_number`: the conference.
@@ -659,7 +659,7 @@ uint64_t tox_event_file_recv_chunk_get_position(const struct Tox_Event_File_Recv
  *
  * c-toxcore asserts a non-NULL event; a NULL one gives 0, false or NULL here.
  */
-uint32_t tox_event_file_recv_control_get_control(const struct Tox_Event_File_Recv_Control *event);
+Tox_File_Control tox_event_file_recv_control_get_control(const struct Tox_Event_File_Recv_Control *event);
 
 /**
  * `tox_event_file_recv_control_get_file_number`: the transfer.
@@ -681,7 +681,7 @@ uint32_t tox_event_file_recv_control_get_friend_number(const struct Tox_Event_Fi
  *
  * c-toxcore asserts a non-NULL event; a NULL one gives 0, false or NULL here.
  */
-uint32_t tox_event_friend_connection_status_get_connection_status(const struct Tox_Event_Friend_Connection_Status *event);
+Tox_Connection tox_event_friend_connection_status_get_connection_status(const struct Tox_Event_Friend_Connection_Status *event);
 
 /**
  * `tox_event_friend_connection_status_get_friend_number`: the friend.
@@ -746,7 +746,7 @@ uint32_t tox_event_friend_message_get_friend_number(const struct Tox_Event_Frien
  *
  * c-toxcore asserts a non-NULL event; a NULL one gives 0, false or NULL here.
  */
-uint32_t tox_event_friend_message_get_type(const struct Tox_Event_Friend_Message *event);
+Tox_Message_Type tox_event_friend_message_get_type(const struct Tox_Event_Friend_Message *event);
 
 /**
  * `tox_event_friend_message_get_message_length`: the text's length.
@@ -828,7 +828,7 @@ uint32_t tox_event_friend_request_get_message_length(const struct Tox_Event_Frie
  *
  * c-toxcore asserts a non-NULL event; a NULL one gives 0, false or NULL here.
  */
-uint32_t tox_event_friend_status_get_status(const struct Tox_Event_Friend_Status *event);
+Tox_User_Status tox_event_friend_status_get_status(const struct Tox_Event_Friend_Status *event);
 
 /**
  * `tox_event_friend_status_get_friend_number`: the friend.
@@ -879,7 +879,7 @@ uint32_t tox_event_friend_typing_get_friend_number(const struct Tox_Event_Friend
  *
  * c-toxcore asserts a non-NULL event; a NULL one gives 0, false or NULL here.
  */
-uint32_t tox_event_self_connection_status_get_connection_status(const struct Tox_Event_Self_Connection_Status *event);
+Tox_Connection tox_event_self_connection_status_get_connection_status(const struct Tox_Event_Self_Connection_Status *event);
 
 #ifdef __cplusplus
 }  // extern "C"

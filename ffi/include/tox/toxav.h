@@ -30,13 +30,6 @@ enum Toxav_Friend_Call_State {
     TOXAV_FRIEND_CALL_STATE_ACCEPTING_V = 32,
 };
 
-/**
- * The typed conference audio callback c-toxcore declares (and uses nowhere).
- */
-typedef void toxav_group_audio_cb(Tox *tox, uint32_t groupnumber, uint32_t peernumber,
-                                  const int16_t *pcm, uint32_t samples, uint8_t channels,
-                                  uint32_t sample_rate, void *user_data);
-
 typedef enum Toxav_Err_New {
     TOXAV_ERR_NEW_OK = 0,
     TOXAV_ERR_NEW_NULL = 1,
@@ -159,6 +152,19 @@ typedef void toxav_audio_data_cb(void *tox,
                                  uint32_t sample_rate,
                                  void *userdata);
 
+/**
+ * `toxav_group_audio_cb` (toxav.h): audio of the old group calls. No group call exists here,
+ * so it is never called; the type is part of the header clients compile against.
+ */
+typedef void toxav_group_audio_cb(Tox *tox,
+                                  uint32_t groupnumber,
+                                  uint32_t peernumber,
+                                  const int16_t *pcm,
+                                  uint32_t samples,
+                                  uint8_t channels,
+                                  uint32_t sample_rate,
+                                  void *user_data);
+
 #ifdef __cplusplus
 extern "C" {
 #endif // __cplusplus
@@ -250,7 +256,7 @@ void toxav_callback_call_state(struct ToxAV *av, toxav_call_state_cb *callback, 
  */
 bool toxav_call_control(struct ToxAV *av,
                         uint32_t friend_number,
-                        uint32_t control,
+                        Toxav_Call_Control control,
                         enum Toxav_Err_Call_Control *error);
 
 /**
