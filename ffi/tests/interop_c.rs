@@ -182,6 +182,17 @@ fn run_scenario(scenario: &str, initiator: Lib, acceptor: Lib, base_port: u16, v
         reports()
     );
 
+    // Inside callbacks, the getters agreed with the callbacks (peer.c reports MISMATCH).
+    for p in [&ini, &acc] {
+        let m = p.lines_tagged("MISMATCH");
+        assert!(
+            m.is_empty(),
+            "{name}: every milestone passed, but on {} a getter called inside a callback \
+             disagreed with the callback's arguments (c-toxcore's agree): {m:?}\n{}",
+            p.label,
+            reports()
+        );
+    }
     // The request came from the initiator's key; file ids agree on both sides.
     let req = acc.field("FRIEND_REQUEST", 1, Duration::ZERO).unwrap();
     assert_eq!(
@@ -448,67 +459,13 @@ mod savedata {
     }
 }
 
-/// What our library documents as not implemented, with the check names of peer.c's
-/// selftest it makes fail (README, "the C library"): these fail there by design.
-fn documented_gap(check_line: &str) -> Option<&'static str> {
-    let name = check_line.split_whitespace().nth(1)?;
-    if name.starts_with("conference_") {
-        Some("no conferences in rustox (ffi/src/conference.rs): tox_conference_new fails")
-    } else if name.starts_with("toxav_") {
-        Some("no audio/video in rustox (ffi/src/av.rs): toxav_new returns NULL")
-    } else {
-        None
-    }
-}
-
-/// peer.c's single-instance checks (sizes, Tox_Options through setters and struct fields,
-/// tox_new's errors, the address and checksum, own info, friend list errors, savedata,
-/// tox_hash, toxencryptsave, conferences, toxav, tox_events_iterate).
+/// peer.c's single-instance checks (common::run_selftest).
 fn selftest(lib: Lib, port: u16, valgrind: bool) {
     let Some(peers) = peers() else { return };
     if valgrind && !valgrind_available() {
         return;
     }
-    check_ports_free(&[port, port + 1]);
-    let mut p = Peer::spawn(
-        "selftest",
-        peers.get(lib),
-        &s(&["--selftest", "--port", &port.to_string()]),
-        valgrind,
-    );
-    let st = p.finish(Duration::from_secs(if valgrind { 300 } else { 60 }));
-    let (gaps, failed): (Vec<String>, Vec<String>) = p
-        .lines()
-        .into_iter()
-        .filter(|l| l.ends_with("FAILED"))
-        .partition(|l| lib == Lib::Ours && documented_gap(l).is_some());
-    for g in &gaps {
-        println!(
-            "{g}: allowed on our library: {}",
-            documented_gap(g).unwrap()
-        );
-    }
-    // peer.c exits 1 when any check failed, the documented gaps included; valgrind's
-    // errors make it 99.
-    let clean_exit = st.success() || (st.code() == Some(1) && !gaps.is_empty());
-    assert!(
-        clean_exit
-            && failed.is_empty()
-            && p.wait_for("CHECK events_iterate", Duration::ZERO).is_ok(),
-        "selftest on {lib:?}'s library: exit {st}{}; failed: {failed:?}\n{}",
-        if st.code() == Some(99) {
-            " (valgrind reported errors)"
-        } else {
-            ""
-        },
-        p.report()
-    );
-    let checks = p.lines_tagged("CHECK").len();
-    assert!(
-        checks > 60 - gaps.len(),
-        "only {checks} checks ran\n{}",
-        p.report()
-    );
+    run_selftest(peers.get(lib), port, valgrind);
 }
 
 mod selftest {

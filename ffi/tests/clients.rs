@@ -1,0 +1,663 @@
+//! Real Tox clients built for Debian's c-toxcore, run unchanged on our libtoxcore.so:
+//! toxic (ncurses, driven in tmux), qTox and uTox (Qt and X11, on Xvfb).
+//!
+//! * Each client resolves every symbol it uses from our library: `ldd -r` with
+//!   `LD_LIBRARY_PATH` at our library reports nothing undefined, and the clients run with
+//!   `LD_BIND_NOW=1` (immediate binding: a missing function stops the loader).
+//! * qTox loads a profile and starts its core; uTox creates a new profile, which Debian's
+//!   c-toxcore then loads (peer.c): the profile our library wrote is c-toxcore's format.
+//! * toxic, started in tmux on our library, shows its Tox ID, sends a friend request to
+//!   peer.c running on Debian's c-toxcore, receives the peer's name, a file (accepted with
+//!   `/savefile`, checked byte for byte in its download directory) and a message, and
+//!   sends a message back. The same test runs with toxic on Debian's library, which
+//!   validates the test itself.
+//!
+//! Every check that the intended library is in use reads the client's /proc/<pid>/maps.
+//! Missing clients, tmux or Xvfb skip a test, or fail it when `CI` is set.
+
+mod common;
+
+use common::*;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::thread;
+use std::time::{Duration, Instant};
+
+fn client(name: &str) -> Option<PathBuf> {
+    let p = Path::new("/usr/bin").join(name);
+    if p.exists() {
+        Some(p)
+    } else {
+        skip_or_fail(&format!("{name} is not installed (/usr/bin/{name})"));
+        None
+    }
+}
+
+/// Our library in a directory under the names the loader looks for.
+fn our_dir(tmp: &TempDir) -> PathBuf {
+    our_lib_dir(tmp.path())
+}
+
+/// `LD_LIBRARY_PATH=<ours> ldd -r client`: libtoxcore.so.2 is ours and nothing is
+/// undefined.
+fn ldd_r_on_ours(name: &str) {
+    let Some(path) = client(name) else { return };
+    let tmp = TempDir::new(&format!("ldd-{name}"));
+    let dir = our_dir(&tmp);
+    let out = Command::new("ldd")
+        .arg("-r")
+        .arg(&path)
+        .env("LD_LIBRARY_PATH", &dir)
+        .output()
+        .expect("ldd -r");
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        out.status.success() && !text.contains("undefined symbol") && !text.contains("not found"),
+        "LD_LIBRARY_PATH={} ldd -r {}:\n{text}",
+        dir.display(),
+        path.display()
+    );
+    let line = text
+        .lines()
+        .find(|l| l.contains("libtoxcore.so.2"))
+        .unwrap_or_else(|| panic!("{name} does not link libtoxcore.so.2:\n{text}"));
+    assert!(
+        line.contains(&dir.display().to_string()),
+        "{name}: libtoxcore.so.2 is not ours: {line}"
+    );
+}
+
+#[test]
+fn toxic_resolves_every_symbol_against_ours() {
+    ldd_r_on_ours("toxic");
+}
+
+#[test]
+fn qtox_resolves_every_symbol_against_ours() {
+    ldd_r_on_ours("qtox");
+}
+
+#[test]
+fn utox_resolves_every_symbol_against_ours() {
+    ldd_r_on_ours("utox");
+}
+
+/// Asserts that process `pid` has mapped the intended libtoxcore.
+fn assert_maps_lib(pid: u32, lib: Lib, what: &str) {
+    let expected = match lib {
+        Lib::Ours => std::fs::canonicalize(our_library()).unwrap(),
+        Lib::Debian => std::fs::canonicalize(debian_library()).unwrap(),
+    };
+    let maps = std::fs::read_to_string(format!("/proc/{pid}/maps")).unwrap_or_default();
+    let toxcore: Vec<&str> = maps
+        .lines()
+        .filter_map(|l| l.split_whitespace().nth(5))
+        .filter(|p| p.contains("libtoxcore"))
+        .collect();
+    assert!(
+        toxcore.iter().all(|p| Path::new(p) == expected) && !toxcore.is_empty(),
+        "{what} (pid {pid}) has mapped {toxcore:?}, expected {}",
+        expected.display()
+    );
+}
+
+fn wait_until(timeout: Duration, mut f: impl FnMut() -> bool) -> bool {
+    let deadline = Instant::now() + timeout;
+    while Instant::now() < deadline {
+        if f() {
+            return true;
+        }
+        thread::sleep(Duration::from_millis(200));
+    }
+    f()
+}
+
+/// A process of ours, killed (by its pid) when dropped.
+struct Proc(Child);
+
+impl Drop for Proc {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// An X server of this test on a display nobody else uses.
+struct Xvfb {
+    _proc: Proc,
+    display: String,
+}
+
+impl Xvfb {
+    fn start(name: &str) -> Option<Xvfb> {
+        if !have("Xvfb", "-help") {
+            skip_or_fail("Xvfb is not installed");
+            return None;
+        }
+        let first = 100 + small_hash(name, 400) as u32;
+        for n in first..first + 50 {
+            if Path::new(&format!("/tmp/.X{n}-lock")).exists()
+                || Path::new(&format!("/tmp/.X11-unix/X{n}")).exists()
+            {
+                continue;
+            }
+            let child = Command::new("Xvfb")
+                .arg(format!(":{n}"))
+                .args(["-screen", "0", "1280x800x24", "-nolisten", "tcp"])
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .spawn()
+                .expect("spawn Xvfb");
+            let mut p = Proc(child);
+            let socket = format!("/tmp/.X11-unix/X{n}");
+            let up = wait_until(Duration::from_secs(10), || {
+                Path::new(&socket).exists() || matches!(p.0.try_wait(), Ok(Some(_)))
+            });
+            if up && matches!(p.0.try_wait(), Ok(None)) {
+                return Some(Xvfb {
+                    _proc: p,
+                    display: format!(":{n}"),
+                });
+            }
+        }
+        panic!("no free X display for Xvfb");
+    }
+}
+
+fn running_as_root() -> bool {
+    run_ok(Command::new("id").arg("-u"))
+        .map(|s| s.trim() == "0")
+        .unwrap_or(false)
+}
+
+/// A client's environment: temporary HOME, our library, immediate binding.
+fn client_command(path: &Path, home: &Path, lib_dir: &Path, display: &str) -> Command {
+    let run = home.join("run");
+    std::fs::create_dir_all(&run).unwrap();
+    std::fs::set_permissions(&run, std::os::unix::fs::PermissionsExt::from_mode(0o700)).unwrap();
+    let mut cmd = Command::new(path);
+    cmd.env("HOME", home)
+        .env("XDG_CONFIG_HOME", home.join(".config"))
+        .env("XDG_DATA_HOME", home.join(".local/share"))
+        .env("XDG_CACHE_HOME", home.join(".cache"))
+        .env("XDG_RUNTIME_DIR", &run)
+        .env("DISPLAY", display)
+        .env("LD_LIBRARY_PATH", lib_dir)
+        .env("LD_BIND_NOW", "1")
+        .env("QT_QPA_PLATFORM", "xcb")
+        .env_remove("DBUS_SESSION_BUS_ADDRESS")
+        .env_remove("WAYLAND_DISPLAY")
+        .stdin(Stdio::null());
+    cmd
+}
+
+/// qTox on our library loads an unencrypted profile (written by c-toxcore through
+/// peer.c), starts its core (it begins bootstrapping) and creates the profile's history
+/// database.
+#[test]
+fn qtox_loads_a_profile_on_ours() {
+    let Some(qtox) = client("qtox") else { return };
+    let Some(peers) = peers() else { return };
+    let Some(x) = Xvfb::start("qtox") else { return };
+    let tmp = TempDir::new("qtox");
+    let home = tmp.join("home");
+    let tox_dir = home.join(".config/tox");
+    std::fs::create_dir_all(&tox_dir).unwrap();
+    let profile = tox_dir.join("rustox.tox");
+    // The profile: a fresh identity with a name, saved by Debian's c-toxcore.
+    let mut p = Peer::spawn(
+        "profile writer",
+        &peers.debian,
+        &[
+            "--port".into(),
+            "34600".into(),
+            "--savedata".into(),
+            profile.display().to_string(),
+            "--name".into(),
+            "qtox on rustox".into(),
+        ],
+        false,
+    );
+    let id = p.field("ID", 1, Duration::from_secs(30)).unwrap();
+    assert!(
+        p.finish(Duration::from_secs(30)).success(),
+        "{}",
+        p.report()
+    );
+
+    let log = tmp.join("qtox.log");
+    let log_file = std::fs::File::create(&log).unwrap();
+    let mut cmd = client_command(&qtox, &home, &our_dir(&tmp), &x.display);
+    cmd.args(["-p", "rustox"])
+        .stdout(log_file.try_clone().unwrap())
+        .stderr(log_file);
+    let mut q = Proc(cmd.spawn().expect("spawn qtox"));
+    let db = tox_dir.join("rustox.db");
+    let started = wait_until(Duration::from_secs(90), || {
+        let text = std::fs::read_to_string(&log).unwrap_or_default();
+        (db.exists() && text.contains("Connecting to a bootstrap node"))
+            || matches!(q.0.try_wait(), Ok(Some(_)))
+    });
+    let text = std::fs::read_to_string(&log).unwrap_or_default();
+    let exited = q.0.try_wait().ok().flatten();
+    assert!(
+        started && exited.is_none(),
+        "qTox on our library did not start its core (exit: {exited:?}; history db: {}):\n{text}",
+        db.exists()
+    );
+    assert_maps_lib(q.0.id(), Lib::Ours, "qtox");
+    let errors: Vec<&str> = text
+        .lines()
+        .filter(|l| l.contains("Critical") && !l.contains("resolve hostname"))
+        .collect();
+    assert!(errors.is_empty(), "qTox logged errors: {errors:?}");
+    println!(
+        "qTox on our library loaded profile {} and started its core",
+        &id[..12]
+    );
+}
+
+/// uTox on our library creates a new profile (tox_save.tox, written with our
+/// tox_get_savedata), which Debian's c-toxcore then loads.
+#[test]
+fn utox_creates_a_profile_on_ours() {
+    let Some(utox) = client("utox") else { return };
+    let Some(peers) = peers() else { return };
+    let Some(x) = Xvfb::start("utox") else { return };
+    let tmp = TempDir::new("utox");
+    let home = tmp.join("home");
+    std::fs::create_dir_all(&home).unwrap();
+    let log = tmp.join("utox.log");
+    let log_file = std::fs::File::create(&log).unwrap();
+    let mut cmd = client_command(&utox, &home, &our_dir(&tmp), &x.display);
+    if running_as_root() {
+        cmd.arg("--allow-root");
+    }
+    cmd.stdout(log_file.try_clone().unwrap()).stderr(log_file);
+    let mut u = Proc(cmd.spawn().expect("spawn utox"));
+    let save = home.join(".config/tox/tox_save.tox");
+    let created = wait_until(Duration::from_secs(60), || {
+        std::fs::metadata(&save)
+            .map(|m| m.len() > 0)
+            .unwrap_or(false)
+            || matches!(u.0.try_wait(), Ok(Some(_)))
+    });
+    let exited = u.0.try_wait().ok().flatten();
+    assert!(
+        created && exited.is_none(),
+        "uTox on our library wrote no profile (exit {exited:?}):\n{}",
+        std::fs::read_to_string(&log).unwrap_or_default()
+    );
+    assert_maps_lib(u.0.id(), Lib::Ours, "utox");
+    // Let uTox finish writing, then stop it.
+    thread::sleep(Duration::from_secs(2));
+    drop(u);
+
+    // c-toxcore loads the profile our library wrote for uTox.
+    let copy = tmp.join("utox-profile.tox");
+    std::fs::copy(&save, &copy).unwrap();
+    let size = std::fs::metadata(&copy).unwrap().len();
+    let mut p = Peer::spawn(
+        "profile reader",
+        &peers.debian,
+        &[
+            "--port".into(),
+            "34602".into(),
+            "--savedata".into(),
+            copy.display().to_string(),
+            "--expect-friends".into(),
+            "0".into(),
+        ],
+        false,
+    );
+    let loaded = p.wait_for("LOADED", Duration::from_secs(30));
+    let id = p.field("ID", 1, Duration::from_secs(30));
+    let st = p.finish(Duration::from_secs(30));
+    assert!(
+        loaded.is_ok() && id.is_ok() && st.success(),
+        "c-toxcore could not load the {size}-byte profile uTox wrote on our library\n{}",
+        p.report()
+    );
+    println!(
+        "uTox on our library created a {size}-byte profile; c-toxcore loads it as {}",
+        &id.unwrap()[..12]
+    );
+}
+
+/// A tmux server of this test (its own socket in the test's directory).
+struct Tmux {
+    socket: String,
+    dir: PathBuf,
+}
+
+impl Tmux {
+    fn new(dir: &Path, name: &str) -> Option<Tmux> {
+        if !have("tmux", "-V") {
+            skip_or_fail("tmux is not installed");
+            return None;
+        }
+        Some(Tmux {
+            socket: format!("rustox-{}-{name}", std::process::id()),
+            dir: dir.to_path_buf(),
+        })
+    }
+    fn cmd(&self) -> Command {
+        let mut c = Command::new("tmux");
+        c.env("TMUX_TMPDIR", &self.dir)
+            .env_remove("TMUX")
+            .args(["-L", &self.socket]);
+        c
+    }
+    fn start(&self, shell_command: &str) {
+        run_ok(self.cmd().args([
+            "new-session",
+            "-d",
+            "-s",
+            "t",
+            "-x",
+            "200",
+            "-y",
+            "50",
+            shell_command,
+        ]))
+        .unwrap_or_else(|e| panic!("tmux: {e}"));
+        // Keep the pane when the client exits, to report how it ended.
+        run_ok(
+            self.cmd()
+                .args(["set-option", "-t", "t", "remain-on-exit", "on"]),
+        )
+        .unwrap();
+    }
+    /// How the pane's process ended, if it has.
+    fn dead(&self) -> Option<String> {
+        let out = run_ok(self.cmd().args([
+            "list-panes",
+            "-t",
+            "t",
+            "-F",
+            "#{pane_dead} #{pane_dead_status} #{pane_dead_signal}",
+        ]))
+        .ok()?;
+        let mut w = out.split_whitespace();
+        (w.next() == Some("1")).then(|| match (w.next(), w.next()) {
+            (Some(status), None) => format!("exited with status {status}"),
+            (_, Some(sig)) => format!("killed by signal {sig}"),
+            _ => "exited".to_string(),
+        })
+    }
+    fn keys(&self, keys: &[&str]) {
+        run_ok(self.cmd().args(["send-keys", "-t", "t"]).args(keys)).unwrap();
+    }
+    /// Types `text` literally, then Enter.
+    fn line(&self, text: &str) {
+        run_ok(self.cmd().args(["send-keys", "-t", "t", "-l", text])).unwrap();
+        self.keys(&["Enter"]);
+    }
+    fn capture(&self) -> String {
+        run_ok(self.cmd().args(["capture-pane", "-p", "-t", "t"])).unwrap_or_default()
+    }
+    fn pane_pid(&self) -> u32 {
+        run_ok(
+            self.cmd()
+                .args(["list-panes", "-t", "t", "-F", "#{pane_pid}"]),
+        )
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap()
+    }
+    fn wait_for(&self, text: &str, timeout: Duration) -> Result<String, String> {
+        let mut last = String::new();
+        let mut dead = None;
+        if wait_until(timeout, || {
+            last = self.capture();
+            dead = self.dead();
+            last.contains(text) || dead.is_some()
+        }) && last.contains(text)
+        {
+            Ok(last)
+        } else if let Some(how) = dead {
+            Err(format!("the client {how} before showing {text:?}:\n{last}"))
+        } else {
+            Err(format!(
+                "the pane shows no {text:?} after {timeout:?}:\n{last}"
+            ))
+        }
+    }
+}
+
+impl Drop for Tmux {
+    fn drop(&mut self) {
+        let _ = self.cmd().arg("kill-server").output();
+    }
+}
+
+const TOXIC_CONF: &str = r#"
+ui = {
+  timestamps=true;
+  alerts=false;
+  bell_on_message=false;
+  bell_on_filetrans=false;
+  bell_on_filetrans_accept=false;
+  bell_on_invite=false;
+  native_colors=true;
+  autolog=false;
+  show_typing_other=true;
+  show_typing_self=true;
+  show_welcome_msg=false;
+  show_connection_msg=true;
+  nodeslist_update_freq=0;
+  autosave_freq=0;
+  notification_timeout=1000;
+  mplex_away=false;
+};
+tox = {
+  download_path="DOWNLOADS/";
+};
+sounds = {
+  error="silent";
+  self_log_in="silent";
+  self_log_out="silent";
+  user_log_in="silent";
+  user_log_out="silent";
+  call_incoming="silent";
+  call_outgoing="silent";
+  generic_message="silent";
+  transfer_pending="silent";
+  transfer_completed="silent";
+};
+"#;
+
+/// toxic on `lib` and peer.c on Debian's c-toxcore: friend request from toxic, the peer's
+/// name, a 1 MiB file from the peer, a message each way.
+fn toxic_with_debian_peer(lib: Lib, port: u16) {
+    let Some(toxic) = client("toxic") else { return };
+    let Some(peers) = peers() else { return };
+    let tmp = TempDir::new(&format!("toxic-{}", lib.name()));
+    let Some(tmux) = Tmux::new(tmp.path(), lib.name()) else {
+        return;
+    };
+    let started = Instant::now();
+    let home = tmp.join("home");
+    let downloads = tmp.join("downloads");
+    std::fs::create_dir_all(&home).unwrap();
+    std::fs::create_dir_all(&downloads).unwrap();
+    let file = tmp.join("for-toxic.bin");
+    let data = test_data(1 << 20, 7);
+    std::fs::write(&file, &data).unwrap();
+    check_ports_free(&[port]);
+
+    // The peer: accepts toxic's request, offers the file, waits for toxic's message.
+    let mut peer = Peer::spawn(
+        "peer",
+        &peers.debian,
+        &[
+            "--port",
+            &port.to_string(),
+            "--accept-requests",
+            "--request-message",
+            "rustox-interop",
+            "--name",
+            "rustox-peer",
+            "--send-file",
+            &file.display().to_string(),
+            "--expect-message",
+            "hello from toxic",
+            "--timeout",
+            "180",
+        ]
+        .map(String::from),
+        false,
+    );
+    let wait = Duration::from_secs(60);
+    let peer_id = peer.field("ID", 1, wait).unwrap();
+    let peer_dht = peer.field("DHT", 1, wait).unwrap();
+    let fail = |what: String, tmux: &Tmux, peer: &Peer| -> String {
+        format!(
+            "toxic on {lib:?}'s library: {what}\n---- toxic's pane:\n{}\n---- toxic's stderr:\n{}\n{}",
+            tmux.capture(),
+            std::fs::read_to_string(tmp.join("toxic.err")).unwrap_or_default(),
+            peer.report()
+        )
+    };
+
+    // toxic's configuration and its nodes list: the peer only.
+    std::fs::write(
+        tmp.join("toxic.conf"),
+        TOXIC_CONF.replace("DOWNLOADS", &downloads.display().to_string()),
+    )
+    .unwrap();
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs();
+    std::fs::write(
+        tmp.join("nodes.json"),
+        format!(
+            "{{\"last_scan\":{now},\"nodes\":[{{\"ipv4\":\"127.0.0.1\",\"ipv6\":\"-\",\"port\":{port},\
+             \"public_key\":\"{peer_dht}\",\"status_udp\":true,\"status_tcp\":false,\"last_ping\":{now}}}]}}\n"
+        ),
+    )
+    .unwrap();
+    let env = match lib {
+        Lib::Ours => format!("LD_LIBRARY_PATH={} LD_BIND_NOW=1", our_dir(&tmp).display()),
+        Lib::Debian => "LD_BIND_NOW=1".to_string(),
+    };
+    tmux.start(&format!(
+        "exec env -u LD_LIBRARY_PATH HOME={home} {env} {toxic} -4 -f {home}/profile.tox -c {conf} -n {nodes} 2>{err}",
+        home = home.display(),
+        toxic = toxic.display(),
+        conf = tmp.join("toxic.conf").display(),
+        nodes = tmp.join("nodes.json").display(),
+        err = tmp.join("toxic.err").display(),
+    ));
+    // First run: no encryption for the new profile.
+    tmux.wait_for("Would you like to encrypt it", wait)
+        .unwrap_or_else(|e| panic!("{}", fail(e, &tmux, &peer)));
+    tmux.keys(&["n", "Enter"]);
+    tmux.wait_for("[Home]", wait)
+        .unwrap_or_else(|e| panic!("{}", fail(e, &tmux, &peer)));
+    assert_maps_lib(tmux.pane_pid(), lib, "toxic");
+
+    // Its Tox ID, as toxic shows it.
+    tmux.line("/myid");
+    let pane = tmux
+        .wait_for("/myid", wait)
+        .unwrap_or_else(|e| panic!("{}", fail(e, &tmux, &peer)));
+    let find_id = |pane: &str| {
+        pane.split_whitespace()
+            .find(|w| w.len() == 76 && w.chars().all(|c| c.is_ascii_hexdigit()))
+            .map(str::to_string)
+    };
+    let mut toxic_id = find_id(&pane);
+    if toxic_id.is_none() {
+        wait_until(wait, || {
+            toxic_id = find_id(&tmux.capture());
+            toxic_id.is_some()
+        });
+    }
+    let toxic_id = toxic_id.unwrap_or_else(|| panic!("{}", fail("no Tox ID".into(), &tmux, &peer)));
+
+    // Friend request from toxic (its parser wants the message in quotes, without spaces).
+    tmux.line(&format!("/add {peer_id} \"rustox-interop\""));
+    let req = peer
+        .field("FRIEND_REQUEST", 1, Duration::from_secs(90))
+        .unwrap_or_else(|e| panic!("{}", fail(e, &tmux, &peer)));
+    assert_eq!(req, toxic_id[..64], "the request's key is not toxic's");
+    peer.wait_for("FRIEND_ONLINE", wait)
+        .unwrap_or_else(|e| panic!("{}", fail(e, &tmux, &peer)));
+
+    // The peer's file offer opens a chat window; move to it (Ctrl+P: next window).
+    let mut in_chat = false;
+    for _ in 0..6 {
+        if tmux.wait_for("/savefile 0", Duration::from_secs(5)).is_ok() {
+            in_chat = true;
+            break;
+        }
+        tmux.keys(&["C-p"]);
+    }
+    if !in_chat {
+        panic!(
+            "{}",
+            fail("no chat window with the file offer".into(), &tmux, &peer)
+        );
+    }
+    tmux.wait_for("rustox-peer", wait)
+        .unwrap_or_else(|e| panic!("{}", fail(format!("the peer's name: {e}"), &tmux, &peer)));
+    tmux.line("/savefile 0");
+    tmux.wait_for("successfully received", Duration::from_secs(120))
+        .unwrap_or_else(|e| panic!("{}", fail(e, &tmux, &peer)));
+    let got = std::fs::read(downloads.join("for-toxic.bin")).unwrap_or_default();
+    assert!(
+        got == data,
+        "{}",
+        fail(
+            format!(
+                "the downloaded file differs ({} bytes, expected {})",
+                got.len(),
+                data.len()
+            ),
+            &tmux,
+            &peer
+        )
+    );
+
+    // A message each way.
+    tmux.line("hello from toxic");
+    peer.send("MESSAGE hello from the peer");
+    tmux.wait_for("hello from the peer", wait)
+        .unwrap_or_else(|e| panic!("{}", fail(e, &tmux, &peer)));
+    peer.wait_for("DONE", wait)
+        .unwrap_or_else(|e| panic!("{}", fail(e, &tmux, &peer)));
+    let st = peer.finish(Duration::from_secs(30));
+    assert!(
+        st.success(),
+        "{}",
+        fail(format!("peer exit {st}"), &tmux, &peer)
+    );
+    // Still running on the intended library, then quit as a user would.
+    assert_maps_lib(tmux.pane_pid(), lib, "toxic");
+    tmux.line("/exit");
+    let _ = wait_until(Duration::from_secs(10), || {
+        home.join("profile.tox").exists()
+    });
+    println!(
+        "toxic on {lib:?}'s library: request, file (1 MiB), messages both ways in {:.1} s",
+        started.elapsed().as_secs_f64()
+    );
+}
+
+/// Validates the toxic test itself: toxic on Debian's library, as packaged.
+#[test]
+fn toxic_on_debian_with_debian_peer() {
+    toxic_with_debian_peer(Lib::Debian, 34610);
+}
+
+#[test]
+fn toxic_on_ours_with_debian_peer() {
+    toxic_with_debian_peer(Lib::Ours, 34612);
+}
