@@ -26,7 +26,7 @@ fn peer_timeout(valgrind: bool) -> u64 {
     if valgrind {
         300
     } else {
-        120
+        90
     }
 }
 

@@ -106,6 +106,7 @@ struct state {
     int msg_received;
 
     bool typing_started, typing_seen_on, typing_stopped, typing_seen_off;
+    int64_t typing_started_ms;
 
     bool change_info;
     bool name_changed, name_seen_first, name_seen_second;
@@ -1107,8 +1108,12 @@ static void step(Tox *tox)
             fail("tox_self_set_typing(true): error %d", (int)err);
         }
         g.typing_started = true;
+        g.typing_started_ms = now_ms();
     }
-    if (g.typing && g.typing_seen_on && !g.typing_stopped) {
+    /* Stop typing once the friend's "typing" has arrived, but not before ours has had
+     * time to leave: c-toxcore sends the typing state from its next iteration, and a
+     * true set and reset within one iteration is never sent. */
+    if (g.typing && g.typing_seen_on && !g.typing_stopped && now_ms() >= g.typing_started_ms + 1000) {
         Tox_Err_Set_Typing err;
         if (!tox_self_set_typing(tox, 0, false, &err)) {
             fail("tox_self_set_typing(false): error %d", (int)err);
