@@ -175,7 +175,7 @@ fn running_as_root() -> bool {
 }
 
 /// A client's environment: temporary HOME, our library, immediate binding.
-fn client_command(path: &Path, home: &Path, lib_dir: &Path, display: &str) -> Command {
+fn client_command(path: &Path, home: &Path, lib_dir: Option<&Path>, display: &str) -> Command {
     let run = home.join("run");
     std::fs::create_dir_all(&run).unwrap();
     std::fs::set_permissions(&run, std::os::unix::fs::PermissionsExt::from_mode(0o700)).unwrap();
@@ -186,24 +186,35 @@ fn client_command(path: &Path, home: &Path, lib_dir: &Path, display: &str) -> Co
         .env("XDG_CACHE_HOME", home.join(".cache"))
         .env("XDG_RUNTIME_DIR", &run)
         .env("DISPLAY", display)
-        .env("LD_LIBRARY_PATH", lib_dir)
+        .env_remove("LD_LIBRARY_PATH")
         .env("LD_BIND_NOW", "1")
         .env("QT_QPA_PLATFORM", "xcb")
         .env_remove("DBUS_SESSION_BUS_ADDRESS")
         .env_remove("WAYLAND_DISPLAY")
         .stdin(Stdio::null());
+    if let Some(dir) = lib_dir {
+        cmd.env("LD_LIBRARY_PATH", dir);
+    }
     cmd
 }
 
-/// qTox on our library loads an unencrypted profile (written by c-toxcore through
-/// peer.c), starts its core (it begins bootstrapping) and creates the profile's history
-/// database.
-#[test]
-fn qtox_loads_a_profile_on_ours() {
+/// The LD_LIBRARY_PATH that makes a client load `lib`.
+fn lib_dir_for(lib: Lib, tmp: &TempDir) -> Option<PathBuf> {
+    match lib {
+        Lib::Ours => Some(our_dir(tmp)),
+        Lib::Debian => None,
+    }
+}
+
+/// qTox on `lib` loads an unencrypted profile (written by c-toxcore through peer.c),
+/// starts its core (it begins bootstrapping) and creates the profile's history database.
+fn qtox_loads_a_profile(lib: Lib, port: u16) {
     let Some(qtox) = client("qtox") else { return };
     let Some(peers) = peers() else { return };
-    let Some(x) = Xvfb::start("qtox") else { return };
-    let tmp = TempDir::new("qtox");
+    let Some(x) = Xvfb::start(&format!("qtox-{}", lib.name())) else {
+        return;
+    };
+    let tmp = TempDir::new(&format!("qtox-{}", lib.name()));
     let home = tmp.join("home");
     let tox_dir = home.join(".config/tox");
     std::fs::create_dir_all(&tox_dir).unwrap();
@@ -214,7 +225,7 @@ fn qtox_loads_a_profile_on_ours() {
         &peers.debian,
         &[
             "--port".into(),
-            "34600".into(),
+            port.to_string(),
             "--savedata".into(),
             profile.display().to_string(),
             "--name".into(),
@@ -231,7 +242,8 @@ fn qtox_loads_a_profile_on_ours() {
 
     let log = tmp.join("qtox.log");
     let log_file = std::fs::File::create(&log).unwrap();
-    let mut cmd = client_command(&qtox, &home, &our_dir(&tmp), &x.display);
+    let dir = lib_dir_for(lib, &tmp);
+    let mut cmd = client_command(&qtox, &home, dir.as_deref(), &x.display);
     cmd.args(["-p", "rustox"])
         .stdout(log_file.try_clone().unwrap())
         .stderr(log_file);
@@ -246,34 +258,47 @@ fn qtox_loads_a_profile_on_ours() {
     let exited = q.0.try_wait().ok().flatten();
     assert!(
         started && exited.is_none(),
-        "qTox on our library did not start its core (exit: {exited:?}; history db: {}):\n{text}",
+        "qTox on {lib:?}'s library did not start its core (exit: {exited:?}; history db: {}):\n{text}",
         db.exists()
     );
-    assert_maps_lib(q.0.id(), Lib::Ours, "qtox");
+    assert_maps_lib(q.0.id(), lib, "qtox");
     let errors: Vec<&str> = text
         .lines()
         .filter(|l| l.contains("Critical") && !l.contains("resolve hostname"))
         .collect();
     assert!(errors.is_empty(), "qTox logged errors: {errors:?}");
     println!(
-        "qTox on our library loaded profile {} and started its core",
+        "qTox on {lib:?}'s library loaded profile {} and started its core",
         &id[..12]
     );
 }
 
-/// uTox on our library creates a new profile (tox_save.tox, written with our
-/// tox_get_savedata), which Debian's c-toxcore then loads.
 #[test]
-fn utox_creates_a_profile_on_ours() {
+fn qtox_loads_a_profile_on_ours() {
+    qtox_loads_a_profile(Lib::Ours, 34600);
+}
+
+/// Validates the qTox test itself, on Debian's library as packaged.
+#[test]
+fn qtox_loads_a_profile_on_debian() {
+    qtox_loads_a_profile(Lib::Debian, 34604);
+}
+
+/// uTox on `lib` creates a new profile (tox_save.tox, written with that library's
+/// tox_get_savedata), which Debian's c-toxcore then loads.
+fn utox_creates_a_profile(lib: Lib, port: u16) {
     let Some(utox) = client("utox") else { return };
     let Some(peers) = peers() else { return };
-    let Some(x) = Xvfb::start("utox") else { return };
-    let tmp = TempDir::new("utox");
+    let Some(x) = Xvfb::start(&format!("utox-{}", lib.name())) else {
+        return;
+    };
+    let tmp = TempDir::new(&format!("utox-{}", lib.name()));
     let home = tmp.join("home");
     std::fs::create_dir_all(&home).unwrap();
     let log = tmp.join("utox.log");
     let log_file = std::fs::File::create(&log).unwrap();
-    let mut cmd = client_command(&utox, &home, &our_dir(&tmp), &x.display);
+    let dir = lib_dir_for(lib, &tmp);
+    let mut cmd = client_command(&utox, &home, dir.as_deref(), &x.display);
     if running_as_root() {
         cmd.arg("--allow-root");
     }
@@ -289,10 +314,10 @@ fn utox_creates_a_profile_on_ours() {
     let exited = u.0.try_wait().ok().flatten();
     assert!(
         created && exited.is_none(),
-        "uTox on our library wrote no profile (exit {exited:?}):\n{}",
+        "uTox on {lib:?}'s library wrote no profile (exit {exited:?}):\n{}",
         std::fs::read_to_string(&log).unwrap_or_default()
     );
-    assert_maps_lib(u.0.id(), Lib::Ours, "utox");
+    assert_maps_lib(u.0.id(), lib, "utox");
     // Let uTox finish writing, then stop it.
     thread::sleep(Duration::from_secs(2));
     drop(u);
@@ -306,7 +331,7 @@ fn utox_creates_a_profile_on_ours() {
         &peers.debian,
         &[
             "--port".into(),
-            "34602".into(),
+            port.to_string(),
             "--savedata".into(),
             copy.display().to_string(),
             "--expect-friends".into(),
@@ -319,13 +344,24 @@ fn utox_creates_a_profile_on_ours() {
     let st = p.finish(Duration::from_secs(30));
     assert!(
         loaded.is_ok() && id.is_ok() && st.success(),
-        "c-toxcore could not load the {size}-byte profile uTox wrote on our library\n{}",
+        "c-toxcore could not load the {size}-byte profile uTox wrote on {lib:?}'s library\n{}",
         p.report()
     );
     println!(
-        "uTox on our library created a {size}-byte profile; c-toxcore loads it as {}",
+        "uTox on {lib:?}'s library created a {size}-byte profile; c-toxcore loads it as {}",
         &id.unwrap()[..12]
     );
+}
+
+#[test]
+fn utox_creates_a_profile_on_ours() {
+    utox_creates_a_profile(Lib::Ours, 34602);
+}
+
+/// Validates the uTox test itself, on Debian's library as packaged.
+#[test]
+fn utox_creates_a_profile_on_debian() {
+    utox_creates_a_profile(Lib::Debian, 34606);
 }
 
 /// A tmux server of this test (its own socket in the test's directory).
