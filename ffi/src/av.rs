@@ -1,16 +1,14 @@
-//! toxav.h: audio/video calls, which rustox does not implement.
+//! toxav.h: audio/video calls, which rustox does not implement yet.
 //!
 //! Every function toxav.h declares is exported, so clients built against c-toxcore 0.2.18
-//! load and link; none of them does anything. `toxav_new` never creates a session, so no
-//! valid `ToxAV *` exists: every function taking one returns toxav.h's failure value for it
-//! (`false` with an error code, NULL, nothing) and never dereferences the pointer, whatever
-//! it is. Registered callbacks are dropped, since no call event can happen.
-//!
-//! Which error code: where a function looks up a friend, c-toxcore's first check (after the
-//! bit-rate check of `toxav_call`) is whether the friend exists in the session's Tox. With
-//! no session there is no Tox to find it in, so those functions all say `FRIEND_NOT_FOUND`,
-//! one rule for all of them; `SYNC` ("synchronization error") would send a client looking
-//! for a locking bug that does not exist.
+//! load and link. `toxav_new` creates a session that never has a call: qTox and toxic treat
+//! a failed `toxav_new` as fatal (qTox asserts, toxic dereferences the NULL session), so a
+//! session that says "no call" is what lets them run, without calls. Calling a friend fails
+//! (`FRIEND_NOT_FOUND` for an unknown friend, `FRIEND_NOT_CONNECTED` for an offline one,
+//! otherwise `MALLOC`: the call's structures cannot be created), and everything that needs a
+//! call in progress says the friend is not in one (`FRIEND_NOT_IN_CALL`,
+//! `FRIEND_NOT_CALLING`), which is true. Registered callbacks are kept by no one: no call
+//! event can happen.
 //!
 //! The old conference audio functions (`toxav_add_av_groupchat` to
 //! `toxav_groupchat_av_enabled`) take a `Tox *` and a conference number; conferences do not
@@ -26,10 +24,26 @@ use crate::types::{
     Toxav_Err_New, Toxav_Err_Send_Frame,
 };
 
-/// `ToxAV` (toxav.h): an A/V session. Opaque to C and never created here: it exists only
-/// so that the signatures carry the header's pointer type.
+/// `ToxAV` (toxav.h): an A/V session, opaque to C. It only knows its Tox: it never has a
+/// call.
 pub struct ToxAV {
-    _never: [u8; 0],
+    tox: *mut Tox,
+}
+
+/// Whether `friend_number` is a friend of the session's Tox, and online.
+///
+/// # Safety
+/// A non-NULL `av` comes from `toxav_new` and its Tox is alive (toxav.h: the session is
+/// killed before its Tox).
+unsafe fn friend_of(av: *const ToxAV, friend_number: u32) -> Option<bool> {
+    // SAFETY: the caller's contract.
+    let av = unsafe { av.as_ref() }?;
+    // SAFETY: the session's Tox outlives it (toxav.h).
+    let tox = unsafe { crate::handle::tox_ref(av.tox) }?;
+    let state = tox.lock();
+    let friend = rustox_core::node::FriendNumber(friend_number);
+    state.node.friend_public_key(friend)?;
+    Some(state.node.is_friend_online(friend))
 }
 
 /// `toxav_group_audio_cb` (toxav.h): audio of the old group calls. No group call exists here,
@@ -136,32 +150,36 @@ pub type toxav_audio_data_cb = unsafe extern "C" fn(
 /// of the codes toxav.h offers it is the one c-toxcore gives whenever it cannot build the
 /// session's structures (its allocation, mutex and MSI failures all map to it), which is
 /// what happens here; `MULTIPLE` would claim a session exists and `NULL` would blame the
-/// caller's arguments.
+/// `toxav_new`: a session over `tox` that never has a call (see the module documentation);
+/// NULL with `TOXAV_ERR_NEW_NULL` for a NULL `tox`. Free it with `toxav_kill`.
 #[no_mangle]
 pub unsafe extern "C" fn toxav_new(tox: *mut Tox, error: *mut Toxav_Err_New) -> *mut ToxAV {
     guard::call(std::ptr::null_mut(), || {
         if tox.is_null() {
             return guard::fail(error, Toxav_Err_New::NULL, std::ptr::null_mut());
         }
-        guard::fail(error, Toxav_Err_New::MALLOC, std::ptr::null_mut())
+        guard::set(error, Toxav_Err_New::OK);
+        Box::into_raw(Box::new(ToxAV { tox }))
     })
 }
 
-/// `toxav_kill`: nothing to release, since no session was ever created (NULL and any
-/// other pointer alike).
+/// `toxav_kill`: frees the session (NULL is ignored).
 #[no_mangle]
 pub unsafe extern "C" fn toxav_kill(av: *mut ToxAV) {
     guard::call((), || {
-        let _ = av;
+        if !av.is_null() {
+            // SAFETY: a non-NULL session came from toxav_new and is killed once (toxav.h).
+            drop(unsafe { Box::from_raw(av) });
+        }
     })
 }
 
-/// `toxav_get_tox`: NULL, since no session (and so no Tox behind one) exists.
+/// `toxav_get_tox`: the Tox the session was created with (NULL for a NULL session).
 #[no_mangle]
 pub unsafe extern "C" fn toxav_get_tox(av: *const ToxAV) -> *mut Tox {
     guard::call(std::ptr::null_mut(), || {
-        let _ = av;
-        std::ptr::null_mut()
+        // SAFETY: a non-NULL session came from toxav_new.
+        unsafe { av.as_ref() }.map_or(std::ptr::null_mut(), |av| av.tox)
     })
 }
 
@@ -227,8 +245,14 @@ pub unsafe extern "C" fn toxav_call(
     error: *mut Toxav_Err_Call,
 ) -> bool {
     guard::call(false, || {
-        let _ = (av, friend_number, audio_bit_rate, video_bit_rate);
-        guard::fail(error, Toxav_Err_Call::FRIEND_NOT_FOUND, false)
+        let _ = (audio_bit_rate, video_bit_rate);
+        // SAFETY: toxav.h's contract for `av`.
+        let code = match unsafe { friend_of(av, friend_number) } {
+            None => Toxav_Err_Call::FRIEND_NOT_FOUND,
+            Some(false) => Toxav_Err_Call::FRIEND_NOT_CONNECTED,
+            Some(true) => Toxav_Err_Call::MALLOC,
+        };
+        guard::fail(error, code, false)
     })
 }
 
@@ -255,8 +279,13 @@ pub unsafe extern "C" fn toxav_answer(
     error: *mut Toxav_Err_Answer,
 ) -> bool {
     guard::call(false, || {
-        let _ = (av, friend_number, audio_bit_rate, video_bit_rate);
-        guard::fail(error, Toxav_Err_Answer::FRIEND_NOT_FOUND, false)
+        let _ = (audio_bit_rate, video_bit_rate);
+        // SAFETY: toxav.h's contract for `av`.
+        let code = match unsafe { friend_of(av, friend_number) } {
+            None => Toxav_Err_Answer::FRIEND_NOT_FOUND,
+            Some(_) => Toxav_Err_Answer::FRIEND_NOT_CALLING,
+        };
+        guard::fail(error, code, false)
     })
 }
 
@@ -282,13 +311,18 @@ pub unsafe extern "C" fn toxav_call_control(
     error: *mut Toxav_Err_Call_Control,
 ) -> bool {
     guard::call(false, || {
-        let _ = (av, friend_number, control);
-        guard::fail(error, Toxav_Err_Call_Control::FRIEND_NOT_FOUND, false)
+        let _ = control;
+        // SAFETY: toxav.h's contract for `av`.
+        let code = match unsafe { friend_of(av, friend_number) } {
+            None => Toxav_Err_Call_Control::FRIEND_NOT_FOUND,
+            Some(_) => Toxav_Err_Call_Control::FRIEND_NOT_IN_CALL,
+        };
+        guard::fail(error, code, false)
     })
 }
 
-/// `toxav_audio_send_frame`: false with `TOXAV_ERR_SEND_FRAME_FRIEND_NOT_FOUND`, c-toxcore's
-/// first check (before the one for NULL samples); `pcm` is never read.
+/// `toxav_audio_send_frame`: false, `FRIEND_NOT_FOUND` or `FRIEND_NOT_IN_CALL` (c-toxcore's
+/// first checks, before the one for NULL samples); `pcm` is never read.
 #[no_mangle]
 pub unsafe extern "C" fn toxav_audio_send_frame(
     av: *mut ToxAV,
@@ -300,15 +334,13 @@ pub unsafe extern "C" fn toxav_audio_send_frame(
     error: *mut Toxav_Err_Send_Frame,
 ) -> bool {
     guard::call(false, || {
-        let _ = (
-            av,
-            friend_number,
-            pcm,
-            sample_count,
-            channels,
-            sampling_rate,
-        );
-        guard::fail(error, Toxav_Err_Send_Frame::FRIEND_NOT_FOUND, false)
+        let _ = (pcm, sample_count, channels, sampling_rate);
+        // SAFETY: toxav.h's contract for `av`.
+        let code = match unsafe { friend_of(av, friend_number) } {
+            None => Toxav_Err_Send_Frame::FRIEND_NOT_FOUND,
+            Some(_) => Toxav_Err_Send_Frame::FRIEND_NOT_IN_CALL,
+        };
+        guard::fail(error, code, false)
     })
 }
 
@@ -321,8 +353,13 @@ pub unsafe extern "C" fn toxav_audio_set_bit_rate(
     error: *mut Toxav_Err_Bit_Rate_Set,
 ) -> bool {
     guard::call(false, || {
-        let _ = (av, friend_number, bit_rate);
-        guard::fail(error, Toxav_Err_Bit_Rate_Set::FRIEND_NOT_FOUND, false)
+        let _ = bit_rate;
+        // SAFETY: toxav.h's contract for `av`.
+        let code = match unsafe { friend_of(av, friend_number) } {
+            None => Toxav_Err_Bit_Rate_Set::FRIEND_NOT_FOUND,
+            Some(_) => Toxav_Err_Bit_Rate_Set::FRIEND_NOT_IN_CALL,
+        };
+        guard::fail(error, code, false)
     })
 }
 
@@ -338,8 +375,8 @@ pub unsafe extern "C" fn toxav_callback_audio_bit_rate(
     })
 }
 
-/// `toxav_video_send_frame`: false with `TOXAV_ERR_SEND_FRAME_FRIEND_NOT_FOUND`, c-toxcore's
-/// first check (before the one for NULL planes); `y`, `u`, `v` are never read.
+/// `toxav_video_send_frame`: false, `FRIEND_NOT_FOUND` or `FRIEND_NOT_IN_CALL` (c-toxcore's
+/// first checks, before the one for NULL planes); `y`, `u`, `v` are never read.
 #[no_mangle]
 pub unsafe extern "C" fn toxav_video_send_frame(
     av: *mut ToxAV,
@@ -352,8 +389,13 @@ pub unsafe extern "C" fn toxav_video_send_frame(
     error: *mut Toxav_Err_Send_Frame,
 ) -> bool {
     guard::call(false, || {
-        let _ = (av, friend_number, width, height, y, u, v);
-        guard::fail(error, Toxav_Err_Send_Frame::FRIEND_NOT_FOUND, false)
+        let _ = (width, height, y, u, v);
+        // SAFETY: toxav.h's contract for `av`.
+        let code = match unsafe { friend_of(av, friend_number) } {
+            None => Toxav_Err_Send_Frame::FRIEND_NOT_FOUND,
+            Some(_) => Toxav_Err_Send_Frame::FRIEND_NOT_IN_CALL,
+        };
+        guard::fail(error, code, false)
     })
 }
 
@@ -366,8 +408,13 @@ pub unsafe extern "C" fn toxav_video_set_bit_rate(
     error: *mut Toxav_Err_Bit_Rate_Set,
 ) -> bool {
     guard::call(false, || {
-        let _ = (av, friend_number, bit_rate);
-        guard::fail(error, Toxav_Err_Bit_Rate_Set::FRIEND_NOT_FOUND, false)
+        let _ = bit_rate;
+        // SAFETY: toxav.h's contract for `av`.
+        let code = match unsafe { friend_of(av, friend_number) } {
+            None => Toxav_Err_Bit_Rate_Set::FRIEND_NOT_FOUND,
+            Some(_) => Toxav_Err_Bit_Rate_Set::FRIEND_NOT_IN_CALL,
+        };
+        guard::fail(error, code, false)
     })
 }
 
@@ -494,86 +541,106 @@ mod tests {
     use super::*;
     use std::ptr::{null, null_mut};
 
-    /// Not a session: any pointer C might pass. Never dereferenced.
-    fn bogus_av() -> *mut ToxAV {
-        std::ptr::NonNull::<ToxAV>::dangling().as_ptr()
+    /// A session over a real Tox has no call: every call function says why, in toxav.h's
+    /// terms, for an unknown friend, an offline friend and (for everything but starting a
+    /// call) a friend not in a call.
+    #[test]
+    fn a_session_has_no_calls() {
+        let options = crate::options::Tox_Options {
+            ipv6_enabled: false,
+            local_discovery_enabled: false,
+            start_port: 41400,
+            end_port: 41450,
+            ..crate::options::Tox_Options::default()
+        };
+        // SAFETY (every call): live Tox and session, valid error pointers.
+        unsafe {
+            let tox = crate::lifecycle::tox_new(&options, null_mut());
+            assert!(!tox.is_null());
+            let mut err = Toxav_Err_New::MALLOC;
+            let av = toxav_new(tox, &mut err);
+            assert_eq!(err, Toxav_Err_New::OK);
+            assert!(!av.is_null());
+            assert_eq!(toxav_get_tox(av), tox);
+            assert_eq!(toxav_iteration_interval(av), 200);
+            toxav_iterate(av);
+            toxav_callback_call(av, None, null_mut());
+            toxav_callback_call_state(av, None, null_mut());
+
+            let mut e = Toxav_Err_Call::OK;
+            assert!(!toxav_call(av, 0, 48, 5000, &mut e));
+            assert_eq!(e, Toxav_Err_Call::FRIEND_NOT_FOUND);
+            assert_eq!(
+                crate::friends::tox_friend_add_norequest(tox, [5u8; 32].as_ptr(), null_mut()),
+                0
+            );
+            assert!(!toxav_call(av, 0, 48, 5000, &mut e));
+            assert_eq!(e, Toxav_Err_Call::FRIEND_NOT_CONNECTED);
+            let mut e = Toxav_Err_Answer::OK;
+            assert!(!toxav_answer(av, 0, 48, 0, &mut e));
+            assert_eq!(e, Toxav_Err_Answer::FRIEND_NOT_CALLING);
+            let mut e = Toxav_Err_Call_Control::OK;
+            assert!(!toxav_call_control(av, 0, 2, &mut e));
+            assert_eq!(e, Toxav_Err_Call_Control::FRIEND_NOT_IN_CALL);
+            assert!(!toxav_call_control(av, 7, 2, &mut e));
+            assert_eq!(e, Toxav_Err_Call_Control::FRIEND_NOT_FOUND);
+            let mut e = Toxav_Err_Bit_Rate_Set::OK;
+            assert!(!toxav_audio_set_bit_rate(av, 0, 48, &mut e));
+            assert_eq!(e, Toxav_Err_Bit_Rate_Set::FRIEND_NOT_IN_CALL);
+            let mut e = Toxav_Err_Send_Frame::OK;
+            assert!(!toxav_audio_send_frame(
+                av,
+                0,
+                null(),
+                960,
+                2,
+                48000,
+                &mut e
+            ));
+            assert_eq!(e, Toxav_Err_Send_Frame::FRIEND_NOT_IN_CALL);
+            assert!(!toxav_video_send_frame(
+                av,
+                9,
+                640,
+                480,
+                null(),
+                null(),
+                null(),
+                &mut e
+            ));
+            assert_eq!(e, Toxav_Err_Send_Frame::FRIEND_NOT_FOUND);
+            toxav_kill(av);
+            crate::lifecycle::tox_kill(tox);
+        }
     }
 
+    /// NULL instead of a session: every function fails without touching anything.
     #[test]
-    fn no_session_is_ever_created() {
-        let mut err = Toxav_Err_New::OK;
-        let tox = std::ptr::NonNull::<Tox>::dangling().as_ptr();
-        // SAFETY: `tox` is only compared with NULL.
-        assert!(unsafe { toxav_new(tox, &mut err) }.is_null());
-        assert_eq!(err, Toxav_Err_New::MALLOC);
-        // SAFETY: NULL is refused.
-        assert!(unsafe { toxav_new(null_mut(), &mut err) }.is_null());
-        assert_eq!(err, Toxav_Err_New::NULL);
-        // SAFETY: no error out-parameter.
-        assert!(unsafe { toxav_new(tox, null_mut()) }.is_null());
-    }
-
-    #[test]
-    fn a_session_pointer_is_never_touched() {
-        for av in [null_mut(), bogus_av()] {
-            // SAFETY (every call): `av` is never dereferenced, error pointers are valid.
-            unsafe {
-                toxav_kill(av);
-                assert!(toxav_get_tox(av).is_null());
-                assert_eq!(toxav_iteration_interval(av), 200);
-                assert_eq!(toxav_audio_iteration_interval(av), 200);
-                assert_eq!(toxav_video_iteration_interval(av), 200);
-                toxav_iterate(av);
-                toxav_audio_iterate(av);
-                toxav_video_iterate(av);
-
-                let mut e = Toxav_Err_Call::OK;
-                assert!(!toxav_call(av, 0, 48, 5000, &mut e));
-                assert_eq!(e, Toxav_Err_Call::FRIEND_NOT_FOUND);
-                let mut e = Toxav_Err_Answer::OK;
-                assert!(!toxav_answer(av, 0, 48, 0, &mut e));
-                assert_eq!(e, Toxav_Err_Answer::FRIEND_NOT_FOUND);
-                let mut e = Toxav_Err_Call_Control::OK;
-                assert!(!toxav_call_control(av, 0, 2, &mut e));
-                assert_eq!(e, Toxav_Err_Call_Control::FRIEND_NOT_FOUND);
-                let mut e = Toxav_Err_Bit_Rate_Set::OK;
-                assert!(!toxav_audio_set_bit_rate(av, 0, 48, &mut e));
-                assert_eq!(e, Toxav_Err_Bit_Rate_Set::FRIEND_NOT_FOUND);
-                e = Toxav_Err_Bit_Rate_Set::OK;
-                assert!(!toxav_video_set_bit_rate(av, 0, 5000, &mut e));
-                assert_eq!(e, Toxav_Err_Bit_Rate_Set::FRIEND_NOT_FOUND);
-                let mut e = Toxav_Err_Send_Frame::OK;
-                assert!(!toxav_audio_send_frame(
-                    av,
-                    0,
-                    null(),
-                    960,
-                    2,
-                    48000,
-                    &mut e
-                ));
-                assert_eq!(e, Toxav_Err_Send_Frame::FRIEND_NOT_FOUND);
-                e = Toxav_Err_Send_Frame::OK;
-                assert!(!toxav_video_send_frame(
-                    av,
-                    0,
-                    640,
-                    480,
-                    null(),
-                    null(),
-                    null(),
-                    &mut e
-                ));
-                assert_eq!(e, Toxav_Err_Send_Frame::FRIEND_NOT_FOUND);
-                assert!(!toxav_call(av, 0, 0, 0, null_mut()));
-
-                toxav_callback_call(av, None, null_mut());
-                toxav_callback_call_state(av, None, null_mut());
-                toxav_callback_audio_bit_rate(av, None, null_mut());
-                toxav_callback_video_bit_rate(av, None, null_mut());
-                toxav_callback_audio_receive_frame(av, None, null_mut());
-                toxav_callback_video_receive_frame(av, None, null_mut());
-            }
+    fn a_null_session_is_refused() {
+        let av = null_mut();
+        // SAFETY (every call): NULL is never dereferenced, error pointers are valid.
+        unsafe {
+            let mut err = Toxav_Err_New::OK;
+            assert!(toxav_new(null_mut(), &mut err).is_null());
+            assert_eq!(err, Toxav_Err_New::NULL);
+            toxav_kill(av);
+            assert!(toxav_get_tox(av).is_null());
+            assert_eq!(toxav_iteration_interval(av), 200);
+            assert_eq!(toxav_audio_iteration_interval(av), 200);
+            assert_eq!(toxav_video_iteration_interval(av), 200);
+            toxav_iterate(av);
+            toxav_audio_iterate(av);
+            toxav_video_iterate(av);
+            let mut e = Toxav_Err_Call::OK;
+            assert!(!toxav_call(av, 0, 48, 5000, &mut e));
+            assert_eq!(e, Toxav_Err_Call::FRIEND_NOT_FOUND);
+            let mut e = Toxav_Err_Bit_Rate_Set::OK;
+            assert!(!toxav_video_set_bit_rate(av, 0, 5000, &mut e));
+            assert_eq!(e, Toxav_Err_Bit_Rate_Set::FRIEND_NOT_FOUND);
+            toxav_callback_audio_bit_rate(av, None, null_mut());
+            toxav_callback_video_bit_rate(av, None, null_mut());
+            toxav_callback_audio_receive_frame(av, None, null_mut());
+            toxav_callback_video_receive_frame(av, None, null_mut());
         }
     }
 

@@ -94,8 +94,8 @@ typedef enum Toxav_Call_Control {
 } Toxav_Call_Control;
 
 /**
- * `ToxAV` (toxav.h): an A/V session. Opaque to C and never created here: it exists only
- * so that the signatures carry the header's pointer type.
+ * `ToxAV` (toxav.h): an A/V session, opaque to C. It only knows its Tox: it never has a
+ * call.
  */
 typedef struct ToxAV ToxAV;
 
@@ -175,18 +175,18 @@ extern "C" {
  * of the codes toxav.h offers it is the one c-toxcore gives whenever it cannot build the
  * session's structures (its allocation, mutex and MSI failures all map to it), which is
  * what happens here; `MULTIPLE` would claim a session exists and `NULL` would blame the
- * caller's arguments.
+ * `toxav_new`: a session over `tox` that never has a call (see the module documentation);
+ * NULL with `TOXAV_ERR_NEW_NULL` for a NULL `tox`. Free it with `toxav_kill`.
  */
 struct ToxAV *toxav_new(Tox *tox, enum Toxav_Err_New *error);
 
 /**
- * `toxav_kill`: nothing to release, since no session was ever created (NULL and any
- * other pointer alike).
+ * `toxav_kill`: frees the session (NULL is ignored).
  */
 void toxav_kill(struct ToxAV *av);
 
 /**
- * `toxav_get_tox`: NULL, since no session (and so no Tox behind one) exists.
+ * `toxav_get_tox`: the Tox the session was created with (NULL for a NULL session).
  */
 Tox *toxav_get_tox(const struct ToxAV *av);
 
@@ -260,8 +260,8 @@ bool toxav_call_control(struct ToxAV *av,
                         enum Toxav_Err_Call_Control *error);
 
 /**
- * `toxav_audio_send_frame`: false with `TOXAV_ERR_SEND_FRAME_FRIEND_NOT_FOUND`, c-toxcore's
- * first check (before the one for NULL samples); `pcm` is never read.
+ * `toxav_audio_send_frame`: false, `FRIEND_NOT_FOUND` or `FRIEND_NOT_IN_CALL` (c-toxcore's
+ * first checks, before the one for NULL samples); `pcm` is never read.
  */
 bool toxav_audio_send_frame(struct ToxAV *av,
                             uint32_t friend_number,
@@ -287,8 +287,8 @@ void toxav_callback_audio_bit_rate(struct ToxAV *av,
                                    void *user_data);
 
 /**
- * `toxav_video_send_frame`: false with `TOXAV_ERR_SEND_FRAME_FRIEND_NOT_FOUND`, c-toxcore's
- * first check (before the one for NULL planes); `y`, `u`, `v` are never read.
+ * `toxav_video_send_frame`: false, `FRIEND_NOT_FOUND` or `FRIEND_NOT_IN_CALL` (c-toxcore's
+ * first checks, before the one for NULL planes); `y`, `u`, `v` are never read.
  */
 bool toxav_video_send_frame(struct ToxAV *av,
                             uint32_t friend_number,
