@@ -1161,15 +1161,12 @@ fn normalise(ty: &str) -> String {
         .join(" ")
 }
 
-/// Our library, which `cargo test -p rustox-ffi` builds next to this test's directory.
+/// Our library as `cargo test -p rustox-ffi` built it for this run: in the test binary's own
+/// directory (`target/<profile>/deps`); the copy one level up is refreshed only by `cargo
+/// build` and may be stale.
 fn our_library() -> PathBuf {
     let exe = std::env::current_exe().unwrap();
-    let lib = exe
-        .parent()
-        .unwrap()
-        .parent()
-        .unwrap()
-        .join("libtoxcore.so");
+    let lib = exe.parent().unwrap().join("libtoxcore.so");
     assert!(
         lib.is_file(),
         "{} missing: cargo test -p rustox-ffi builds it",

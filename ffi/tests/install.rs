@@ -46,7 +46,7 @@ fn install_into_a_prefix_and_build_a_client_with_pkg_config() {
     let mut cmd = Command::new("sh");
     cmd.arg(manifest.join("install.sh"))
         .arg("--from")
-        .arg(profile_dir());
+        .arg(profile_dir().join("deps"));
     if !headers {
         println!(
             "SKIPPED (headers part): ffi/include/tox/ does not exist yet; installing without \

@@ -190,7 +190,7 @@ fn a_program_using_every_function_links_against_our_static_library() {
     let Some(names) = debian_functions() else {
         return;
     };
-    let archive = profile_dir().join("libtoxcore.a");
+    let archive = profile_dir().join("deps").join("libtoxcore.a");
     assert!(
         archive.exists(),
         "{} is missing: cargo builds it with the crate (crate-type staticlib)",

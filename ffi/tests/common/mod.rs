@@ -74,9 +74,7 @@ pub fn pkg_config(args: &[&str]) -> Vec<String> {
     out.split_whitespace().map(str::to_string).collect()
 }
 
-/// The directory of the cargo profile this test binary was built under
-/// (`target/<profile>`), where cargo leaves the crate's `libtoxcore.so`: `cargo test -p
-/// rustox-ffi` builds the library crate with all its crate types, the cdylib included.
+/// The directory of the cargo profile this test binary was built under (`target/<profile>`).
 pub fn profile_dir() -> PathBuf {
     let exe = std::env::current_exe().expect("current_exe");
     // target/<profile>/deps/<test binary>
@@ -86,9 +84,11 @@ pub fn profile_dir() -> PathBuf {
         .to_path_buf()
 }
 
-/// Our `libtoxcore.so`, built by cargo next to this test binary.
+/// Our `libtoxcore.so` as cargo built it for this test run: `cargo test -p rustox-ffi` builds
+/// the library crate with all its crate types into `target/<profile>/deps/`, but copies the
+/// cdylib up to `target/<profile>/` only on `cargo build`, so the copy there may be stale.
 pub fn our_library() -> PathBuf {
-    let lib = profile_dir().join("libtoxcore.so");
+    let lib = profile_dir().join("deps").join("libtoxcore.so");
     assert!(
         lib.exists(),
         "{} is missing: cargo test -p rustox-ffi builds it (or cargo build -p rustox-ffi)",

@@ -86,8 +86,11 @@ pub(crate) struct Pacer {
     /// gigabit a packet's time is 11 µs, and whole microseconds would pace ~9 % fast.
     next_departure_ns: u64,
     /// The release time of a packet the pacer held back, i.e. the wake-up the driver was
-    /// asked for; the next send measures how late it came.
-    asked_wake: Option<Timestamp>,
+    /// asked for; the next send measures how late it came. `Timestamp::MAX` when none was
+    /// asked for (no send is ever later than it). Not an `Option`: the payload of `None` is
+    /// uninitialised memory that optimised code may read before the tag decides, which
+    /// valgrind reports in every C client of the library (ffi/tests run under it).
+    asked_wake: Timestamp,
     /// Windowed maximum of measured wake-up lateness, µs.
     lateness: MinMax,
     /// When the last lateness sample was taken.
@@ -135,7 +138,7 @@ impl Pacer {
     pub(crate) fn new(declared_lateness: Duration) -> Self {
         Self {
             next_departure_ns: 0,
-            asked_wake: None,
+            asked_wake: Timestamp::MAX,
             lateness: MinMax::new_max(LATENESS_WINDOW.as_micros() as u64),
             last_sample_at: None,
             declared_lateness: declared_lateness.min(MAX_LATENESS),
@@ -157,9 +160,7 @@ impl Pacer {
 
     /// A ready packet was held back: the driver will be asked to wake at the release time.
     pub(crate) fn on_held_back(&mut self) {
-        self.asked_wake = Some(Timestamp::from_micros(
-            self.next_departure_ns.div_ceil(1000),
-        ));
+        self.asked_wake = Timestamp::from_micros(self.next_departure_ns.div_ceil(1000));
     }
 
     /// The lateness the credit covers: the larger of the declared and the measured one.
@@ -194,13 +195,12 @@ impl Pacer {
         rate: Option<u64>,
         credit_cap: u64,
     ) {
-        if let Some(asked) = self.asked_wake.take() {
-            if now > asked {
-                let late = (now - asked).min(MAX_LATENESS);
-                self.lateness
-                    .update(now.as_micros(), late.as_micros() as u64);
-                self.last_sample_at = Some(now);
-            }
+        let asked = std::mem::replace(&mut self.asked_wake, Timestamp::MAX);
+        if now > asked {
+            let late = (now - asked).min(MAX_LATENESS);
+            self.lateness
+                .update(now.as_micros(), late.as_micros() as u64);
+            self.last_sample_at = Some(now);
         }
         let Some(rate) = rate else {
             self.next_departure_ns = to_ns(now);
