@@ -124,6 +124,7 @@ pub unsafe extern "C" fn tox_friend_delete(
         let now = state.now();
         let result = state.node.delete_friend(now, FriendNumber(friend_number));
         state.files.friend_offline(friend_number);
+        state.delivered.remove(&friend_number);
         state.flush();
         match result {
             Ok(()) => guard::fail(error, Tox_Err_Friend_Delete::OK, true),
@@ -268,7 +269,7 @@ unsafe fn text_out(
     friend_number: u32,
     out: *mut u8,
     error: *mut Tox_Err_Friend_Query,
-    pick: impl Fn(&rustox_core::node::presence::FriendPresence) -> &[u8],
+    pick: impl Fn(&State, FriendNumber) -> Option<Vec<u8>>,
 ) -> bool {
     if out.is_null() {
         return guard::fail(error, Tox_Err_Friend_Query::NULL, false);
@@ -276,12 +277,34 @@ unsafe fn text_out(
     // SAFETY: forwarded under tox.h's contract.
     unsafe {
         query(tox, friend_number, error, false, |s, f| {
-            s.node.friend_presence(f).map(|p| {
+            pick(s, f).map(|text| {
                 // SAFETY: tox.h: room for the text's `_size` bytes; checked non-NULL.
-                guard::copy_out(pick(p), out)
+                guard::copy_out(&text, out)
             })
         })
     }
+}
+
+/// A friend's name as last delivered, else as the node has it.
+fn name_of(s: &State, f: FriendNumber) -> Option<Vec<u8>> {
+    let node = &s.node.friend_presence(f)?.name;
+    Some(
+        s.delivered(f.0)
+            .and_then(|d| d.name.as_ref())
+            .unwrap_or(node)
+            .clone(),
+    )
+}
+
+/// A friend's status message as last delivered, else as the node has it.
+fn status_message_of(s: &State, f: FriendNumber) -> Option<Vec<u8>> {
+    let node = &s.node.friend_presence(f)?.status_message;
+    Some(
+        s.delivered(f.0)
+            .and_then(|d| d.status_message.as_ref())
+            .unwrap_or(node)
+            .clone(),
+    )
 }
 
 /// The length of a friend's name (`tox_friend_get_name_size`; SIZE_MAX on error).
@@ -294,7 +317,12 @@ pub unsafe extern "C" fn tox_friend_get_name_size(
     // SAFETY: forwarded under tox.h's contract.
     unsafe {
         query(tox, friend_number, error, usize::MAX, |s, f| {
-            s.node.friend_presence(f).map(|p| p.name.len())
+            let node = s.node.friend_presence(f).map(|p| p.name.len())?;
+            Some(
+                s.delivered(f.0)
+                    .and_then(|d| d.name.as_ref())
+                    .map_or(node, Vec::len),
+            )
         })
     }
 }
@@ -309,7 +337,7 @@ pub unsafe extern "C" fn tox_friend_get_name(
 ) -> bool {
     guard::call(false, || {
         // SAFETY: forwarded under tox.h's contract.
-        unsafe { text_out(tox, friend_number, name, error, |p| &p.name) }
+        unsafe { text_out(tox, friend_number, name, error, name_of) }
     })
 }
 
@@ -323,7 +351,12 @@ pub unsafe extern "C" fn tox_friend_get_status_message_size(
     // SAFETY: forwarded under tox.h's contract.
     unsafe {
         query(tox, friend_number, error, usize::MAX, |s, f| {
-            s.node.friend_presence(f).map(|p| p.status_message.len())
+            let node = s.node.friend_presence(f).map(|p| p.status_message.len())?;
+            Some(
+                s.delivered(f.0)
+                    .and_then(|d| d.status_message.as_ref())
+                    .map_or(node, Vec::len),
+            )
         })
     }
 }
@@ -338,11 +371,7 @@ pub unsafe extern "C" fn tox_friend_get_status_message(
 ) -> bool {
     guard::call(false, || {
         // SAFETY: forwarded under tox.h's contract.
-        unsafe {
-            text_out(tox, friend_number, status_message, error, |p| {
-                &p.status_message
-            })
-        }
+        unsafe { text_out(tox, friend_number, status_message, error, status_message_of) }
     })
 }
 
@@ -356,7 +385,8 @@ pub unsafe extern "C" fn tox_friend_get_status(
     // SAFETY: forwarded under tox.h's contract.
     unsafe {
         query(tox, friend_number, error, Tox_User_Status::NONE, |s, f| {
-            s.node.friend_presence(f).map(|p| user_status(p.status))
+            let node = s.node.friend_presence(f).map(|p| user_status(p.status))?;
+            Some(s.delivered(f.0).and_then(|d| d.status).unwrap_or(node))
         })
     }
 }
@@ -372,13 +402,13 @@ pub unsafe extern "C" fn tox_friend_get_connection_status(
     // SAFETY: forwarded under tox.h's contract.
     unsafe {
         query(tox, friend_number, error, Tox_Connection::NONE, |s, f| {
-            s.node.friend_public_key(f).map(|_| {
-                if s.node.is_friend_online(f) {
-                    Tox_Connection::UDP
-                } else {
-                    Tox_Connection::NONE
-                }
-            })
+            s.node.friend_public_key(f)?;
+            // Before any connection event the friend has not been online.
+            Some(
+                s.delivered(f.0)
+                    .and_then(|d| d.connection)
+                    .unwrap_or(Tox_Connection::NONE),
+            )
         })
     }
 }
@@ -393,7 +423,8 @@ pub unsafe extern "C" fn tox_friend_get_typing(
     // SAFETY: forwarded under tox.h's contract.
     unsafe {
         query(tox, friend_number, error, false, |s, f| {
-            s.node.friend_presence(f).map(|p| p.typing)
+            let node = s.node.friend_presence(f).map(|p| p.typing)?;
+            Some(s.delivered(f.0).and_then(|d| d.typing).unwrap_or(node))
         })
     }
 }

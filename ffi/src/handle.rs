@@ -11,6 +11,7 @@
 //! already an error value for the call that hit it.
 
 use std::cell::Cell;
+use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Mutex, MutexGuard};
 use std::time::Duration;
@@ -94,6 +95,29 @@ pub struct State {
     pub pending: Vec<Event>,
     /// What the last step read.
     pub last_step: StepReport,
+    /// What the client has been told of each friend, which the getters answer with:
+    /// [`Delivered`].
+    pub delivered: HashMap<u32, Delivered>,
+}
+
+/// A friend's state as the callbacks delivered so far have told it. The node's state runs
+/// ahead of the callbacks (a step's events are handed over after it), and c-toxcore's
+/// getters always agree with the callback being run: asked from inside a typing callback,
+/// `tox_friend_get_typing` says what the callback says, even when a later event of the same
+/// step changes it again. A field is `None` until its first event: the node's value (from
+/// the profile) stands until then.
+#[derive(Debug, Clone, Default)]
+pub struct Delivered {
+    /// Last `tox_friend_connection_status_cb`.
+    pub connection: Option<Tox_Connection>,
+    /// Last `tox_friend_typing_cb`.
+    pub typing: Option<bool>,
+    /// Last `tox_friend_status_cb`.
+    pub status: Option<Tox_User_Status>,
+    /// Last `tox_friend_name_cb`.
+    pub name: Option<Vec<u8>>,
+    /// Last `tox_friend_status_message_cb`.
+    pub status_message: Option<Vec<u8>>,
 }
 
 impl Tox {
@@ -107,6 +131,7 @@ impl Tox {
                 self_status: Tox_Connection::NONE,
                 pending: Vec::new(),
                 last_step: StepReport::default(),
+                delivered: HashMap::new(),
             }),
             callbacks: Mutex::new(Callbacks::default()),
             calls: AtomicUsize::new(0),
@@ -147,8 +172,20 @@ impl Tox {
         self.callbacks.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// Runs one step of the node and returns what it produced, in order.
+    /// Runs one step of the node and returns what it produced, in order, as delivered all at
+    /// once (`tox_events_iterate`: the getters answer with the step's final state).
     pub fn iterate_events(&self) -> Vec<Event> {
+        let events = self.step_events();
+        let mut state = self.lock();
+        for event in &events {
+            state.deliver(event);
+        }
+        events
+    }
+
+    /// Runs one step of the node and returns what it produced, in order, not yet delivered:
+    /// `tox_iterate` delivers each just before its callback runs ([`State::deliver`]).
+    pub fn step_events(&self) -> Vec<Event> {
         let mut state = self.lock();
         let state = &mut *state;
         match state.stepper.step(&mut state.node) {
@@ -186,6 +223,41 @@ impl Tox {
 }
 
 impl State {
+    /// Records that the client is being told `event`: the getters answer with it from now.
+    pub fn deliver(&mut self, event: &Event) {
+        let (friend, update): (u32, &dyn Fn(&mut Delivered)) = match event {
+            Event::FriendConnectionStatus {
+                friend_number,
+                status,
+            } => (*friend_number, &|d| d.connection = Some(*status)),
+            Event::FriendTyping {
+                friend_number,
+                typing,
+            } => (*friend_number, &|d| d.typing = Some(*typing)),
+            Event::FriendStatus {
+                friend_number,
+                status,
+            } => (*friend_number, &|d| d.status = Some(*status)),
+            Event::FriendName {
+                friend_number,
+                name,
+            } => (*friend_number, &|d| d.name = Some(name.clone())),
+            Event::FriendStatusMessage {
+                friend_number,
+                message,
+            } => (*friend_number, &|d| {
+                d.status_message = Some(message.clone())
+            }),
+            _ => return,
+        };
+        update(self.delivered.entry(friend).or_default());
+    }
+
+    /// What the client has been told of `friend`, if anything.
+    pub fn delivered(&self, friend: u32) -> Option<&Delivered> {
+        self.delivered.get(&friend)
+    }
+
     /// The time on the node's clock.
     pub fn now(&self) -> rustox_net_crypto::Timestamp {
         self.stepper.now()

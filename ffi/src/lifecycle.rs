@@ -312,12 +312,13 @@ pub unsafe extern "C" fn tox_iterate(tox: *mut Tox, user_data: *mut c_void) {
         let Some(instance) = (unsafe { tox_ref(tox) }) else {
             return;
         };
-        let events = instance.iterate_events();
+        let events = instance.step_events();
         instance.in_callbacks(|| {
             for event in &events {
                 if instance.kill_requested() {
                     break;
                 }
+                instance.lock().deliver(event);
                 // Read before each event: a callback may register or clear another.
                 let callbacks = *instance.callbacks();
                 // SAFETY: the callbacks are the client's, called with tox.h's arguments.

@@ -570,3 +570,51 @@ fn callbacks_call_back_and_kill_waits_for_them() {
         );
     }
 }
+
+static TYPING_SEEN: std::sync::Mutex<Vec<(bool, bool)>> = std::sync::Mutex::new(Vec::new());
+
+unsafe extern "C" fn record_typing(tox: *mut Tox, friend: u32, typing: bool, _: *mut c_void) {
+    // SAFETY: called from tox_iterate with tox.h's arguments.
+    let getter = unsafe { tox_friend_get_typing(tox, friend, null_mut()) };
+    TYPING_SEEN.lock().unwrap().push((typing, getter));
+}
+
+/// Inside a callback the getters say what that callback says, even when a later event of
+/// the same iteration changes it again (as c-toxcore's getters do): the node's own state
+/// runs ahead of the callbacks.
+#[test]
+fn getters_agree_with_the_callback_being_run() {
+    let tox = instance(41460);
+    // SAFETY: a live instance; events injected as the node would produce them.
+    unsafe {
+        assert_eq!(
+            tox_friend_add_norequest(tox, [3u8; 32].as_ptr(), null_mut()),
+            0
+        );
+        crate::callbacks::tox_callback_friend_typing(tox, Some(record_typing));
+        {
+            let instance = crate::handle::tox_ref(tox).unwrap();
+            let mut state = instance.lock();
+            for typing in [true, false, true] {
+                state.pending.push(crate::event::Event::FriendTyping {
+                    friend_number: 0,
+                    typing,
+                });
+            }
+        }
+        tox_iterate(tox, null_mut());
+        assert_eq!(
+            *TYPING_SEEN.lock().unwrap(),
+            vec![(true, true), (false, false), (true, true)]
+        );
+        assert!(tox_friend_get_typing(tox, 0, null_mut()));
+        // A deleted friend's delivered state goes with it.
+        assert!(tox_friend_delete(tox, 0, null_mut()));
+        assert_eq!(
+            tox_friend_add_norequest(tox, [4u8; 32].as_ptr(), null_mut()),
+            0
+        );
+        assert!(!tox_friend_get_typing(tox, 0, null_mut()));
+        tox_kill(tox);
+    }
+}
