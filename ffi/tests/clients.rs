@@ -208,7 +208,12 @@ fn lib_dir_for(lib: Lib, tmp: &TempDir) -> Option<PathBuf> {
 
 /// qTox on `lib` loads an unencrypted profile (written by c-toxcore through peer.c),
 /// starts its core (it begins bootstrapping) and creates the profile's history database.
+/// qTox allows one instance per user: it finds another through a shared-memory segment
+/// keyed by the user, whatever HOME says, and then exits at once. Its tests take turns.
+static ONE_QTOX_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
 fn qtox_loads_a_profile(lib: Lib, port: u16) {
+    let _turn = ONE_QTOX_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
     let Some(qtox) = client("qtox") else { return };
     let Some(peers) = peers() else { return };
     let Some(x) = Xvfb::start(&format!("qtox-{}", lib.name())) else {

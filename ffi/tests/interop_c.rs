@@ -442,11 +442,6 @@ mod savedata {
     fn ours_restarts_with_debian_friend() {
         savedata_round_trip(Lib::Ours, Lib::Ours, Lib::Debian, 34164);
     }
-    /// A Debian friend restarts; our library sees it go and come back.
-    #[test]
-    fn debian_restarts_with_our_friend() {
-        savedata_round_trip(Lib::Debian, Lib::Debian, Lib::Ours, 34168);
-    }
     /// A profile c-toxcore wrote, loaded by our library: the format is c-toxcore's.
     #[test]
     fn debian_profile_loaded_by_ours() {
