@@ -265,6 +265,17 @@ impl FileBridge {
                 .any(|(b, _)| b.lock().unwrap_or_else(|e| e.into_inner()).wants_chunks())
     }
 
+    /// A transfer is running: a file we send has been accepted, or a file we receive has
+    /// been. Its acknowledgements and data must be read as they come, not after a blind
+    /// sleep of the client's.
+    pub fn transferring(&self) -> bool {
+        self.incoming.values().any(|i| i.accepted)
+            || self.outgoing.values().any(|(b, _)| {
+                let b = b.lock().unwrap_or_else(|e| e.into_inner());
+                b.reading && b.start < b.known_end()
+            })
+    }
+
     /// The chunks received since the last call, in order.
     pub fn drain_received(&mut self, out: &mut Vec<Event>) {
         out.extend(

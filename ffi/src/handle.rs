@@ -39,9 +39,11 @@ pub const MAX_ITERATION_INTERVAL_MS: u32 = 200;
 /// A step of an idle node reads one or two (an ALIVE, a DHT ping).
 pub const BUSY_DATAGRAMS: usize = 8;
 
-/// The interval while datagrams flow: the socket is read every millisecond (a receiver's
-/// own deadlines are its 25 ms acknowledgement delay, net_crypto's `MAX_ACK_DELAY`, far too
-/// late to keep up with a fast sender when the client sleeps blindly until then).
+/// The interval while datagrams flow or a file is being transferred: the socket is read
+/// every millisecond. A client sleeps blindly for the interval, so a node that waits on its
+/// own deadlines there (a receiver's 25 ms acknowledgement delay, net_crypto's
+/// `MAX_ACK_DELAY`; a sender's loss timer while its window is full) reads acknowledgements
+/// and data only that late, which the transport takes for a long path, and slows down.
 pub const BUSY_INTERVAL_MS: u32 = 1;
 
 /// One Tox instance (opaque to C).
@@ -207,7 +209,7 @@ impl Tox {
         if !state.pending.is_empty() || state.files.has_work() || state.last_step.more_waiting {
             return 0;
         }
-        let cap = if state.last_step.datagrams >= BUSY_DATAGRAMS {
+        let cap = if state.last_step.datagrams >= BUSY_DATAGRAMS || state.files.transferring() {
             BUSY_INTERVAL_MS
         } else {
             MAX_ITERATION_INTERVAL_MS
