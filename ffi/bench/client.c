@@ -40,6 +40,7 @@
  *   FRIEND_ONLINE friend=N status=S t=T          the friend's first connection
  *   FRIEND_STATUS friend=N status=S t=T          every later change
  *   FILE_START role=send|recv size=B t=T cpu=C vcsw=V ivcsw=I
+ *   PROGRESS role=... bytes=B t=T                every 10 s during the file
  *   FILE_DONE role=... bytes=B t=T cpu=C vcsw=V ivcsw=I mismatches=M gaps=G ok=1|0
  *   FILE_STATS role=... iterations=N zero_intervals=Z interval_ms_sum=S events=E
  *              max_events_per_iteration=M iterations_with_events=W interval_hist=a,b,c,d,e
@@ -471,6 +472,7 @@ int main(int argc, char **argv) {
     bool wants_file = send_size > 0 || recv_file;
     double settle_end = -1, idle_end = -1, linger_end = -1;
     struct usage idle_u0 = {0, 0, 0};
+    double next_progress = 0;
     uint64_t idle_iterations = 0;
     for (;;) {
         events_this_iteration = 0;
@@ -488,6 +490,10 @@ int main(int argc, char **argv) {
             it_hist[ms == 0 ? 0 : ms == 1 ? 1 : ms < 5 ? 2 : ms < 50 ? 3 : 4]++;
         }
         if (settle_end >= 0 && idle_end >= 0 && linger_end < 0) ++idle_iterations;
+        if (file_started && !file_done && now >= next_progress) {
+            say("PROGRESS role=%s bytes=%" PRIu64 " t=%.6f", send_size > 0 ? "send" : "recv", file_bytes, now);
+            next_progress = now + 10;
+        }
 
         /* Phases: the file once the friend is online, then settle, idle, linger. */
         if (online && send_size > 0 && !file_started) {

@@ -11,8 +11,8 @@
 //!
 //! The client is `ffi/bench/client.c` (embedded in this binary when it is built), compiled
 //! against Debian's `tox.h` into a temporary directory; which libtoxcore.so.2 it loads is
-//! chosen by `LD_LIBRARY_PATH` alone (a directory holding a `libtoxcore.so.2` link to
-//! target/release's `libtoxcore.so` for rustox; unset for c-toxcore), and the client prints
+//! chosen by `LD_LIBRARY_PATH` alone (a directory holding a copy of target/release's
+//! `libtoxcore.so` as `libtoxcore.so.2` for rustox; unset for c-toxcore), and the client prints
 //! the path the loader used, which is checked. Its main loop is a real client's:
 //! `tox_iterate`, then sleep `tox_iteration_interval()` ms.
 //!
@@ -126,9 +126,10 @@ impl Pair {
 
 /// Where the clients find each library.
 struct Libraries {
-    /// A directory with `libtoxcore.so.2` → rustox's library, for `LD_LIBRARY_PATH`.
+    /// A directory with a copy of rustox's library as `libtoxcore.so.2`, for
+    /// `LD_LIBRARY_PATH`.
     rustox_dir: PathBuf,
-    /// rustox's library, resolved.
+    /// That copy, resolved.
     rustox: PathBuf,
     /// c-toxcore's library, resolved.
     ctoxcore: PathBuf,
@@ -162,6 +163,20 @@ impl Drop for Killed {
         let _ = self.0.kill();
         let _ = self.0.wait();
     }
+}
+
+/// How often a long transfer's progress is shown (on stderr).
+const PROGRESS_EVERY: Duration = Duration::from_secs(60);
+
+/// How a child ended, if it did (within a moment), for an error message.
+fn exit_status(child: &mut Killed) -> String {
+    for _ in 0..20 {
+        if let Ok(Some(status)) = child.0.try_wait() {
+            return format!("ended: {status}");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    "still running".into()
 }
 
 /// `key=value` in a client's line.
@@ -359,7 +374,9 @@ impl Bench {
             recv_args.push("--recv-file".into());
         }
         recv_args.extend(common.iter().cloned());
-        let _receiver = self.spawn(pair.receiver, 0, &names[0], &recv_args, &tx)?;
+        let mut receiver = self.spawn(pair.receiver, 0, &names[0], &recv_args, &tx)?;
+        let mut sender: Option<Killed> = None;
+        let last_progress = std::cell::Cell::new(Instant::now());
         let mut logs = [Log::default(), Log::default()];
         let deadline = Instant::now() + Duration::from_secs(a.timeout);
         let describe = |logs: &[Log; 2], what: &str| {
@@ -379,6 +396,17 @@ impl Bench {
                 }
                 match rx.recv_timeout(left) {
                     Ok(Output::Line(side, line)) => {
+                        if side == 0
+                            && line.starts_with("PROGRESS")
+                            && last_progress.get().elapsed() >= PROGRESS_EVERY
+                        {
+                            last_progress.set(Instant::now());
+                            eprintln!(
+                                "  {}: {:.0} MiB received",
+                                pair.label(),
+                                num(&line, "bytes").unwrap_or(0.0) / 1048576.0
+                            );
+                        }
                         if line.starts_with("TIMEOUT") {
                             logs[side].lines.push(line);
                             return Err(describe(logs, "a client timed out"));
@@ -403,7 +431,8 @@ impl Bench {
             &mut logs,
             &|l| l[0].find("PORT").is_some(),
             Instant::now() + Duration::from_secs(30),
-        )?;
+        )
+        .map_err(|e| format!("{e}; receiver {}", exit_status(&mut receiver)))?;
         let (id, dht) = (
             logs[0].word("TOXID").ok_or("no TOXID")?.to_string(),
             logs[0].word("DHTKEY").ok_or("no DHTKEY")?.to_string(),
@@ -422,11 +451,12 @@ impl Bench {
             send_args.extend(["--send-file".into(), a.size.to_string()]);
         }
         send_args.extend(common.iter().cloned());
-        let _sender = self.spawn(pair.sender, 1, &names[1], &send_args, &tx)?;
+        let sender = sender.insert(self.spawn(pair.sender, 1, &names[1], &send_args, &tx)?);
         let last = if a.idle_seconds > 0 {
             "IDLE"
         } else if a.size > 0 {
-            "FILE_DONE"
+            // Printed right after FILE_DONE.
+            "FILE_STATS"
         } else {
             "FRIEND_ONLINE"
         };
@@ -434,7 +464,14 @@ impl Bench {
             &mut logs,
             &|l| l.iter().all(|log| log.find(last).is_some()),
             deadline,
-        )?;
+        )
+        .map_err(|e| {
+            format!(
+                "{e}; receiver {}, sender {}",
+                exit_status(&mut receiver),
+                exit_status(sender)
+            )
+        })?;
         // Both children are killed when they drop: their remaining linger is of no use.
         for (side, lib) in [(0, pair.receiver), (1, pair.sender)] {
             let path = logs[side]
@@ -691,12 +728,15 @@ fn real_main() -> Result<(), String> {
     let dir = std::env::temp_dir().join(format!("rustox-ffi-bench-{}", std::process::id()));
     let rustox_dir = dir.join("rustox-lib");
     std::fs::create_dir_all(&rustox_dir).map_err(|e| format!("{}: {e}", dir.display()))?;
-    std::os::unix::fs::symlink(&rustox, rustox_dir.join("libtoxcore.so.2"))
-        .map_err(|e| format!("cannot link the library: {e}"))?;
-    let (client, cc) = compile(&dir)?;
+    // A copy, not a link: a rebuild during the run (cargo rewrites target/release's file)
+    // would change the library under running clients and between pairs.
     let built = std::fs::metadata(&rustox).and_then(|m| m.modified()).ok();
-    let stale = match (built, newest(&Path::new(WORKSPACE).join("ffi/src"))) {
-        (Some(b), Some(src)) if src > b => " — OLDER than ffi/src, rebuild it",
+    let copy = rustox_dir.join("libtoxcore.so.2");
+    std::fs::copy(&rustox, &copy).map_err(|e| format!("cannot copy {}: {e}", rustox.display()))?;
+    let (client, cc) = compile(&dir)?;
+    let sources = newest(&Path::new(WORKSPACE).join("ffi/src"));
+    let stale = match (built, sources, &args.rustox_lib) {
+        (Some(b), Some(src), None) if src > b => " — OLDER than ffi/src, rebuild it",
         _ => "",
     };
     let load = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
@@ -718,7 +758,7 @@ fn real_main() -> Result<(), String> {
         load.split_whitespace().take(3).collect::<Vec<_>>().join(" ")
     );
     println!(
-        "rustox: {} (built {}{stale}); c-toxcore: {}; client: {cc}.",
+        "rustox: {} (built {}{stale}; copied for the run); c-toxcore: {}; client: {cc}.",
         rustox.display(),
         built.map_or("?".into(), |t| utc(epoch_secs(t))),
         ctoxcore.display()
@@ -729,7 +769,7 @@ fn real_main() -> Result<(), String> {
         client,
         libs: Libraries {
             rustox_dir,
-            rustox,
+            rustox: std::fs::canonicalize(&copy).map_err(|e| format!("{}: {e}", copy.display()))?,
             ctoxcore,
         },
     };
@@ -801,8 +841,8 @@ fn real_main() -> Result<(), String> {
         println!();
         println!("The loop during the file (medians): iterations per second, callbacks (chunk requests or chunks) per iteration, and the share of tox_iteration_interval() answers of 0 / 1 / 2–4 / 5–49 / ≥ 50 ms.");
         println!();
-        println!("| library | offer → accept s | accept → last byte MiB/s | sender it/s | sender chunks/it | sender intervals % | receiver it/s | receiver chunks/it | receiver intervals % | verified |");
-        println!("|---|---:|---:|---:|---:|---|---:|---:|---|---|");
+        println!("| library | file MiB/s, each run | offer → accept s | accept → last byte MiB/s | sender it/s | sender chunks/it | sender intervals % | receiver it/s | receiver chunks/it | receiver intervals % | verified |");
+        println!("|---|---|---:|---:|---:|---:|---|---:|---:|---|---|");
         let hist = |runs: &[Run], f: &dyn Fn(&FileRun) -> LoopStats| -> String {
             (0..5)
                 .map(|k| med(runs, 0, |r| r.file.as_ref().map(|x| f(x).hist[k] * 100.0)))
@@ -814,9 +854,14 @@ fn real_main() -> Result<(), String> {
                 .iter()
                 .filter(|r| r.file.as_ref().is_some_and(|f| f.verified))
                 .count();
+            let each: Vec<String> = runs
+                .iter()
+                .filter_map(|r| r.file.as_ref().map(|f| format!("{:.1}", f.mib_s)))
+                .collect();
             println!(
-                "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {verified}/{} |",
+                "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {verified}/{} |",
                 pair.label(),
+                each.join(", "),
                 med(runs, 2, |r| r.file.as_ref().map(|f| f.offer_to_accept_s)),
                 med(runs, 1, |r| r.file.as_ref().map(|f| f.accept_mib_s)),
                 med(runs, 0, |r| r
