@@ -335,7 +335,7 @@ impl Node {
                 if let Some(dht_pk) = friend.awaiting_addr.take() {
                     self.dial(now, number, dht_pk, addr);
                 } else if let Some(id) = friend.session {
-                    self.endpoint.set_peer_addr(id, addr);
+                    self.endpoint.set_peer_addr(now, id, addr);
                 }
             }
             FriendAction::SendAlive => {
@@ -444,8 +444,8 @@ impl Node {
                     id,
                     peer_real_pk,
                     peer_dht_pk,
-                    addr,
-                } => self.on_incoming(now, id, peer_real_pk, peer_dht_pk, addr),
+                    from,
+                } => self.on_incoming(now, id, peer_real_pk, peer_dht_pk, from.udp()),
                 EndpointEvent::Connection { id, event } => self.on_connection(now, id, event),
             }
         }
@@ -457,7 +457,7 @@ impl Node {
         id: ConnectionId,
         pk: PublicKey,
         dht_pk: PublicKey,
-        addr: SocketAddr,
+        addr: Option<SocketAddr>,
     ) {
         let number = match self.friends.by_pk(&pk) {
             Some(n) => n,
@@ -493,7 +493,7 @@ impl Node {
                 }
             }
         }
-        friend.conn.on_incoming_session(now, dht_pk, Some(addr));
+        friend.conn.on_incoming_session(now, dht_pk, addr);
         self.drive_friend(now, number);
     }
 

@@ -23,6 +23,7 @@ pub mod messenger;
 mod onion_ops;
 pub mod presence;
 pub mod profile;
+mod relays;
 pub mod route;
 
 use std::collections::VecDeque;
@@ -31,7 +32,7 @@ use std::net::SocketAddr;
 use rand::SeedableRng;
 use rustox_net_crypto::crypto::{CryptoRng, KeyPair, PublicKey};
 use rustox_net_crypto::{
-    ConnectError, Endpoint, EndpointConfig, SendError, Timestamp, Transmit, TransportConfig,
+    ConnectError, Destination, Endpoint, EndpointConfig, SendError, Timestamp, TransportConfig,
 };
 
 use crate::dht::wire::packed_node::canonical;
@@ -52,6 +53,15 @@ use route::Layer;
 /// Most events waiting to be polled; beyond it new ones are dropped and counted. An
 /// application that stops polling must not make the node grow without bound.
 pub const MAX_EVENTS: usize = 4096;
+
+/// A UDP datagram to send.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Transmit {
+    /// Where to.
+    pub destination: SocketAddr,
+    /// The bytes.
+    pub payload: Vec<u8>,
+}
 
 /// How a node runs.
 #[derive(Debug, Clone, Default)]
@@ -134,6 +144,8 @@ pub struct IoCounters {
     /// Datagrams dropped on arrival because they came from UDP port 0, which no reply can
     /// reach (a spoofed or broken source; answering one made the OS refuse the send).
     pub from_port_zero: u64,
+    /// Session datagrams for a relay that reaches no relay (see `relays.rs`).
+    pub relay_unsent: u64,
 }
 
 /// Which timers of a node are due at one instant ([`Node::due_timers`]).
@@ -476,23 +488,17 @@ impl Node {
         self.after_input(now);
     }
 
-    /// The next datagram to send: the DHT's few control datagrams first, then the
+    /// The next UDP datagram to send: the DHT's few control datagrams first, then the
     /// sessions'. When none is left, the file layer gets one more chance to fill budget
-    /// that sending just opened.
+    /// that sending just opened. Session datagrams bound for a TCP relay go to the relay
+    /// client on the way.
     pub fn poll_transmit(&mut self, now: Timestamp) -> Option<Transmit> {
-        if let Some(t) = self.poll_control(now) {
-            return Some(Transmit {
-                destination: t.dst,
-                payload: t.payload,
-            });
-        }
-        if let Some(t) = self.endpoint.poll_transmit(now) {
-            return Some(t);
-        }
-        if self.pump_files(now) == 0 {
-            return None;
-        }
-        self.endpoint.poll_transmit(now)
+        let mut payload = Vec::new();
+        let destination = self.poll_transmit_into(now, &mut payload)?;
+        Some(Transmit {
+            destination,
+            payload,
+        })
     }
 
     /// [`Node::poll_transmit`] appending the datagram to `out` (a send batch) and
@@ -502,13 +508,27 @@ impl Node {
             out.extend_from_slice(&t.payload);
             return Some(t.dst);
         }
-        if let Some(to) = self.endpoint.poll_transmit_into(now, out) {
+        if let Some(to) = self.poll_session_into(now, out) {
             return Some(to);
         }
         if self.pump_files(now) == 0 {
             return None;
         }
-        self.endpoint.poll_transmit_into(now, out)
+        self.poll_session_into(now, out)
+    }
+
+    /// The sessions' next UDP datagram; those for a relay are handed to the relay client.
+    fn poll_session_into(&mut self, now: Timestamp, out: &mut Vec<u8>) -> Option<SocketAddr> {
+        loop {
+            let start = out.len();
+            match self.endpoint.poll_transmit_into(now, out)? {
+                Destination::Udp(addr) => return Some(addr),
+                Destination::Relay(peer_dht_pk) => {
+                    let datagram = out.split_off(start);
+                    self.send_relayed(now, peer_dht_pk, &datagram);
+                }
+            }
+        }
     }
 
     /// The next event.
