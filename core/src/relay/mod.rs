@@ -18,6 +18,8 @@
 //!                              onion relay (UDP, hop A of the path)
 //! ```
 //!
-//! [`wire`] holds the byte formats, shared with the relay client.
+//! [`wire`] holds the byte formats, shared with the relay client; [`client`] is the client
+//! side, sans-IO: connections to relays and the routes to peers through them.
 
+pub mod client;
 pub mod wire;

@@ -268,7 +268,11 @@ impl RelayConnection {
 
     /// Bytes the relay sent. An error means the connection is dead and the socket should be
     /// closed; the same error is returned by every later call.
-    pub fn handle_bytes(&mut self, now: Timestamp, mut bytes: &[u8]) -> Result<(), ConnectionError> {
+    pub fn handle_bytes(
+        &mut self,
+        now: Timestamp,
+        mut bytes: &[u8],
+    ) -> Result<(), ConnectionError> {
         if let State::Handshaking {
             reply, deadline, ..
         } = &mut self.state

@@ -136,7 +136,10 @@ mod tests {
     fn data_is_refused_past_the_limit_and_control_uses_the_reserve() {
         let mut out = OutputBuffer::new(100);
         push(&mut out, FrameClass::Data, &[1; 90]).unwrap();
-        assert_eq!(push(&mut out, FrameClass::Data, &[2; 20]), Err(PushError::Full));
+        assert_eq!(
+            push(&mut out, FrameClass::Data, &[2; 20]),
+            Err(PushError::Full)
+        );
         assert_eq!(out.len(), 90, "a refused frame leaves nothing behind");
         push(&mut out, FrameClass::Control, &[3; 20]).unwrap();
         assert_eq!(out.len(), 110);

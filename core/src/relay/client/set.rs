@@ -44,8 +44,8 @@ use rustox_net_crypto::Timestamp;
 
 use super::backoff::Backoff;
 use super::connection::{
-    ConnectionConfig, ConnectionEvent, RelayConnection, SendError,
-    MAX_DATA_SIZE, TCP_CONNECTION_TIMEOUT,
+    ConnectionConfig, ConnectionEvent, RelayConnection, SendError, MAX_DATA_SIZE,
+    TCP_CONNECTION_TIMEOUT,
 };
 use super::peers::{Peers, MAX_FRIEND_TCP_CONNECTIONS, RECOMMENDED_FRIEND_TCP_CONNECTIONS};
 use super::routes::RouteStatus;
@@ -727,9 +727,9 @@ impl RelayClients {
     /// Whether relay `i` has an online route to a non-direct peer.
     fn is_in_use(&self, i: usize) -> bool {
         let relay = &self.relays[i];
-        self.peers.of_relay(&relay.pk).any(|(peer, p)| {
-            !p.direct && matches!(relay.route(peer), Some(RouteStatus::Online(_)))
-        })
+        self.peers
+            .of_relay(&relay.pk)
+            .any(|(peer, p)| !p.direct && matches!(relay.route(peer), Some(RouteStatus::Online(_))))
     }
 
     /// The relay [`Self::poll_connect`] would pick at `now`, and when it became eligible.
@@ -747,7 +747,11 @@ impl RelayClients {
             it.map(|i| (i, self.relays[i].retry_at))
                 .min_by_key(|&(i, t)| (t, i))
         };
-        let wanted = earliest(&mut (0..self.relays.len()).filter(idle).filter(|&i| self.is_wanted(i)));
+        let wanted = earliest(
+            &mut (0..self.relays.len())
+                .filter(idle)
+                .filter(|&i| self.is_wanted(i)),
+        );
         if wanted.is_some() {
             return wanted;
         }
@@ -758,7 +762,10 @@ impl RelayClients {
     }
 
     fn established_count(&self) -> usize {
-        self.relays.iter().filter(|r| r.established().is_some()).count()
+        self.relays
+            .iter()
+            .filter(|r| r.established().is_some())
+            .count()
     }
 
     /// When the next surplus relay may be closed.
@@ -835,9 +842,7 @@ impl RelayClients {
             let relay = &self.relays[i];
             let listed = self.peers.of_relay(&relay.pk).next().is_some();
             let failed_out = relay.backoff.failures() >= MAX_FAILURES;
-            let forget = !relay.global
-                && !relay.is_busy()
-                && (!listed || failed_out);
+            let forget = !relay.global && !relay.is_busy() && (!listed || failed_out);
             if forget {
                 let pk = relay.pk;
                 if failed_out {
