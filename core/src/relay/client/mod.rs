@@ -19,6 +19,8 @@ mod output;
 mod peers;
 pub mod routes;
 pub mod set;
+#[cfg(test)]
+mod tests;
 
 pub use backoff::{RECONNECT_DELAY_MAX, RECONNECT_DELAY_MIN};
 pub use connection::{

@@ -214,10 +214,12 @@ enum Link {
     Idle,
     /// [`RelayClients::poll_connect`] handed the address out; the socket is not up yet.
     Connecting { id: RelayId, started: Timestamp },
-    /// The socket is up; the connection is handshaking or established.
+    /// The socket is up; the connection is handshaking, established or just failed.
     Open {
         id: RelayId,
         conn: Box<RelayConnection>,
+        /// The handshake completed (reported by `RelayUp`).
+        up: bool,
     },
 }
 
@@ -427,6 +429,7 @@ impl RelayClients {
             relay.link = Link::Open {
                 id,
                 conn: Box::new(conn),
+                up: false,
             };
         }
     }
@@ -817,7 +820,7 @@ impl RelayClients {
     /// `None`). Reports the relay down and every peer whose last route went with it.
     fn close(&mut self, now: Timestamp, i: usize, close_socket: bool, delay: Option<Duration>) {
         let relay = &mut self.relays[i];
-        let was_up = relay.established().is_some();
+        let was_up = matches!(relay.link, Link::Open { up: true, .. });
         if let (Some(id), true) = (relay.id(), close_socket) {
             self.closes.push_back(id);
         }
@@ -878,6 +881,9 @@ impl RelayClients {
         match event {
             ConnectionEvent::Established => {
                 let relay = &mut self.relays[i];
+                if let Link::Open { up, .. } = &mut relay.link {
+                    *up = true;
+                }
                 relay.backoff.succeed();
                 relay.last_request = Timestamp::ZERO;
                 self.push_event(RelayEvent::RelayUp { addr, pk });
