@@ -873,7 +873,7 @@ fn onion_request_goes_out_and_the_response_comes_in() {
     assert_eq!(
         w.clients[0]
             .relays
-            .send_onion(w.now, &vec![0; MIN_ONION_REQUEST_SIZE - 1]),
+            .send_onion(w.now, &[0; MIN_ONION_REQUEST_SIZE - 1]),
         Err(RelaySendError::Size(MIN_ONION_REQUEST_SIZE - 1))
     );
 }
