@@ -20,4 +20,5 @@
 //!
 //! [`wire`] holds the byte formats, shared with the relay client.
 
+pub mod server;
 pub mod wire;
