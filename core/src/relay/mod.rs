@@ -22,4 +22,5 @@
 //! side, sans-IO: connections to relays and the routes to peers through them.
 
 pub mod client;
+pub mod server;
 pub mod wire;

@@ -216,6 +216,11 @@ impl FrameDecoder {
     pub fn next_nonce(&self) -> Nonce {
         self.nonce
     }
+
+    /// Heap bytes held by the partial-frame buffer.
+    pub fn heap_bytes(&self) -> usize {
+        self.body.capacity()
+    }
 }
 
 #[cfg(test)]
