@@ -18,4 +18,5 @@ pub mod driver;
 pub mod friend;
 pub mod node;
 pub mod onion;
+pub mod relay;
 pub mod savedata;

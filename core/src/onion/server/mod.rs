@@ -21,7 +21,7 @@ pub mod relay;
 
 use std::net::SocketAddr;
 
-use rustox_net_crypto::crypto::{CryptoRng, KeyPair, PublicKey};
+use rustox_net_crypto::crypto::{CryptoRng, KeyPair, Nonce, PublicKey};
 use rustox_net_crypto::Timestamp;
 
 use crate::dht::gate::Transmit;
@@ -30,6 +30,7 @@ use crate::dht::source_guard::{GuardConfig, SourceGuard};
 use crate::dht::wire::packed_node::{canonical, PackedNode};
 use crate::onion::wire::announce::AnnounceError;
 use crate::onion::wire::data::DataError;
+use crate::onion::wire::ip_port::IpPort;
 use crate::onion::wire::kind;
 use crate::onion::wire::request::RequestError;
 use crate::onion::wire::response::ResponseError;
@@ -102,7 +103,8 @@ pub enum OnionDrop {
     /// before our last key refresh.
     #[error("sendback does not open")]
     BadSendback,
-    /// The first hop's sendback names a TCP client; this node serves no TCP relay clients.
+    /// The first hop's sendback names a TCP client, and the caller serves no TCP relay
+    /// clients ([`OnionServer::handle_datagram`]).
     #[error("sendback names a TCP client")]
     TcpReturn,
     /// A data request for a key not announced here.
@@ -192,6 +194,22 @@ impl From<DataError> for OnionDrop {
     }
 }
 
+/// What an onion datagram causes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum OnionOutput {
+    /// A datagram to send.
+    Udp(Transmit),
+    /// A response for a client of our TCP relay: `dest` is the address our first-hop
+    /// sendback held (the relay server's `sendback_address`), `response` goes to that
+    /// client as TCP packet 9.
+    TcpClient {
+        /// The sendback address.
+        dest: IpPort,
+        /// The response (0x84 or 0x86).
+        response: Vec<u8>,
+    },
+}
+
 /// Counters of an onion server.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct OnionStats {
@@ -211,6 +229,10 @@ pub struct OnionStats {
     pub data_forwarded: u64,
     /// Sendback key replacements.
     pub key_refreshes: u64,
+    /// Requests from TCP relay clients sent on as hop A (not counted in `datagrams_in`).
+    pub tcp_requests_relayed: u64,
+    /// Requests from TCP relay clients dropped (not counted in `drops`).
+    pub tcp_requests_dropped: u64,
     /// Drops, indexed like [`OnionDrop::ALL`].
     pub drops: [u64; OnionDrop::ALL.len()],
 }
@@ -301,7 +323,8 @@ impl OnionServer {
     }
 
     /// One datagram from `from`; the datagram it causes, or why it was dropped. `nodes`
-    /// supplies the closest nodes for announce responses.
+    /// supplies the closest nodes for announce responses. For a node without a TCP relay: a
+    /// response for a TCP client is dropped as [`OnionDrop::TcpReturn`].
     pub fn handle_datagram(
         &mut self,
         now: Timestamp,
@@ -311,10 +334,66 @@ impl OnionServer {
         rng: &mut dyn CryptoRng,
     ) -> Result<Transmit, OnionDrop> {
         self.stats.datagrams_in += 1;
-        let result = self.dispatch(now, canonical(from), bytes, nodes, rng);
+        let result = match self.dispatch(now, canonical(from), bytes, nodes, rng) {
+            Ok(OnionOutput::Udp(t)) => Ok(t),
+            Ok(OnionOutput::TcpClient { .. }) => {
+                self.stats.responses_relayed[2] -= 1;
+                Err(OnionDrop::TcpReturn)
+            }
+            Err(e) => Err(e),
+        };
         match &result {
             Ok(t) => debug_assert!(t.dst.port() != 0 && t.payload.len() <= bytes.len() + 110),
             Err(reason) => self.stats.drops[*reason as usize] += 1,
+        }
+        result
+    }
+
+    /// As [`Self::handle_datagram`], for a node that runs a TCP relay: a response whose
+    /// first-hop sendback names a TCP client comes back as [`OnionOutput::TcpClient`] for the
+    /// relay server to deliver.
+    pub fn handle_datagram_with_tcp(
+        &mut self,
+        now: Timestamp,
+        from: SocketAddr,
+        bytes: &[u8],
+        nodes: &dyn CloseNodes,
+        rng: &mut dyn CryptoRng,
+    ) -> Result<OnionOutput, OnionDrop> {
+        self.stats.datagrams_in += 1;
+        let result = self.dispatch(now, canonical(from), bytes, nodes, rng);
+        if let Err(reason) = &result {
+            self.stats.drops[*reason as usize] += 1;
+        }
+        result
+    }
+
+    /// An onion request from a client of our TCP relay (TCP packet 8, protocol.md §6.2):
+    /// sent on as hop A's 0x81, with a sendback naming `source`, the connection's sendback
+    /// address. `client` is the client's TCP address; the per-source limit applies to it as
+    /// to UDP sources.
+    pub fn handle_tcp_request(
+        &mut self,
+        now: Timestamp,
+        client: SocketAddr,
+        source: &IpPort,
+        nonce: &Nonce,
+        plain: &[u8],
+        rng: &mut dyn CryptoRng,
+    ) -> Result<Transmit, OnionDrop> {
+        let result = if self
+            .guard
+            .on_receive(now, canonical(client).ip(), plain.len())
+            .is_err()
+        {
+            Err(OnionDrop::RateLimited)
+        } else {
+            self.relay
+                .handle_tcp_request(now, source, nonce, plain, &mut self.stats, rng)
+        };
+        match &result {
+            Ok(_) => self.stats.tcp_requests_relayed += 1,
+            Err(_) => self.stats.tcp_requests_dropped += 1,
         }
         result
     }
@@ -326,7 +405,7 @@ impl OnionServer {
         bytes: &[u8],
         nodes: &dyn CloseNodes,
         rng: &mut dyn CryptoRng,
-    ) -> Result<Transmit, OnionDrop> {
+    ) -> Result<OnionOutput, OnionDrop> {
         if from.port() == 0 {
             return Err(OnionDrop::FromPortZero);
         }
@@ -339,16 +418,21 @@ impl OnionServer {
         }
         let stats = &mut self.stats;
         match k {
-            kind::REQUEST_0 | kind::REQUEST_1 | kind::REQUEST_2 => {
-                self.relay.handle_request(now, from, bytes, stats, rng)
-            }
+            kind::REQUEST_0 | kind::REQUEST_1 | kind::REQUEST_2 => self
+                .relay
+                .handle_request(now, from, bytes, stats, rng)
+                .map(OnionOutput::Udp),
             kind::RESPONSE_3 | kind::RESPONSE_2 | kind::RESPONSE_1 => {
                 self.relay.handle_response(now, bytes, stats, rng)
             }
             kind::ANNOUNCE_REQUEST => self
                 .store
-                .handle_announce(now, from, bytes, nodes, stats, rng),
-            _ => self.store.handle_data(now, bytes, stats),
+                .handle_announce(now, from, bytes, nodes, stats, rng)
+                .map(OnionOutput::Udp),
+            _ => self
+                .store
+                .handle_data(now, bytes, stats)
+                .map(OnionOutput::Udp),
         }
     }
 

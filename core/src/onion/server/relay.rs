@@ -18,16 +18,17 @@
 use std::net::SocketAddr;
 use std::time::Duration;
 
-use rustox_net_crypto::crypto::{CryptoRng, KeyPair, Nonce, SymmetricKey};
+use rustox_net_crypto::crypto::{CryptoRng, KeyPair, Nonce, SymmetricKey, NONCE_SIZE};
 use rustox_net_crypto::Timestamp;
 
-use super::{OnionDrop, OnionStats};
+use super::{OnionDrop, OnionOutput, OnionStats};
 use crate::dht::gate::Transmit;
 use crate::dht::key_cache::KeyCache;
-use crate::onion::wire::ip_port::IpPort;
+use crate::onion::wire::ip_port::{IpPort, SIZE_IPPORT};
 use crate::onion::wire::request::{Hop, RequestLayer};
 use crate::onion::wire::response::{self, ResponseLayer};
 use crate::onion::wire::sendback::{self, ReturnLevel};
+use crate::onion::wire::{kind, ONION_MAX_PACKET_SIZE, RETURN_1, SEND_BASE};
 
 /// `KEY_REFRESH_INTERVAL` (`onion.c`): 2 h. (The spec says one hour; the code says two.)
 pub const KEY_REFRESH_INTERVAL: Duration = Duration::from_secs(2 * 60 * 60);
@@ -112,14 +113,58 @@ impl Relay {
         })
     }
 
-    /// 0x8c/0x8d/0x8e: open our sendback, pass the response to the hop it names.
+    /// A request from a client of our TCP relay (TCP packet 8), for which we are hop A
+    /// (`onion_send_1`): `plain` is `[ipport B][PK2][E(k2)[..]]`, what our layer of a 0x80
+    /// would have held, and `source` the sendback address naming the client's connection.
+    /// Sent on as 0x81 with our sendback.
+    pub(super) fn handle_tcp_request(
+        &mut self,
+        now: Timestamp,
+        source: &IpPort,
+        nonce: &Nonce,
+        plain: &[u8],
+        stats: &mut OnionStats,
+        rng: &mut dyn CryptoRng,
+    ) -> Result<Transmit, OnionDrop> {
+        // 0.2.18's bounds: more than an address and two layers' overhead, and a 0x81 of at
+        // most ONION_MAX_PACKET_SIZE once the header and our sendback are added.
+        if plain.len() <= SIZE_IPPORT + 2 * SEND_BASE
+            || plain.len() > ONION_MAX_PACKET_SIZE + SIZE_IPPORT - (1 + NONCE_SIZE + RETURN_1)
+        {
+            return Err(OnionDrop::BadLength);
+        }
+        let next = IpPort::decode_udp(plain).map_err(|_| OnionDrop::BadAddress)?;
+        if next.port() == 0 {
+            return Err(OnionDrop::ToPortZero);
+        }
+        if self.handle_timeout(now, rng) {
+            stats.key_refreshes += 1;
+        }
+        let mut payload = Vec::with_capacity(1 + NONCE_SIZE + plain.len() - SIZE_IPPORT + RETURN_1);
+        payload.push(kind::REQUEST_1);
+        payload.extend_from_slice(&nonce.0);
+        payload.extend_from_slice(&plain[SIZE_IPPORT..]);
+        sendback::seal_into(
+            &mut payload,
+            ReturnLevel::One,
+            &self.sendback_key,
+            &Nonce::random(rng),
+            source,
+            &[],
+        )
+        .map_err(|_| OnionDrop::BadSendback)?;
+        Ok(Transmit { dst: next, payload })
+    }
+
+    /// 0x8c/0x8d/0x8e: open our sendback, pass the response to the hop it names: a UDP
+    /// address, or (at level one) a client of our TCP relay.
     pub(super) fn handle_response(
         &mut self,
         now: Timestamp,
         bytes: &[u8],
         stats: &mut OnionStats,
         rng: &mut dyn CryptoRng,
-    ) -> Result<Transmit, OnionDrop> {
+    ) -> Result<OnionOutput, OnionDrop> {
         let layer = ResponseLayer::parse(bytes)?;
         if self.handle_timeout(now, rng) {
             stats.key_refreshes += 1;
@@ -129,8 +174,14 @@ impl Relay {
         let dst = match (layer.level, opened.prev) {
             (_, IpPort::Udp(a)) => a,
             // A's sendback may name a client of our TCP server (0.2.18 reads it without the
-            // family check and hands it to `recv_1_function`); we serve no TCP clients.
-            (ReturnLevel::One, _) => return Err(OnionDrop::TcpReturn),
+            // family check and hands any non-UDP family to `recv_1_function`).
+            (ReturnLevel::One, dest) => {
+                stats.responses_relayed[2] += 1;
+                return Ok(OnionOutput::TcpClient {
+                    dest,
+                    response: layer.response.to_vec(),
+                });
+            }
             (_, _) => return Err(OnionDrop::BadAddress),
         };
         if dst.port() == 0 {
@@ -149,6 +200,6 @@ impl Relay {
         };
         let payload = payload.ok_or(OnionDrop::BadLength)?;
         stats.responses_relayed[i] += 1;
-        Ok(Transmit { dst, payload })
+        Ok(OnionOutput::Udp(Transmit { dst, payload }))
     }
 }

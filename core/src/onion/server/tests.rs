@@ -18,7 +18,7 @@ use crate::onion::wire::announce::{
     AnnounceRequest, AnnounceResponse, AnnounceResponseEnvelope, AnnounceStatus, PingId,
 };
 use crate::onion::wire::data::{self, DataResponse};
-use crate::onion::wire::ip_port::{IpPort, FAMILY_TCP_SERVER};
+use crate::onion::wire::ip_port::{IpPort, FAMILY_TCP_CLIENT};
 use crate::onion::wire::request::OnionPath;
 use crate::onion::wire::response;
 use crate::onion::wire::sendback::{self, ReturnLevel};
@@ -477,11 +477,11 @@ fn port_zero_and_tcp_returns_are_refused() {
         net.run(a.addr, Net::addr(0), to_zero),
         Err(OnionDrop::ToPortZero)
     );
-    // A first-hop sendback naming a TCP client connection (family 14): typed, not sent.
+    // A first-hop sendback naming a TCP client connection (family 11): typed, not sent.
     let mut tcp_ret = Vec::new();
     let key = net.server(0).relay.sendback_key().clone();
     let con = IpPort::Other {
-        family: FAMILY_TCP_SERVER,
+        family: FAMILY_TCP_CLIENT,
         addr: [1; 16],
         port: 0,
     };

@@ -14,8 +14,10 @@
 //!   `ipport_unpack` *with* its family check refuses them. The check is off only where the
 //!   first hop opens its own sendback (`handle_recv_1`).
 //! * Anything else is copied as 16 opaque bytes. The TCP server writes
-//!   `TCP_SERVER_FAMILY` (14) with a connection id in those bytes into the first hop's
-//!   sendback, and `handle_recv_1` hands such a sendback back to the TCP server.
+//!   `TCP_CLIENT_FAMILY` (11) with a connection id in those bytes into the first hop's
+//!   sendback (`con_id_to_ip_port`), and `handle_recv_1` hands such a sendback back to the
+//!   TCP server. Clients mark the relays they reach onion nodes through with
+//!   `TCP_SERVER_FAMILY` (14); that one never leaves the client.
 //!
 //! On decoding, the 12 bytes after an IPv4 address are ignored, as c-toxcore ignores them.
 
@@ -28,9 +30,14 @@ use crate::dht::wire::packed_node::{
 /// `SIZE_IPPORT`.
 pub const SIZE_IPPORT: usize = 1 + 16 + 2;
 
-/// c-toxcore's `TCP_SERVER_FAMILY` (`network.h`: `TOX_AF_INET6 + 4`): a sendback entry that
-/// names a TCP client connection of the first hop.
+/// c-toxcore's `TCP_SERVER_FAMILY` (`network.h`: `TOX_AF_INET6 + 4`): how a client marks an
+/// onion node it reaches through a TCP relay (`TCP_connection.c`, `onion_client.c`).
 pub const FAMILY_TCP_SERVER: u8 = 14;
+
+/// c-toxcore's `TCP_CLIENT_FAMILY` (`network.h`: `TOX_AF_INET6 + 1`): the family a TCP relay
+/// writes into its first-hop sendback to name one of its client connections
+/// (`TCP_server.c` `con_id_to_ip_port`).
+pub const FAMILY_TCP_CLIENT: u8 = 11;
 
 /// An address as it travels inside an onion layer.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

@@ -1,0 +1,1101 @@
+//! [`RelayClients`] against in-memory relays, in virtual time: clients ↔ relay ↔ clients.
+//!
+//! The relay here is scripted from the wire module: it routes, relays OOB packets,
+//! answers pings and records onion requests as a c-toxcore 0.2.18 relay does
+//! (`TCP_server.c`), and it can be told to misbehave (fall silent, refuse connections,
+//! send a broken frame). Bytes cross the "TCP connection" at once and in order; the driver
+//! loop is [`World::pump`], what a real driver does after every input.
+
+use std::collections::BTreeMap;
+use std::net::SocketAddr;
+use std::time::Duration;
+
+use rand_chacha::rand_core::SeedableRng;
+use rand_chacha::ChaCha8Rng;
+use rustox_net_crypto::crypto::{KeyPair, Nonce, PublicKey};
+use rustox_net_crypto::Timestamp;
+
+use super::*;
+use crate::relay::client::connection::{DEFAULT_OUTPUT_LIMIT, MIN_ONION_REQUEST_SIZE};
+use crate::relay::client::output::CONTROL_RESERVE;
+use crate::relay::client::set::{AddRelayError, TCP_CONNECTION_ANNOUNCE_TIMEOUT};
+use crate::relay::wire::{
+    accept_hello, ExactBytes, FrameDecoder, FrameEncoder, Packet, CLIENT_HELLO_SIZE,
+};
+
+const START: Timestamp = Timestamp::from_secs(1000);
+
+/// The relay side of one client's TCP connection.
+struct Session {
+    hello: ExactBytes<CLIENT_HELLO_SIZE>,
+    client: Option<PublicKey>,
+    enc: Option<FrameEncoder>,
+    dec: Option<FrameDecoder>,
+    /// Our route ids for this client: id → the peer it asked for.
+    routes: BTreeMap<u8, PublicKey>,
+    /// Bytes for the client.
+    out: Vec<u8>,
+    /// Closed by the relay (after a protocol error of the client's).
+    closed: bool,
+}
+
+impl Session {
+    fn send(&mut self, p: &Packet<'_>) {
+        if let Some(enc) = self.enc.as_mut() {
+            enc.encode(&p.to_vec(), &mut self.out).unwrap();
+        }
+    }
+
+    fn id_for(&self, peer: &PublicKey) -> Option<u8> {
+        self.routes
+            .iter()
+            .find(|(_, pk)| *pk == peer)
+            .map(|(id, _)| *id)
+    }
+}
+
+/// A scripted relay: routes, OOB, ping/pong, onion requests recorded.
+struct Relay {
+    keys: KeyPair,
+    sessions: BTreeMap<u64, Session>,
+    answer_pings: bool,
+    accept: bool,
+    /// Onion request bodies received: `[nonce][rest]`.
+    onion: Vec<Vec<u8>>,
+    /// Every packet id received from clients, in order.
+    received_ids: Vec<u8>,
+    /// Pong ids received.
+    pongs: Vec<u64>,
+    rng: ChaCha8Rng,
+}
+
+impl Relay {
+    fn new(seed: u64) -> Self {
+        let mut rng = ChaCha8Rng::seed_from_u64(seed);
+        Relay {
+            keys: KeyPair::generate(&mut rng),
+            sessions: BTreeMap::new(),
+            answer_pings: true,
+            accept: true,
+            onion: Vec::new(),
+            received_ids: Vec::new(),
+            pongs: Vec::new(),
+            rng,
+        }
+    }
+
+    fn session_of(&self, pk: &PublicKey) -> Option<u64> {
+        self.sessions
+            .iter()
+            .find(|(_, s)| s.client.as_ref() == Some(pk) && !s.closed)
+            .map(|(k, _)| *k)
+    }
+
+    fn open(&mut self, key: u64) {
+        self.sessions.insert(
+            key,
+            Session {
+                hello: ExactBytes::default(),
+                client: None,
+                enc: None,
+                dec: None,
+                routes: BTreeMap::new(),
+                out: Vec::new(),
+                closed: false,
+            },
+        );
+    }
+
+    /// The client closed its socket: its peers' routes go offline.
+    fn close(&mut self, key: u64) {
+        let Some(s) = self.sessions.remove(&key) else {
+            return;
+        };
+        let Some(me) = s.client else { return };
+        for peer in s.routes.values() {
+            if let Some(k) = self.session_of(peer) {
+                let other = self.sessions.get_mut(&k).unwrap();
+                if let Some(id) = other.id_for(&me) {
+                    other.send(&Packet::DisconnectNotification { conn_id: id });
+                }
+            }
+        }
+    }
+
+    fn receive(&mut self, key: u64, mut bytes: &[u8]) {
+        let s = self.sessions.get_mut(&key).unwrap();
+        if s.client.is_none() {
+            let Some(hello) = s.hello.fill(&mut bytes).copied() else {
+                return;
+            };
+            let accepted = accept_hello(&self.keys.secret, &hello, &mut self.rng).unwrap();
+            s.out.extend_from_slice(&accepted.reply);
+            s.client = Some(accepted.client_pk);
+            let (enc, dec) = accepted.keys.split();
+            s.enc = Some(enc);
+            s.dec = Some(dec);
+        }
+        let mut plains = Vec::new();
+        let dec = s.dec.as_mut().unwrap();
+        while let Some(p) = dec.decode(&mut bytes).expect("client frames open") {
+            plains.push(p.to_vec());
+        }
+        for p in plains {
+            self.handle(key, &p);
+        }
+    }
+
+    fn handle(&mut self, key: u64, plain: &[u8]) {
+        let packet = Packet::parse(plain).expect("client packets parse");
+        self.received_ids.push(packet.id());
+        let me = self.sessions[&key].client.unwrap();
+        match packet {
+            Packet::RoutingRequest { pk } => {
+                let s = self.sessions.get_mut(&key).unwrap();
+                let id = match s.id_for(&pk) {
+                    Some(id) => id,
+                    None => {
+                        let id = (16..=255u8).find(|i| !s.routes.contains_key(i)).unwrap();
+                        s.routes.insert(id, pk);
+                        id
+                    }
+                };
+                s.send(&Packet::RoutingResponse { conn_id: id, pk });
+                if let Some(k) = self.session_of(&pk) {
+                    let other = self.sessions.get_mut(&k).unwrap();
+                    if let Some(other_id) = other.id_for(&me) {
+                        other.send(&Packet::ConnectNotification { conn_id: other_id });
+                        let s = self.sessions.get_mut(&key).unwrap();
+                        s.send(&Packet::ConnectNotification { conn_id: id });
+                    }
+                }
+            }
+            Packet::DisconnectNotification { conn_id } => {
+                let s = self.sessions.get_mut(&key).unwrap();
+                let Some(peer) = s.routes.remove(&conn_id) else {
+                    return;
+                };
+                if let Some(k) = self.session_of(&peer) {
+                    let other = self.sessions.get_mut(&k).unwrap();
+                    if let Some(other_id) = other.id_for(&me) {
+                        other.send(&Packet::DisconnectNotification { conn_id: other_id });
+                    }
+                }
+            }
+            Packet::Ping { ping_id } => {
+                if self.answer_pings {
+                    let s = self.sessions.get_mut(&key).unwrap();
+                    s.send(&Packet::Pong { ping_id });
+                }
+            }
+            Packet::Pong { ping_id } => self.pongs.push(ping_id),
+            Packet::OobSend { dest, data } => {
+                if let Some(k) = self.session_of(&dest) {
+                    let other = self.sessions.get_mut(&k).unwrap();
+                    other.send(&Packet::OobRecv { sender: me, data });
+                }
+            }
+            Packet::Data { conn_id, payload } => {
+                let peer = self.sessions[&key].routes[&conn_id];
+                if let Some(k) = self.session_of(&peer) {
+                    let other = self.sessions.get_mut(&k).unwrap();
+                    if let Some(other_id) = other.id_for(&me) {
+                        other.send(&Packet::Data {
+                            conn_id: other_id,
+                            payload,
+                        });
+                    }
+                }
+            }
+            Packet::OnionRequest { nonce, plain } => {
+                let mut body = nonce.0.to_vec();
+                body.extend_from_slice(plain);
+                self.onion.push(body);
+            }
+            other => panic!("unexpected packet from a client: {other:?}"),
+        }
+    }
+
+    /// Sends `packet` to the client with key `client`.
+    fn send_to(&mut self, client: &PublicKey, packet: &Packet<'_>) {
+        let k = self.session_of(client).unwrap();
+        self.sessions.get_mut(&k).unwrap().send(packet);
+    }
+
+    /// Sends raw bytes to the client with key `client`.
+    fn send_raw_to(&mut self, client: &PublicKey, bytes: &[u8]) {
+        let k = self.session_of(client).unwrap();
+        self.sessions
+            .get_mut(&k)
+            .unwrap()
+            .out
+            .extend_from_slice(bytes);
+    }
+}
+
+struct Client {
+    relays: RelayClients,
+    rng: ChaCha8Rng,
+    dht: PublicKey,
+    /// Open sockets: relay id → (relay address, relay session key).
+    sockets: BTreeMap<RelayId, (SocketAddr, u64)>,
+    events: Vec<(Timestamp, RelayEvent)>,
+    /// Bytes the driver may still write per socket (None: no limit), for slow sockets.
+    write_budget: Option<usize>,
+    connects: Vec<(Timestamp, SocketAddr)>,
+}
+
+struct World {
+    now: Timestamp,
+    relays: BTreeMap<SocketAddr, Relay>,
+    clients: Vec<Client>,
+    next_session: u64,
+}
+
+fn addr(n: u8) -> SocketAddr {
+    SocketAddr::from(([10, 0, 0, n], 33445))
+}
+
+impl World {
+    fn new(relays: u8, clients: u64) -> Self {
+        Self::with_config(relays, clients, RelayClientConfig::default())
+    }
+
+    fn with_config(relays: u8, clients: u64, config: RelayClientConfig) -> Self {
+        let relays = (1..=relays)
+            .map(|n| (addr(n), Relay::new(u64::from(n) * 1000)))
+            .collect();
+        let clients = (0..clients)
+            .map(|c| {
+                let mut rng = ChaCha8Rng::seed_from_u64(c + 1);
+                let dht = KeyPair::generate(&mut rng);
+                Client {
+                    dht: dht.public,
+                    relays: RelayClients::new(dht, config),
+                    rng,
+                    sockets: BTreeMap::new(),
+                    events: Vec::new(),
+                    write_budget: None,
+                    connects: Vec::new(),
+                }
+            })
+            .collect();
+        World {
+            now: START,
+            relays,
+            clients,
+            next_session: 0,
+        }
+    }
+
+    fn relay_pk(&self, n: u8) -> PublicKey {
+        self.relays[&addr(n)].keys.public
+    }
+
+    fn dht(&self, c: usize) -> PublicKey {
+        self.clients[c].dht
+    }
+
+    fn add_relay(&mut self, c: usize, n: u8) {
+        let pk = self.relay_pk(n);
+        self.clients[c]
+            .relays
+            .add_relay(self.now, addr(n), pk)
+            .unwrap();
+        self.pump();
+    }
+
+    fn add_peer_relay(&mut self, c: usize, peer: usize, n: u8) {
+        let (pk, peer) = (self.relay_pk(n), self.dht(peer));
+        self.clients[c]
+            .relays
+            .add_peer_relay(self.now, peer, addr(n), pk)
+            .unwrap();
+        self.pump();
+    }
+
+    /// What a driver does after every input, until nothing moves.
+    fn pump(&mut self) {
+        for _ in 0..1000 {
+            let mut moved = false;
+            for c in 0..self.clients.len() {
+                moved |= self.pump_client(c);
+            }
+            // Relay → client bytes.
+            for c in 0..self.clients.len() {
+                let sockets: Vec<_> = self.clients[c]
+                    .sockets
+                    .iter()
+                    .map(|(id, s)| (*id, *s))
+                    .collect();
+                for (id, (a, key)) in sockets {
+                    let Some(s) = self.relays.get_mut(&a).unwrap().sessions.get_mut(&key) else {
+                        continue;
+                    };
+                    if s.out.is_empty() {
+                        continue;
+                    }
+                    let bytes = std::mem::take(&mut s.out);
+                    let client = &mut self.clients[c];
+                    client.relays.handle_bytes(self.now, id, &bytes);
+                    moved = true;
+                }
+            }
+            if !moved {
+                return;
+            }
+        }
+        panic!("driver loop does not settle");
+    }
+
+    fn pump_client(&mut self, c: usize) -> bool {
+        let now = self.now;
+        let mut moved = false;
+        let client = &mut self.clients[c];
+        while let Some(id) = client.relays.poll_close() {
+            if let Some((a, key)) = client.sockets.remove(&id) {
+                self.relays.get_mut(&a).unwrap().close(key);
+            }
+            moved = true;
+        }
+        while let Some((id, a)) = client.relays.poll_connect(now) {
+            client.connects.push((now, a));
+            moved = true;
+            let relay = self.relays.get_mut(&a).unwrap();
+            if relay.accept {
+                let key = self.next_session;
+                self.next_session += 1;
+                relay.open(key);
+                client.sockets.insert(id, (a, key));
+                client.relays.handle_connected(now, id, &mut client.rng);
+            } else {
+                client.relays.handle_closed(now, id);
+            }
+        }
+        let ids: Vec<RelayId> = client.sockets.keys().copied().collect();
+        for id in ids {
+            let Some(bytes) = client.relays.poll_write(id) else {
+                continue;
+            };
+            let n = client
+                .write_budget
+                .map_or(bytes.len(), |b| b.min(bytes.len()));
+            if n == 0 {
+                continue;
+            }
+            let bytes = bytes[..n].to_vec();
+            if let Some(b) = client.write_budget.as_mut() {
+                *b -= n;
+            }
+            client.relays.consume(id, n);
+            let (a, key) = client.sockets[&id];
+            self.relays.get_mut(&a).unwrap().receive(key, &bytes);
+            moved = true;
+        }
+        while let Some(e) = client.relays.poll_event() {
+            client.events.push((now, e));
+            moved = true;
+        }
+        moved
+    }
+
+    /// Runs the clients' timers until `until`, jumping from deadline to deadline.
+    fn run_until(&mut self, until: Timestamp) {
+        self.pump();
+        loop {
+            let next = self
+                .clients
+                .iter()
+                .filter_map(|c| c.relays.poll_timeout())
+                .min()
+                .map_or(until, |t| t.max(self.now));
+            if next > until {
+                self.now = until;
+                self.pump();
+                return;
+            }
+            self.now = next;
+            for c in &mut self.clients {
+                c.relays.handle_timeout(self.now, &mut c.rng);
+            }
+            self.pump();
+            if next == until {
+                return;
+            }
+        }
+    }
+
+    fn run_for(&mut self, d: Duration) {
+        self.run_until(self.now + d);
+    }
+
+    fn events(&self, c: usize) -> Vec<RelayEvent> {
+        self.clients[c]
+            .events
+            .iter()
+            .map(|(_, e)| e.clone())
+            .collect()
+    }
+
+    fn take_events(&mut self, c: usize) -> Vec<RelayEvent> {
+        std::mem::take(&mut self.clients[c].events)
+            .into_iter()
+            .map(|(_, e)| e)
+            .collect()
+    }
+
+    fn data_from(&mut self, c: usize, from: usize) -> Vec<Vec<u8>> {
+        let from = self.dht(from);
+        self.take_events(c)
+            .into_iter()
+            .filter_map(|e| match e {
+                RelayEvent::Data { from: f, data } if f == from => Some(data),
+                _ => None,
+            })
+            .collect()
+    }
+
+    fn send(&mut self, c: usize, to: usize, data: &[u8]) -> Result<(), RelaySendError> {
+        let to = self.dht(to);
+        let r = self.clients[c].relays.send_to_peer(self.now, &to, data);
+        self.pump();
+        r
+    }
+
+    fn online(&self, c: usize, peer: usize) -> bool {
+        self.clients[c].relays.is_peer_online(&self.dht(peer))
+    }
+}
+
+/// Two clients that both list relay 1 for each other, with the routes up.
+fn routed_pair() -> World {
+    let mut w = World::new(1, 2);
+    w.add_peer_relay(0, 1, 1);
+    w.add_peer_relay(1, 0, 1);
+    w.run_for(Duration::from_millis(10));
+    assert!(w.online(0, 1) && w.online(1, 0));
+    w
+}
+
+#[test]
+fn handshake_brings_the_relay_up_and_pings_keep_it_up() {
+    let mut w = World::new(1, 1);
+    w.add_relay(0, 1);
+    let pk = w.relay_pk(1);
+    assert_eq!(
+        w.take_events(0),
+        vec![RelayEvent::RelayUp { addr: addr(1), pk }]
+    );
+    assert_eq!(
+        w.clients[0].relays.connected_relays().collect::<Vec<_>>(),
+        vec![(addr(1), pk)]
+    );
+    // Ten minutes: a ping every 30 s, each answered; the relay stays up.
+    w.run_for(Duration::from_secs(600));
+    assert_eq!(w.take_events(0), vec![]);
+    let pings = w.relays[&addr(1)]
+        .received_ids
+        .iter()
+        .filter(|&&id| id == 4)
+        .count();
+    assert!((20..=21).contains(&pings), "{pings} pings in 600 s");
+    assert_eq!(w.clients[0].connects.len(), 1);
+}
+
+#[test]
+fn the_relays_pings_are_answered_with_the_same_id() {
+    let mut w = World::new(1, 1);
+    w.add_relay(0, 1);
+    let me = w.dht(0);
+    w.relays.get_mut(&addr(1)).unwrap().send_to(
+        &me,
+        &Packet::Ping {
+            ping_id: 0xdead_beef,
+        },
+    );
+    w.pump();
+    assert_eq!(w.relays[&addr(1)].pongs, vec![0xdead_beef]);
+}
+
+#[test]
+fn route_comes_up_only_when_both_ask() {
+    let mut w = World::new(1, 2);
+    w.add_peer_relay(0, 1, 1);
+    w.add_relay(1, 1);
+    w.run_for(Duration::from_secs(5));
+    assert!(!w.online(0, 1), "only one side asked");
+    assert!(!w.online(1, 0));
+    assert!(!w
+        .events(0)
+        .iter()
+        .any(|e| matches!(e, RelayEvent::PeerRoute { .. })));
+    w.add_peer_relay(1, 0, 1);
+    assert!(w.online(0, 1) && w.online(1, 0));
+    let (a, b) = (w.dht(0), w.dht(1));
+    assert!(w.events(0).contains(&RelayEvent::PeerRoute {
+        peer: b,
+        online: true
+    }));
+    assert!(w.events(1).contains(&RelayEvent::PeerRoute {
+        peer: a,
+        online: true
+    }));
+}
+
+#[test]
+fn data_flows_both_ways_on_the_route() {
+    let mut w = routed_pair();
+    w.take_events(0);
+    w.take_events(1);
+    w.send(0, 1, b"\x1bhello").unwrap();
+    w.send(1, 0, b"\x1bworld").unwrap();
+    w.send(1, 0, &[0x1b; MAX_DATA_SIZE_FOR_TEST]).unwrap();
+    assert_eq!(w.data_from(1, 0), vec![b"\x1bhello".to_vec()]);
+    assert_eq!(
+        w.data_from(0, 1),
+        vec![b"\x1bworld".to_vec(), vec![0x1b; MAX_DATA_SIZE_FOR_TEST]]
+    );
+    // Data packets, never OOB, once the route is up.
+    assert!(!w.relays[&addr(1)].received_ids.contains(&6));
+}
+
+const MAX_DATA_SIZE_FOR_TEST: usize = super::connection::MAX_DATA_SIZE;
+
+#[test]
+fn sizes_outside_the_protocol_are_refused() {
+    let mut w = routed_pair();
+    assert_eq!(w.send(0, 1, &[]), Err(RelaySendError::Size(0)));
+    assert_eq!(
+        w.send(0, 1, &vec![1; MAX_DATA_SIZE_FOR_TEST + 1]),
+        Err(RelaySendError::Size(MAX_DATA_SIZE_FOR_TEST + 1))
+    );
+    let stranger = KeyPair::generate(&mut ChaCha8Rng::seed_from_u64(99)).public;
+    assert_eq!(
+        w.clients[0].relays.send_to_peer(w.now, &stranger, b"x"),
+        Err(RelaySendError::UnknownPeer)
+    );
+}
+
+#[test]
+fn without_a_route_packets_go_out_of_band_to_every_registered_relay() {
+    // Client 0 lists relays 1 and 2 for client 1; client 1 is connected to both but has
+    // not asked for client 0: no route, so OOB through both.
+    let mut w = World::new(2, 2);
+    w.add_peer_relay(0, 1, 1);
+    w.add_peer_relay(0, 1, 2);
+    w.add_relay(1, 1);
+    w.add_relay(1, 2);
+    w.take_events(1);
+    assert!(!w.online(0, 1));
+    w.send(0, 1, b"\x18cookie request").unwrap();
+    let a = w.dht(0);
+    let oob: Vec<_> = w
+        .take_events(1)
+        .into_iter()
+        .filter_map(|e| match e {
+            RelayEvent::Oob {
+                relay_addr,
+                relay_pk,
+                from,
+                data,
+            } => Some((relay_addr, relay_pk, from, data)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(oob.len(), 2, "one copy per relay: {oob:?}");
+    for (n, (relay_addr, relay_pk, from, data)) in oob.into_iter().enumerate() {
+        assert_eq!(relay_addr, addr(n as u8 + 1));
+        assert_eq!(relay_pk, w.relay_pk(n as u8 + 1));
+        assert_eq!(from, a);
+        assert_eq!(data, b"\x18cookie request");
+    }
+    // The answer goes back OOB through the relay it came in by.
+    let r1 = w.relay_pk(1);
+    w.clients[1]
+        .relays
+        .send_oob(w.now, &r1, &a, b"\x19cookie response")
+        .unwrap();
+    w.pump();
+    // Client 0 lists relay 1 for client 1: OOB from a listed peer is data.
+    assert_eq!(w.data_from(0, 1), vec![b"\x19cookie response".to_vec()]);
+}
+
+#[test]
+fn a_peer_on_no_relay_is_unreachable() {
+    let mut w = World::new(1, 2);
+    w.add_peer_relay(0, 1, 1);
+    // Client 1 never connects to the relay; our route is registered, the OOB copy goes
+    // out and the relay drops it. Before the relay answers, there is nothing to send on.
+    assert_eq!(w.send(0, 1, b"\x18x"), Ok(()));
+    let mut w = World::new(1, 2);
+    w.relays.get_mut(&addr(1)).unwrap().accept = false;
+    w.add_peer_relay(0, 1, 1);
+    assert_eq!(w.send(0, 1, b"\x18x"), Err(RelaySendError::NoRoute));
+}
+
+#[test]
+fn disconnect_notification_takes_the_route_down_and_sends_fall_back_to_oob() {
+    let mut w = routed_pair();
+    w.take_events(0);
+    let (a, b) = (w.dht(0), w.dht(1));
+    w.clients[1].relays.remove_peer(&a);
+    w.pump();
+    assert_eq!(
+        w.take_events(0),
+        vec![RelayEvent::PeerRoute {
+            peer: b,
+            online: false
+        }]
+    );
+    assert!(!w.online(0, 1));
+    // Our route is still registered: the packet goes OOB, and arrives as OOB because
+    // client 1 no longer lists client 0.
+    w.send(0, 1, b"\x1a").unwrap();
+    assert!(w.take_events(1).iter().any(|e| matches!(e,
+        RelayEvent::Oob { from, .. } if *from == a)));
+    // When client 1 asks again the route comes back on the same registration.
+    w.add_peer_relay(1, 0, 1);
+    assert!(w.online(0, 1));
+}
+
+#[test]
+fn peer_leaving_the_relay_takes_the_route_down() {
+    let mut w = routed_pair();
+    let b = w.dht(1);
+    w.take_events(0);
+    // Client 1 is dropped by its driver: its socket closes.
+    let id = *w.clients[1].sockets.keys().next().unwrap();
+    let (a, key) = w.clients[1].sockets.remove(&id).unwrap();
+    w.relays.get_mut(&a).unwrap().close(key);
+    w.pump();
+    assert_eq!(
+        w.take_events(0),
+        vec![RelayEvent::PeerRoute {
+            peer: b,
+            online: false
+        }]
+    );
+}
+
+#[test]
+fn missing_pong_kills_the_relay_and_it_is_retried_with_backoff() {
+    let mut w = World::new(1, 1);
+    w.add_relay(0, 1);
+    let pk = w.relay_pk(1);
+    w.take_events(0);
+    w.run_for(Duration::from_secs(45));
+    // The relay falls silent: the next ping (at +60 s) goes unanswered.
+    w.relays.get_mut(&addr(1)).unwrap().answer_pings = false;
+    w.relays.get_mut(&addr(1)).unwrap().accept = false;
+    w.run_for(Duration::from_secs(30));
+    let down_at = START + Duration::from_secs(70);
+    assert_eq!(
+        w.clients[0].events,
+        vec![(down_at, RelayEvent::RelayDown { addr: addr(1), pk })],
+        "down 10 s after the unanswered ping of +60 s"
+    );
+    assert!(w.relays[&addr(1)].sessions.is_empty(), "socket closed");
+    // Refused attempts at +1 s, then 2, 4, 8 s after each.
+    let connects: Vec<u64> = w.clients[0]
+        .connects
+        .iter()
+        .skip(1)
+        .map(|(t, _)| t.saturating_duration_since(down_at).as_secs())
+        .collect();
+    assert_eq!(connects, vec![1, 3]);
+    w.run_for(Duration::from_secs(60));
+    let connects: Vec<u64> = w.clients[0]
+        .connects
+        .iter()
+        .skip(1)
+        .map(|(t, _)| t.saturating_duration_since(down_at).as_secs())
+        .collect();
+    assert_eq!(connects, vec![1, 3, 7, 15, 31, 63]);
+    // The relay answers again: the next attempt brings it up.
+    w.relays.get_mut(&addr(1)).unwrap().accept = true;
+    w.relays.get_mut(&addr(1)).unwrap().answer_pings = true;
+    w.run_for(Duration::from_secs(130));
+    assert!(w
+        .events(0)
+        .contains(&RelayEvent::RelayUp { addr: addr(1), pk }));
+    assert_eq!(w.clients[0].relays.connected_relays().count(), 1);
+}
+
+#[test]
+fn a_relay_that_never_answers_the_hello_fails_after_10_s() {
+    let mut w = World::new(1, 1);
+    // Accepted, but the hello is never answered: feed the relay nothing.
+    w.clients[0].write_budget = Some(0);
+    w.add_relay(0, 1);
+    w.run_for(Duration::from_millis(9_999));
+    assert!(w.relays[&addr(1)].sessions.len() == 1);
+    w.run_for(Duration::from_millis(1));
+    assert!(w.relays[&addr(1)].sessions.is_empty(), "closed at 10 s");
+    assert_eq!(w.clients[0].relays.stats().failures, 1);
+    assert!(w.events(0).is_empty(), "never up, so never down");
+}
+
+#[test]
+fn a_full_output_buffer_is_an_error_not_growth() {
+    let mut w = routed_pair();
+    // The socket stops taking bytes.
+    w.clients[0].write_budget = Some(0);
+    let packet = [0x1b; 1000];
+    let mut sent = 0;
+    let err = loop {
+        match w.send(0, 1, &packet) {
+            Ok(()) => sent += 1,
+            Err(e) => break e,
+        }
+        assert!(sent < 1000, "never refused");
+    };
+    assert_eq!(err, RelaySendError::Full);
+    let id = *w.clients[0].sockets.keys().next().unwrap();
+    let queued = w.clients[0].relays.poll_write(id).unwrap().len();
+    assert!(queued <= DEFAULT_OUTPUT_LIMIT, "{queued} bytes queued");
+    assert!(queued + 1018 > DEFAULT_OUTPUT_LIMIT, "the limit is used");
+    // Pings still go out while data is refused (they use the reserve)...
+    w.run_for(Duration::from_secs(31));
+    let after_ping = w.clients[0].relays.poll_write(id).unwrap().len();
+    assert!(after_ping > queued && after_ping <= DEFAULT_OUTPUT_LIMIT + CONTROL_RESERVE);
+    assert_eq!(w.send(0, 1, &packet), Err(RelaySendError::Full));
+    // ...and once the socket drains, everything arrives in order and sends work again.
+    w.clients[0].write_budget = None;
+    w.pump();
+    assert_eq!(w.data_from(1, 0).len(), sent);
+    assert_eq!(w.send(0, 1, &packet), Ok(()));
+    assert_eq!(w.data_from(1, 0).len(), 1);
+    assert!(
+        w.online(0, 1),
+        "the relay never declared dead: pongs came in time"
+    );
+}
+
+#[test]
+fn a_relay_that_stops_reading_is_declared_dead_by_its_unanswered_ping() {
+    let mut w = routed_pair();
+    w.clients[0].write_budget = Some(0);
+    while w.send(0, 1, &[0x1b; 1000]).is_ok() {}
+    // Our ping of +30 s is queued behind the data the relay does not read: at +40 s the
+    // client gives up on the relay.
+    w.run_for(Duration::from_secs(45));
+    assert!(w
+        .events(0)
+        .iter()
+        .any(|e| matches!(e, RelayEvent::RelayDown { .. })));
+}
+
+#[test]
+fn a_malformed_frame_kills_only_that_relay() {
+    let mut w = World::new(2, 2);
+    for n in [1, 2] {
+        w.add_peer_relay(0, 1, n);
+        w.add_peer_relay(1, 0, n);
+    }
+    assert!(w.online(0, 1));
+    w.take_events(0);
+    let me = w.dht(0);
+    // A frame length above 2048 on relay 1's stream.
+    w.relays
+        .get_mut(&addr(1))
+        .unwrap()
+        .send_raw_to(&me, &[0x08, 0x01, 0, 0]);
+    w.pump();
+    let r1 = w.relay_pk(1);
+    assert_eq!(
+        w.take_events(0),
+        vec![RelayEvent::RelayDown {
+            addr: addr(1),
+            pk: r1
+        }]
+    );
+    assert!(w.online(0, 1), "the route through relay 2 stays");
+    w.send(0, 1, b"\x1bstill here").unwrap();
+    assert_eq!(w.data_from(1, 0), vec![b"\x1bstill here".to_vec()]);
+    assert_eq!(
+        w.clients[0]
+            .relays
+            .connected_relays()
+            .map(|(a, _)| a)
+            .collect::<Vec<_>>(),
+        vec![addr(2)]
+    );
+    // The broken relay is retried after the backoff and comes back.
+    w.run_for(Duration::from_secs(2));
+    assert_eq!(w.clients[0].relays.connected_relays().count(), 2);
+}
+
+#[test]
+fn a_client_packet_from_the_relay_or_a_bad_notification_kills_the_connection() {
+    for bad in [
+        Packet::RoutingRequest {
+            pk: PublicKey([1; 32]),
+        },
+        Packet::ConnectNotification { conn_id: 15 },
+        Packet::Pong { ping_id: 0 },
+    ] {
+        let mut w = World::new(1, 1);
+        w.add_relay(0, 1);
+        w.take_events(0);
+        let me = w.dht(0);
+        w.relays.get_mut(&addr(1)).unwrap().send_to(&me, &bad);
+        w.pump();
+        assert_eq!(w.take_events(0).len(), 1, "{bad:?}: relay down");
+        assert_eq!(w.clients[0].relays.connected_relays().count(), 0);
+    }
+}
+
+#[test]
+fn onion_request_goes_out_and_the_response_comes_in() {
+    let mut w = World::new(1, 1);
+    w.add_relay(0, 1);
+    w.take_events(0);
+    let mut body = Nonce([7; 24]).0.to_vec();
+    body.extend((0..200).map(|i| i as u8));
+    assert_eq!(w.clients[0].relays.send_onion(w.now, &body), Ok(addr(1)));
+    w.pump();
+    assert_eq!(w.relays[&addr(1)].onion, vec![body]);
+    let me = w.dht(0);
+    w.relays.get_mut(&addr(1)).unwrap().send_to(
+        &me,
+        &Packet::OnionResponse {
+            data: b"\x84response",
+        },
+    );
+    w.pump();
+    assert_eq!(
+        w.take_events(0),
+        vec![RelayEvent::OnionResponse {
+            data: b"\x84response".to_vec()
+        }]
+    );
+    // A body a relay would kill the connection for is refused here.
+    assert_eq!(
+        w.clients[0]
+            .relays
+            .send_onion(w.now, &[0; MIN_ONION_REQUEST_SIZE - 1]),
+        Err(RelaySendError::Size(MIN_ONION_REQUEST_SIZE - 1))
+    );
+}
+
+#[test]
+fn onion_requests_take_turns_among_relays_and_need_one() {
+    let mut w = World::new(3, 1);
+    assert_eq!(
+        w.clients[0].relays.send_onion(w.now, &[0; 200]),
+        Err(RelaySendError::NoRoute)
+    );
+    for n in 1..=3 {
+        w.add_relay(0, n);
+    }
+    let used: Vec<SocketAddr> = (0..6)
+        .map(|_| w.clients[0].relays.send_onion(w.now, &[0; 200]).unwrap())
+        .collect();
+    assert_eq!(used, [addr(1), addr(2), addr(3), addr(1), addr(2), addr(3)]);
+}
+
+fn connected(w: &World, c: usize) -> Vec<SocketAddr> {
+    let mut v: Vec<_> = w.clients[c]
+        .relays
+        .connected_relays()
+        .map(|(a, _)| a)
+        .collect();
+    v.sort();
+    v
+}
+
+#[test]
+fn three_relays_stay_connected_and_surplus_unused_ones_are_dropped() {
+    let mut w = World::new(6, 2);
+    for n in 1..=5 {
+        w.add_relay(0, n);
+    }
+    assert_eq!(
+        w.clients[0].connects.len(),
+        3,
+        "only keep_connected relays are opened"
+    );
+    // A peer needs relay 6: a fourth connection, with a route. One of the three unused
+    // relays is now surplus and goes (0.2.18 `kill_nonused_tcp`: in order, the first
+    // unused one whose last routing request is 10 s old, or that never carried one).
+    w.add_peer_relay(0, 1, 6);
+    w.add_peer_relay(1, 0, 6);
+    assert!(w.online(0, 1));
+    assert_eq!(connected(&w, 0).len(), 4);
+    w.run_for(Duration::from_millis(1));
+    assert_eq!(connected(&w, 0), vec![addr(2), addr(3), addr(6)]);
+    w.run_for(TCP_CONNECTION_ANNOUNCE_TIMEOUT * 2);
+    assert_eq!(connected(&w, 0), vec![addr(2), addr(3), addr(6)], "in use");
+    // The peer goes away: relay 6 is unused but within the three kept.
+    let b = w.dht(1);
+    w.clients[0].relays.remove_peer(&b);
+    w.run_for(TCP_CONNECTION_ANNOUNCE_TIMEOUT * 2);
+    assert_eq!(connected(&w, 0), vec![addr(2), addr(3), addr(6)]);
+    // A kept relay that fails is replaced by a known one while it backs off.
+    w.relays.get_mut(&addr(2)).unwrap().accept = false;
+    let me = w.dht(0);
+    w.relays
+        .get_mut(&addr(2))
+        .unwrap()
+        .send_raw_to(&me, &[0xff, 0xff]);
+    w.pump();
+    assert_eq!(connected(&w, 0), vec![addr(1), addr(3), addr(6)]);
+}
+
+/// Client 0 with routes to client 1 on relays 1–3 (all in use), and relay 4 listed for
+/// client 2.
+fn three_in_use_and_one_more() -> World {
+    let mut w = World::new(4, 3);
+    for n in 1..=3 {
+        w.add_peer_relay(0, 1, n);
+        w.add_peer_relay(1, 0, n);
+    }
+    w.add_peer_relay(0, 2, 4);
+    assert_eq!(connected(&w, 0).len(), 4);
+    w
+}
+
+#[test]
+fn an_unused_relay_is_kept_10_s_for_the_peer_to_ask() {
+    let mut w = three_in_use_and_one_more();
+    // Client 2 never asks for us on relay 4.
+    w.run_for(TCP_CONNECTION_ANNOUNCE_TIMEOUT - Duration::from_millis(1));
+    assert_eq!(connected(&w, 0).len(), 4);
+    w.run_for(Duration::from_millis(1));
+    assert_eq!(connected(&w, 0), vec![addr(1), addr(2), addr(3)]);
+    // As in 0.2.18 the peer loses the relay: it must be shared again.
+    assert_eq!(
+        w.send(0, 2, b"\x18x"),
+        Err(RelaySendError::NoRoute),
+        "no relay left for the peer"
+    );
+    assert_eq!(
+        w.clients[0].relays.poll_connect(w.now),
+        None,
+        "and it stays closed"
+    );
+}
+
+#[test]
+fn an_unused_relay_is_kept_if_the_peer_asks_in_time() {
+    let mut w = three_in_use_and_one_more();
+    w.run_for(TCP_CONNECTION_ANNOUNCE_TIMEOUT - Duration::from_secs(1));
+    w.add_peer_relay(2, 0, 4);
+    assert!(w.online(0, 2));
+    w.run_for(TCP_CONNECTION_ANNOUNCE_TIMEOUT * 3);
+    assert_eq!(connected(&w, 0).len(), 4);
+}
+
+#[test]
+fn a_direct_peer_lets_its_relay_go_and_gets_it_back_when_udp_ends() {
+    let mut w = three_in_use_and_one_more();
+    w.add_peer_relay(2, 0, 4);
+    assert!(w.online(0, 2));
+    let c = w.dht(2);
+    w.run_for(TCP_CONNECTION_ANNOUNCE_TIMEOUT);
+    let now = w.now;
+    w.clients[0].relays.set_peer_direct(now, &c, true);
+    w.run_for(Duration::from_millis(1));
+    assert_eq!(connected(&w, 0), vec![addr(1), addr(2), addr(3)]);
+    assert!(!w.online(0, 2));
+    assert_eq!(
+        w.clients[0].relays.poll_connect(w.now),
+        None,
+        "not while direct"
+    );
+    let now = w.now;
+    w.clients[0].relays.set_peer_direct(now, &c, false);
+    w.pump();
+    assert_eq!(connected(&w, 0).len(), 4);
+    assert!(w.online(0, 2), "route requested again on reconnect");
+}
+
+#[test]
+fn per_peer_and_table_bounds_hold() {
+    let config = RelayClientConfig {
+        max_relays: 8,
+        max_peers: 2,
+        ..RelayClientConfig::default()
+    };
+    let mut w = World::with_config(8, 4, config);
+    let (b, c, d) = (w.dht(1), w.dht(2), w.dht(3));
+    let now = w.now;
+    let r = &mut w.clients[0].relays;
+    for n in 1..=6u8 {
+        r.add_peer_relay(now, b, addr(n), PublicKey([n; 32]))
+            .unwrap();
+    }
+    assert_eq!(
+        r.add_peer_relay(now, b, addr(7), PublicKey([7; 32])),
+        Err(AddRelayError::PeerFull)
+    );
+    assert_eq!(
+        r.add_peer_relay(now, b, addr(1), PublicKey([1; 32])),
+        Ok(()),
+        "a relay listed already"
+    );
+    r.add_peer_relay(now, c, addr(7), PublicKey([7; 32]))
+        .unwrap();
+    assert_eq!(
+        r.add_peer_relay(now, d, addr(7), PublicKey([7; 32])),
+        Err(AddRelayError::TooManyPeers)
+    );
+    r.add_relay(now, addr(8), PublicKey([8; 32])).unwrap();
+    assert_eq!(
+        r.add_relay(now, addr(9), PublicKey([9; 32])),
+        Err(AddRelayError::TooManyRelays)
+    );
+    let own = w.dht(0);
+    assert_eq!(
+        w.clients[0]
+            .relays
+            .add_peer_relay(now, own, addr(1), PublicKey([1; 32])),
+        Err(AddRelayError::OwnKey)
+    );
+}
+
+#[test]
+fn connections_are_bounded() {
+    let config = RelayClientConfig {
+        max_connections: 4,
+        ..RelayClientConfig::default()
+    };
+    let mut w = World::with_config(8, 2, config);
+    let b = w.dht(1);
+    for n in 1..=6 {
+        let pk = w.relay_pk(n);
+        let now = w.now;
+        w.clients[0]
+            .relays
+            .add_peer_relay(now, b, addr(n), pk)
+            .unwrap();
+    }
+    w.pump();
+    assert_eq!(w.clients[0].connects.len(), 4);
+    assert_eq!(w.clients[0].relays.poll_connect(w.now), None);
+}
+
+#[test]
+fn a_stale_id_is_ignored() {
+    let mut w = World::new(1, 1);
+    w.add_relay(0, 1);
+    let old = *w.clients[0].sockets.keys().next().unwrap();
+    let me = w.dht(0);
+    w.relays
+        .get_mut(&addr(1))
+        .unwrap()
+        .send_raw_to(&me, &[0xff, 0xff]);
+    w.pump();
+    w.run_for(Duration::from_secs(2));
+    assert_eq!(w.clients[0].relays.connected_relays().count(), 1, "back up");
+    let now = w.now;
+    let r = &mut w.clients[0].relays;
+    r.handle_closed(now, old);
+    r.handle_bytes(now, old, &[0xff; 10]);
+    assert!(r.poll_write(old).is_none());
+    assert_eq!(
+        r.connected_relays().count(),
+        1,
+        "the new connection is untouched"
+    );
+}

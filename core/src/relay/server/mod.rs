@@ -1,0 +1,861 @@
+//! A sans-IO TCP relay server (protocol.md §7; c-toxcore 0.2.18 `TCP_server.c`).
+//!
+//! The driver owns the sockets and names each accepted connection with a [`ConnId`] of its
+//! choosing. It feeds the server what happens and pulls what to do:
+//!
+//! ```text
+//!  accept ──► handle_accept(now, conn, addr) ─► Ok, or Refused (close the socket)
+//!  read   ──► handle_bytes(now, conn, bytes, rng)
+//!  EOF    ──► handle_closed(conn)
+//!  timer  ──► handle_timeout(now, rng) at poll_timeout()
+//!             poll_ready()            ─► connections with bytes to write
+//!             poll_transmit(conn)     ─► those bytes; handle_written(conn, n) after a write
+//!             poll_close()            ─► connections to close, with the reason
+//!             poll_onion_request()    ─► onion requests for the onion relay (hop A)
+//!  onion  ──► handle_onion_response(dest, data): a 0x8e that came back for a connection
+//! ```
+//!
+//! A connection goes hello (128 raw bytes) → unconfirmed (the 96-byte reply is queued) →
+//! confirmed (its first frame opened). Behaviour follows c-toxcore, with bounds it lacks:
+//! * **Connections**: at most [`RelayConfig::max_connections`] in all,
+//!   [`RelayConfig::max_per_ip`] per source address (an IPv6 source counts by its /64), and
+//!   [`RelayConfig::max_handshaking`] before their first frame (c-toxcore issue #1227: a
+//!   relay exhausted by connections). The hello and the first frame must both arrive within
+//!   [`RelayConfig::handshake_timeout`] (`TCP_CONNECTION_TIMEOUT`).
+//! * **Output**: each connection has one bounded buffer (`outbuf.rs`). Relayed data, OOB and
+//!   onion responses for a connection whose buffer is full are dropped and counted, as
+//!   c-toxcore drops them when its socket is full; a connection that does not read even its
+//!   control frames is closed. A slow reader therefore never makes the server grow.
+//! * **Liveness**: a ping every [`RelayConfig::ping_interval`], closed without a pong within
+//!   [`RelayConfig::ping_timeout`] (`TCP_PING_FREQUENCY`, `TCP_PING_TIMEOUT`).
+//! * **Routes**: up to 240 per connection; a route comes up when both clients asked for each
+//!   other and goes down when either asks or leaves (`routes.rs`).
+//! * Any malformed frame or packet closes that connection alone, as in c-toxcore.
+//! * Forward requests (packet 10) are dropped and counted, where a c-toxcore relay with
+//!   forwarding passes them to its DHT: no 0.2.18 client sends them, and closing the
+//!   connection would cut off later clients that do.
+
+mod onion;
+mod outbuf;
+mod routes;
+mod stats;
+
+#[cfg(test)]
+mod tests;
+
+use std::collections::{BTreeSet, HashMap, VecDeque};
+use std::net::{IpAddr, SocketAddr};
+use std::time::Duration;
+
+use rustox_net_crypto::crypto::{CryptoRng, KeyPair, PublicKey};
+use rustox_net_crypto::Timestamp;
+
+use crate::onion::wire::ip_port::IpPort;
+use crate::relay::wire::frame::frame_size;
+use crate::relay::wire::handshake::{accept_hello, ExactBytes, CLIENT_HELLO_SIZE};
+use crate::relay::wire::packet::NUM_RESERVED_PORTS;
+use crate::relay::wire::{FrameDecoder, FrameEncoder, Packet};
+
+pub use onion::{parse_sendback_address, sendback_address, OnionRequest};
+pub use outbuf::CONTROL_RESERVE;
+use outbuf::{Admit, Class, OutBuf};
+use routes::{Link, Routes};
+pub use stats::{CloseReason, Refused, RelayDrop, RelayStats};
+
+/// `TCP_CONNECTION_TIMEOUT` (`TCP_client.h`): 10 s for a client's handshake. The server uses
+/// it for the hello and the first frame together.
+pub const TCP_CONNECTION_TIMEOUT: Duration = Duration::from_secs(10);
+/// `TCP_PING_FREQUENCY` (`TCP_common.h`): 30 s between the server's pings.
+pub const TCP_PING_FREQUENCY: Duration = Duration::from_secs(30);
+/// `TCP_PING_TIMEOUT` (`TCP_common.h`): 10 s for the pong.
+pub const TCP_PING_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// A connection, named by the driver (a socket token, a counter). The server only compares
+/// ids; a driver may reuse an id once the server has forgotten the connection.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct ConnId(pub u64);
+
+/// Settings of a relay server.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RelayConfig {
+    /// Connections held at once, in every state.
+    pub max_connections: usize,
+    /// Connections held at once from one IPv4 address or IPv6 /64.
+    pub max_per_ip: usize,
+    /// Connections held at once before their first frame.
+    pub max_handshaking: usize,
+    /// Time from accept to the first frame.
+    pub handshake_timeout: Duration,
+    /// Time between pings.
+    pub ping_interval: Duration,
+    /// Time to answer a ping.
+    pub ping_timeout: Duration,
+    /// Bytes of ordinary frames a connection's output buffer may hold; control frames may
+    /// take [`CONTROL_RESERVE`] more.
+    pub output_limit: usize,
+    /// Onion requests held for the onion relay.
+    pub onion_queue: usize,
+}
+
+impl Default for RelayConfig {
+    /// The limits c-toxcore lacks, chosen as margins rather than measured: 16 384
+    /// connections (a public relay sees some thousands), 32 per address (each client
+    /// connects once to a relay; the rest is room for NAT), 1024 handshakes (4 × its
+    /// 256-slot incoming queue), 64 KiB of output per connection (32 full frames, on top of
+    /// the kernel's socket buffer), 1024 onion requests.
+    fn default() -> Self {
+        RelayConfig {
+            max_connections: 16_384,
+            max_per_ip: 32,
+            max_handshaking: 1024,
+            handshake_timeout: TCP_CONNECTION_TIMEOUT,
+            ping_interval: TCP_PING_FREQUENCY,
+            ping_timeout: TCP_PING_TIMEOUT,
+            output_limit: 64 * 1024,
+            onion_queue: 1024,
+        }
+    }
+}
+
+/// The secure stream of a connection past its hello.
+#[derive(Debug)]
+struct Session {
+    pk: PublicKey,
+    enc: FrameEncoder,
+    /// Taken out while its frames are processed.
+    dec: Option<FrameDecoder>,
+    confirmed: bool,
+}
+
+/// One client connection.
+#[derive(Debug)]
+struct Conn {
+    addr: SocketAddr,
+    serial: u64,
+    hello: Option<Box<ExactBytes<CLIENT_HELLO_SIZE>>>,
+    session: Option<Session>,
+    out: OutBuf,
+    routes: Routes,
+    accepted: Timestamp,
+    last_pinged: Timestamp,
+    /// The unanswered ping's id, 0 if none.
+    ping_id: u64,
+    /// The entry in the timer set.
+    deadline: Timestamp,
+    /// In the ready queue.
+    ready: bool,
+}
+
+impl Conn {
+    fn confirmed(&self) -> bool {
+        self.session.as_ref().is_some_and(|s| s.confirmed)
+    }
+
+    fn next_deadline(&self, config: &RelayConfig) -> Timestamp {
+        if !self.confirmed() {
+            self.accepted + config.handshake_timeout
+        } else if self.ping_id != 0 {
+            self.last_pinged + config.ping_timeout
+        } else {
+            self.last_pinged + config.ping_interval
+        }
+    }
+}
+
+/// Source addresses as the per-address limit counts them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+enum AddrKey {
+    V4([u8; 4]),
+    V6Prefix([u8; 8]),
+}
+
+impl AddrKey {
+    fn of(addr: &SocketAddr) -> AddrKey {
+        match addr.ip() {
+            IpAddr::V4(v4) => AddrKey::V4(v4.octets()),
+            IpAddr::V6(v6) => match v6.to_ipv4_mapped() {
+                Some(v4) => AddrKey::V4(v4.octets()),
+                None => {
+                    let mut p = [0u8; 8];
+                    p.copy_from_slice(&v6.octets()[..8]);
+                    AddrKey::V6Prefix(p)
+                }
+            },
+        }
+    }
+}
+
+/// What became of a frame offered to a connection.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Sent {
+    Queued,
+    Dropped,
+    /// A control frame beyond the reserve: the destination must be closed.
+    Overflow,
+}
+
+/// The relay server.
+#[derive(Debug)]
+pub struct RelayServer {
+    keys: KeyPair,
+    config: RelayConfig,
+    conns: HashMap<ConnId, Conn>,
+    by_pk: HashMap<PublicKey, ConnId>,
+    per_addr: HashMap<AddrKey, usize>,
+    handshaking: usize,
+    timers: BTreeSet<(Timestamp, ConnId)>,
+    ready: VecDeque<ConnId>,
+    closes: VecDeque<(ConnId, CloseReason)>,
+    onion: VecDeque<OnionRequest>,
+    next_serial: u64,
+    scratch: Vec<u8>,
+    stats: RelayStats,
+}
+
+impl RelayServer {
+    /// A relay with the long-term key pair `keys` (the DHT key: clients know a relay by it).
+    pub fn new(keys: KeyPair, config: RelayConfig) -> Self {
+        RelayServer {
+            keys,
+            config,
+            conns: HashMap::new(),
+            by_pk: HashMap::new(),
+            per_addr: HashMap::new(),
+            handshaking: 0,
+            timers: BTreeSet::new(),
+            ready: VecDeque::new(),
+            closes: VecDeque::new(),
+            onion: VecDeque::new(),
+            next_serial: 1,
+            scratch: Vec::new(),
+            stats: RelayStats::default(),
+        }
+    }
+
+    /// The relay's public key.
+    pub fn public_key(&self) -> PublicKey {
+        self.keys.public
+    }
+
+    /// The settings.
+    pub fn config(&self) -> &RelayConfig {
+        &self.config
+    }
+
+    /// A new TCP connection from `addr`. On `Err` the driver closes the socket and the
+    /// server keeps nothing.
+    pub fn handle_accept(
+        &mut self,
+        now: Timestamp,
+        conn: ConnId,
+        addr: SocketAddr,
+    ) -> Result<(), Refused> {
+        let key = AddrKey::of(&addr);
+        let refused = if self.conns.contains_key(&conn) {
+            Some((Refused::DuplicateId, None))
+        } else if self.conns.len() >= self.config.max_connections {
+            Some((Refused::TooManyConnections, Some(0)))
+        } else if self.per_addr.get(&key).copied().unwrap_or(0) >= self.config.max_per_ip {
+            Some((Refused::TooManyFromAddress, Some(1)))
+        } else if self.handshaking >= self.config.max_handshaking {
+            Some((Refused::TooManyHandshakes, Some(2)))
+        } else {
+            None
+        };
+        if let Some((why, counter)) = refused {
+            if let Some(i) = counter {
+                self.stats.refused[i] += 1;
+            }
+            return Err(why);
+        }
+        *self.per_addr.entry(key).or_insert(0) += 1;
+        self.handshaking += 1;
+        let serial = self.next_serial;
+        self.next_serial += 1;
+        let c = Conn {
+            addr,
+            serial,
+            hello: Some(Box::default()),
+            session: None,
+            out: OutBuf::default(),
+            routes: Routes::default(),
+            accepted: now,
+            last_pinged: now,
+            ping_id: 0,
+            deadline: now,
+            ready: false,
+        };
+        let deadline = c.next_deadline(&self.config);
+        self.conns.insert(conn, Conn { deadline, ..c });
+        self.timers.insert((deadline, conn));
+        self.stats.accepted += 1;
+        Ok(())
+    }
+
+    /// Bytes read from `conn`'s socket. Unknown connections are ignored.
+    pub fn handle_bytes(
+        &mut self,
+        now: Timestamp,
+        conn: ConnId,
+        bytes: &[u8],
+        rng: &mut dyn CryptoRng,
+    ) {
+        let Some(c) = self.conns.get_mut(&conn) else {
+            return;
+        };
+        self.stats.bytes_in += bytes.len() as u64;
+        let mut input = bytes;
+        if let Some(hello) = c.hello.as_mut() {
+            let Some(hello) = hello.fill(&mut input) else {
+                return;
+            };
+            match accept_hello(&self.keys.secret, hello, rng) {
+                Err(_) => {
+                    self.close(conn, CloseReason::BadHandshake);
+                    return;
+                }
+                Ok(accepted) => {
+                    c.hello = None;
+                    c.out.tail().extend_from_slice(&accepted.reply);
+                    let (enc, dec) = accepted.keys.split();
+                    c.session = Some(Session {
+                        pk: accepted.client_pk,
+                        enc,
+                        dec: Some(dec),
+                        confirmed: false,
+                    });
+                    self.mark_ready(conn);
+                }
+            }
+        }
+        if input.is_empty() {
+            return;
+        }
+        let Some(mut dec) = self
+            .conns
+            .get_mut(&conn)
+            .and_then(|c| c.session.as_mut())
+            .and_then(|s| s.dec.take())
+        else {
+            return;
+        };
+        loop {
+            let plain = match dec.decode(&mut input) {
+                Ok(Some(plain)) => plain,
+                Ok(None) => break,
+                Err(_) => {
+                    self.close(conn, CloseReason::BadFrame);
+                    return;
+                }
+            };
+            if let Err(reason) = self.handle_plaintext(now, conn, plain) {
+                self.close(conn, reason);
+                return;
+            }
+            if !self.conns.contains_key(&conn) {
+                return;
+            }
+        }
+        if let Some(s) = self.conns.get_mut(&conn).and_then(|c| c.session.as_mut()) {
+            s.dec = Some(dec);
+        }
+    }
+
+    /// The peer closed `conn` or its socket failed: forget it (its routes go down).
+    pub fn handle_closed(&mut self, conn: ConnId) {
+        if self.conns.contains_key(&conn) {
+            self.stats.closed_by_peer += 1;
+            self.close_inner(conn, None);
+        }
+    }
+
+    /// Timers due by `now`: handshake timeouts, pings, ping timeouts.
+    pub fn handle_timeout(&mut self, now: Timestamp, rng: &mut dyn CryptoRng) {
+        while let Some(&(t, id)) = self.timers.first() {
+            if t > now {
+                break;
+            }
+            self.timers.pop_first();
+            let Some(c) = self.conns.get_mut(&id) else {
+                debug_assert!(false, "timer for a forgotten connection");
+                continue;
+            };
+            if !c.confirmed() {
+                self.close(id, CloseReason::HandshakeTimeout);
+                continue;
+            }
+            if c.ping_id != 0 {
+                self.close(id, CloseReason::PingTimeout);
+                continue;
+            }
+            // c-toxcore's `random_u64`, made non-zero: 0 means "no ping outstanding".
+            let ping_id = rng.next_u64().max(1);
+            if let Some(dec) = c.session.as_mut().and_then(|s| s.dec.as_mut()) {
+                dec.shrink();
+            }
+            match self.send(id, &Packet::Ping { ping_id }, Class::Control) {
+                Sent::Overflow => self.close(id, CloseReason::SlowReader),
+                _ => {
+                    self.stats.pings_sent += 1;
+                    if let Some(c) = self.conns.get_mut(&id) {
+                        c.ping_id = ping_id;
+                        c.last_pinged = now;
+                    }
+                    self.reschedule(id);
+                }
+            }
+        }
+    }
+
+    /// When [`Self::handle_timeout`] next has work; `None` without connections.
+    pub fn poll_timeout(&self) -> Option<Timestamp> {
+        self.timers.first().map(|(t, _)| *t)
+    }
+
+    /// A connection that got bytes to write since it was last returned. The driver writes
+    /// what [`Self::poll_transmit`] gives until the socket would block.
+    pub fn poll_ready(&mut self) -> Option<ConnId> {
+        while let Some(id) = self.ready.pop_front() {
+            if let Some(c) = self.conns.get_mut(&id) {
+                c.ready = false;
+                if !c.out.is_empty() {
+                    return Some(id);
+                }
+            }
+        }
+        None
+    }
+
+    /// The bytes `conn` should write next (empty when there are none).
+    pub fn poll_transmit(&self, conn: ConnId) -> &[u8] {
+        self.conns.get(&conn).map_or(&[], |c| c.out.front())
+    }
+
+    /// `n` bytes of [`Self::poll_transmit`] were written to `conn`'s socket.
+    pub fn handle_written(&mut self, conn: ConnId, n: usize) {
+        if let Some(c) = self.conns.get_mut(&conn) {
+            c.out.consume(n);
+            self.stats.bytes_out += n as u64;
+        }
+    }
+
+    /// A connection the server closed, and why. The driver closes its socket; the server has
+    /// already forgotten it.
+    pub fn poll_close(&mut self) -> Option<(ConnId, CloseReason)> {
+        self.closes.pop_front()
+    }
+
+    /// An onion request for the onion relay to send as hop A.
+    pub fn poll_onion_request(&mut self) -> Option<OnionRequest> {
+        self.onion.pop_front()
+    }
+
+    /// An onion response the onion relay opened for `dest` (a sendback address from
+    /// [`sendback_address`]): queued for that connection as packet 9. False if `dest` names
+    /// no live connection here or its buffer is full.
+    pub fn handle_onion_response(&mut self, dest: &IpPort, data: &[u8]) -> bool {
+        let live = parse_sendback_address(dest).filter(|(id, serial)| {
+            self.conns
+                .get(id)
+                .is_some_and(|c| c.serial == *serial && c.confirmed())
+        });
+        let Some((id, _)) = live else {
+            self.stats.drops[RelayDrop::OnionUnknownConnection as usize] += 1;
+            return false;
+        };
+        // The onion relay passes only responses of at least one byte (a 0x84 or 0x86), and a
+        // client closes the connection on an empty packet 9.
+        if data.is_empty() {
+            return false;
+        }
+        match self.send(id, &Packet::OnionResponse { data }, Class::Ordinary) {
+            Sent::Queued => {
+                self.stats.onion_responses += 1;
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// Counters.
+    pub fn stats(&self) -> RelayStats {
+        self.stats
+    }
+
+    /// Connections held, in every state.
+    pub fn connections(&self) -> usize {
+        self.conns.len()
+    }
+
+    /// Connections whose first frame has opened.
+    pub fn confirmed_connections(&self) -> usize {
+        self.conns.len() - self.handshaking
+    }
+
+    /// The key `conn` authenticated with, once its hello opened.
+    pub fn client_key(&self, conn: ConnId) -> Option<PublicKey> {
+        Some(self.conns.get(&conn)?.session.as_ref()?.pk)
+    }
+
+    /// Bytes waiting in `conn`'s output buffer.
+    pub fn queued(&self, conn: ConnId) -> usize {
+        self.conns.get(&conn).map_or(0, |c| c.out.len())
+    }
+
+    /// Route slots `conn` has in use.
+    pub fn routes(&self, conn: ConnId) -> usize {
+        self.conns.get(&conn).map_or(0, |c| c.routes.len())
+    }
+
+    /// Heap bytes `conn` holds beyond its fixed record: output buffer, partial frame, route
+    /// table, pending hello.
+    pub fn heap_bytes(&self, conn: ConnId) -> usize {
+        self.conns.get(&conn).map_or(0, |c| {
+            c.out.capacity()
+                + c.routes.heap_bytes()
+                + c.hello.as_ref().map_or(0, |_| CLIENT_HELLO_SIZE + 8)
+                + c.session
+                    .as_ref()
+                    .and_then(|s| s.dec.as_ref())
+                    .map_or(0, |d| d.heap_bytes())
+        })
+    }
+
+    /// Bytes of one connection's fixed record (the memory every connection costs, whatever
+    /// it does), for capacity estimates.
+    pub const fn connection_record_size() -> usize {
+        std::mem::size_of::<Conn>()
+    }
+
+    /// One frame's plaintext from `conn`; `Err` closes the connection.
+    fn handle_plaintext(
+        &mut self,
+        now: Timestamp,
+        conn: ConnId,
+        plain: &[u8],
+    ) -> Result<(), CloseReason> {
+        let packet = Packet::parse(plain).map_err(|_| CloseReason::BadPacket)?;
+        let c = self.conns.get_mut(&conn).ok_or(CloseReason::BadPacket)?;
+        let session = c.session.as_mut().ok_or(CloseReason::BadPacket)?;
+        let own_pk = session.pk;
+        if !session.confirmed {
+            session.confirmed = true;
+            c.last_pinged = now;
+            c.ping_id = 0;
+            self.handshaking -= 1;
+            self.stats.confirmed += 1;
+            // c-toxcore `add_accepted`: an older connection with the same key is killed.
+            if let Some(old) = self.by_pk.insert(own_pk, conn) {
+                self.close(old, CloseReason::Replaced);
+            }
+            self.reschedule(conn);
+        }
+        let overflow = |sent: Sent| match sent {
+            Sent::Overflow => Err(CloseReason::SlowReader),
+            _ => Ok(()),
+        };
+        match packet {
+            Packet::RoutingRequest { pk } => self.route_request(conn, own_pk, pk),
+            Packet::ConnectNotification { .. } => Ok(()),
+            Packet::DisconnectNotification { conn_id } => {
+                let slot = conn_id.wrapping_sub(NUM_RESERVED_PORTS);
+                self.remove_route(conn, slot)
+            }
+            Packet::Ping { ping_id } => {
+                overflow(self.send(conn, &Packet::Pong { ping_id }, Class::Control))
+            }
+            Packet::Pong { ping_id: 0 } => Err(CloseReason::BadPacket),
+            Packet::Pong { ping_id } => {
+                if let Some(c) = self.conns.get_mut(&conn) {
+                    if c.ping_id == ping_id {
+                        c.ping_id = 0;
+                        self.reschedule(conn);
+                    }
+                }
+                Ok(())
+            }
+            Packet::OobSend { dest, data } => {
+                match self.by_pk.get(&dest).copied() {
+                    Some(to) => {
+                        let out = Packet::OobRecv {
+                            sender: own_pk,
+                            data,
+                        };
+                        match self.send(to, &out, Class::Ordinary) {
+                            Sent::Queued => self.stats.oob_forwarded += 1,
+                            Sent::Dropped => {}
+                            Sent::Overflow => unreachable!("ordinary frames never overflow"),
+                        }
+                    }
+                    None => self.drop(RelayDrop::OobUnknownDestination),
+                }
+                Ok(())
+            }
+            Packet::OnionRequest { nonce, plain } => {
+                if self.onion.len() >= self.config.onion_queue {
+                    self.drop(RelayDrop::OnionQueueFull);
+                } else if let Some(c) = self.conns.get(&conn) {
+                    self.onion.push_back(OnionRequest {
+                        conn,
+                        client: c.addr,
+                        source: sendback_address(conn, c.serial),
+                        nonce,
+                        plain: plain.to_vec(),
+                    });
+                    self.stats.onion_requests += 1;
+                }
+                Ok(())
+            }
+            Packet::ForwardRequest { .. } => {
+                self.drop(RelayDrop::ForwardingUnsupported);
+                Ok(())
+            }
+            Packet::Data { conn_id, payload } => self.forward_data(conn, conn_id, payload),
+            // Server-to-client packets sent to the server: c-toxcore closes the connection.
+            Packet::RoutingResponse { .. }
+            | Packet::OobRecv { .. }
+            | Packet::OnionResponse { .. }
+            | Packet::Forwarding { .. } => Err(CloseReason::BadPacket),
+        }
+    }
+
+    /// Packet 0 (`handle_TCP_routing_req`).
+    fn route_request(
+        &mut self,
+        conn: ConnId,
+        own_pk: PublicKey,
+        pk: PublicKey,
+    ) -> Result<(), CloseReason> {
+        let c = self.conns.get(&conn).ok_or(CloseReason::BadPacket)?;
+        let existing = c.routes.find(&pk);
+        let slot = if pk == own_pk {
+            None
+        } else {
+            existing.or_else(|| c.routes.first_free())
+        };
+        let conn_id = slot.map_or(0, |s| s + NUM_RESERVED_PORTS);
+        if self.send(
+            conn,
+            &Packet::RoutingResponse { conn_id, pk },
+            Class::Control,
+        ) == Sent::Overflow
+        {
+            return Err(CloseReason::SlowReader);
+        }
+        let Some(slot) = slot.filter(|_| existing.is_none()) else {
+            return Ok(());
+        };
+        if let Some(c) = self.conns.get_mut(&conn) {
+            c.routes.insert(slot, pk);
+        }
+        let Some(other) = self.by_pk.get(&pk).copied() else {
+            return Ok(());
+        };
+        let Some(other_slot) = self.conns.get(&other).and_then(|o| {
+            let s = o.routes.find(&own_pk)?;
+            o.routes.get(s)?.link.is_none().then_some(s)
+        }) else {
+            return Ok(());
+        };
+        if let Some(r) = self
+            .conns
+            .get_mut(&conn)
+            .and_then(|c| c.routes.get_mut(slot))
+        {
+            r.link = Some(Link {
+                conn: other,
+                slot: other_slot,
+            });
+        }
+        if let Some(r) = self
+            .conns
+            .get_mut(&other)
+            .and_then(|o| o.routes.get_mut(other_slot))
+        {
+            r.link = Some(Link { conn, slot });
+        }
+        self.stats.routes_linked += 1;
+        let to_us = Packet::ConnectNotification {
+            conn_id: slot + NUM_RESERVED_PORTS,
+        };
+        let to_them = Packet::ConnectNotification {
+            conn_id: other_slot + NUM_RESERVED_PORTS,
+        };
+        if self.send(other, &to_them, Class::Control) == Sent::Overflow {
+            self.close(other, CloseReason::SlowReader);
+        }
+        match self.send(conn, &to_us, Class::Control) {
+            Sent::Overflow => Err(CloseReason::SlowReader),
+            _ => Ok(()),
+        }
+    }
+
+    /// Packet 3 from a client (`rm_connection_index`): frees the slot; a linked peer is told.
+    /// A slot not in use closes the connection, as in c-toxcore.
+    fn remove_route(&mut self, conn: ConnId, slot: u8) -> Result<(), CloseReason> {
+        let route = self
+            .conns
+            .get_mut(&conn)
+            .and_then(|c| c.routes.remove(slot))
+            .ok_or(CloseReason::BadPacket)?;
+        if let Some(link) = route.link {
+            self.unlink_peer(link);
+        }
+        Ok(())
+    }
+
+    /// The other end of a route that went down: its slot becomes pending again and it gets
+    /// a disconnect notification.
+    fn unlink_peer(&mut self, link: Link) {
+        if let Some(r) = self
+            .conns
+            .get_mut(&link.conn)
+            .and_then(|o| o.routes.get_mut(link.slot))
+        {
+            r.link = None;
+            let n = Packet::DisconnectNotification {
+                conn_id: link.slot + NUM_RESERVED_PORTS,
+            };
+            if self.send(link.conn, &n, Class::Control) == Sent::Overflow {
+                self.close(link.conn, CloseReason::SlowReader);
+            }
+        }
+    }
+
+    /// Packets 16..=255: relayed to the linked peer with its id for the route.
+    fn forward_data(
+        &mut self,
+        conn: ConnId,
+        conn_id: u8,
+        payload: &[u8],
+    ) -> Result<(), CloseReason> {
+        let route = self
+            .conns
+            .get(&conn)
+            .and_then(|c| c.routes.get(conn_id.wrapping_sub(NUM_RESERVED_PORTS)))
+            .ok_or(CloseReason::BadPacket)?;
+        let Some(link) = route.link else {
+            self.drop(RelayDrop::RouteNotLinked);
+            return Ok(());
+        };
+        let out = Packet::Data {
+            conn_id: link.slot + NUM_RESERVED_PORTS,
+            payload,
+        };
+        if self.send(link.conn, &out, Class::Ordinary) == Sent::Queued {
+            self.stats.data_forwarded += 1;
+            self.stats.data_bytes_forwarded += payload.len() as u64;
+        }
+        Ok(())
+    }
+
+    /// Seals `packet` into `to`'s output buffer if its class has room. Ordinary frames that
+    /// do not fit are dropped and counted; control frames that do not fit are `Overflow`, and
+    /// the caller closes `to`.
+    fn send(&mut self, to: ConnId, packet: &Packet<'_>, class: Class) -> Sent {
+        let Some(c) = self.conns.get_mut(&to) else {
+            return Sent::Dropped;
+        };
+        let Some(session) = c.session.as_mut() else {
+            return Sent::Dropped;
+        };
+        let mut scratch = std::mem::take(&mut self.scratch);
+        scratch.clear();
+        packet.encode(&mut scratch);
+        let result = match c
+            .out
+            .admit(frame_size(scratch.len()), class, self.config.output_limit)
+        {
+            Admit::Yes => {
+                if session.enc.encode(&scratch, c.out.tail()).is_ok() {
+                    Sent::Queued
+                } else {
+                    Sent::Dropped
+                }
+            }
+            Admit::Full => {
+                self.stats.drops[RelayDrop::OutputFull as usize] += 1;
+                Sent::Dropped
+            }
+            Admit::Overflow => Sent::Overflow,
+        };
+        self.scratch = scratch;
+        if result == Sent::Queued {
+            self.mark_ready(to);
+        }
+        result
+    }
+
+    fn mark_ready(&mut self, id: ConnId) {
+        if let Some(c) = self.conns.get_mut(&id) {
+            if !c.ready {
+                c.ready = true;
+                self.ready.push_back(id);
+            }
+        }
+    }
+
+    fn reschedule(&mut self, id: ConnId) {
+        if let Some(c) = self.conns.get_mut(&id) {
+            self.timers.remove(&(c.deadline, id));
+            c.deadline = c.next_deadline(&self.config);
+            self.timers.insert((c.deadline, id));
+        }
+    }
+
+    fn drop(&mut self, reason: RelayDrop) {
+        self.stats.drops[reason as usize] += 1;
+    }
+
+    /// Closes `conn` for `reason` and tells the driver.
+    fn close(&mut self, conn: ConnId, reason: CloseReason) {
+        self.close_inner(conn, Some(reason));
+    }
+
+    /// Forgets `conn`; its linked peers get disconnect notifications. A peer that cannot take
+    /// one is closed in turn, from a work list rather than by recursion.
+    fn close_inner(&mut self, conn: ConnId, reason: Option<CloseReason>) {
+        let mut work = vec![(conn, reason)];
+        while let Some((id, reason)) = work.pop() {
+            let Some(c) = self.conns.remove(&id) else {
+                continue;
+            };
+            self.timers.remove(&(c.deadline, id));
+            let key = AddrKey::of(&c.addr);
+            if let Some(n) = self.per_addr.get_mut(&key) {
+                *n -= 1;
+                if *n == 0 {
+                    self.per_addr.remove(&key);
+                }
+            }
+            match &c.session {
+                Some(s) if s.confirmed => {
+                    if self.by_pk.get(&s.pk) == Some(&id) {
+                        self.by_pk.remove(&s.pk);
+                    }
+                }
+                _ => self.handshaking -= 1,
+            }
+            if let Some(reason) = reason {
+                self.stats.closed[reason as usize] += 1;
+                self.closes.push_back((id, reason));
+            }
+            for (_, link) in c.routes.links() {
+                let Some(r) = self
+                    .conns
+                    .get_mut(&link.conn)
+                    .and_then(|o| o.routes.get_mut(link.slot))
+                else {
+                    continue;
+                };
+                r.link = None;
+                let n = Packet::DisconnectNotification {
+                    conn_id: link.slot + NUM_RESERVED_PORTS,
+                };
+                if self.send(link.conn, &n, Class::Control) == Sent::Overflow {
+                    work.push((link.conn, Some(CloseReason::SlowReader)));
+                }
+            }
+        }
+    }
+}
