@@ -41,6 +41,7 @@ use crate::dht::{DhtConfig, DhtNode};
 use crate::friend::{NoSpam, RequestFilter, ToxId};
 use crate::onion::client::{OnionClient, OnionClientConfig, OnionClientStats};
 use crate::onion::server::{OnionConfig, OnionServer, OnionStats};
+use crate::relay::client::{RelayClientConfig, RelayClients};
 pub use event::{FileOffer, NodeEvent};
 pub use files::{DigestSlot, PreparedFile};
 use friends::FriendList;
@@ -195,6 +196,14 @@ pub struct NodeStats {
     pub bad_friend_packets: u64,
     /// Events dropped because the application did not poll them.
     pub events_dropped: u64,
+    /// TCP relay connections whose handshake completed.
+    pub relays_up: u64,
+    /// TCP relay connections that ended after their handshake.
+    pub relays_down: u64,
+    /// Session datagrams that came through a relay.
+    pub relayed_in: u64,
+    /// Session datagrams handed to the relays.
+    pub relayed_out: u64,
 }
 
 /// One Tox instance. See the module docs.
@@ -230,6 +239,12 @@ pub struct Node {
     unix_origin: u64,
     /// Profile sections kept to be written back (`profile.rs`).
     kept: profile::KeptSections,
+    /// TCP relay connections and the routes to friends through them (`relays.rs`).
+    relays: RelayClients,
+    /// The relay each recent out-of-band sender came through (`relays.rs`).
+    oob_returns: relays::OobReturns,
+    /// Rotation of the relays SHARE_RELAYS and DHT-PK packets advertise.
+    relay_rotation: usize,
 }
 
 impl std::fmt::Debug for Node {
@@ -274,6 +289,7 @@ impl Node {
         // The endpoint draws from its own generator, seeded from ours: a CSPRNG seeded from
         // the OS in production, reproducible from the test's seed in simulation.
         let endpoint_rng = rand_chacha::ChaCha20Rng::from_seed(rng_seed(rng.as_mut()));
+        let relays = RelayClients::new(dht_keys.clone(), RelayClientConfig::default());
         let endpoint = Endpoint::new(
             now,
             keys.clone(),
@@ -306,6 +322,9 @@ impl Node {
             receipts_pending: false,
             unix_origin,
             kept: profile::KeptSections::default(),
+            relays,
+            oob_returns: relays::OobReturns::default(),
+            relay_rotation: 0,
         }
     }
 
@@ -482,9 +501,13 @@ impl Node {
         if self.onion_client.poll_timeout() <= now {
             self.onion_client.handle_timeout(now, self.rng.as_mut());
         }
+        if self.relays.poll_timeout().is_some_and(|t| t <= now) {
+            self.relays.handle_timeout(now, self.rng.as_mut());
+        }
         self.endpoint.handle_timeout(now);
         self.update_dht_connected(now);
         self.friend_timers(now);
+        self.update_direct_peers(now);
         self.after_input(now);
     }
 
@@ -546,6 +569,7 @@ impl Node {
             // datagrams, which are what change the nodes it hands over.
             self.endpoint.poll_timeout(),
             self.friends_poll_timeout(),
+            self.relays.poll_timeout(),
         ]
         .into_iter()
         .flatten()
@@ -589,6 +613,7 @@ impl Node {
 
     /// After every input: move the layers' events along, then top up the files.
     fn after_input(&mut self, now: Timestamp) {
+        self.drain_relays(now);
         self.drain_onion(now);
         self.drain_dht(now);
         self.drain_endpoint(now);
@@ -620,3 +645,5 @@ fn rng_seed(rng: &mut dyn CryptoRng) -> [u8; 32] {
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_relay;
