@@ -25,6 +25,16 @@ pub trait SimNode {
     /// "as soon as possible".
     fn poll_timeout(&self) -> Option<Timestamp>;
 
+    /// Like [`SimNode::poll_transmit`], with the address the datagram leaves from for a node
+    /// that sends from more than one (a host with a UDP port and a TCP port): `None` is the
+    /// first. The simulator calls this one; the default sends everything from the first.
+    fn poll_transmit_from(
+        &mut self,
+        now: Timestamp,
+    ) -> Option<(Option<SocketAddr>, SocketAddr, Vec<u8>)> {
+        self.poll_transmit(now).map(|(to, bytes)| (None, to, bytes))
+    }
+
     /// Internal consistency; the simulator calls this after every event the node handled and
     /// stops the run with the seed when it fails.
     fn check_invariants(&self) -> Result<(), String> {
@@ -44,6 +54,12 @@ impl<T: SimNode + ?Sized> SimNode for Box<T> {
     }
     fn poll_timeout(&self) -> Option<Timestamp> {
         (**self).poll_timeout()
+    }
+    fn poll_transmit_from(
+        &mut self,
+        now: Timestamp,
+    ) -> Option<(Option<SocketAddr>, SocketAddr, Vec<u8>)> {
+        (**self).poll_transmit_from(now)
     }
     fn check_invariants(&self) -> Result<(), String> {
         (**self).check_invariants()

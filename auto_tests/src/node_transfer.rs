@@ -4,7 +4,12 @@
 //!
 //! Alice dials Bob directly (no DHT or onion: the figure is the transfer's), offers a file
 //! whose content is a function of its offset, and Bob accepts it into a sink that hashes what
-//! it is given; the SHA-256 must equal the file id. Efficiency is computed as
+//! it is given; the SHA-256 must equal the file id. On a relayed profile
+//! ([`Profile::relayed`]) UDP between them is blocked and both know a relay host (as from
+//! `tox_add_tcp_relay`, and Alice knows it is Bob's, as a friend's shared relays would tell
+//! her): the session is set up out of band through the relay and runs over a route on its
+//! two TCP legs ([`crate::relay_sim`]); the report then has [`RelayFigures`]. Efficiency is
+//! computed as
 //! `transfer::run_transfer` computes it for the transport alone (delivered bytes over the
 //! time from the offer to the last byte, against the bottleneck's wire rate), so the two are
 //! comparable on the same profile and seed.
@@ -16,17 +21,40 @@ use std::rc::Rc;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use rand::SeedableRng;
+use rand_chacha::ChaCha20Rng;
 use rustox_core::node::{DigestSlot, FriendNumber, Node, NodeEvent, NodeOptions, PreparedFile};
+use rustox_core::relay::server::{RelayConfig, RelayServer};
+use rustox_net_crypto::crypto::KeyPair;
 use rustox_net_crypto::{ControllerKind, Timestamp, TransportConfig};
 use sha2::{Digest, Sha256};
 
 use crate::hashing_sink::HashingSink;
 use crate::profiles::Profile;
-use crate::sim::Simulator;
+use crate::relay_sim::figures::{RelayFigures, RttTrack};
+use crate::relay_sim::{through_relay, RelayedPath, SimRelayServer};
+use crate::sim::{NodeId, Simulator};
+use crate::tcp::StreamOptions;
 use crate::tox_node::{SimToxNode, SimToxOptions};
 
 /// Interval of the chat messages sent during the transfer.
 const CHAT_EVERY: Duration = Duration::from_millis(200);
+
+/// How long after Bob's accept reaches Alice the session's RTT starts being compared with
+/// the truth, in RTTs (as `transfer.rs` waits after the first data packet): the estimator
+/// needs a few samples before its smoothed value means anything (RFC 6298 §2).
+const RTT_WARMUP_RTTS: u32 = 4;
+
+/// How a transfer is set up beyond its profile, seed and size.
+#[derive(Debug, Clone, Default)]
+pub struct NodeTransferOptions {
+    /// On a relayed profile: how every relay socket is set (Nagle off is the default).
+    pub tcp: StreamOptions,
+    /// On a relayed profile: the first data segment of file data Alice's relay socket sends
+    /// at or after this time is lost on her leg (fault injection, for head-of-line
+    /// blocking).
+    pub drop_on_alices_leg_at: Option<Timestamp>,
+}
 
 /// One run's outcome.
 #[derive(Debug, Clone)]
@@ -50,6 +78,9 @@ pub struct NodeTransferReport {
     pub friend_bytes_idle: usize,
     /// The most they cost during the file (sampled every 10 ms of virtual time).
     pub friend_bytes_peak: usize,
+    /// On a relayed profile: the session's RTT against the path's, and what the relay, its
+    /// TCP legs and the transport did.
+    pub relay: Option<RelayFigures>,
 }
 
 /// Byte `i` of the test file.
@@ -108,14 +139,40 @@ struct Shared {
     chat_latencies: Vec<f64>,
 }
 
+/// Alice's, Bob's and the relay host's UDP addresses.
+fn addrs() -> [SocketAddr; 3] {
+    [
+        SocketAddr::from(([10, 0, 0, 1], 33445)),
+        SocketAddr::from(([10, 0, 0, 2], 33445)),
+        SocketAddr::from(([10, 0, 0, 100], 33445)),
+    ]
+}
+
+/// A host's TCP address: its UDP address's host on the relay port c-toxcore's relays
+/// listen on (and, for the nodes, the port their connections leave from).
+fn tcp_addr(udp: SocketAddr) -> SocketAddr {
+    SocketAddr::new(udp.ip(), 443)
+}
+
 /// Runs one transfer of `bytes` on `profile` with `seed`.
 pub fn run_node_transfer(profile: &Profile, seed: u64, bytes: u64) -> NodeTransferReport {
+    run_node_transfer_with(profile, seed, bytes, &NodeTransferOptions::default())
+}
+
+/// Runs one transfer of `bytes` on `profile` with `seed`, set up as `options` says.
+pub fn run_node_transfer_with(
+    profile: &Profile,
+    seed: u64,
+    bytes: u64,
+    options: &NodeTransferOptions,
+) -> NodeTransferReport {
     let mut link = profile.link_config();
     link.record_samples = false;
     let mut sim: Simulator<SimToxNode> = Simulator::new(seed, link);
     sim.set_trace_enabled(false);
     let t0 = Timestamp::ZERO;
-    let options = |accept| SimToxOptions {
+    let stream_options = options.tcp;
+    let node_options = |accept| SimToxOptions {
         node: NodeOptions {
             transport: TransportConfig {
                 controller: ControllerKind::Bbr,
@@ -125,16 +182,39 @@ pub fn run_node_transfer(profile: &Profile, seed: u64, bytes: u64) -> NodeTransf
             ..NodeOptions::default()
         },
     };
-    let (a_addr, b_addr) = (
-        SocketAddr::from(([10, 0, 0, 1], 33445)),
-        SocketAddr::from(([10, 0, 0, 2], 33445)),
-    );
-    let mut alice = SimToxNode::new(t0, seed.wrapping_mul(31) + 1, options(false));
-    let mut bob = SimToxNode::new(t0, seed.wrapping_mul(31) + 2, options(true));
+    let [a_addr, b_addr, r_addr] = addrs();
+    let mut alice = SimToxNode::new(t0, seed.wrapping_mul(31) + 1, node_options(false));
+    let mut bob = SimToxNode::new(t0, seed.wrapping_mul(31) + 2, node_options(true));
     let friend = alice
         .node
         .add_friend_direct(t0, bob.node.public_key(), bob.node.dht_public_key(), b_addr)
         .expect("add Bob");
+    let relay_host = profile.relayed.then(|| {
+        let relay_seed = seed.wrapping_mul(31) + 3;
+        let mut host = SimToxNode::new(t0, relay_seed, node_options(false));
+        let keys = KeyPair::generate(&mut ChaCha20Rng::seed_from_u64(relay_seed ^ 0x7e1a));
+        let relay_pk = keys.public;
+        host.open_tcp_port(tcp_addr(r_addr), stream_options);
+        host.serve_relay(SimRelayServer::new(
+            RelayServer::new(keys, RelayConfig::default()),
+            relay_seed,
+            stream_options,
+        ));
+        for (node, addr) in [(&mut alice, a_addr), (&mut bob, b_addr)] {
+            node.open_tcp_port(tcp_addr(addr), stream_options);
+            node.node
+                .add_tcp_relay(t0, tcp_addr(r_addr), relay_pk)
+                .expect("a relay");
+        }
+        alice
+            .node
+            .add_friend_relay(t0, friend, tcp_addr(r_addr), relay_pk)
+            .expect("Bob's relay");
+        if let (Some(at), Some(port)) = (options.drop_on_alices_leg_at, alice.tcp_mut()) {
+            port.clients_mut().drop_data_segment_at(at);
+        }
+        host
+    });
     let shared = Rc::new(RefCell::new(Shared::default()));
     let sha = sha256_of(bytes);
     let s_a = shared.clone();
@@ -184,8 +264,26 @@ pub fn run_node_transfer(profile: &Profile, seed: u64, bytes: u64) -> NodeTransf
             _ => {}
         },
     ));
-    let a = sim.add_node(vec![a_addr], alice).expect("Alice's address");
-    let _ = sim.add_node(vec![b_addr], bob).expect("Bob's address");
+    let host_addrs = |udp: SocketAddr| {
+        if profile.relayed {
+            vec![udp, tcp_addr(udp)]
+        } else {
+            vec![udp]
+        }
+    };
+    let a = sim
+        .add_node(host_addrs(a_addr), alice)
+        .expect("Alice's address");
+    let b = sim
+        .add_node(host_addrs(b_addr), bob)
+        .expect("Bob's address");
+    let path: Option<RelayedPath> = relay_host.map(|host| {
+        let r = sim
+            .add_node(host_addrs(r_addr), host)
+            .expect("the relay's address");
+        through_relay(&mut sim, profile, a, b, r)
+    });
+    let mut rtt = path.map(|_| RttTrack::new(profile));
     let capacity = profile.payload_capacity_bytes_per_sec();
     let limit = t0 + Duration::from_secs_f64(60.0 + 4.0 * bytes as f64 / capacity);
     let mut next_chat = t0;
@@ -199,6 +297,10 @@ pub fn run_node_transfer(profile: &Profile, seed: u64, bytes: u64) -> NodeTransf
             if offered {
                 peak = peak.max(bytes);
             }
+        }
+        if let (Some(track), Some(accepted)) = (rtt.as_mut(), shared.borrow().accepted_at) {
+            let warm = accepted + profile.rtt * RTT_WARMUP_RTTS;
+            track.sample(sim.now(), warm, sim.node(a).node.session_stats(friend));
         }
         if offered && sim.now() >= next_chat {
             next_chat = sim.now() + CHAT_EVERY;
@@ -215,6 +317,11 @@ pub fn run_node_transfer(profile: &Profile, seed: u64, bytes: u64) -> NodeTransf
             _ => break,
         }
     }
+    let finished = sim.now();
+    let relay = match (path, rtt) {
+        (Some(path), Some(track)) => Some(collect(&sim, &path, a, b, friend, track, finished)),
+        _ => None,
+    };
     let quiet = sim.now() + Duration::from_secs(5);
     let _ = sim.run_until(quiet);
     let idle = sim.node(a).node.friend_memory(friend).unwrap_or(0);
@@ -242,5 +349,34 @@ pub fn run_node_transfer(profile: &Profile, seed: u64, bytes: u64) -> NodeTransf
         chat_messages: lat.len(),
         friend_bytes_idle: idle,
         friend_bytes_peak: peak,
+        relay,
     }
+}
+
+/// The relayed run's figures at the end of the file.
+fn collect(
+    sim: &Simulator<SimToxNode>,
+    path: &RelayedPath,
+    a: NodeId,
+    b: NodeId,
+    friend: FriendNumber,
+    rtt: RttTrack,
+    now: Timestamp,
+) -> RelayFigures {
+    let bob_friend = sim
+        .node(b)
+        .node
+        .friends()
+        .first()
+        .copied()
+        .unwrap_or(FriendNumber(0));
+    RelayFigures::collect(
+        rtt,
+        now,
+        sim.node(a),
+        sim.node(b),
+        sim.node(path.relay),
+        friend,
+        bob_friend,
+    )
 }

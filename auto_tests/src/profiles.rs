@@ -42,6 +42,14 @@ pub struct Profile {
     pub buffer_bytes: u64,
     /// Jitter per direction.
     pub jitter: Jitter,
+    /// Whole nodes on this profile reach each other only through a TCP relay: UDP between
+    /// them is blocked, and the path is two TCP legs through the relay server
+    /// ([`crate::relay_sim`]) whose delays, rate and loss add up to this profile's.
+    /// Transport-only harnesses (a net_crypto endpoint pair, `transfer.rs`, `file_sim`) have
+    /// no relay client — that lives in the node — and run the same figures as one UDP link:
+    /// their result is the transport's own on the path's shape, which is what a relayed
+    /// run is compared with.
+    pub relayed: bool,
 }
 
 impl fmt::Display for Profile {
@@ -71,6 +79,7 @@ impl Profile {
             loss,
             buffer_bytes: buffer_bytes.unwrap_or_else(|| bdp(rate_bps, rtt)),
             jitter: Jitter::default(),
+            relayed: false,
         }
     }
 
@@ -128,14 +137,17 @@ impl Profile {
     }
     /// relay500: 500 ms, 2 Mbit/s, no loss, a deep buffer: 16 BDP (2 MB, 8 s of queue),
     /// like the TCP relays and Tor circuits of PR #1323 that buffer nearly without limit.
+    /// Whole nodes run it through a simulated TCP relay ([`Profile::relayed`]).
     pub fn relay500() -> Self {
-        Profile::new(
+        let mut p = Profile::new(
             "relay500",
             500_000,
             2_000_000,
             LossModel::None,
             Some(16 * bdp(2_000_000, Duration::from_millis(500))),
-        )
+        );
+        p.relayed = true;
+        p
     }
 
     /// Every profile, in DESIGN.md's order.
@@ -208,6 +220,12 @@ mod tests {
         assert_eq!(Profile::sat600().buffer_bytes, 500_000);
         assert!((Profile::sat600().loss.mean_loss() - 0.03).abs() < 1e-9);
         assert_eq!(Profile::all().len(), 8);
+        let relayed: Vec<&str> = Profile::all()
+            .iter()
+            .filter(|p| p.relayed)
+            .map(|p| p.name)
+            .collect();
+        assert_eq!(relayed, ["relay500"]);
         assert_eq!(
             Profile::by_name("RELAY500").map(|p| p.name),
             Some("relay500")

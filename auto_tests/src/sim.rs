@@ -415,9 +415,9 @@ impl<N: SimNode> Simulator<N> {
         }
         let now = self.now;
         let mut tx = 0u64;
-        while let Some((dst, payload)) = self.nodes[id.0].node.poll_transmit(now) {
+        while let Some((src, dst, payload)) = self.nodes[id.0].node.poll_transmit_from(now) {
             tx += 1;
-            self.route_datagram(id, dst, payload);
+            self.route_datagram(id, src, dst, payload);
         }
         let slot = &mut self.nodes[id.0];
         let mut read_at = None;
@@ -455,8 +455,17 @@ impl<N: SimNode> Simulator<N> {
         }
     }
 
-    fn route_datagram(&mut self, from_node: NodeId, dst: SocketAddr, payload: Vec<u8>) {
-        let src = self.nodes[from_node.0].addrs[0];
+    /// Sends a datagram from `from_node`, from `src` if the node owns that address, else from
+    /// its first.
+    fn route_datagram(
+        &mut self,
+        from_node: NodeId,
+        src: Option<SocketAddr>,
+        dst: SocketAddr,
+        payload: Vec<u8>,
+    ) {
+        let addrs = &self.nodes[from_node.0].addrs;
+        let src = src.filter(|a| addrs.contains(a)).unwrap_or(addrs[0]);
         let Some(&to_node) = self.owners.get(&dst) else {
             self.stats.unroutable += 1;
             if self.trace_enabled {

@@ -2,7 +2,10 @@
 //! and the CLI run — behind [`SimNode`], with the little a client application does around
 //! it (bootstrapping until connected, noting when friends come online).
 //!
-//! Nothing here re-implements node logic: the simulator only moves datagrams and time.
+//! Nothing here re-implements node logic: the simulator only moves datagrams and time. A
+//! node given a TCP port ([`SimToxNode::open_tcp_port`]) also opens the relay connections
+//! its node asks for, and a node given a relay server ([`SimToxNode::serve_relay`]) also
+//! serves as a TCP relay, as `rustox bootstrap --tcp-ports` does ([`crate::relay_sim`]).
 
 use std::net::SocketAddr;
 use std::time::Duration;
@@ -15,6 +18,8 @@ use rustox_net_crypto::crypto::{KeyPair, PublicKey};
 use rustox_net_crypto::Timestamp;
 
 use crate::node::SimNode;
+use crate::relay_sim::{SimRelayServer, TcpPort};
+use crate::tcp::StreamOptions;
 
 /// How often a client that is not connected calls bootstrap again: a Tox client keeps
 /// calling `tox_bootstrap` until the DHT answers (qTox and toxic retry every few seconds), and
@@ -57,6 +62,7 @@ pub struct SimToxNode {
     pub react: Option<React>,
     bootstrap: Vec<(SocketAddr, PublicKey)>,
     next_bootstrap: Timestamp,
+    tcp: Option<TcpPort>,
 }
 
 /// How to build a simulated node.
@@ -83,7 +89,32 @@ impl SimToxNode {
             react: None,
             bootstrap: Vec::new(),
             next_bootstrap: now,
+            tcp: None,
         }
+    }
+
+    /// Gives the node a TCP port at `addr` (add it to the node's simulator addresses): the
+    /// relay connections its node asks for open from there, on sockets set with `options`.
+    pub fn open_tcp_port(&mut self, addr: SocketAddr, options: StreamOptions) {
+        self.tcp = Some(TcpPort::new(addr, options));
+    }
+
+    /// Serves as a TCP relay on the node's TCP port ([`Self::open_tcp_port`] first; without
+    /// a port this does nothing).
+    pub fn serve_relay(&mut self, server: SimRelayServer) {
+        if let Some(port) = self.tcp.as_mut() {
+            port.serve(server);
+        }
+    }
+
+    /// The node's TCP port, if it has one.
+    pub fn tcp(&self) -> Option<&TcpPort> {
+        self.tcp.as_ref()
+    }
+
+    /// The node's TCP port, to inject faults.
+    pub fn tcp_mut(&mut self) -> Option<&mut TcpPort> {
+        self.tcp.as_mut()
     }
 
     /// Bootstraps from `addr` now, and again every [`REBOOTSTRAP`] while not connected.
@@ -143,8 +174,13 @@ impl SimToxNode {
 }
 
 impl SimNode for SimToxNode {
-    fn handle_datagram(&mut self, now: Timestamp, from: SocketAddr, _to: SocketAddr, bytes: &[u8]) {
-        self.node.handle_datagram(now, from, bytes);
+    fn handle_datagram(&mut self, now: Timestamp, from: SocketAddr, to: SocketAddr, bytes: &[u8]) {
+        match self.tcp.as_mut() {
+            Some(port) if port.addr() == to => {
+                port.handle_segment(now, from, bytes, &mut self.node)
+            }
+            _ => self.node.handle_datagram(now, from, bytes),
+        }
         self.drain_events(now);
     }
 
@@ -157,22 +193,61 @@ impl SimNode for SimToxNode {
                 }
             }
         }
+        if let Some(port) = self.tcp.as_mut() {
+            if port.poll_timeout().is_some_and(|t| t <= now) {
+                port.handle_timeout(now, &mut self.node);
+            }
+        }
         self.node.handle_timeout(now);
         self.drain_events(now);
     }
 
     fn poll_transmit(&mut self, now: Timestamp) -> Option<(SocketAddr, Vec<u8>)> {
-        let t = self.node.poll_transmit(now)?;
-        Some((t.destination, t.payload))
+        self.poll_transmit_from(now)
+            .map(|(_, to, bytes)| (to, bytes))
+    }
+
+    /// UDP from the node first, then the TCP port's segments: what the node asked of its
+    /// relay sockets (and, on a relay host, what the relay wrote) is carried out before
+    /// the segments are collected, until neither has more to say.
+    fn poll_transmit_from(
+        &mut self,
+        now: Timestamp,
+    ) -> Option<(Option<SocketAddr>, SocketAddr, Vec<u8>)> {
+        loop {
+            if let Some(t) = self.node.poll_transmit(now) {
+                return Some((None, t.destination, t.payload));
+            }
+            let port = self.tcp.as_mut()?;
+            if let Some((to, bytes)) = port.poll_transmit() {
+                return Some((Some(port.addr()), to, bytes));
+            }
+            if port.pump(now, &mut self.node) {
+                self.drain_events(now);
+                continue;
+            }
+            let port = self.tcp.as_mut()?;
+            return port
+                .poll_transmit()
+                .map(|(to, bytes)| (Some(port.addr()), to, bytes));
+        }
     }
 
     fn poll_timeout(&self) -> Option<Timestamp> {
         // Only while not connected: a connected node's application has nothing to do.
         let rebootstrap = (!self.bootstrap.is_empty() && !self.node.is_connected())
             .then_some(self.next_bootstrap);
-        [self.node.poll_timeout(), rebootstrap]
-            .into_iter()
-            .flatten()
-            .min()
+        [
+            self.node.poll_timeout(),
+            rebootstrap,
+            self.tcp.as_ref().and_then(TcpPort::poll_timeout),
+        ]
+        .into_iter()
+        .flatten()
+        .min()
+    }
+
+    fn check_invariants(&self) -> Result<(), String> {
+        self.tcp.as_ref().map_or(Ok(()), TcpPort::check_invariants)
     }
 }

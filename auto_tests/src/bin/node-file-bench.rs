@@ -6,10 +6,16 @@
 //! ```text
 //! cargo run --release -p rustox-auto-tests --bin node-file-bench -- --mib 16
 //! ```
+//!
+//! A relayed profile (relay500) runs the whole nodes through the simulated TCP relay
+//! (`relay_sim`) while "transport alone" stays one UDP link of the same shape (a net_crypto
+//! pair has no relay client), so its "node ÷ transport" is the relay's cost as well as the
+//! node's; a second table gives what the relay run measured.
 
 use clap::Parser;
-use rustox_auto_tests::node_transfer::run_node_transfer;
+use rustox_auto_tests::node_transfer::{run_node_transfer_with, NodeTransferOptions};
 use rustox_auto_tests::profiles::Profile;
+use rustox_auto_tests::relay_sim::figures::RelayFigures;
 use rustox_auto_tests::transfer::{run_transfer, TransferSpec};
 use rustox_net_crypto::ControllerKind;
 
@@ -25,6 +31,9 @@ struct Args {
     /// Profiles, comma-separated (default: all).
     #[arg(long)]
     profiles: Option<String>,
+    /// Relay sockets run Nagle's algorithm (c-toxcore's sockets; default TCP_NODELAY).
+    #[arg(long)]
+    nagle: bool,
 }
 
 fn main() {
@@ -40,11 +49,14 @@ fn main() {
         "{} MiB, BBR, seed {}, exact timing (no driver model) on both sides",
         args.mib, args.seed
     );
+    let mut options = NodeTransferOptions::default();
+    options.tcp.nagle = args.nagle;
+    let mut relayed: Vec<(&'static str, RelayFigures)> = Vec::new();
     println!("| profile | whole node | transport alone | node ÷ transport | same from the accept | chat p95 ms during the file | messages | verified | friend KiB idle | friend KiB peak |");
     println!("|---|---:|---:|---:|---:|---:|---:|---|---:|---:|");
     for profile in profiles {
         let bytes = args.mib << 20;
-        let node = run_node_transfer(&profile, args.seed, bytes);
+        let node = run_node_transfer_with(&profile, args.seed, bytes, &options);
         let mut spec = TransferSpec::new(profile.clone(), ControllerKind::Bbr, args.seed, bytes);
         spec.driver = None;
         let transport = run_transfer(&spec)
@@ -70,6 +82,44 @@ fn main() {
             node.verified,
             node.friend_bytes_idle as f64 / 1024.0,
             node.friend_bytes_peak as f64 / 1024.0,
+        );
+        if let Some(r) = node.relay {
+            relayed.push((profile.name, r));
+        }
+    }
+    if relayed.is_empty() {
+        return;
+    }
+    println!();
+    println!(
+        "Through the relay ({}): the session's smoothed RTT every half RTT from 4 RTTs after the accept, against the path's base RTT",
+        if args.nagle { "Nagle on" } else { "TCP_NODELAY" }
+    );
+    println!("| profile | base RTT ms | srtt median ms | mean error | max error | lowest srtt ÷ base | friend online s | leg retransmits | longest hold ms | relay drops | unsent | resent | declared lost |");
+    println!("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
+    let pct = |x: Option<f64>| x.map_or("-".into(), |x| format!("{:.1} %", 100.0 * x));
+    for (name, r) in relayed {
+        println!(
+            "| {name} | {:.1} | {} | {} | {} | {} | {} | {} + {} | {:.0} | {} | {} | {} | {} |",
+            r.base_rtt.as_secs_f64() * 1000.0,
+            r.srtt_median()
+                .map_or("-".into(), |d| format!("{:.1}", d.as_secs_f64() * 1000.0)),
+            pct(r.rtt_error_mean()),
+            pct(r.rtt_error_max()),
+            r.srtt_floor_ratio()
+                .map_or("-".into(), |x| format!("{x:.3}")),
+            r.online_at
+                .map_or("-".into(), |t| format!("{:.1}", t.as_micros() as f64 / 1e6)),
+            r.legs[0].segments_retransmitted,
+            r.legs[1].segments_retransmitted,
+            r.legs
+                .iter()
+                .map(|l| l.receiver.longest_hold.as_secs_f64() * 1000.0)
+                .fold(0.0, f64::max),
+            r.relay_drops(),
+            r.relay_unsent.0 + r.relay_unsent.1,
+            r.sender.packets_resent,
+            r.sender.packets_declared_lost,
         );
     }
 }

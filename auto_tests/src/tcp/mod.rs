@@ -13,22 +13,28 @@
 //!
 //! [`flow`] adds a sender/receiver pair to any [`crate::Simulator`] whose node type can hold
 //! them ([`TcpHost`]); [`TcpNode`] is such a type on its own.
+//!
+//! The same ends also carry an application's bytes ([`TcpSender::stream`],
+//! [`TcpReceiver::stream`]: [`send_buffer`], [`receive_buffer`]): the TCP connections of the
+//! simulated relay ([`crate::relay_sim`]).
 
 pub mod cubic;
 pub mod flow;
 pub mod hystart;
 pub mod payload;
 pub mod reassembly;
+pub mod receive_buffer;
 pub mod receiver;
 pub mod rtt;
 pub mod scoreboard;
 pub mod segment;
+pub mod send_buffer;
 pub mod sender;
 pub mod stats;
 
 pub use flow::{tcp_flow, TcpFlow, TcpFlowSpec, TcpHost, TcpNode};
 pub use receiver::TcpReceiver;
-pub use sender::{CaState, TcpSender};
+pub use sender::{CaState, StreamOptions, TcpSender};
 pub use stats::{RoundSample, SlowStartExit, TcpReceiverStats, TcpSenderStats};
 
 use std::net::SocketAddr;

@@ -1,5 +1,7 @@
-//! The receiving end of a bulk TCP flow: reassembly, byte-exact verification, and ACKs timed
-//! as Linux times them.
+//! The receiving end of a TCP flow: reassembly, and ACKs timed as Linux times them. A bulk
+//! receiver ([`TcpReceiver::new`]) verifies every byte against the flow's pattern; a stream
+//! receiver ([`TcpReceiver::stream`]) hands the application the bytes in order
+//! ([`TcpReceiver::read`]), holding what arrives above a gap until the gap fills.
 //!
 //! ACK policy (RFC 5681 §4.2, RFC 1122 §4.2.3.2, Linux `__tcp_ack_snd_check`):
 //! - at once when more than one full segment has arrived in order since the last ACK (so
@@ -18,6 +20,7 @@ use rustox_net_crypto::Timestamp;
 
 use super::payload;
 use super::reassembly::{Arrival, Reassembly};
+use super::receive_buffer::ReceiveBuffer;
 use super::segment::{encode_ack, timestamp_clock, Header, Segment};
 use super::stats::TcpReceiverStats;
 use super::{mss_for, WINDOW_BYTES};
@@ -45,6 +48,8 @@ pub struct TcpReceiver {
     deliveries: Vec<(Timestamp, u64)>,
     stats: TcpReceiverStats,
     error: Option<String>,
+    /// A stream receiver's bytes; `None` for a bulk receiver.
+    stream: Option<Box<ReceiveBuffer>>,
 }
 
 impl TcpReceiver {
@@ -63,7 +68,27 @@ impl TcpReceiver {
             deliveries: Vec::new(),
             stats: TcpReceiverStats::default(),
             error: None,
+            stream: None,
         }
+    }
+
+    /// A receiver for flow `flow` from `peer` that hands its application whatever arrives,
+    /// in order.
+    pub fn stream(flow: u32, peer: SocketAddr) -> Self {
+        let mut r = TcpReceiver::new(flow, None);
+        r.peer = Some(peer);
+        r.stream = Some(Box::default());
+        r
+    }
+
+    /// The bytes that became readable since the last call (a stream receiver's).
+    pub fn read(&mut self) -> Vec<u8> {
+        self.stream.as_mut().map_or_else(Vec::new, |s| s.read())
+    }
+
+    /// Payload bytes held above a gap, waiting for it to fill.
+    pub fn held_bytes(&self) -> usize {
+        self.stream.as_ref().map_or(0, |s| s.held_bytes())
     }
 
     /// The flow id.
@@ -136,7 +161,11 @@ impl TcpReceiver {
     fn on_data(&mut self, now: Timestamp, from: SocketAddr, header: Header, data: &[u8]) {
         let seq = header.number;
         let len = data.len() as u64;
-        if let Some(i) = payload::first_mismatch(self.flow, seq, data) {
+        let mismatch = match self.stream {
+            Some(_) => None,
+            None => payload::first_mismatch(self.flow, seq, data),
+        };
+        if let Some(i) = mismatch {
             self.fail(format!(
                 "flow {}: wrong byte at offset {}",
                 self.flow,
@@ -162,7 +191,13 @@ impl TcpReceiver {
             self.ts_recent = header.tsval;
         }
         let mss = self.peer.map_or(0, mss_for) as u64;
-        match self.reassembly.on_segment(seq, len) {
+        let arrival = self.reassembly.on_segment(seq, len);
+        if let Some(s) = self.stream.as_mut() {
+            if matches!(arrival, Arrival::InOrder { .. } | Arrival::OutOfOrder) {
+                s.on_segment(seq, data);
+            }
+        }
+        match arrival {
             Arrival::InOrder {
                 delivered,
                 filled_gap,
@@ -252,6 +287,15 @@ impl SimNode for TcpReceiver {
                 self.stats.bytes_delivered,
                 self.reassembly.rcv_nxt()
             ));
+        }
+        if let Some(s) = &self.stream {
+            if s.delivered() != self.reassembly.rcv_nxt() {
+                return Err(format!(
+                    "stream readable up to {} but the cumulative point is {}",
+                    s.delivered(),
+                    self.reassembly.rcv_nxt()
+                ));
+            }
         }
         Ok(())
     }

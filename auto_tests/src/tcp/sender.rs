@@ -11,10 +11,21 @@
 //! Sending: whenever an input opens the window, lost segments first (lowest sequence first),
 //! then new data, as many as `in flight < cwnd` allows, back to back — no pacing.
 //!
+//! What it sends: a bulk sender ([`TcpSender::new`]) sends its flow's pattern, `total` bytes
+//! or forever, and is always window-limited. A stream sender ([`TcpSender::stream`]) sends
+//! what an application [wrote](TcpSender::write) — a socket under a relay connection — so
+//! it has what a socket adds for an application that is not always ahead of the window: a
+//! send buffer with Linux's autotuned limit (backpressure: a write takes only what fits),
+//! Linux's cwnd-limited check (the window grows only while it is what limits the sender,
+//! `tcp_is_cwnd_limited`), and optionally Nagle's algorithm.
+//!
 //! Not modelled (documented so the gaps are known): Tail Loss Probe and RACK's reordering
-//! timer, F-RTO and undo of spurious reductions, Linux's cwnd-limited check (growth is
-//! instead capped by [`super::WINDOW_BYTES`]), TSO/GSO bursts, and the connection handshake
-//! (the flow starts established, with the initial window).
+//! timer, F-RTO and undo of spurious reductions, the cwnd-limited check for bulk senders
+//! (their growth is instead capped by [`super::WINDOW_BYTES`]; they are never
+//! application-limited before their last window), restarting from the initial window after
+//! an idle period (`tcp_slow_start_after_idle`), TSO/GSO bursts, and the connection
+//! handshake (the flow starts established, with the initial window; a stream's owner
+//! models the handshake's round trip before creating it).
 
 use std::net::SocketAddr;
 use std::time::Duration;
@@ -27,6 +38,7 @@ use super::payload;
 use super::rtt::RttEstimator;
 use super::scoreboard::{Delivery, Scoreboard};
 use super::segment::{echoed_rtt, encode_data, timestamp_clock, Header, Segment};
+use super::send_buffer::SendBuffer;
 use super::stats::{RoundSample, SlowStartExit, TcpSenderStats};
 use super::{mss_for, WINDOW_BYTES};
 use crate::node::SimNode;
@@ -43,6 +55,32 @@ pub enum CaState {
     Recovery,
     /// Recovering after a retransmission timeout.
     Loss,
+}
+
+/// How a stream sender's socket is set.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct StreamOptions {
+    /// Nagle's algorithm as Linux runs it (RFC 896 with Minshall's variant,
+    /// `tcp_nagle_check`): a segment shorter than the MSS waits while an earlier short
+    /// segment is unacknowledged. Off is `TCP_NODELAY`.
+    pub nagle: bool,
+}
+
+/// A stream sender's application side: the bytes written, the socket options, and Linux's
+/// record of whether the window is what limits sending (`tcp_cwnd_validate`).
+#[derive(Debug, Clone)]
+struct Stream {
+    buf: SendBuffer,
+    options: StreamOptions,
+    /// The window limited sending during the current window's worth of data
+    /// (`is_cwnd_limited`).
+    cwnd_limited: bool,
+    /// Most segments outstanding during it (`max_packets_out`).
+    max_out: usize,
+    /// Where it ends (`cwnd_usage_seq`).
+    usage_end: u64,
+    /// One past the last short segment sent (`snd_sml`).
+    short_end: u64,
 }
 
 /// Proportional Rate Reduction state (RFC 6937 §3).
@@ -85,7 +123,14 @@ pub struct TcpSender {
     rounds: Vec<RoundSample>,
     stats: TcpSenderStats,
     error: Option<String>,
+    /// A stream sender's application side; `None` for a bulk sender.
+    stream: Option<Box<Stream>>,
 }
+
+/// Segments a stream's send buffer holds per segment of window: Linux sizes `sk_sndbuf` to
+/// twice the window's memory (`tcp_sndbuf_expand`: 2 × max(cwnd, 10) segments), so an
+/// application may keep about one window queued behind the one in flight.
+pub const SNDBUF_WINDOWS: f64 = 2.0;
 
 impl TcpSender {
     /// A sender of flow `flow` to `peer` that starts at `start` and sends `total` bytes
@@ -114,7 +159,52 @@ impl TcpSender {
             rounds: Vec::new(),
             stats: TcpSenderStats::default(),
             error: None,
+            stream: None,
         }
+    }
+
+    /// A sender of flow `flow` to `peer` that sends what is [written](Self::write) to it,
+    /// established at `now` (its owner has modelled the handshake).
+    pub fn stream(flow: u32, peer: SocketAddr, now: Timestamp, options: StreamOptions) -> Self {
+        let mut s = TcpSender::new(flow, peer, None, now);
+        s.stream = Some(Box::new(Stream {
+            buf: SendBuffer::new(),
+            options,
+            cwnd_limited: false,
+            max_out: 0,
+            usage_end: 0,
+            short_end: 0,
+        }));
+        s
+    }
+
+    /// The most a stream's send buffer holds, in bytes: [`SNDBUF_WINDOWS`] windows of at
+    /// least the initial window, at most [`WINDOW_BYTES`].
+    pub fn send_buffer_limit(&self) -> usize {
+        let segments = SNDBUF_WINDOWS * self.cwnd.max(INITIAL_WINDOW);
+        ((segments * self.mss as f64) as u64).min(WINDOW_BYTES) as usize
+    }
+
+    /// Bytes a stream's application may write now (0 for a bulk sender).
+    pub fn write_space(&self) -> usize {
+        self.stream
+            .as_ref()
+            .map_or(0, |s| self.send_buffer_limit().saturating_sub(s.buf.len()))
+    }
+
+    /// Bytes written and not yet acknowledged (sent or not).
+    pub fn buffered(&self) -> usize {
+        self.stream.as_ref().map_or(0, |s| s.buf.len())
+    }
+
+    /// A stream's application writes `bytes`: takes what fits ([`Self::write_space`]) and
+    /// returns how much, as a non-blocking `write` does.
+    pub fn write(&mut self, bytes: &[u8]) -> usize {
+        let n = bytes.len().min(self.write_space());
+        if let Some(s) = self.stream.as_mut() {
+            s.buf.write(&bytes[..n]);
+        }
+        n
     }
 
     /// The flow id.
@@ -198,7 +288,36 @@ impl TcpSender {
     }
 
     fn has_new_data(&self) -> bool {
-        self.total.is_none_or(|t| self.board.snd_nxt() < t)
+        match &self.stream {
+            Some(s) => self.board.snd_nxt() < s.buf.end(),
+            None => self.total.is_none_or(|t| self.board.snd_nxt() < t),
+        }
+    }
+
+    /// Linux's `tcp_cwnd_validate` after a send (`limited`: the window stopped the sender
+    /// with data waiting): the record of the current window's use starts over when the
+    /// previous window is acknowledged, and otherwise only grows.
+    fn note_window_use(&mut self, limited: bool) {
+        let (snd_una, snd_nxt, out) = (
+            self.board.snd_una(),
+            self.board.snd_nxt(),
+            self.board.outstanding(),
+        );
+        if let Some(s) = self.stream.as_mut() {
+            if snd_una >= s.usage_end || limited || (!s.cwnd_limited && out > s.max_out) {
+                s.cwnd_limited = limited;
+                s.max_out = out;
+                s.usage_end = snd_nxt;
+            }
+        }
+    }
+
+    /// Whether the window may grow (Linux `tcp_is_cwnd_limited`): it limited sending, or in
+    /// slow start it is less than twice what was outstanding. Bulk senders always may.
+    fn may_grow(&self) -> bool {
+        self.stream.as_ref().is_none_or(|s| {
+            s.cwnd_limited || (self.cwnd < self.ssthresh && self.cwnd < 2.0 * s.max_out as f64)
+        })
     }
 
     fn max_cwnd(&self) -> f64 {
@@ -232,6 +351,10 @@ impl TcpSender {
         }
         let delivery = self.board.on_ack(ack, &blocks[..n]);
         self.stats.bytes_acked = self.board.snd_una();
+        let snd_una = self.board.snd_una();
+        if let Some(s) = self.stream.as_mut() {
+            s.buf.release(snd_una);
+        }
 
         let echoed = || {
             (delivery.segments > 0)
@@ -349,8 +472,10 @@ impl TcpSender {
             } else {
                 acked
             };
-            self.cwnd = (self.cwnd + increase).min(self.ssthresh);
-        } else {
+            if self.may_grow() {
+                self.cwnd = (self.cwnd + increase).min(self.ssthresh);
+            }
+        } else if self.may_grow() {
             let srtt = self.rtt.srtt().unwrap_or(Duration::ZERO);
             self.cwnd = self.cubic.on_ack(now, self.cwnd, acked, srtt);
         }
@@ -401,6 +526,9 @@ impl SimNode for TcpSender {
         }
         let window = self.cwnd.floor().max(1.0) as usize;
         if self.board.in_flight() >= window {
+            if self.has_new_data() || self.board.lost() > 0 {
+                self.note_window_use(true);
+            }
             return None;
         }
         let seg = match self.board.retransmit_next_lost(now) {
@@ -412,14 +540,34 @@ impl SimNode for TcpSender {
                 if !self.has_new_data() {
                     return None;
                 }
-                let remaining = self.total.map_or(u64::MAX, |t| t - self.board.snd_nxt());
+                let remaining = match &self.stream {
+                    Some(s) => s.buf.end() - self.board.snd_nxt(),
+                    None => self.total.map_or(u64::MAX, |t| t - self.board.snd_nxt()),
+                };
                 let len = remaining.min(self.mss as u64);
                 if self.board.outstanding_bytes() + len > WINDOW_BYTES {
                     return None;
                 }
-                self.board.send_new(len as u32, now)
+                if let Some(s) = &self.stream {
+                    let short = len < self.mss as u64;
+                    if short
+                        && s.options.nagle
+                        && self.board.outstanding() > 0
+                        && s.short_end > self.board.snd_una()
+                    {
+                        return None;
+                    }
+                }
+                let seg = self.board.send_new(len as u32, now);
+                if let Some(s) = self.stream.as_mut() {
+                    if len < self.mss as u64 {
+                        s.short_end = seg.end();
+                    }
+                }
+                seg
             }
         };
+        self.note_window_use(false);
         self.stats.segments_sent += 1;
         if self.state == CaState::Recovery {
             self.prr.out += 1;
@@ -435,14 +583,16 @@ impl SimNode for TcpSender {
             flow: self.flow,
         };
         let flow = self.flow;
-        let bytes = encode_data(&header, seg.len as usize, |p| {
-            payload::fill(flow, seg.seq, p)
+        let stream = self.stream.as_deref();
+        let bytes = encode_data(&header, seg.len as usize, |p| match stream {
+            Some(s) => s.buf.copy_out(seg.seq, p),
+            None => payload::fill(flow, seg.seq, p),
         });
         Some((self.peer, bytes))
     }
 
     fn poll_timeout(&self) -> Option<Timestamp> {
-        if self.first_send.is_none() && self.start > Timestamp::ZERO {
+        if self.first_send.is_none() && self.start > Timestamp::ZERO && self.stream.is_none() {
             return Some(self.start);
         }
         self.rto_at
@@ -464,6 +614,19 @@ impl SimNode for TcpSender {
         }
         if self.board.outstanding() > 0 && self.rto_at.is_none() {
             return Err("data outstanding without a retransmission timer".into());
+        }
+        if let Some(s) = &self.stream {
+            if s.buf.end() - s.buf.len() as u64 != self.board.snd_una()
+                || s.buf.end() < self.board.snd_nxt()
+            {
+                return Err(format!(
+                    "send buffer [{}, {}) does not hold [snd_una {}, snd_nxt {})",
+                    s.buf.end() - s.buf.len() as u64,
+                    s.buf.end(),
+                    self.board.snd_una(),
+                    self.board.snd_nxt()
+                ));
+            }
         }
         Ok(())
     }
