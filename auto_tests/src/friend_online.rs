@@ -7,6 +7,12 @@
 //! each other by key ([`Friendship::Mutual`]); the run ends when each sees the other online.
 //! The figure is the time from start to the later of the two `FriendConnection { online }`
 //! events, with the datagrams all three nodes sent meanwhile.
+//!
+//! A relayed profile ([`Profile::relayed`], relay500) runs here as UDP links of its shape,
+//! not through the simulated relay: finding a friend takes the onion, whose client sends
+//! over UDP only (no onion over TCP yet), and in a network of three nodes two that cannot
+//! reach each other over UDP have no onion path between them. What the relay changes —
+//! the session's path once they know each other — is measured by `node_transfer.rs`.
 
 use std::net::SocketAddr;
 use std::time::Duration;

@@ -67,6 +67,9 @@ fn file_64_mib_sat600() {
     sixty_four_mib_arrives_byte_exact(Profile::sat600());
 }
 
+/// relay500's shape as one UDP link: this host pair is net_crypto and the file layer alone,
+/// without the node's relay client; whole nodes run relay500 through the simulated relay
+/// (`node_relay.rs`).
 #[test]
 fn file_64_mib_relay500() {
     sixty_four_mib_arrives_byte_exact(Profile::relay500());
