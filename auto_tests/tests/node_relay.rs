@@ -140,9 +140,10 @@ fn smoothed_rtt_stays_within_10_percent_of_the_base_rtt_through_the_relay() {
 /// sees nothing for as long. The transport above sees a pause, not a loss: nothing is
 /// missing at Bob, and no packet newer than the held ones is acknowledged before they are,
 /// so loss detection has nothing to convict — its time rule applies only to packets older
-/// than an acknowledged one, and the hold (~0.27 s) is shorter than the PTO (srtt + 4·rttvar
-/// + the peer's ack delay, ~0.55 s), which BBR's sends during the hold keep re-arming. So
-/// the bound is zero: no packet declared lost, none re-sent, no duplicate at Bob.
+/// than an acknowledged one, and the hold (~0.27 s) is shorter than the PTO (srtt plus
+/// 4·rttvar plus the peer's ack delay, ~0.55 s), which BBR's sends during the hold keep
+/// re-arming. So the bound is zero: no packet declared lost, none re-sent, no duplicate at
+/// Bob.
 #[test]
 fn a_segment_lost_on_a_leg_holds_back_what_follows_and_the_transport_declares_nothing_lost() {
     let (lossy, clean) = (with_a_lost_segment(), clean());
