@@ -71,6 +71,9 @@ pub const DEFAULT_MAX_PEERS: usize = 2048;
 /// counted. Large enough for what one 64 KiB read can carry.
 pub const MAX_QUEUED_EVENTS: usize = 8192;
 
+/// A relay that may be connected: its index, and since when.
+type Candidate = (usize, Timestamp);
+
 /// One TCP connection attempt to one relay. A relay gets a new id for every attempt, so a
 /// late call about a closed socket never touches its successor.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -757,10 +760,7 @@ impl RelayClients {
     /// The earliest eligible idle relay a non-direct peer lists, and the earliest eligible
     /// idle relay of all if fewer than `keep_connected` are open or opening; each with the
     /// time it became eligible. Nothing while `max_connections` are open or opening.
-    fn connect_candidates(
-        &self,
-        now: Timestamp,
-    ) -> (Option<(usize, Timestamp)>, Option<(usize, Timestamp)>) {
+    fn connect_candidates(&self, now: Timestamp) -> (Option<Candidate>, Option<Candidate>) {
         let busy = self.relays.iter().filter(|r| r.is_busy()).count();
         if busy >= self.config.max_connections {
             return (None, None);

@@ -7,6 +7,7 @@
 //! connection" at once and in order; the driver loop is [`Net::pump`], what a real driver
 //! does after every input.
 
+mod connection;
 mod scripted;
 mod server;
 

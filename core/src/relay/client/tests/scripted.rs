@@ -95,7 +95,7 @@ fn data_flows_both_ways_on_the_route() {
     assert!(!w.relays[&addr(1)].received_ids.contains(&6));
 }
 
-const MAX_DATA_SIZE_FOR_TEST: usize = super::connection::MAX_DATA_SIZE;
+const MAX_DATA_SIZE_FOR_TEST: usize = crate::relay::client::connection::MAX_DATA_SIZE;
 
 #[test]
 fn sizes_outside_the_protocol_are_refused() {
@@ -624,4 +624,22 @@ fn a_stale_id_is_ignored() {
         1,
         "the new connection is untouched"
     );
+}
+
+#[test]
+fn a_peer_with_three_online_routes_gets_no_new_relay_but_may_use_a_known_one() {
+    let mut w = World::new(5, 2);
+    for n in 1..=3 {
+        w.add_peer_relay(0, 1, n);
+        w.add_peer_relay(1, 0, n);
+    }
+    w.add_relay(0, 5);
+    let (b, now) = (w.dht(1), w.now);
+    let (r4, r5) = (w.relay_pk(4), w.relay_pk(5));
+    let r = &mut w.clients[0].relays;
+    assert_eq!(
+        r.add_peer_relay(now, b, addr(4), r4),
+        Err(AddRelayError::Enough)
+    );
+    assert_eq!(r.add_peer_relay(now, b, addr(5), r5), Ok(()));
 }
