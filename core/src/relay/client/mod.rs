@@ -28,5 +28,6 @@ pub use connection::{
     TCP_CONNECTION_TIMEOUT,
 };
 pub use keepalive::{TCP_PING_FREQUENCY, TCP_PING_TIMEOUT};
+pub use output::CONTROL_RESERVE;
 pub use routes::RouteStatus;
 pub use set::{RelayClientConfig, RelayClients, RelayEvent, RelayId, RelaySendError};
