@@ -47,7 +47,7 @@ use super::connection::{
     ConnectionConfig, ConnectionEvent, RelayConnection, SendError, MAX_DATA_SIZE,
     TCP_CONNECTION_TIMEOUT,
 };
-use super::peers::{Peers, MAX_FRIEND_TCP_CONNECTIONS, RECOMMENDED_FRIEND_TCP_CONNECTIONS};
+use super::peers::{Peer, Peers, MAX_FRIEND_TCP_CONNECTIONS, RECOMMENDED_FRIEND_TCP_CONNECTIONS};
 use super::routes::RouteStatus;
 
 /// `TCP_CONNECTION_ANNOUNCE_TIMEOUT` = `TCP_CONNECTION_TIMEOUT` = 10 s
@@ -235,6 +235,8 @@ struct Relay {
     backoff: Backoff,
     /// No attempt before this.
     retry_at: Timestamp,
+    /// The peers that list this relay (the other direction of `Peer::relays`).
+    listed_by: Vec<PublicKey>,
     /// Our last routing request on the current connection, or its establishment; ZERO if
     /// none was made (then it may be closed at once when surplus).
     last_request: Timestamp,
@@ -285,6 +287,8 @@ pub struct RelayClients {
     closes: VecDeque<RelayId>,
     next_id: u32,
     onion_cursor: usize,
+    /// A relay was closed or lost a peer since the last look for relays to forget.
+    unlisted: bool,
     stats: RelayClientStats,
 }
 
@@ -301,6 +305,7 @@ impl RelayClients {
             closes: VecDeque::new(),
             next_id: 0,
             onion_cursor: 0,
+            unlisted: false,
             stats: RelayClientStats::default(),
         }
     }
@@ -361,6 +366,7 @@ impl RelayClients {
             return Err(AddRelayError::TooManyPeers);
         };
         p.relays.push(relay_pk);
+        self.relays[i].listed_by.push(peer);
         self.request_route(now, i, peer);
         Ok(())
     }
@@ -373,12 +379,15 @@ impl RelayClients {
         };
         for relay_pk in &p.relays {
             if let Some(i) = self.relay_index(relay_pk) {
-                if let Some(conn) = self.relays[i].established_mut() {
+                let relay = &mut self.relays[i];
+                relay.listed_by.retain(|pk| pk != peer);
+                if let Some(conn) = relay.established_mut() {
                     // A failure here (the relay stopped reading) shows at the next timeout.
                     let _ = conn.remove_route(peer);
                 }
             }
         }
+        self.unlisted = true;
         self.forget_unused_relays();
     }
 
@@ -451,8 +460,8 @@ impl RelayClients {
         self.drain_connection(now, i);
         if result.is_err() {
             self.fail(now, i, true);
+            self.forget_unused_relays();
         }
-        self.forget_unused_relays();
     }
 
     /// The socket of `id` closed (by the relay, or an error). Ignored for an id already
@@ -701,6 +710,7 @@ impl RelayClients {
             global: false,
             backoff: Backoff::default(),
             retry_at: now,
+            listed_by: Vec::new(),
             last_request: Timestamp::ZERO,
             link: Link::Idle,
         });
@@ -731,16 +741,35 @@ impl RelayClients {
 
     /// Whether a non-direct peer lists relay `i`.
     fn is_wanted(&self, i: usize) -> bool {
-        let pk = &self.relays[i].pk;
-        self.peers.of_relay(pk).any(|(_, p)| !p.direct)
+        self.relays[i]
+            .listed_by
+            .iter()
+            .any(|pk| self.peers.get(pk).is_some_and(|p| !p.direct))
     }
 
     /// Whether relay `i` has an online route to a non-direct peer.
     fn is_in_use(&self, i: usize) -> bool {
         let relay = &self.relays[i];
-        self.peers
-            .of_relay(&relay.pk)
-            .any(|(peer, p)| !p.direct && matches!(relay.route(peer), Some(RouteStatus::Online(_))))
+        relay.listed_by.iter().any(|pk| {
+            self.peers.get(pk).is_some_and(|p| !p.direct)
+                && matches!(relay.route(pk), Some(RouteStatus::Online(_)))
+        })
+    }
+
+    /// Takes relay `i` from the peers that list it, except those `keep` accepts.
+    fn unlink(&mut self, i: usize, keep: impl Fn(&Peer) -> bool) {
+        let relay = &mut self.relays[i];
+        let relay_pk = relay.pk;
+        let peers = &mut self.peers;
+        relay.listed_by.retain(|pk| match peers.get_mut(pk) {
+            Some(p) if keep(p) => true,
+            Some(p) => {
+                p.relays.retain(|r| *r != relay_pk);
+                false
+            }
+            None => false,
+        });
+        self.unlisted = true;
     }
 
     /// The relay [`Self::poll_connect`] picks at `now`: the idle relay a non-direct peer
@@ -820,8 +849,7 @@ impl RelayClients {
             }
             // Peers whose session is direct keep the relay for when they leave UDP; the
             // others lose it, as in 0.2.18 (they re-share their relays).
-            let pk = relay.pk;
-            self.peers.unlink_relay(&pk, |p| p.direct);
+            self.unlink(i, |p| p.direct);
             self.close(now, i, true, None);
             surplus -= 1;
         }
@@ -849,27 +877,31 @@ impl RelayClients {
         if was_up {
             self.push_event(RelayEvent::RelayDown { addr, pk });
         }
-        let peers: Vec<PublicKey> = self.peers.of_relay(&pk).map(|(p, _)| *p).collect();
-        for peer in peers {
+        for k in 0..self.relays[i].listed_by.len() {
+            let peer = self.relays[i].listed_by[k];
             self.update_peer_online(&peer);
         }
+        self.unlisted = true;
     }
 
     /// Forgets relays only peers listed once no peer lists them and they are idle, and
-    /// those that failed [`MAX_FAILURES`] times in a row.
+    /// those that failed [`MAX_FAILURES`] times in a row. Runs only after something was
+    /// closed or unlinked.
     fn forget_unused_relays(&mut self) {
+        if !std::mem::take(&mut self.unlisted) {
+            return;
+        }
         let mut i = 0;
         while i < self.relays.len() {
             let relay = &self.relays[i];
-            let listed = self.peers.of_relay(&relay.pk).next().is_some();
             let failed_out = relay.backoff.failures() >= MAX_FAILURES;
-            let forget = !relay.global && !relay.is_busy() && (!listed || failed_out);
+            let forget =
+                !relay.global && !relay.is_busy() && (relay.listed_by.is_empty() || failed_out);
             if forget {
-                let pk = relay.pk;
                 if failed_out {
                     self.stats.relays_forgotten += 1;
                 }
-                self.peers.unlink_relay(&pk, |_| false);
+                self.unlink(i, |_| false);
                 self.relays.remove(i);
                 if self.onion_cursor > i {
                     self.onion_cursor -= 1;
@@ -878,6 +910,7 @@ impl RelayClients {
                 i += 1;
             }
         }
+        self.unlisted = false;
     }
 
     /// Handles what relay `i`'s connection reported.
@@ -906,8 +939,8 @@ impl RelayClients {
                 relay.last_request = Timestamp::ZERO;
                 self.push_event(RelayEvent::RelayUp { addr, pk });
                 // 0.2.18 `tcp_relay_on_online`: a route for every peer listing the relay.
-                let peers: Vec<PublicKey> = self.peers.of_relay(&pk).map(|(p, _)| *p).collect();
-                for peer in peers {
+                for k in 0..self.relays[i].listed_by.len() {
+                    let peer = self.relays[i].listed_by[k];
                     self.request_route(now, i, peer);
                 }
             }

@@ -643,3 +643,61 @@ fn a_peer_with_three_online_routes_gets_no_new_relay_but_may_use_a_known_one() {
     );
     assert_eq!(r.add_peer_relay(now, b, addr(5), r5), Ok(()));
 }
+
+#[test]
+fn a_connect_the_driver_never_completes_is_abandoned_after_10_s() {
+    let mut w = World::new(1, 1);
+    let (pk, now) = (w.relay_pk(1), w.now);
+    let client = &mut w.clients[0];
+    let r = &mut client.relays;
+    r.add_relay(now, addr(1), pk).unwrap();
+    let (id, a) = r.poll_connect(now).unwrap();
+    assert_eq!(a, addr(1));
+    assert_eq!(r.poll_connect(now), None, "one attempt at a time");
+    assert_eq!(r.poll_timeout(), Some(now + TCP_CONNECTION_TIMEOUT));
+    let deadline = now + TCP_CONNECTION_TIMEOUT;
+    r.handle_timeout(deadline - Duration::from_micros(1), &mut client.rng);
+    assert_eq!(r.poll_close(), None);
+    r.handle_timeout(deadline, &mut client.rng);
+    assert_eq!(r.poll_close(), Some(id));
+    assert_eq!(r.stats().failures, 1);
+    assert_eq!(r.poll_timeout(), Some(deadline + RECONNECT_DELAY_MIN));
+    assert_eq!(r.poll_connect(deadline), None);
+    let (again, _) = r.poll_connect(deadline + RECONNECT_DELAY_MIN).unwrap();
+    assert_ne!(again, id, "a new attempt, a new id");
+}
+
+#[test]
+fn a_peers_relay_that_keeps_failing_is_forgotten_but_ours_is_kept() {
+    let mut w = World::new(2, 2);
+    for n in [1, 2] {
+        w.relays.get_mut(&addr(n)).unwrap().accept = false;
+    }
+    w.add_peer_relay(0, 1, 1);
+    w.add_relay(0, 2);
+    w.run_for(Duration::from_secs(600));
+    let r = &w.clients[0].relays;
+    assert_eq!(r.stats().relays_forgotten, 1);
+    let tries = |n: u8| {
+        w.clients[0]
+            .connects
+            .iter()
+            .filter(|(_, a)| *a == addr(n))
+            .count()
+    };
+    assert_eq!(
+        tries(1),
+        MAX_FAILURES as usize,
+        "forgotten after {MAX_FAILURES}"
+    );
+    assert!(
+        tries(2) > MAX_FAILURES as usize,
+        "ours is retried: {}",
+        tries(2)
+    );
+    assert_eq!(w.send(0, 1, b"\x18x"), Err(RelaySendError::NoRoute));
+    // Once our relay answers again, it comes up at the next try.
+    w.relays.get_mut(&addr(2)).unwrap().accept = true;
+    w.run_for(RECONNECT_DELAY_MAX);
+    assert_eq!(w.connected(0), vec![addr(2)]);
+}
