@@ -30,4 +30,7 @@ pub use connection::{
 pub use keepalive::{TCP_PING_FREQUENCY, TCP_PING_TIMEOUT};
 pub use output::CONTROL_RESERVE;
 pub use routes::RouteStatus;
-pub use set::{RelayClientConfig, RelayClients, RelayEvent, RelayId, RelaySendError};
+pub use set::{
+    AddRelayError, RelayClientConfig, RelayClientStats, RelayClients, RelayEvent, RelayId,
+    RelaySendError,
+};

@@ -74,6 +74,10 @@ pub const MAX_QUEUED_EVENTS: usize = 8192;
 /// A relay that may be connected: its index, and since when.
 type Candidate = (usize, Timestamp);
 
+/// Sockets held for [`RelayClients::poll_close`] (ours). A driver drains them after every
+/// call; one that does not leaks sockets, and past this many the oldest are forgotten.
+pub const MAX_QUEUED_CLOSES: usize = 1024;
+
 /// One TCP connection attempt to one relay. A relay gets a new id for every attempt, so a
 /// late call about a closed socket never touches its successor.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -209,6 +213,8 @@ pub struct RelayClientStats {
     pub failures: u64,
     /// Relays forgotten after [`MAX_FAILURES`].
     pub relays_forgotten: u64,
+    /// Closes dropped because [`MAX_QUEUED_CLOSES`] were waiting.
+    pub closes_dropped: u64,
 }
 
 #[derive(Debug)]
@@ -633,11 +639,10 @@ impl RelayClients {
         for relay in &self.relays {
             match &relay.link {
                 Link::Connecting { started, .. } => at(*started + TCP_CONNECTION_TIMEOUT),
-                Link::Open { conn, .. } => {
-                    if let Some(t) = conn.poll_timeout() {
-                        at(t);
-                    }
-                }
+                // A connection that failed outside `handle_*` (a control frame that did
+                // not fit during `add_peer_relay`, `remove_peer`) has no deadline: it is
+                // collected by the next `handle_timeout`, due at once.
+                Link::Open { conn, .. } => at(conn.poll_timeout().unwrap_or(Timestamp::ZERO)),
                 Link::Idle => {}
             }
         }
@@ -868,6 +873,10 @@ impl RelayClients {
         let relay = &mut self.relays[i];
         let was_up = matches!(relay.link, Link::Open { up: true, .. });
         if let (Some(id), true) = (relay.id(), close_socket) {
+            if self.closes.len() >= MAX_QUEUED_CLOSES {
+                self.closes.pop_front();
+                self.stats.closes_dropped += 1;
+            }
             self.closes.push_back(id);
         }
         relay.link = Link::Idle;

@@ -701,3 +701,35 @@ fn a_peers_relay_that_keeps_failing_is_forgotten_but_ours_is_kept() {
     w.run_for(RECONNECT_DELAY_MAX);
     assert_eq!(w.connected(0), vec![addr(2)]);
 }
+
+#[test]
+fn a_relay_that_reads_nothing_while_we_ask_for_routes_is_given_up() {
+    let config = RelayClientConfig {
+        connection: ConnectionConfig { output_limit: 1000 },
+        ..RelayClientConfig::default()
+    };
+    let mut w = World::with_config(1, 1, config);
+    w.add_relay(0, 1);
+    w.take_events(0);
+    w.clients[0].write_budget = Some(0);
+    // Each routing request is a 51-byte control frame; the output limit and the reserve
+    // hold about 100 of them (fewer than the 240 routes a relay gives), then the
+    // connection is stalled.
+    let mut rng = ChaCha8Rng::seed_from_u64(77);
+    let pk = w.relay_pk(1);
+    for _ in 0..200 {
+        let peer = KeyPair::generate(&mut rng).public;
+        let now = w.now;
+        w.clients[0]
+            .relays
+            .add_peer_relay(now, peer, addr(1), pk)
+            .unwrap();
+    }
+    assert_eq!(w.clients[0].relays.poll_timeout(), Some(Timestamp::ZERO));
+    w.run_for(Duration::from_millis(1));
+    assert_eq!(
+        w.take_events(0),
+        vec![RelayEvent::RelayDown { addr: addr(1), pk }]
+    );
+    assert_eq!(w.clients[0].relays.stats().failures, 1);
+}
