@@ -36,6 +36,7 @@ pub fn rustox_bootstrap(port: u16) -> std::io::Result<NodeRunner> {
                 ..DhtConfig::default()
             },
             onion: Some(OnionConfig::default()),
+            tcp: None,
         },
     )
 }
