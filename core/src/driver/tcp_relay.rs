@@ -346,6 +346,11 @@ impl Driver {
                 Ok(n) => {
                     self.server
                         .handle_bytes(now, conn_of(token), &self.buf[..n], &mut self.rng);
+                    // What these bytes made goes to its sockets at once, as c-toxcore writes
+                    // each frame straight to its socket: the server's buffer then only holds
+                    // what the kernel's is too full to take, and a fast sender's next reads
+                    // do not pile onto an unflushed buffer and overflow it.
+                    self.flush_ready();
                     budget = budget.saturating_sub(n);
                     if budget == 0 {
                         self.again.push_back(token);
@@ -397,6 +402,10 @@ impl Driver {
                 sink(now, req);
             }
         }
+        self.flush_ready();
+    }
+
+    fn flush_ready(&mut self) {
         while let Some(conn) = self.server.poll_ready() {
             self.write(conn);
         }
