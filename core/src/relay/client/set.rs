@@ -71,6 +71,9 @@ pub const DEFAULT_MAX_PEERS: usize = 2048;
 /// counted. Large enough for what one 64 KiB read can carry.
 pub const MAX_QUEUED_EVENTS: usize = 8192;
 
+/// A relay that may be connected: its index, and since when.
+type Candidate = (usize, Timestamp);
+
 /// One TCP connection attempt to one relay. A relay gets a new id for every attempt, so a
 /// late call about a closed socket never touches its successor.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -405,7 +408,7 @@ impl RelayClients {
     /// calls about it. Call until `None`.
     #[must_use]
     pub fn poll_connect(&mut self, now: Timestamp) -> Option<(RelayId, SocketAddr)> {
-        let i = self.next_to_connect(now)?.0;
+        let i = self.next_to_connect(now)?;
         let id = self.fresh_id();
         let relay = &mut self.relays[i];
         relay.link = Link::Connecting { id, started: now };
@@ -507,13 +510,18 @@ impl RelayClients {
         if packet.is_empty() || packet.len() > MAX_DATA_SIZE {
             return Err(RelaySendError::Size(packet.len()));
         }
-        let relays: Vec<usize> = p
-            .relays
-            .iter()
-            .filter_map(|pk| self.relay_index(pk))
-            .collect();
+        // The peer's relays in its order (at most 6; no allocation on the data path).
+        let mut found = [0usize; MAX_FRIEND_TCP_CONNECTIONS];
+        let mut n = 0;
+        for pk in p.relays.iter().take(MAX_FRIEND_TCP_CONNECTIONS) {
+            if let Some(i) = self.relay_index(pk) {
+                found[n] = i;
+                n += 1;
+            }
+        }
+        let relays = &found[..n];
         let mut full = false;
-        for &i in &relays {
+        for &i in relays {
             let Some(conn) = self.relays[i].established_mut() else {
                 continue;
             };
@@ -529,7 +537,7 @@ impl RelayClients {
             return Err(RelaySendError::Full);
         }
         let mut sent = false;
-        for &i in &relays {
+        for &i in relays {
             let Some(conn) = self.relays[i].established_mut() else {
                 continue;
             };
@@ -624,7 +632,7 @@ impl RelayClients {
                 Link::Idle => {}
             }
         }
-        if let Some((_, t)) = self.next_to_connect(Timestamp::MAX) {
+        if let Some(t) = self.next_connect_time() {
             at(t);
         }
         if let Some(t) = self.next_surplus_close() {
@@ -735,33 +743,43 @@ impl RelayClients {
             .any(|(peer, p)| !p.direct && matches!(relay.route(peer), Some(RouteStatus::Online(_))))
     }
 
-    /// The relay [`Self::poll_connect`] would pick at `now`, and when it became eligible.
-    /// With `now` = MAX: the earliest time any relay becomes eligible.
-    fn next_to_connect(&self, now: Timestamp) -> Option<(usize, Timestamp)> {
+    /// The relay [`Self::poll_connect`] picks at `now`: the idle relay a non-direct peer
+    /// lists that has waited out its backoff longest ago, else, while fewer than
+    /// `keep_connected` connections are open or opening, any such idle relay.
+    fn next_to_connect(&self, now: Timestamp) -> Option<usize> {
+        let (wanted, any) = self.connect_candidates(now);
+        wanted.or(any).map(|(i, _)| i)
+    }
+
+    /// When [`Self::poll_connect`] next has a relay to give (possibly in the past).
+    fn next_connect_time(&self) -> Option<Timestamp> {
+        let (wanted, any) = self.connect_candidates(Timestamp::MAX);
+        [wanted, any].into_iter().flatten().map(|(_, t)| t).min()
+    }
+
+    /// The earliest eligible idle relay a non-direct peer lists, and the earliest eligible
+    /// idle relay of all if fewer than `keep_connected` are open or opening; each with the
+    /// time it became eligible. Nothing while `max_connections` are open or opening.
+    fn connect_candidates(&self, now: Timestamp) -> (Option<Candidate>, Option<Candidate>) {
         let busy = self.relays.iter().filter(|r| r.is_busy()).count();
         if busy >= self.config.max_connections {
-            return None;
+            return (None, None);
         }
-        let idle = |i: &usize| {
-            let r = &self.relays[*i];
+        let idle = (0..self.relays.len()).filter(|&i| {
+            let r = &self.relays[i];
             !r.is_busy() && r.retry_at <= now
-        };
+        });
         let earliest = |it: &mut dyn Iterator<Item = usize>| {
             it.map(|i| (i, self.relays[i].retry_at))
                 .min_by_key(|&(i, t)| (t, i))
         };
-        let wanted = earliest(
-            &mut (0..self.relays.len())
-                .filter(idle)
-                .filter(|&i| self.is_wanted(i)),
-        );
-        if wanted.is_some() {
-            return wanted;
-        }
-        if busy < self.config.keep_connected {
-            return earliest(&mut (0..self.relays.len()).filter(idle));
-        }
-        None
+        let wanted = earliest(&mut idle.clone().filter(|&i| self.is_wanted(i)));
+        let any = if busy < self.config.keep_connected {
+            earliest(&mut idle.clone())
+        } else {
+            None
+        };
+        (wanted, any)
     }
 
     fn established_count(&self) -> usize {
