@@ -64,6 +64,7 @@ impl Node {
         carried.extend(closest);
         carried.truncate(MAX_DHTPK_NODES);
         self.onion_client.set_dht_pk_nodes(carried);
+        self.offer_relays_to_onion(now);
         self.next_onion_feed = now + FEED_INTERVAL;
     }
 
@@ -129,8 +130,8 @@ impl Node {
         }
         // The friend's relays: it is (or will be) registered there under this DHT key.
         let relays: Vec<PackedNode> = nodes.iter().filter(|n| n.tcp).copied().collect();
-        if !relays.is_empty() {
-            self.attach_friend_relays(now, dht_pk, &relays);
+        if !relays.is_empty() && self.attach_friend_relays(now, dht_pk, &relays) {
+            self.dial_waiting_friend(now, number);
         }
         self.drive_friend(now, number);
     }
