@@ -12,7 +12,8 @@
 //!   opentracker lessons (DESIGN.md lesson 4): one `SO_REUSEPORT` socket per worker, a
 //!   blocking read per worker, a separate timer thread, per-worker counters summed on read.
 //! * [`step`]: a node advanced one step at a time by its caller, with no runtime and no
-//!   thread: what the C API's `tox_iterate` runs.
+//!   thread: what the C API's `tox_iterate` runs; [`relay_streams`] its TCP relay
+//!   connections on non-blocking sockets.
 //! * [`keyfile`], [`clock`], [`cpu_time`].
 //!
 //! With tokio (cargo feature `tokio`), [`tokio`]: the async loop that runs a [`Node`] for
@@ -27,6 +28,7 @@ pub mod gso;
 pub mod hashing_writer;
 pub mod keyfile;
 pub mod prepare;
+pub mod relay_streams;
 pub mod socket;
 pub mod step;
 #[cfg(feature = "tokio")]

@@ -150,7 +150,8 @@ pub struct IoCounters {
     pub from_port_zero: u64,
     /// Session datagrams for a relay that reaches no relay (see `relays.rs`).
     pub relay_unsent: u64,
-    /// UDP datagrams not sent because UDP is disabled ([`NodeOptions::udp_disabled`]).
+    /// UDP datagrams not sent, or not read, because UDP is disabled
+    /// ([`NodeOptions::udp_disabled`]).
     pub udp_disabled_dropped: u64,
 }
 
@@ -440,6 +441,10 @@ impl Node {
         let from = canonical(from);
         if from.port() == 0 {
             self.io.from_port_zero += 1;
+            return;
+        }
+        if self.udp_disabled {
+            self.io.udp_disabled_dropped += 1;
             return;
         }
         match route::layer_of(datagram) {
