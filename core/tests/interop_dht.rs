@@ -138,6 +138,7 @@ fn start_rustox(port: u16) -> NodeRunner {
                 ..DhtConfig::default()
             },
             onion: Some(OnionConfig::default()),
+            tcp: None,
         },
     )
     .expect("start rustox node")
