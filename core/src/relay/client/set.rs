@@ -159,6 +159,9 @@ pub enum RelayEvent {
     },
     /// An onion response (0x84 or 0x86) that came back through a relay.
     OnionResponse {
+        /// The relay it came through (its address: whether the nodes the response names
+        /// may be LAN addresses depends on it, as for a response over UDP).
+        relay_addr: SocketAddr,
         /// The response.
         data: Vec<u8>,
     },
@@ -975,7 +978,10 @@ impl RelayClients {
                 self.push_event(event);
             }
             ConnectionEvent::OnionResponse(data) => {
-                self.push_event(RelayEvent::OnionResponse { data });
+                self.push_event(RelayEvent::OnionResponse {
+                    relay_addr: addr,
+                    data,
+                });
             }
         }
     }

@@ -402,6 +402,7 @@ fn onion_request_goes_out_and_the_response_comes_in() {
     assert_eq!(
         w.take_events(0),
         vec![RelayEvent::OnionResponse {
+            relay_addr: addr(1),
             data: b"\x84response".to_vec()
         }]
     );

@@ -106,6 +106,7 @@ fn onion_request_through_the_server_and_its_response_back() {
     assert_eq!(
         w.take_events(0),
         vec![RelayEvent::OnionResponse {
+            relay_addr: addr(1),
             data: b"\x86data response".to_vec()
         }]
     );
