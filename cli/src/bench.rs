@@ -78,7 +78,7 @@ impl Ceiling {
 pub fn measure_ceiling(bytes: u64) -> Ceiling {
     let a = KeyPair::generate(&mut OsRng);
     let b = KeyPair::generate(&mut OsRng);
-    let key = PrecomputedKey::new(&b.public, &a.secret);
+    let key = PrecomputedKey::new(&b.public, &a.secret).expect("generated keys have large order");
     let mut nonce = Nonce::random(&mut OsRng);
     let mut plaintext = vec![0x5au8; SEALED_PLAINTEXT];
     measure(bytes, || {
@@ -97,7 +97,7 @@ pub fn measure_open_ceiling(bytes: u64) -> Ceiling {
     const RING: usize = 64;
     let a = KeyPair::generate(&mut OsRng);
     let b = KeyPair::generate(&mut OsRng);
-    let key = PrecomputedKey::new(&b.public, &a.secret);
+    let key = PrecomputedKey::new(&b.public, &a.secret).expect("generated keys have large order");
     let mut nonce = Nonce::random(&mut OsRng);
     let ring: Vec<_> = (0..RING)
         .map(|_| {

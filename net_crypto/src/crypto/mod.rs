@@ -16,7 +16,9 @@ mod xsalsa20;
 
 pub use keys::{KeyPair, PublicKey, SecretKey, PUBLIC_KEY_SIZE, SECRET_KEY_SIZE};
 pub use nonce::{Nonce, NONCE_SIZE};
-pub use precomputed::{PrecomputedKey, SymmetricKey, MAC_SIZE, SYMMETRIC_KEY_SIZE};
+pub use precomputed::{
+    LowOrderPublicKey, PrecomputedKey, SymmetricKey, MAC_SIZE, SYMMETRIC_KEY_SIZE,
+};
 
 use sha2::{Digest, Sha256, Sha512};
 
