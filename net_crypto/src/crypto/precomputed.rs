@@ -5,7 +5,7 @@
 //! X25519 and HSalsa20 of `beforenm` come from `x25519-dalek` and `salsa20`.
 
 use salsa20::cipher::consts::U10;
-use zeroize::{Zeroize, Zeroizing};
+use zeroize::{Zeroize, ZeroizeOnDrop, Zeroizing};
 
 use super::secretbox;
 use super::{CryptoError, Nonce, PublicKey, SecretKey};
@@ -17,6 +17,7 @@ pub const SYMMETRIC_KEY_SIZE: usize = 32;
 
 /// `crypto_box_beforenm(pk, sk)`: X25519 then HSalsa20, so that every later box with the same
 /// peer costs only XSalsa20-Poly1305. Symmetric: `new(pkB, skA)` equals `new(pkA, skB)`.
+/// Zeroed on drop (its [`SymmetricKey`] is).
 #[derive(Clone)]
 pub struct PrecomputedKey(SymmetricKey);
 
@@ -88,6 +89,9 @@ impl PrecomputedKey {
     }
 }
 
+/// Its only field, a [`SymmetricKey`], zeroes itself on drop.
+impl ZeroizeOnDrop for PrecomputedKey {}
+
 impl std::fmt::Debug for PrecomputedKey {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str("PrecomputedKey(…)")
@@ -152,11 +156,19 @@ impl SymmetricKey {
     }
 }
 
-impl Drop for SymmetricKey {
-    fn drop(&mut self) {
+impl Zeroize for SymmetricKey {
+    fn zeroize(&mut self) {
         self.0.zeroize();
     }
 }
+
+impl Drop for SymmetricKey {
+    fn drop(&mut self) {
+        self.zeroize();
+    }
+}
+
+impl ZeroizeOnDrop for SymmetricKey {}
 
 impl std::fmt::Debug for SymmetricKey {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -252,5 +264,20 @@ mod tests {
             let peer = KeyPair::generate(&mut rng).public;
             assert!(PrecomputedKey::new(&peer, &sk).is_ok());
         }
+    }
+
+    #[test]
+    fn a_wiped_symmetric_key_is_all_zeros() {
+        let mut key = SymmetricKey::from_bytes([0xa5; SYMMETRIC_KEY_SIZE]);
+        key.zeroize();
+        assert_eq!(key.0, [0; SYMMETRIC_KEY_SIZE]);
+    }
+
+    #[test]
+    fn key_types_are_marked_zeroize_on_drop() {
+        fn zeroize_on_drop<T: ZeroizeOnDrop>() {}
+        zeroize_on_drop::<PrecomputedKey>();
+        zeroize_on_drop::<SymmetricKey>();
+        zeroize_on_drop::<SecretKey>();
     }
 }
