@@ -8,6 +8,7 @@
 //! upgrade cannot change it silently.
 
 mod keys;
+mod lanes;
 mod nonce;
 mod poly1305;
 mod precomputed;
@@ -15,6 +16,7 @@ mod secretbox;
 mod xsalsa20;
 
 pub use keys::{KeyPair, PublicKey, SecretKey, PUBLIC_KEY_SIZE, SECRET_KEY_SIZE};
+pub use lanes::CIPHER_LANES;
 pub use nonce::{Nonce, NONCE_SIZE};
 pub use precomputed::{
     LowOrderPublicKey, PrecomputedKey, SymmetricKey, MAC_SIZE, SYMMETRIC_KEY_SIZE,

@@ -5,7 +5,8 @@
 //! stream — it was half of the sender's CPU time (perf, `rustox send` 1 GiB on loopback,
 //! 2026-11-30). Salsa20's blocks are independent, so eight of them run side by side in the
 //! lanes of `wide::u32x8` (AVX2 when the build targets it, else two SSE2 or NEON registers,
-//! plain arrays elsewhere), which measured 2.1× the crate's speed here. The HSalsa20 step that derives the per-nonce subkey
+//! plain arrays elsewhere; `lanes.rs`, whose `scalar-cipher` feature forces the arrays), which
+//! measured 2.1× the crate's speed here. The HSalsa20 step that derives the per-nonce subkey
 //! is one block and stays with the crate.
 //!
 //! The state is wiped when the stream is dropped, that is at the end of every seal and open:
@@ -20,8 +21,9 @@
 //! nonces and lengths (`tests/secretbox_oracle.rs`).
 
 use salsa20::cipher::consts::U10;
-use wide::u32x8;
 use zeroize::{Zeroize, ZeroizeOnDrop};
+
+use super::lanes::U32x8;
 
 /// Salsa20's block size in bytes.
 const BLOCK_SIZE: usize = 64;
@@ -143,7 +145,7 @@ impl ZeroizeOnDrop for XSalsa20 {}
 
 /// Salsa20's quarter-round (spec §3) on eight independent states at once.
 #[inline(always)]
-fn quarter_round(x: &mut [u32x8; 16], a: usize, b: usize, c: usize, d: usize) {
+fn quarter_round(x: &mut [U32x8; 16], a: usize, b: usize, c: usize, d: usize) {
     x[b] ^= rotate_left::<7>(x[a] + x[d]);
     x[c] ^= rotate_left::<9>(x[b] + x[a]);
     x[d] ^= rotate_left::<13>(x[c] + x[b]);
@@ -152,17 +154,17 @@ fn quarter_round(x: &mut [u32x8; 16], a: usize, b: usize, c: usize, d: usize) {
 
 /// Lane-wise 32-bit rotation (SSE2 has no vector rotate: two shifts and an OR).
 #[inline(always)]
-fn rotate_left<const N: u32>(v: u32x8) -> u32x8 {
+fn rotate_left<const N: u32>(v: U32x8) -> U32x8 {
     (v << N) | (v >> (32 - N))
 }
 
 /// Salsa20/20 blocks `counter .. counter + 8` of `input`, serialised little-endian in order.
 fn eight_blocks(input: &[u32; 16], counter: u64, out: &mut [u8; GROUP_SIZE]) {
-    let mut start = input.map(u32x8::splat);
+    let mut start = input.map(U32x8::splat);
     let counters: [u64; LANES] = std::array::from_fn(|lane| counter + lane as u64);
     // Words 8 and 9 are the 64-bit block counter, low word first (spec §9).
-    start[8] = u32x8::new(counters.map(|c| c as u32));
-    start[9] = u32x8::new(counters.map(|c| (c >> 32) as u32));
+    start[8] = U32x8::new(counters.map(|c| c as u32));
+    start[9] = U32x8::new(counters.map(|c| (c >> 32) as u32));
     let mut x = start;
     // Ten double rounds: a column round, then a row round (spec §4, §5).
     for _ in 0..10 {
