@@ -19,7 +19,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context};
 use rand::rngs::OsRng;
-use rustox_net_crypto::crypto::{KeyPair, Nonce, PrecomputedKey};
+use rustox_net_crypto::crypto::{KeyPair, Nonce, PrecomputedKey, CIPHER_LANES};
 use serde::Deserialize;
 
 use crate::size::parse_size;
@@ -154,6 +154,7 @@ fn measure(bytes: u64, mut seal: impl FnMut() -> u8) -> Ceiling {
 
 /// Runs `bench-crypto`.
 pub fn run_crypto(args: CryptoArgs) -> anyhow::Result<()> {
+    println!("our keystream runs on {CIPHER_LANES}");
     for (name, c) in [
         ("ours", measure_ceiling(args.size)),
         ("ours, opening", measure_open_ceiling(args.size)),

@@ -1,6 +1,9 @@
 //! Tox's crypto primitives (protocol.md §1): X25519 (`x25519-dalek`), SHA-2 (`sha2`), and an
 //! XSalsa20-Poly1305 of our own that is twice as fast as RustCrypto's (`xsalsa20.rs`,
-//! `poly1305.rs` say why), checked against libsodium and against those crates.
+//! `poly1305.rs` say why), checked against libsodium and against those crates. The check
+//! against libsodium itself, loaded into a test (`ffi/tests/libsodium_cipher.rs`: every length
+//! across the keystream's group edges, tampered boxes, key agreement, small-order keys), runs
+//! in CI on both the SIMD and the scalar lanes (`lanes.rs`).
 //!
 //! Every box on the Tox wire is `[Poly1305 tag 16][ciphertext]` — libsodium's "easy" layout,
 //! which is also what `crypto_box`/`xsalsa20poly1305` produce. The known-answer test in

@@ -17,8 +17,9 @@
 //!
 //! Salsa20 as in Bernstein, "The Salsa20 family of stream ciphers" (2008), §4; XSalsa20 as in
 //! Bernstein, "Extending the Salsa20 nonce" (2011), §2. The output is checked byte for byte
-//! against libsodium (`tests/crypto_kat.rs`) and against the RustCrypto crates for random keys,
-//! nonces and lengths (`tests/secretbox_oracle.rs`).
+//! against libsodium (vectors in `tests/crypto_kat.rs`; the library itself at every length
+//! across the group edges in `ffi/tests/libsodium_cipher.rs`) and against the RustCrypto crates
+//! for random keys, nonces and lengths (`tests/secretbox_oracle.rs`).
 
 use salsa20::cipher::consts::U10;
 use zeroize::{Zeroize, ZeroizeOnDrop};
