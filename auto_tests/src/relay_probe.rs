@@ -35,7 +35,8 @@ impl RelayProbe {
         let mut stream = TcpStream::connect(relay)?;
         stream.set_read_timeout(Some(Duration::from_secs(10)))?;
         let _ = stream.set_nodelay(true);
-        let (hs, hello) = ClientHandshake::new(&keys, relay_pk, rng);
+        let (hs, hello) = ClientHandshake::new(&keys, relay_pk, rng)
+            .expect("the relay's key is not of small order");
         stream.write_all(&hello)?;
         let mut reply = [0u8; SERVER_REPLY_SIZE];
         stream.read_exact(&mut reply)?;

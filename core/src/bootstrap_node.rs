@@ -188,7 +188,7 @@ impl BootstrapNode {
             .collect();
         format!(
             "up {:.0}s close_nodes={} in={} ({:.0}/s) out={} ({:.0}/s) pings={} get_nodes={} info={} \
-             rate_limited={} amplification_refused={} malformed={} unsupported={} unsolicited={} key_agreements={} \
+             rate_limited={} amplification_refused={} malformed={} low_order_keys={} unsupported={} unsolicited={} key_agreements={} \
              onion_in={} ({:.0}/s) onion_relayed={} onion_responses={} announces={} announce_stored={} \
              search_found={} announced={} onion_data={} onion_dropped={} [{}]",
             self.started.elapsed().as_secs_f64(),
@@ -203,6 +203,7 @@ impl BootstrapNode {
             s.gate.rate_limited,
             s.gate.amplification_refused,
             s.gate.malformed,
+            s.gate.low_order_keys,
             s.gate.unsupported,
             s.dht.responses_unsolicited,
             s.key_agreements,

@@ -36,7 +36,8 @@ impl Client {
         stream
             .set_read_timeout(Some(Duration::from_secs(5)))
             .unwrap();
-        let (hs, hello) = ClientHandshake::new(&keys, relay_pk, rng);
+        let (hs, hello) = ClientHandshake::new(&keys, relay_pk, rng)
+            .expect("the relay's key is not of small order");
         stream.write_all(&hello).unwrap();
         let mut reply = [0u8; SERVER_REPLY_SIZE];
         stream.read_exact(&mut reply).unwrap();
@@ -224,7 +225,7 @@ fn the_relay_is_the_first_hop_of_an_onion_path() {
         data_pk: KeyPair::generate(&mut rng).public,
         sendback: [9; 8],
     };
-    let key = PrecomputedKey::new(&pk, &real.secret);
+    let key = PrecomputedKey::new(&pk, &real.secret).unwrap();
     let payload = req.seal(&real.public, &key, &Nonce::random(&mut rng));
     let body = path.tcp_request(udp.addr, &payload, &mut rng).unwrap();
     let nonce = Nonce::from_slice(&body).unwrap();

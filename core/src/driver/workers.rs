@@ -100,6 +100,7 @@ struct WorkerCounters {
     malformed: AtomicU64,
     unsupported: AtomicU64,
     from_port_zero: AtomicU64,
+    low_order_keys: AtomicU64,
     amplification_refused: AtomicU64,
     datagrams_out: AtomicU64,
     bytes_out: AtomicU64,
@@ -116,6 +117,8 @@ impl WorkerCounters {
         self.unsupported.store(s.unsupported, Ordering::Relaxed);
         self.from_port_zero
             .store(s.from_port_zero, Ordering::Relaxed);
+        self.low_order_keys
+            .store(s.low_order_keys, Ordering::Relaxed);
         self.amplification_refused
             .store(s.amplification_refused, Ordering::Relaxed);
         self.datagrams_out.store(s.datagrams_out, Ordering::Relaxed);
@@ -133,6 +136,7 @@ impl WorkerCounters {
                 malformed: self.malformed.load(Ordering::Relaxed),
                 unsupported: self.unsupported.load(Ordering::Relaxed),
                 from_port_zero: self.from_port_zero.load(Ordering::Relaxed),
+                low_order_keys: self.low_order_keys.load(Ordering::Relaxed),
                 amplification_refused: self.amplification_refused.load(Ordering::Relaxed),
                 datagrams_out: self.datagrams_out.load(Ordering::Relaxed),
                 bytes_out: self.bytes_out.load(Ordering::Relaxed),

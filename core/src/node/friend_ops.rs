@@ -64,7 +64,9 @@ impl Node {
             .add(id.pk)
             .map_err(|_| FriendAddError::AlreadySent)?;
         self.endpoint.allow_peer(id.pk);
-        // The onion client's friend list is as large as ours, so this cannot fail.
+        // The onion client's friend list is as large as ours, so this fails only for a key of
+        // low order, which no Tox client can hold: like c-toxcore (whose `public_key_valid`
+        // checks only the top bit), we keep such a friend, and nothing ever reaches it.
         let _ = self.onion_client.add_friend(id.pk, self.rng.as_mut());
         if let Some(friend) = self.friends.get_mut(number) {
             friend.request = Some(OutgoingRequest {
@@ -88,6 +90,7 @@ impl Node {
         }
         let number = self.friends.add(pk)?;
         self.endpoint.allow_peer(pk);
+        // Fails only for a low-order key (see `add_friend`).
         let _ = self.onion_client.add_friend(pk, self.rng.as_mut());
         self.friend_timers(now);
         Ok(number)

@@ -127,7 +127,7 @@ impl OnionClient {
         let from = inner.sender_real_pk;
         let plain = match self.friends.get(&from) {
             Some(f) => inner.open(&f.shared),
-            None => inner.open(&PrecomputedKey::new(&from, &self.real_keys.secret)),
+            None => inner.open(&PrecomputedKey::new(&from, &self.real_keys.secret)?),
         }
         .map_err(data_drop)?;
         match plain.first() {
@@ -168,5 +168,6 @@ fn data_drop(e: DataError) -> OnionClientDrop {
         DataError::UnknownKind(_) => OnionClientDrop::UnknownKind,
         DataError::BadLength { .. } | DataError::DataSize(_) => OnionClientDrop::BadLength,
         DataError::Decrypt => OnionClientDrop::Decrypt,
+        DataError::LowOrderKey => OnionClientDrop::LowOrderKey,
     }
 }

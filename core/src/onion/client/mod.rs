@@ -41,7 +41,7 @@ use std::net::SocketAddr;
 use std::time::Duration;
 
 use rustox_net_crypto::crypto::{
-    CryptoRng, KeyPair, Nonce, PrecomputedKey, PublicKey, PUBLIC_KEY_SIZE,
+    CryptoRng, KeyPair, LowOrderPublicKey, Nonce, PrecomputedKey, PublicKey, PUBLIC_KEY_SIZE,
 };
 use rustox_net_crypto::Timestamp;
 
@@ -146,6 +146,10 @@ pub enum OnionClientError {
     /// `(nodes - 1) / 4 + 1`, and at least one).
     #[error("friend not found at enough onion nodes")]
     NotFound,
+    /// The friend's key has low order: libsodium's `crypto_box_beforenm` refuses it, so
+    /// nothing can be sealed to it (and no client can hold its secret key).
+    #[error(transparent)]
+    LowOrderPublicKey(#[from] LowOrderPublicKey),
 }
 
 /// Why an incoming datagram was dropped. Field-less so it can be counted.
@@ -182,11 +186,21 @@ pub enum OnionClientDrop {
     /// Onion data with an id we do not handle (0.2.18 registers 32 and 156 only).
     #[error("unhandled onion data id")]
     UnknownDataKind,
+    /// Onion data whose temporary or sender key has low order: libsodium's
+    /// `crypto_box_beforenm` refuses it.
+    #[error("low-order public key")]
+    LowOrderKey,
+}
+
+impl From<LowOrderPublicKey> for OnionClientDrop {
+    fn from(_: LowOrderPublicKey) -> Self {
+        OnionClientDrop::LowOrderKey
+    }
 }
 
 impl OnionClientDrop {
     /// Every reason, in counter order.
-    pub const ALL: [OnionClientDrop; 10] = [
+    pub const ALL: [OnionClientDrop; 11] = [
         OnionClientDrop::UnknownKind,
         OnionClientDrop::BadLength,
         OnionClientDrop::UnknownSendback,
@@ -197,6 +211,7 @@ impl OnionClientDrop {
         OnionClientDrop::Replayed,
         OnionClientDrop::BadDhtPk,
         OnionClientDrop::UnknownDataKind,
+        OnionClientDrop::LowOrderKey,
     ];
 
     /// A short name for statistics lines.
@@ -212,6 +227,7 @@ impl OnionClientDrop {
             OnionClientDrop::Replayed => "replayed",
             OnionClientDrop::BadDhtPk => "bad_dht_pk",
             OnionClientDrop::UnknownDataKind => "unknown_data_kind",
+            OnionClientDrop::LowOrderKey => "low_order_key",
         }
     }
 }
@@ -227,8 +243,11 @@ pub struct OnionClientStats {
     pub search_requests: u64,
     /// Announce responses accepted (self and search).
     pub announce_responses: u64,
-    /// Requests not sent because no path could be built (too few path nodes).
+    /// Requests not sent because no path could be built (too few path nodes, or one whose
+    /// key has low order).
     pub no_path: u64,
+    /// Announce or search requests not sent because the node's key has low order.
+    pub low_order_keys: u64,
     /// Requests held back by the per-node 3 s ceiling.
     pub rate_limited: u64,
     /// Onion paths built (both sets).
@@ -386,7 +405,8 @@ impl OnionClient {
     }
 
     /// Starts searching for `real_pk` (`onion_addfriend`): a fresh temporary key pair
-    /// signs its search requests. Adding a friend twice is not an error.
+    /// signs its search requests. Adding a friend twice is not an error; a low-order key is
+    /// refused.
     pub fn add_friend(
         &mut self,
         real_pk: PublicKey,
@@ -398,7 +418,7 @@ impl OnionClient {
         if self.friends.len() >= self.config.max_friends {
             return Err(OnionClientError::TooManyFriends);
         }
-        let shared = PrecomputedKey::new(&real_pk, &self.real_keys.secret);
+        let shared = PrecomputedKey::new(&real_pk, &self.real_keys.secret)?;
         self.friends.insert(
             real_pk,
             Friend::new(real_pk, shared, KeyPair::generate(rng)),
@@ -646,7 +666,10 @@ impl OnionClient {
             ),
         };
         let sender_pk = sender.public;
-        let key = PrecomputedKey::new(&node_pk, &sender.secret);
+        let Ok(key) = PrecomputedKey::new(&node_pk, &sender.secret) else {
+            self.stats.low_order_keys += 1;
+            return None;
+        };
         let set = match list {
             ListId::Announce => &mut self.paths_self,
             ListId::Friend(_) => &mut self.paths_friends,

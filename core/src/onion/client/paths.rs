@@ -204,7 +204,8 @@ pub(super) struct PathSet {
 impl PathSet {
     /// The path to send a request on (`random_path`): the slot of `path_num` if given, else
     /// a random slot; a dead or empty slot gets a new path first. Returns the slot's
-    /// `path_num`, or `None` when too few path nodes are known.
+    /// `path_num`, or `None` when too few path nodes are known or the first one's key has
+    /// low order (B's and C's are checked by [`OnionPath::with_first_key`]).
     pub(super) fn pick(
         &mut self,
         now: Timestamp,
@@ -222,7 +223,7 @@ impl PathSet {
             // Hop A gets a fresh key pair like B and C: the client is given no DHT secret
             // key (see the module docs of `client`).
             let first = KeyPair::generate(rng);
-            let shared = PrecomputedKey::new(&relays[0].pk, &first.secret);
+            let shared = PrecomputedKey::new(&relays[0].pk, &first.secret).ok()?;
             let path = OnionPath::with_first_key(first.public, shared, relays, rng).ok()?;
             let num = (rng.next_u32() / NUMBER_ONION_PATHS as u32) * NUMBER_ONION_PATHS as u32
                 + slot as u32;

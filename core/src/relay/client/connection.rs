@@ -228,12 +228,12 @@ impl RelayConnection {
         relay_pk: PublicKey,
         config: ConnectionConfig,
         rng: &mut dyn CryptoRng,
-    ) -> Self {
-        let (handshake, hello) = ClientHandshake::new(our_dht, &relay_pk, rng);
+    ) -> Result<Self, HandshakeError> {
+        let (handshake, hello) = ClientHandshake::new(our_dht, &relay_pk, rng)?;
         let first_ping = rng.next_u64().max(1);
         let mut out = OutputBuffer::new(config.output_limit);
         out.push_raw(&hello);
-        RelayConnection {
+        Ok(RelayConnection {
             relay_pk,
             state: State::Handshaking {
                 handshake,
@@ -245,7 +245,7 @@ impl RelayConnection {
             scratch: Vec::new(),
             events: VecDeque::new(),
             stats: ConnectionStats::default(),
-        }
+        })
     }
 
     /// The relay's long-term key.

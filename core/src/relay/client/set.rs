@@ -434,19 +434,24 @@ impl RelayClients {
     }
 
     /// The TCP connection `id` is up: the hello is queued for [`Self::poll_write`].
-    pub fn handle_connected(&mut self, _now: Timestamp, id: RelayId, rng: &mut dyn CryptoRng) {
+    pub fn handle_connected(&mut self, now: Timestamp, id: RelayId, rng: &mut dyn CryptoRng) {
         let Some(i) = self.index_of(id) else {
             return;
         };
         let relay = &mut self.relays[i];
         if let Link::Connecting { started, .. } = relay.link {
-            let conn = RelayConnection::new(
+            let Ok(conn) = RelayConnection::new(
                 started,
                 &self.our_dht,
                 relay.pk,
                 self.config.connection,
                 rng,
-            );
+            ) else {
+                // A relay key of small order: no secure session is possible with it.
+                self.fail(now, i, true);
+                return;
+            };
+            let relay = &mut self.relays[i];
             relay.link = Link::Open {
                 id,
                 conn: Box::new(conn),

@@ -120,7 +120,7 @@ impl Harness {
         let id = ConnId(self.next_id);
         self.next_id += 1;
         self.s.handle_accept(self.now, id, from).unwrap();
-        let (hs, hello) = ClientHandshake::new(&keys, &self.s.public_key(), &mut self.rng);
+        let (hs, hello) = ClientHandshake::new(&keys, &self.s.public_key(), &mut self.rng).unwrap();
         self.s.handle_bytes(self.now, id, &hello, &mut self.rng);
         let mut c = Client {
             id,
@@ -585,7 +585,7 @@ fn hello_and_frames_may_arrive_in_any_chunks() {
     let id = ConnId(7);
     h.s.handle_accept(h.now, id, addr(1)).unwrap();
     let keys = KeyPair::generate(&mut h.rng);
-    let (hs, hello) = ClientHandshake::new(&keys, &h.s.public_key(), &mut h.rng);
+    let (hs, hello) = ClientHandshake::new(&keys, &h.s.public_key(), &mut h.rng).unwrap();
     let mut c = Client {
         id,
         keys,

@@ -29,7 +29,7 @@ fn hello(config: ConnectionConfig) -> (RelayConnection, AcceptedHello, ChaCha8Rn
     let mut rng = ChaCha8Rng::seed_from_u64(7);
     let ours = KeyPair::generate(&mut rng);
     let relay = KeyPair::generate(&mut rng);
-    let conn = RelayConnection::new(START, &ours, relay.public, config, &mut rng);
+    let conn = RelayConnection::new(START, &ours, relay.public, config, &mut rng).unwrap();
     let hello = conn.poll_write().to_vec();
     assert_eq!(hello.len(), CLIENT_HELLO_SIZE);
     let accepted = accept_hello(&relay.secret, &hello, &mut rng).unwrap();
@@ -131,7 +131,7 @@ fn the_handshake_must_finish_10_s_after_the_start() {
     let mut rng = ChaCha8Rng::seed_from_u64(1);
     let ours = KeyPair::generate(&mut rng);
     let mut conn =
-        RelayConnection::new(START, &ours, peer(9), ConnectionConfig::default(), &mut rng);
+        RelayConnection::new(START, &ours, peer(9), ConnectionConfig::default(), &mut rng).unwrap();
     assert_eq!(conn.poll_timeout(), Some(START + TCP_CONNECTION_TIMEOUT));
     let almost = START + TCP_CONNECTION_TIMEOUT - Duration::from_micros(1);
     assert_eq!(conn.handle_timeout(almost, &mut rng), Ok(()));
