@@ -18,7 +18,8 @@
 //!                              onion relay (UDP, hop A of the path)
 //! ```
 //!
-//! [`wire`] holds the byte formats, shared with the relay client.
+//! [`wire`] holds the byte formats, shared with the relay client; [`server`] is the relay
+//! server, sans-IO; `driver::tcp_relay` runs it on sockets for `rustox bootstrap --tcp-ports`.
 
 pub mod server;
 pub mod wire;
