@@ -31,6 +31,7 @@ use crate::packets::{
     EncryptedCookie, Handshake, HandshakePayload, ParseError, PayloadKind, MAX_CRYPTO_DATA_SIZE,
     PACKET_ID_KILL, PACKET_ID_REQUEST,
 };
+use crate::path::{Destination, PathKind, Paths};
 use crate::receive_nonce::{ReceiveNonce, ReplayError};
 use crate::transport::{PacketClass, Transport, TransportConfig, TransportError};
 use crate::Timestamp;
@@ -110,6 +111,24 @@ pub enum SendError {
     NoBudget,
 }
 
+/// Which way a queued datagram goes.
+#[derive(Debug, Clone, Copy)]
+enum Route {
+    /// Handshake phase (cookie request, handshake): every path (protocol.md §2.9).
+    Every,
+    /// A data packet (lossy, kill): the path data travels on when it leaves.
+    Data,
+    /// One destination (the second copy of an `Every` datagram, a UDP probe).
+    To(Destination),
+}
+
+/// A sealed datagram waiting for `poll_transmit`.
+#[derive(Debug)]
+struct Queued {
+    bytes: Vec<u8>,
+    route: Route,
+}
+
 /// The packet resent until the handshake completes (c-toxcore's `temp_packet`).
 #[derive(Debug)]
 struct TempPacket {
@@ -131,7 +150,8 @@ pub struct Connection {
     status: ConnectionStatus,
     peer_real_pk: PublicKey,
     peer_dht_pk: PublicKey,
-    peer_addr: SocketAddr,
+    /// Direct UDP and the relays, and which carries data (path.rs).
+    paths: Paths,
     /// beforenm(peer real pk, own real sk): boxes handshakes both ways.
     real_shared: PrecomputedKey,
     /// beforenm(peer DHT pk, own DHT sk) and the echo id of our cookie request; only while
@@ -149,7 +169,7 @@ pub struct Connection {
     /// An empty request packet is due to confirm the session to the peer.
     confirm_pending: bool,
     transport: Transport,
-    outgoing: VecDeque<Vec<u8>>,
+    outgoing: VecDeque<Queued>,
     events: VecDeque<ConnectionEvent>,
     close_reason: Option<CloseReason>,
     close_reported: bool,
@@ -161,7 +181,7 @@ impl std::fmt::Debug for Connection {
             .field("id", &self.id)
             .field("status", &self.status)
             .field("peer_real_pk", &self.peer_real_pk)
-            .field("peer_addr", &self.peer_addr)
+            .field("paths", &self.paths)
             .finish_non_exhaustive()
     }
 }
@@ -173,7 +193,7 @@ impl Connection {
     pub(crate) fn initiate(
         id: ConnectionId,
         now: Timestamp,
-        addr: SocketAddr,
+        paths: Paths,
         peer_real_pk: PublicKey,
         peer_dht_pk: PublicKey,
         identity: &Identity,
@@ -194,7 +214,7 @@ impl Connection {
         let mut conn = Self::new(
             id,
             now,
-            addr,
+            paths,
             peer_real_pk,
             peer_dht_pk,
             PrecomputedKey::new(&peer_real_pk, &identity.real.secret),
@@ -213,7 +233,7 @@ impl Connection {
     pub(crate) fn accept(
         id: ConnectionId,
         now: Timestamp,
-        addr: SocketAddr,
+        paths: Paths,
         cookie: &Cookie,
         payload: &HandshakePayload,
         real_shared: PrecomputedKey,
@@ -224,7 +244,7 @@ impl Connection {
         let mut conn = Self::new(
             id,
             now,
-            addr,
+            paths,
             cookie.real_pk,
             cookie.dht_pk,
             real_shared,
@@ -242,7 +262,7 @@ impl Connection {
     fn new(
         id: ConnectionId,
         now: Timestamp,
-        addr: SocketAddr,
+        paths: Paths,
         peer_real_pk: PublicKey,
         peer_dht_pk: PublicKey,
         real_shared: PrecomputedKey,
@@ -254,7 +274,7 @@ impl Connection {
             status: ConnectionStatus::CookieRequesting,
             peer_real_pk,
             peer_dht_pk,
-            peer_addr: addr,
+            paths,
             real_shared,
             cookie_request: None,
             session: KeyPair::generate(rng),
@@ -292,9 +312,24 @@ impl Connection {
         self.peer_dht_pk
     }
 
-    /// The peer's address.
-    pub fn peer_addr(&self) -> SocketAddr {
-        self.peer_addr
+    /// The peer's direct UDP address, if known.
+    pub fn peer_addr(&self) -> Option<SocketAddr> {
+        self.paths.udp()
+    }
+
+    /// The node can reach the peer through a TCP relay.
+    pub fn has_relay(&self) -> bool {
+        self.paths.relay()
+    }
+
+    /// UDP works: a datagram came from the peer's address within `UDP_DIRECT_TIMEOUT`.
+    pub fn udp_working(&self, now: Timestamp) -> bool {
+        self.paths.udp_fresh(now)
+    }
+
+    /// The path data would travel on now (protocol.md §2.9), `None` when there is none.
+    pub fn data_path(&self, now: Timestamp) -> Option<PathKind> {
+        self.paths.preferred(now)
     }
 
     /// Queue a lossless control payload (id 16–191 first); returns its packet number.
@@ -345,7 +380,10 @@ impl Connection {
         let datagram = self
             .sealed_datagram(packet_number, payload)
             .ok_or(SendError::NotEstablished)?;
-        self.outgoing.push_back(datagram);
+        self.outgoing.push_back(Queued {
+            bytes: datagram,
+            route: Route::Data,
+        });
         self.transport.on_data_sent(now);
         Ok(())
     }
@@ -383,7 +421,10 @@ impl Connection {
         if self.status == ConnectionStatus::Established {
             let packet_number = self.transport.send_buffer_end();
             if let Some(kill) = self.sealed_datagram(packet_number, &[PACKET_ID_KILL]) {
-                self.outgoing.push_back(kill);
+                self.outgoing.push_back(Queued {
+                    bytes: kill,
+                    route: Route::Data,
+                });
             }
         }
         self.close(CloseReason::Local);
@@ -396,7 +437,7 @@ impl Connection {
 
     /// Heap and inline bytes held by this connection, transport included.
     pub fn memory_usage(&self) -> usize {
-        let queued: usize = self.outgoing.iter().map(Vec::capacity).sum();
+        let queued: usize = self.outgoing.iter().map(|q| q.bytes.capacity()).sum();
         let events: usize = self
             .events
             .iter()
@@ -407,7 +448,7 @@ impl Connection {
             .sum();
         std::mem::size_of::<Self>()
             + queued
-            + self.outgoing.capacity() * std::mem::size_of::<Vec<u8>>()
+            + self.outgoing.capacity() * std::mem::size_of::<Queued>()
             + events
             + self.events.capacity() * std::mem::size_of::<ConnectionEvent>()
             + self.temp.as_ref().map_or(0, |t| t.bytes.capacity())
@@ -583,10 +624,21 @@ impl Connection {
         }
     }
 
-    /// The peer reached us from a new address with a handshake (protocol.md §2.3,
-    /// `handle_new_connection_handshake` adopting a connection).
+    /// The peer's UDP address: learned from the DHT, or the peer reached us from a new
+    /// address with a handshake (protocol.md §2.3, `handle_new_connection_handshake`).
     pub(crate) fn set_peer_addr(&mut self, addr: SocketAddr) {
-        self.peer_addr = addr;
+        self.paths.set_udp(addr);
+    }
+
+    /// Whether the node can reach the peer through a relay.
+    pub(crate) fn set_relay(&mut self, available: bool) {
+        self.paths.set_relay(available);
+    }
+
+    /// An authentic datagram of this session arrived over UDP (c-toxcore's
+    /// `direct_lastrecv_time`).
+    pub(crate) fn on_udp_heard(&mut self, now: Timestamp) {
+        self.paths.on_udp_heard(now);
     }
 
     /// The key that boxes handshakes with this peer.
@@ -604,19 +656,57 @@ impl Connection {
 
     // ----- outputs --------------------------------------------------------------------------
 
-    /// Appends the next datagram for the peer to `out` (true when there was one): queued
+    /// Appends the next datagram for the peer to `out` and returns where it goes: queued
     /// datagrams (temp packet, lossy, kill), then the confirmation, then the transport's
     /// request packet, then its lossless data — sealed in place there, straight from the
-    /// send array.
-    pub(crate) fn poll_transmit_into(&mut self, now: Timestamp, out: &mut Vec<u8>) -> bool {
-        if let Some(datagram) = self.outgoing.pop_front() {
-            out.extend_from_slice(&datagram);
-            return true;
+    /// send array. `None` when nothing is due or there is no path to the peer yet.
+    pub(crate) fn poll_transmit_into(
+        &mut self,
+        now: Timestamp,
+        out: &mut Vec<u8>,
+    ) -> Option<Destination> {
+        while let Some(queued) = self.outgoing.pop_front() {
+            let destination = match queued.route {
+                Route::To(d) => d,
+                Route::Every => {
+                    let mut all = self.paths.all(self.peer_dht_pk);
+                    let (Some(first), second) = (all.next(), all.next()) else {
+                        continue; // nowhere to send it yet; the temp packet is resent later
+                    };
+                    if let Some(second) = second {
+                        self.outgoing.push_front(Queued {
+                            bytes: queued.bytes.clone(),
+                            route: Route::To(second),
+                        });
+                    }
+                    first
+                }
+                Route::Data => match self.data_destination(now) {
+                    Some(d) => d,
+                    None => continue,
+                },
+            };
+            out.extend_from_slice(&queued.bytes);
+            self.queue_probe(now, destination, &queued.bytes);
+            return Some(destination);
         }
         match self.status {
             ConnectionStatus::NotConfirmed | ConnectionStatus::Established => {}
-            _ => return false,
+            _ => return None,
         }
+        let destination = self.data_destination(now)?;
+        let start = out.len();
+        if self.poll_data_into(now, out) {
+            let probe = out.get(start..).map(<[u8]>::to_vec).unwrap_or_default();
+            self.queue_probe(now, destination, &probe);
+            Some(destination)
+        } else {
+            None
+        }
+    }
+
+    /// Seals the next session packet (confirmation, request, data) onto `out`.
+    fn poll_data_into(&mut self, now: Timestamp, out: &mut Vec<u8>) -> bool {
         let buffer_start = self.transport.recv_buffer_start();
         if self.confirm_pending {
             self.confirm_pending = false;
@@ -646,6 +736,33 @@ impl Connection {
             data.payload,
             out,
         )
+    }
+
+    /// Where data goes now; tells the transport when that is another path than before.
+    fn data_destination(&mut self, now: Timestamp) -> Option<Destination> {
+        let udp_was_fresh = self.paths.udp_fresh(now);
+        let (path, changed) = self.paths.choose(now)?;
+        if changed {
+            // Leaving UDP means it has been silent for UDP_DIRECT_TIMEOUT; leaving a relay
+            // means UDP came back while the relay still delivers.
+            let left_silent_udp = path == PathKind::Relay && !udp_was_fresh;
+            self.transport.on_path_change(now, left_silent_udp);
+        }
+        self.paths.destination(path, self.peer_dht_pk)
+    }
+
+    /// A small datagram that went through a relay is also tried over UDP now and then, so
+    /// the session finds its way back to UDP when hole punching succeeds (path.rs).
+    fn queue_probe(&mut self, now: Timestamp, sent_to: Destination, datagram: &[u8]) {
+        if !matches!(sent_to, Destination::Relay(_)) || datagram.is_empty() {
+            return;
+        }
+        if let Some(addr) = self.paths.take_probe(now, datagram.len()) {
+            self.outgoing.push_front(Queued {
+                bytes: datagram.to_vec(),
+                route: Route::To(Destination::Udp(addr)),
+            });
+        }
     }
 
     /// The next event: queued ones, then in-order lossless payloads, then the close.
@@ -710,7 +827,10 @@ impl Connection {
         temp.last_sent = now;
         let bytes = temp.bytes.clone();
         if self.outgoing.len() < MAX_QUEUED_DATAGRAMS {
-            self.outgoing.push_back(bytes);
+            self.outgoing.push_back(Queued {
+                bytes,
+                route: Route::Every,
+            });
         }
         if self.status == ConnectionStatus::NotConfirmed {
             self.confirm_pending = true;
@@ -729,7 +849,10 @@ impl Connection {
 
     fn start_temp(&mut self, now: Timestamp, bytes: Vec<u8>) {
         if self.outgoing.len() < MAX_QUEUED_DATAGRAMS {
-            self.outgoing.push_back(bytes.clone());
+            self.outgoing.push_back(Queued {
+                bytes: bytes.clone(),
+                route: Route::Every,
+            });
         }
         self.temp = Some(TempPacket {
             bytes,

@@ -2,7 +2,8 @@
 //!
 //! It answers cookie requests without keeping state, verifies handshakes (cookie, age,
 //! boxes, hash) before any connection sees them, routes cookie responses and data packets by
-//! source address, and creates responder connections for peers it was told to accept.
+//! source — a UDP address, or the DHT key a TCP relay names the sender by (§2.9, §7) — and
+//! creates responder connections for peers it was told to accept.
 //! Anything refused is counted by [`DropReason`]; every table is bounded ([`EndpointLimits`]).
 
 use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
@@ -18,6 +19,7 @@ use crate::packets::{
     Cookie, CookieRequest, CookieResponse, CookieResponsePayload, DataPacketRef, Handshake,
     PacketKind, ParseError, MAX_CRYPTO_PACKET_SIZE,
 };
+use crate::path::{Destination, Paths};
 use crate::token_bucket::TokenBucket;
 use crate::transport::TransportConfig;
 use crate::Timestamp;
@@ -68,7 +70,7 @@ impl Default for EndpointLimits {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Transmit {
     /// Where to.
-    pub destination: SocketAddr,
+    pub destination: Destination,
     /// The bytes.
     pub payload: Vec<u8>,
 }
@@ -84,8 +86,8 @@ pub enum EndpointEvent {
         peer_real_pk: PublicKey,
         /// The peer's DHT key.
         peer_dht_pk: PublicKey,
-        /// The peer's address.
-        addr: SocketAddr,
+        /// Where its handshake came from.
+        from: Destination,
     },
     /// An event of one connection.
     Connection {
@@ -120,6 +122,8 @@ pub struct Endpoint {
     /// used or not.
     connections: BTreeMap<ConnectionId, Box<Connection>>,
     by_addr: HashMap<SocketAddr, ConnectionId>,
+    /// Connections by the peer's DHT key: how relayed datagrams find theirs.
+    by_dht_pk: HashMap<PublicKey, ConnectionId>,
     by_real_pk: HashMap<PublicKey, ConnectionId>,
     allowed: HashSet<PublicKey>,
     next_id: u32,
@@ -169,6 +173,7 @@ impl Endpoint {
             rng,
             connections: BTreeMap::new(),
             by_addr: HashMap::new(),
+            by_dht_pk: HashMap::new(),
             by_real_pk: HashMap::new(),
             allowed: HashSet::new(),
             next_id: 0,
@@ -206,8 +211,8 @@ impl Endpoint {
         self.identity.dht.public
     }
 
-    /// Starts a connection to a peer at `addr` (we are the initiator). The peer is also
-    /// allowed to connect to us, as a friend is (crossed handshakes, a restarted peer).
+    /// Starts a connection to a peer at UDP address `addr` (we are the initiator); see
+    /// [`Self::connect_via`].
     pub fn connect(
         &mut self,
         now: Timestamp,
@@ -215,7 +220,24 @@ impl Endpoint {
         peer_real_pk: PublicKey,
         peer_dht_pk: PublicKey,
     ) -> Result<ConnectionId, ConnectError> {
-        if self.live_by_real_pk(&peer_real_pk).is_some() || self.live_by_addr(&addr).is_some() {
+        self.connect_via(now, Some(addr), false, peer_real_pk, peer_dht_pk)
+    }
+
+    /// Starts a connection to a peer (we are the initiator) over its UDP address, if known,
+    /// and through the relays, if `relay` (the node reaches the peer through one). The peer
+    /// is also allowed to connect to us, as a friend is (crossed handshakes, a restarted
+    /// peer).
+    pub fn connect_via(
+        &mut self,
+        now: Timestamp,
+        udp: Option<SocketAddr>,
+        relay: bool,
+        peer_real_pk: PublicKey,
+        peer_dht_pk: PublicKey,
+    ) -> Result<ConnectionId, ConnectError> {
+        if self.live_by_real_pk(&peer_real_pk).is_some()
+            || udp.is_some_and(|a| self.live_by_addr(&a).is_some())
+        {
             return Err(ConnectError::AlreadyConnected);
         }
         self.check_capacity().map_err(|r| match r {
@@ -226,7 +248,7 @@ impl Endpoint {
         let conn = Connection::initiate(
             id,
             now,
-            addr,
+            Paths::new(udp, relay),
             peer_real_pk,
             peer_dht_pk,
             &self.identity,
@@ -249,29 +271,48 @@ impl Endpoint {
         self.allowed.remove(peer_real_pk);
     }
 
-    /// Points a connection that is still setting up at a new address (a friend's address
-    /// learned from the DHT while its handshake waits: `set_direct_ip_port`). An
-    /// established one keeps its address. Returns false when nothing changed.
-    pub fn set_peer_addr(&mut self, id: ConnectionId, addr: SocketAddr) -> bool {
+    /// Points a connection at a new UDP address (a friend's address learned from the DHT:
+    /// `set_direct_ip_port`). A connection still setting up always takes it; an
+    /// established one only while UDP is not working (no packet from its address within
+    /// `UDP_DIRECT_TIMEOUT`: a session on a relay, or one whose peer moved), so a stale DHT
+    /// report cannot pull a working session away. Returns false when nothing changed.
+    pub fn set_peer_addr(&mut self, now: Timestamp, id: ConnectionId, addr: SocketAddr) -> bool {
         if self.live_by_addr(&addr).is_some() {
             return false;
         }
         let Some(conn) = self.connections.get_mut(&id) else {
             return false;
         };
-        if !matches!(
-            conn.status(),
-            ConnectionStatus::CookieRequesting | ConnectionStatus::HandshakeSent
-        ) {
+        let movable = match conn.status() {
+            ConnectionStatus::CookieRequesting | ConnectionStatus::HandshakeSent => true,
+            ConnectionStatus::NotConfirmed | ConnectionStatus::Established => {
+                !conn.udp_working(now)
+            }
+            ConnectionStatus::Closed => false,
+        };
+        if !movable {
             return false;
         }
         let old = conn.peer_addr();
         conn.set_peer_addr(addr);
-        if self.by_addr.get(&old) == Some(&id) {
-            self.by_addr.remove(&old);
+        if let Some(old) = old {
+            if self.by_addr.get(&old) == Some(&id) {
+                self.by_addr.remove(&old);
+            }
         }
         self.by_addr.insert(addr, id);
         true
+    }
+
+    /// Whether the node can reach this peer (by DHT key) through a TCP relay: a route is
+    /// up, or the peer is registered on a relay we are connected to (out-of-band).
+    pub fn set_relay(&mut self, peer_dht_pk: &PublicKey, available: bool) {
+        if let Some(conn) = self
+            .live_by_dht_pk(peer_dht_pk)
+            .and_then(|id| self.connections.get_mut(&id))
+        {
+            conn.set_relay(available);
+        }
     }
 
     /// The live (not closed) connection to the peer with this real key.
@@ -287,6 +328,26 @@ impl Endpoint {
         from: SocketAddr,
         datagram: &[u8],
     ) -> Result<(), DropReason> {
+        self.handle_from(now, Destination::Udp(from), datagram)
+    }
+
+    /// One datagram a TCP relay delivered from the peer with this DHT key (over a route or
+    /// out-of-band, protocol.md §7). Answers and data for it go back through the relays.
+    pub fn handle_relayed(
+        &mut self,
+        now: Timestamp,
+        peer_dht_pk: PublicKey,
+        datagram: &[u8],
+    ) -> Result<(), DropReason> {
+        self.handle_from(now, Destination::Relay(peer_dht_pk), datagram)
+    }
+
+    fn handle_from(
+        &mut self,
+        now: Timestamp,
+        from: Destination,
+        datagram: &[u8],
+    ) -> Result<(), DropReason> {
         let result = self.route(now, from, datagram);
         if let Err(reason) = result {
             self.drops.count(reason);
@@ -297,7 +358,7 @@ impl Endpoint {
     fn route(
         &mut self,
         now: Timestamp,
-        from: SocketAddr,
+        from: Destination,
         datagram: &[u8],
     ) -> Result<(), DropReason> {
         let kind = PacketKind::of(datagram).ok_or(DropReason::NotNetCrypto)?;
@@ -309,25 +370,29 @@ impl Endpoint {
             PacketKind::CookieResponse => {
                 let response = CookieResponse::parse(datagram).map_err(length_drop)?;
                 let id = self
-                    .live_by_addr(&from)
+                    .live_by_source(&from)
                     .ok_or(DropReason::UnknownConnection)?;
                 let conn = self
                     .connections
                     .get_mut(&id)
                     .ok_or(DropReason::UnknownConnection)?;
-                conn.handle_cookie_response(now, &response, &self.identity, self.rng.as_mut())
+                conn.handle_cookie_response(now, &response, &self.identity, self.rng.as_mut())?;
+                heard(conn, now, from);
+                Ok(())
             }
             PacketKind::Handshake => self.handle_handshake(now, from, datagram),
             PacketKind::Data => {
                 let packet = DataPacketRef::parse(datagram).map_err(length_drop)?;
                 let id = self
-                    .live_by_addr(&from)
+                    .live_by_source(&from)
                     .ok_or(DropReason::UnknownConnection)?;
                 let conn = self
                     .connections
                     .get_mut(&id)
                     .ok_or(DropReason::UnknownConnection)?;
-                conn.handle_data(now, &packet, &mut self.open_scratch)
+                conn.handle_data(now, &packet, &mut self.open_scratch)?;
+                heard(conn, now, from);
+                Ok(())
             }
         }
     }
@@ -337,10 +402,16 @@ impl Endpoint {
     fn answer_cookie_request(
         &mut self,
         now: Timestamp,
-        from: SocketAddr,
+        from: Destination,
         datagram: &[u8],
     ) -> Result<(), DropReason> {
         let request = CookieRequest::parse(datagram).map_err(length_drop)?;
+        if let Destination::Relay(sender) = from {
+            // The relay names the sender; a request under another key is not its own.
+            if sender != request.sender_dht_pk {
+                return Err(DropReason::WrongPeer);
+            }
+        }
         if self.responses.len() >= self.limits.max_queued_responses {
             return Err(DropReason::ResponseQueueFull);
         }
@@ -375,7 +446,7 @@ impl Endpoint {
     fn handle_handshake(
         &mut self,
         now: Timestamp,
-        from: SocketAddr,
+        from: Destination,
         datagram: &[u8],
     ) -> Result<(), DropReason> {
         let handshake = Handshake::parse(datagram).map_err(length_drop)?;
@@ -386,9 +457,15 @@ impl Endpoint {
         if !cookie.is_fresh(now.as_secs()) {
             return Err(DropReason::StaleCookie);
         }
+        if let Destination::Relay(sender) = from {
+            // The relay names the sender by the key it connected with: its DHT key.
+            if sender != cookie.dht_pk {
+                return Err(DropReason::WrongPeer);
+            }
+        }
 
         // A connection at this address must be with the peer the cookie names.
-        let at_addr = self.live_by_addr(&from);
+        let at_addr = self.live_by_source(&from);
         if let Some(conn) = at_addr.and_then(|id| self.connections.get(&id)) {
             if conn.peer_real_pk() != cookie.real_pk {
                 return Err(DropReason::WrongPeer);
@@ -425,23 +502,32 @@ impl Endpoint {
                 // accepted below, the old session is over (§2.2).
                 replaced = Some(id);
             } else if at_addr.is_some() {
-                return conn.handle_handshake(now, &payload, &self.identity, self.rng.as_mut());
+                conn.handle_handshake(now, &payload, &self.identity, self.rng.as_mut())?;
+                heard(conn, now, from);
+                return Ok(());
             } else {
                 // Same peer, new address: adopt only a connection still waiting for its
                 // handshake (`handle_new_connection_handshake`).
-                match conn.status() {
-                    ConnectionStatus::CookieRequesting | ConnectionStatus::HandshakeSent => {
-                        let old_addr = conn.peer_addr();
-                        conn.set_peer_addr(from);
-                        conn.handle_handshake(now, &payload, &self.identity, self.rng.as_mut())?;
-                        if self.by_addr.get(&old_addr) == Some(&id) {
-                            self.by_addr.remove(&old_addr);
-                        }
-                        self.by_addr.insert(from, id);
-                        return Ok(());
+                let (ConnectionStatus::CookieRequesting | ConnectionStatus::HandshakeSent) =
+                    conn.status()
+                else {
+                    return Err(DropReason::HandshakeIgnored);
+                };
+                let Destination::Udp(addr) = from else {
+                    // A relayed handshake from this DHT key finds its connection by key.
+                    return Err(DropReason::HandshakeIgnored);
+                };
+                let old_addr = conn.peer_addr();
+                conn.set_peer_addr(addr);
+                conn.handle_handshake(now, &payload, &self.identity, self.rng.as_mut())?;
+                heard(conn, now, from);
+                if let Some(old) = old_addr {
+                    if self.by_addr.get(&old) == Some(&id) {
+                        self.by_addr.remove(&old);
                     }
-                    _ => return Err(DropReason::HandshakeIgnored),
                 }
+                self.by_addr.insert(addr, id);
+                return Ok(());
             }
         }
 
@@ -455,10 +541,14 @@ impl Endpoint {
         let real_shared = fresh_key
             .unwrap_or_else(|| PrecomputedKey::new(&cookie.real_pk, &self.identity.real.secret));
         let id = self.allocate_id();
-        let conn = Connection::accept(
+        let paths = match from {
+            Destination::Udp(addr) => Paths::new(Some(addr), false),
+            Destination::Relay(_) => Paths::new(None, true),
+        };
+        let mut conn = Connection::accept(
             id,
             now,
-            from,
+            paths,
             &cookie,
             &payload,
             real_shared,
@@ -466,12 +556,13 @@ impl Endpoint {
             self.config.transport.clone(),
             self.rng.as_mut(),
         );
+        heard(&mut conn, now, from);
         self.insert(conn);
         self.events.push_back(EndpointEvent::Incoming {
             id,
             peer_real_pk: cookie.real_pk,
             peer_dht_pk: cookie.dht_pk,
-            addr: from,
+            from,
         });
         Ok(())
     }
@@ -489,7 +580,7 @@ impl Endpoint {
     /// [`Self::poll_transmit`] appending the datagram to `out` and returning where it goes:
     /// a driver that batches datagrams (segmentation offload) gets them sealed in place in
     /// its send buffer, with no allocation or copy per packet.
-    pub fn poll_transmit_into(&mut self, now: Timestamp, out: &mut Vec<u8>) -> Option<SocketAddr> {
+    pub fn poll_transmit_into(&mut self, now: Timestamp, out: &mut Vec<u8>) -> Option<Destination> {
         if let Some(t) = self.responses.pop_front() {
             out.extend_from_slice(&t.payload);
             return Some(t.destination);
@@ -512,9 +603,9 @@ impl Endpoint {
             };
             cursor = Some(id);
             if let Some(conn) = self.connections.get_mut(&id) {
-                if conn.poll_transmit_into(now, out) {
+                if let Some(destination) = conn.poll_transmit_into(now, out) {
                     self.transmit_cursor = Some(id);
-                    return Some(conn.peer_addr());
+                    return Some(destination);
                 }
             }
         }
@@ -589,6 +680,8 @@ impl Endpoint {
             .sum();
         let tables = self.by_addr.capacity()
             * (std::mem::size_of::<SocketAddr>() + std::mem::size_of::<ConnectionId>())
+            + self.by_dht_pk.capacity()
+                * (std::mem::size_of::<PublicKey>() + std::mem::size_of::<ConnectionId>())
             + self.by_real_pk.capacity()
                 * (std::mem::size_of::<PublicKey>() + std::mem::size_of::<ConnectionId>())
             + self.allowed.capacity() * std::mem::size_of::<PublicKey>()
@@ -610,7 +703,10 @@ impl Endpoint {
 
     fn insert(&mut self, conn: Connection) {
         let id = conn.id();
-        self.by_addr.insert(conn.peer_addr(), id);
+        if let Some(addr) = conn.peer_addr() {
+            self.by_addr.insert(addr, id);
+        }
+        self.by_dht_pk.insert(conn.peer_dht_pk(), id);
         self.by_real_pk.insert(conn.peer_real_pk(), id);
         self.connections.insert(id, Box::new(conn));
     }
@@ -626,6 +722,20 @@ impl Endpoint {
             .get(addr)
             .copied()
             .filter(|id| self.is_live(*id))
+    }
+
+    fn live_by_dht_pk(&self, pk: &PublicKey) -> Option<ConnectionId> {
+        self.by_dht_pk
+            .get(pk)
+            .copied()
+            .filter(|id| self.is_live(*id))
+    }
+
+    fn live_by_source(&self, from: &Destination) -> Option<ConnectionId> {
+        match from {
+            Destination::Udp(addr) => self.live_by_addr(addr),
+            Destination::Relay(pk) => self.live_by_dht_pk(pk),
+        }
     }
 
     fn live_by_real_pk(&self, pk: &PublicKey) -> Option<ConnectionId> {
@@ -667,14 +777,28 @@ impl Endpoint {
             .collect();
         for id in finished {
             if let Some(conn) = self.connections.remove(&id) {
-                if self.by_addr.get(&conn.peer_addr()) == Some(&id) {
-                    self.by_addr.remove(&conn.peer_addr());
+                if let Some(addr) = conn.peer_addr() {
+                    if self.by_addr.get(&addr) == Some(&id) {
+                        self.by_addr.remove(&addr);
+                    }
+                }
+                if self.by_dht_pk.get(&conn.peer_dht_pk()) == Some(&id) {
+                    self.by_dht_pk.remove(&conn.peer_dht_pk());
                 }
                 if self.by_real_pk.get(&conn.peer_real_pk()) == Some(&id) {
                     self.by_real_pk.remove(&conn.peer_real_pk());
                 }
             }
         }
+    }
+}
+
+/// A datagram of this connection's peer was accepted: UDP from its address counts as
+/// working, and one through a relay shows the relay reaches it.
+fn heard(conn: &mut Connection, now: Timestamp, from: Destination) {
+    match from {
+        Destination::Udp(_) => conn.on_udp_heard(now),
+        Destination::Relay(_) => conn.set_relay(true),
     }
 }
 

@@ -16,6 +16,7 @@ mod drop_reason;
 pub mod endpoint;
 mod identity;
 pub mod packets;
+pub mod path;
 mod receive_nonce;
 pub mod time;
 mod token_bucket;
@@ -28,5 +29,6 @@ pub use endpoint::{
     ConnectError, DropCounters, DropReason, Endpoint, EndpointConfig, EndpointEvent,
     EndpointLimits, Transmit,
 };
+pub use path::{Destination, PathKind};
 pub use time::Timestamp;
 pub use transport::{ControllerKind, PacketClass, TransportConfig, TransportStats};

@@ -6,7 +6,8 @@ use std::time::Duration;
 
 use common::{both_established, only_connection, Pair, Side};
 use rustox_net_crypto::{
-    CloseReason, ConnectionEvent, ConnectionStatus, DropReason, EndpointEvent, Timestamp,
+    CloseReason, ConnectionEvent, ConnectionStatus, Destination, DropReason, EndpointEvent,
+    Timestamp,
 };
 
 const COOKIE_REQUEST: u8 = 0x18;
@@ -47,18 +48,23 @@ fn handshake_initiated_by_a_establishes_both_sides() {
                     id,
                     peer_real_pk,
                     peer_dht_pk,
-                    addr,
-                } => Some((*id, *peer_real_pk, *peer_dht_pk, *addr)),
+                    from,
+                } => Some((*id, *peer_real_pk, *peer_dht_pk, *from)),
                 _ => None,
             })
             .collect();
     assert_eq!(
         incoming,
-        vec![(id_b, p.a.real.public, p.a.dht.public, p.a.addr)]
+        vec![(
+            id_b,
+            p.a.real.public,
+            p.a.dht.public,
+            Destination::Udp(p.a.addr)
+        )]
     );
     let conn_b = p.b.endpoint.connection(id_b).unwrap();
     assert_eq!(conn_b.peer_real_pk(), p.a.real.public);
-    assert_eq!(conn_b.peer_addr(), p.a.addr);
+    assert_eq!(conn_b.peer_addr(), Some(p.a.addr));
     assert!(
         p.a.endpoint.drop_counters().total() == 0,
         "{:?}",

@@ -377,7 +377,7 @@ fn handshake_from_another_peer_at_a_connections_address_is_dropped() {
         Ok(())
     );
     let resp = p.b.endpoint.poll_transmit(now).unwrap();
-    assert_eq!(resp.destination, c.addr);
+    assert_eq!(resp.destination.udp(), Some(c.addr));
     assert_eq!(
         c.endpoint.handle_datagram(now, p.b.addr, &resp.payload),
         Ok(())

@@ -282,14 +282,14 @@ impl SimNode for NetCryptoNode {
     }
 
     fn poll_transmit(&mut self, now: Timestamp) -> Option<(SocketAddr, Vec<u8>)> {
+        // This node has no relays: every session datagram goes over UDP.
+        let udp = |t: rustox_net_crypto::Transmit| t.destination.udp().map(|a| (a, t.payload));
         if let Some(t) = self.endpoint.poll_transmit(now) {
-            return Some((t.destination, t.payload));
+            return udp(t);
         }
         // Sending may have opened budget (packets left the queue); top up once and retry.
         self.pump(now);
-        self.endpoint
-            .poll_transmit(now)
-            .map(|t| (t.destination, t.payload))
+        self.endpoint.poll_transmit(now).and_then(udp)
     }
 
     fn poll_timeout(&self) -> Option<Timestamp> {

@@ -561,13 +561,13 @@ impl SimNode for FileHost {
     }
 
     fn poll_transmit(&mut self, now: Timestamp) -> Option<(SocketAddr, Vec<u8>)> {
+        // No relays here: every session datagram goes over UDP.
+        let udp = |t: rustox_net_crypto::Transmit| t.destination.udp().map(|a| (a, t.payload));
         if let Some(t) = self.endpoint.poll_transmit(now) {
-            return Some((t.destination, t.payload));
+            return udp(t);
         }
         self.pump_files(now);
-        self.endpoint
-            .poll_transmit(now)
-            .map(|t| (t.destination, t.payload))
+        self.endpoint.poll_transmit(now).and_then(udp)
     }
 
     fn poll_timeout(&self) -> Option<Timestamp> {

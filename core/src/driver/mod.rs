@@ -14,7 +14,8 @@
 //! * [`tcp_relay`]: the TCP relay server's thread (non-blocking sockets on `mio`), run by
 //!   the bootstrap node beside its UDP workers.
 //! * [`step`]: a node advanced one step at a time by its caller, with no runtime and no
-//!   thread: what the C API's `tox_iterate` runs.
+//!   thread: what the C API's `tox_iterate` runs; [`relay_streams`] its TCP relay
+//!   connections on non-blocking sockets.
 //! * [`keyfile`], [`clock`], [`cpu_time`].
 //!
 //! With tokio (cargo feature `tokio`), [`tokio`]: the async loop that runs a [`Node`] for
@@ -29,6 +30,7 @@ pub mod gso;
 pub mod hashing_writer;
 pub mod keyfile;
 pub mod prepare;
+pub mod relay_streams;
 pub mod socket;
 pub mod step;
 pub mod tcp_relay;

@@ -12,8 +12,8 @@ use std::net::SocketAddr;
 
 use rustox_net_crypto::crypto::PublicKey;
 use rustox_net_crypto::{
-    CloseReason, ConnectError, ConnectionEvent, ConnectionId, ConnectionStatus, EndpointEvent,
-    Timestamp,
+    CloseReason, ConnectError, ConnectionEvent, ConnectionId, ConnectionStatus, Destination,
+    EndpointEvent, Timestamp,
 };
 
 use super::event::NodeEvent;
@@ -21,7 +21,7 @@ use super::friends::{FriendListError, FriendNumber, OutgoingRequest};
 use super::{Node, NodeError};
 use crate::dht::wire::packed_node::canonical;
 use crate::dht::DhtEvent;
-use crate::friend::packets::PACKET_ID_ALIVE;
+use crate::friend::packets::{FriendConnPacket, MAX_SHARED_RELAYS, PACKET_ID_ALIVE};
 use crate::friend::{
     validate_friend_add, FriendAction, FriendAddError, FriendConnStatus, FriendRequest, Received,
     RequestSchedule, ToxId,
@@ -321,21 +321,31 @@ impl Node {
         match action {
             FriendAction::Connect { dht_pk, addr } => {
                 friend.awaiting_addr = None;
+                let addr = addr.filter(|_| !self.udp_disabled);
                 if friend.passive {
                     // A stranger that dialled us: its sessions are welcome, but we never
                     // dial it.
                     return;
                 }
-                match addr {
-                    Some(addr) => self.dial(now, number, dht_pk, addr),
-                    None => friend.awaiting_addr = Some(dht_pk),
+                // The friend's stored relays are attached first: with one, the session
+                // can start before the DHT finds an address (`connect_to_saved_tcp_relays`).
+                let stored: Vec<_> = friend.conn.tcp_relays().copied().collect();
+                let relay = self.attach_friend_relays(now, dht_pk, &stored);
+                match (addr, relay) {
+                    (Some(_), _) | (None, true) => self.dial(now, number, dht_pk, addr, relay),
+                    (None, false) => {
+                        if let Some(f) = self.friends.get_mut(number) {
+                            f.awaiting_addr = Some(dht_pk);
+                        }
+                    }
                 }
             }
+            FriendAction::SetDirectAddr(_) if self.udp_disabled => {}
             FriendAction::SetDirectAddr(addr) => {
                 if let Some(dht_pk) = friend.awaiting_addr.take() {
-                    self.dial(now, number, dht_pk, addr);
+                    self.dial(now, number, dht_pk, Some(addr), false);
                 } else if let Some(id) = friend.session {
-                    self.endpoint.set_peer_addr(id, addr);
+                    self.endpoint.set_peer_addr(now, id, addr);
                 }
             }
             FriendAction::SendAlive => {
@@ -346,8 +356,7 @@ impl Node {
                     let _ = conn.send_lossless(now, &[PACKET_ID_ALIVE]);
                 }
             }
-            // No TCP relays yet: friend_connection sends SHARE_RELAYS only with relays.
-            FriendAction::SendShareRelays => {}
+            FriendAction::SendShareRelays => self.share_relays(now, number),
             FriendAction::Kill { .. } => {
                 friend.awaiting_addr = None;
                 if let Some(id) = friend.session.take() {
@@ -392,14 +401,65 @@ impl Node {
         }
     }
 
-    /// Opens a session to a friend at `addr` (`new_crypto_connection` +
-    /// `set_direct_ip_port`). A live session the endpoint already has with it (crossed
-    /// handshakes) becomes the friend's.
-    fn dial(&mut self, now: Timestamp, number: FriendNumber, dht_pk: PublicKey, addr: SocketAddr) {
+    /// Sends SHARE_RELAYS with up to 3 of our connected relays and registers the friend on
+    /// them, so both ends meet there (`send_relays`). Nothing without a connected relay.
+    fn share_relays(&mut self, now: Timestamp, number: FriendNumber) {
+        let relays = self.advertised_relays(MAX_SHARED_RELAYS);
+        if relays.is_empty() {
+            return;
+        }
         let Some(friend) = self.friends.get_mut(number) else {
             return;
         };
-        match self.endpoint.connect(now, addr, friend.pk, dht_pk) {
+        for node in &relays {
+            friend.conn.add_tcp_relay(*node);
+        }
+        let dht_pk = friend.conn.dht_pk();
+        let session = friend.session;
+        let packet = FriendConnPacket::ShareRelays(relays.clone()).encode();
+        if let (Ok(packet), Some(conn)) = (
+            packet,
+            session.and_then(|id| self.endpoint.connection_mut(id)),
+        ) {
+            let _ = conn.send_lossless(now, &packet);
+        }
+        if let Some(dht_pk) = dht_pk {
+            self.attach_friend_relays(now, dht_pk, &relays);
+        }
+    }
+
+    /// A friend waiting for a direct address is dialled through its relays once one is
+    /// registered (the only way without UDP, and a head start with it).
+    pub(super) fn dial_waiting_friend(&mut self, now: Timestamp, number: FriendNumber) {
+        let Some(friend) = self.friends.get_mut(number) else {
+            return;
+        };
+        if friend.passive || friend.session.is_some() {
+            return;
+        }
+        if let Some(dht_pk) = friend.awaiting_addr.take() {
+            self.dial(now, number, dht_pk, None, true);
+        }
+    }
+
+    /// Opens a session to a friend at `addr` and/or through its relays
+    /// (`new_crypto_connection` + `set_direct_ip_port`). A live session the endpoint
+    /// already has with it (crossed handshakes) becomes the friend's.
+    fn dial(
+        &mut self,
+        now: Timestamp,
+        number: FriendNumber,
+        dht_pk: PublicKey,
+        addr: Option<SocketAddr>,
+        relay: bool,
+    ) {
+        let Some(friend) = self.friends.get_mut(number) else {
+            return;
+        };
+        match self
+            .endpoint
+            .connect_via(now, addr, relay, friend.pk, dht_pk)
+        {
             Ok(id) => friend.session = Some(id),
             Err(ConnectError::AlreadyConnected) => {
                 friend.session = self.endpoint.connection_to(&friend.pk);
@@ -444,8 +504,13 @@ impl Node {
                     id,
                     peer_real_pk,
                     peer_dht_pk,
-                    addr,
-                } => self.on_incoming(now, id, peer_real_pk, peer_dht_pk, addr),
+                    from,
+                } => {
+                    if let Destination::Relay(pk) = from {
+                        self.adopt_oob_relay(now, pk);
+                    }
+                    self.on_incoming(now, id, peer_real_pk, peer_dht_pk, from.udp())
+                }
                 EndpointEvent::Connection { id, event } => self.on_connection(now, id, event),
             }
         }
@@ -457,7 +522,7 @@ impl Node {
         id: ConnectionId,
         pk: PublicKey,
         dht_pk: PublicKey,
-        addr: SocketAddr,
+        addr: Option<SocketAddr>,
     ) {
         let number = match self.friends.by_pk(&pk) {
             Some(n) => n,
@@ -493,7 +558,7 @@ impl Node {
                 }
             }
         }
-        friend.conn.on_incoming_session(now, dht_pk, Some(addr));
+        friend.conn.on_incoming_session(now, dht_pk, addr);
         self.drive_friend(now, number);
     }
 
@@ -554,7 +619,16 @@ impl Node {
                         self.on_friend_request(now, f_pk(self, number), request)
                     }
                     Ok(Received::Alive) => self.drive_friend(now, number),
-                    Ok(Received::Relays(_)) => {}
+                    Ok(Received::Relays(_)) => {
+                        // Stored by friend_connection; registered on the relay clients so a
+                        // route is ready when UDP stops working.
+                        let stored: Vec<_> = f.conn.tcp_relays().copied().collect();
+                        if let Some(dht_pk) = f.conn.dht_pk() {
+                            if self.attach_friend_relays(now, dht_pk, &stored) {
+                                self.dial_waiting_friend(now, number);
+                            }
+                        }
+                    }
                     Err(_) => self.stats.bad_friend_packets += 1,
                 }
             }

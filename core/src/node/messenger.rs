@@ -239,7 +239,7 @@ impl Node {
         let connected = f.conn.status() == FriendConnStatus::Connected;
         match (p.first().copied(), online) {
             (Some(PACKET_ID_ONLINE), false) if p.len() == 1 && connected => {
-                let addr = self.endpoint.connection(id).map(|c| c.peer_addr());
+                let addr = self.endpoint.connection(id).and_then(|c| c.peer_addr());
                 if let Some(f) = self.friends.get_mut(number) {
                     f.online = true;
                     if let Some(request) = f.request.as_mut() {

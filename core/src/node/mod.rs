@@ -23,6 +23,7 @@ pub mod messenger;
 mod onion_ops;
 pub mod presence;
 pub mod profile;
+mod relays;
 pub mod route;
 
 use std::collections::VecDeque;
@@ -31,7 +32,7 @@ use std::net::SocketAddr;
 use rand::SeedableRng;
 use rustox_net_crypto::crypto::{CryptoRng, KeyPair, PublicKey};
 use rustox_net_crypto::{
-    ConnectError, Endpoint, EndpointConfig, SendError, Timestamp, Transmit, TransportConfig,
+    ConnectError, Destination, Endpoint, EndpointConfig, SendError, Timestamp, TransportConfig,
 };
 
 use crate::dht::wire::packed_node::canonical;
@@ -40,6 +41,7 @@ use crate::dht::{DhtConfig, DhtNode};
 use crate::friend::{NoSpam, RequestFilter, ToxId};
 use crate::onion::client::{OnionClient, OnionClientConfig, OnionClientStats};
 use crate::onion::server::{OnionConfig, OnionServer, OnionStats};
+use crate::relay::client::{RelayClientConfig, RelayClients};
 pub use event::{FileOffer, NodeEvent};
 pub use files::{DigestSlot, PreparedFile};
 use friends::FriendList;
@@ -52,6 +54,15 @@ use route::Layer;
 /// Most events waiting to be polled; beyond it new ones are dropped and counted. An
 /// application that stops polling must not make the node grow without bound.
 pub const MAX_EVENTS: usize = 4096;
+
+/// A UDP datagram to send.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Transmit {
+    /// Where to.
+    pub destination: SocketAddr,
+    /// The bytes.
+    pub payload: Vec<u8>,
+}
 
 /// How a node runs.
 #[derive(Debug, Clone, Default)]
@@ -77,6 +88,9 @@ pub struct NodeOptions {
     /// `no_replay`, which must grow across our restarts for friends to accept them
     /// (protocol.md §6.4; c-toxcore's `mono_time_get` is Unix-based too). 0 counts from 1.
     pub unix_time: u64,
+    /// No UDP at all (c-toxcore's `udp_enabled = false`, for networks that block it):
+    /// sessions and the onion go through TCP relays only, and nothing is sent over UDP.
+    pub udp_disabled: bool,
 }
 
 /// Why an API call was refused.
@@ -134,6 +148,11 @@ pub struct IoCounters {
     /// Datagrams dropped on arrival because they came from UDP port 0, which no reply can
     /// reach (a spoofed or broken source; answering one made the OS refuse the send).
     pub from_port_zero: u64,
+    /// Session datagrams for a relay that reaches no relay (see `relays.rs`).
+    pub relay_unsent: u64,
+    /// UDP datagrams not sent, or not read, because UDP is disabled
+    /// ([`NodeOptions::udp_disabled`]).
+    pub udp_disabled_dropped: u64,
 }
 
 /// Which timers of a node are due at one instant ([`Node::due_timers`]).
@@ -183,6 +202,14 @@ pub struct NodeStats {
     pub bad_friend_packets: u64,
     /// Events dropped because the application did not poll them.
     pub events_dropped: u64,
+    /// TCP relay connections whose handshake completed.
+    pub relays_up: u64,
+    /// TCP relay connections that ended after their handshake.
+    pub relays_down: u64,
+    /// Session datagrams that came through a relay.
+    pub relayed_in: u64,
+    /// Session datagrams handed to the relays.
+    pub relayed_out: u64,
 }
 
 /// One Tox instance. See the module docs.
@@ -218,6 +245,14 @@ pub struct Node {
     unix_origin: u64,
     /// Profile sections kept to be written back (`profile.rs`).
     kept: profile::KeptSections,
+    /// TCP relay connections and the routes to friends through them (`relays.rs`).
+    relays: RelayClients,
+    /// The relay each recent out-of-band sender came through (`relays.rs`).
+    oob_returns: relays::OobReturns,
+    /// Rotation of the relays SHARE_RELAYS and DHT-PK packets advertise.
+    relay_rotation: usize,
+    /// [`NodeOptions::udp_disabled`].
+    udp_disabled: bool,
 }
 
 impl std::fmt::Debug for Node {
@@ -262,6 +297,7 @@ impl Node {
         // The endpoint draws from its own generator, seeded from ours: a CSPRNG seeded from
         // the OS in production, reproducible from the test's seed in simulation.
         let endpoint_rng = rand_chacha::ChaCha20Rng::from_seed(rng_seed(rng.as_mut()));
+        let relays = RelayClients::new(dht_keys.clone(), RelayClientConfig::default());
         let endpoint = Endpoint::new(
             now,
             keys.clone(),
@@ -294,6 +330,10 @@ impl Node {
             receipts_pending: false,
             unix_origin,
             kept: profile::KeptSections::default(),
+            relays,
+            oob_returns: relays::OobReturns::default(),
+            relay_rotation: 0,
+            udp_disabled: options.udp_disabled,
         }
     }
 
@@ -403,6 +443,10 @@ impl Node {
             self.io.from_port_zero += 1;
             return;
         }
+        if self.udp_disabled {
+            self.io.udp_disabled_dropped += 1;
+            return;
+        }
         match route::layer_of(datagram) {
             Layer::Dht => {
                 self.stats.dht_in += 1;
@@ -470,29 +514,27 @@ impl Node {
         if self.onion_client.poll_timeout() <= now {
             self.onion_client.handle_timeout(now, self.rng.as_mut());
         }
+        if self.relays.poll_timeout().is_some_and(|t| t <= now) {
+            self.relays.handle_timeout(now, self.rng.as_mut());
+        }
         self.endpoint.handle_timeout(now);
         self.update_dht_connected(now);
         self.friend_timers(now);
+        self.update_direct_peers(now);
         self.after_input(now);
     }
 
-    /// The next datagram to send: the DHT's few control datagrams first, then the
+    /// The next UDP datagram to send: the DHT's few control datagrams first, then the
     /// sessions'. When none is left, the file layer gets one more chance to fill budget
-    /// that sending just opened.
+    /// that sending just opened. Session datagrams bound for a TCP relay go to the relay
+    /// client on the way.
     pub fn poll_transmit(&mut self, now: Timestamp) -> Option<Transmit> {
-        if let Some(t) = self.poll_control(now) {
-            return Some(Transmit {
-                destination: t.dst,
-                payload: t.payload,
-            });
-        }
-        if let Some(t) = self.endpoint.poll_transmit(now) {
-            return Some(t);
-        }
-        if self.pump_files(now) == 0 {
-            return None;
-        }
-        self.endpoint.poll_transmit(now)
+        let mut payload = Vec::new();
+        let destination = self.poll_transmit_into(now, &mut payload)?;
+        Some(Transmit {
+            destination,
+            payload,
+        })
     }
 
     /// [`Node::poll_transmit`] appending the datagram to `out` (a send batch) and
@@ -502,13 +544,27 @@ impl Node {
             out.extend_from_slice(&t.payload);
             return Some(t.dst);
         }
-        if let Some(to) = self.endpoint.poll_transmit_into(now, out) {
+        if let Some(to) = self.poll_session_into(now, out) {
             return Some(to);
         }
         if self.pump_files(now) == 0 {
             return None;
         }
-        self.endpoint.poll_transmit_into(now, out)
+        self.poll_session_into(now, out)
+    }
+
+    /// The sessions' next UDP datagram; those for a relay are handed to the relay client.
+    fn poll_session_into(&mut self, now: Timestamp, out: &mut Vec<u8>) -> Option<SocketAddr> {
+        loop {
+            let start = out.len();
+            match self.endpoint.poll_transmit_into(now, out)? {
+                Destination::Udp(addr) => return Some(addr),
+                Destination::Relay(peer_dht_pk) => {
+                    let datagram = out.split_off(start);
+                    self.send_relayed(now, peer_dht_pk, &datagram);
+                }
+            }
+        }
     }
 
     /// The next event.
@@ -526,6 +582,7 @@ impl Node {
             // datagrams, which are what change the nodes it hands over.
             self.endpoint.poll_timeout(),
             self.friends_poll_timeout(),
+            self.relays.poll_timeout(),
         ]
         .into_iter()
         .flatten()
@@ -550,6 +607,17 @@ impl Node {
     /// The next control datagram: the DHT's, then the onion's. They are few and small, and
     /// go before the sessions' data so that a busy transfer does not delay them.
     fn poll_control(&mut self, now: Timestamp) -> Option<crate::dht::gate::Transmit> {
+        if self.udp_disabled {
+            // No socket to send them on: the DHT's and the onion's UDP datagrams go nowhere
+            // (the onion's paths start at a TCP relay, relays.rs).
+            while self.dht.poll_transmit(now, self.rng.as_mut()).is_some()
+                || self.onion_out.pop_front().is_some()
+                || self.onion_client.poll_transmit().is_some()
+            {
+                self.io.udp_disabled_dropped += 1;
+            }
+            return None;
+        }
         if let Some(t) = self.dht.poll_transmit(now, self.rng.as_mut()) {
             return Some(t);
         }
@@ -569,7 +637,9 @@ impl Node {
 
     /// After every input: move the layers' events along, then top up the files.
     fn after_input(&mut self, now: Timestamp) {
+        self.drain_relays(now);
         self.drain_onion(now);
+        self.send_onion_tcp(now);
         self.drain_dht(now);
         self.drain_endpoint(now);
         self.check_receipts();
@@ -600,3 +670,5 @@ fn rng_seed(rng: &mut dyn CryptoRng) -> [u8; 32] {
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_relay;

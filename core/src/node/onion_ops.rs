@@ -55,13 +55,16 @@ impl Node {
         for node in &close {
             self.onion_client.add_path_node(now, *node);
         }
-        // c-toxcore carries TCP relays and then its closest good DHT nodes (`closelist_nodes`),
-        // at most 4 in all; no TCP relays yet.
-        let mut carried: Vec<PackedNode> = close.clone();
+        // c-toxcore carries up to 2 TCP relays it is connected to, then its closest good
+        // DHT nodes (`closelist_nodes`), at most 4 in all.
+        let mut carried = self.advertised_relays(super::relays::MAX_DHTPK_RELAYS);
+        let mut closest: Vec<PackedNode> = close.clone();
         let own = self.dht.public_key();
-        carried.sort_by(|a, b| crate::dht::distance::cmp_distance(&own, &a.pk, &b.pk));
+        closest.sort_by(|a, b| crate::dht::distance::cmp_distance(&own, &a.pk, &b.pk));
+        carried.extend(closest);
         carried.truncate(MAX_DHTPK_NODES);
         self.onion_client.set_dht_pk_nodes(carried);
+        self.offer_relays_to_onion(now);
         self.next_onion_feed = now + FEED_INTERVAL;
     }
 
@@ -124,6 +127,11 @@ impl Node {
         for node in nodes.iter().filter(|n| !n.tcp) {
             self.dht
                 .get_nodes(now, node.addr, node.pk, dht_pk, self.rng.as_mut());
+        }
+        // The friend's relays: it is (or will be) registered there under this DHT key.
+        let relays: Vec<PackedNode> = nodes.iter().filter(|n| n.tcp).copied().collect();
+        if !relays.is_empty() && self.attach_friend_relays(now, dht_pk, &relays) {
+            self.dial_waiting_friend(now, number);
         }
         self.drive_friend(now, number);
     }

@@ -51,9 +51,19 @@ struct AckBatch {
     /// Latest last-send time among acked packets.
     newest_sent: Timestamp,
     app_limited: bool,
+    /// Packets first sent before this time went on a path the session has left: they are
+    /// delivered, but their timing says nothing about the path in use (path_change.rs).
+    path_since: Timestamp,
 }
 
 impl AckBatch {
+    fn since(path_since: Timestamp) -> Self {
+        AckBatch {
+            path_since,
+            ..AckBatch::default()
+        }
+    }
+
     fn add(&mut self, now: Timestamp, pn: u32, slot: &SendSlot, min_rtt: Option<Duration>) {
         if slot.state == SlotState::Unsent {
             return;
@@ -63,7 +73,9 @@ impl AckBatch {
         if slot.state == SlotState::InFlight {
             self.inflight_bytes += slot.size();
         }
-        if slot.tx_count == 1 {
+        if slot.first_sent < self.path_since {
+            // Sent on the previous path: no RTT, delivery-rate or round sample.
+        } else if slot.tx_count == 1 {
             let d = slot.info.delivered;
             self.newest_any_delivered = Some(self.newest_any_delivered.map_or(d, |m| m.max(d)));
             // Holes precede the packets they hold back, and the walk goes in packet-number
@@ -151,7 +163,7 @@ impl Transport {
             .get(start)
             .filter(|s| s.tx_count > 0)
             .map(|s| s.last_sent);
-        let mut batch = AckBatch::default();
+        let mut batch = AckBatch::since(self.path_since);
         let min_rtt = self.rtt.min_rtt_long();
         self.send
             .ack_below(buffer_start, |pn, slot| batch.add(now, pn, &slot, min_rtt));
@@ -184,7 +196,7 @@ impl Transport {
         let outstanding = self.bytes_in_flight > 0;
         self.last_request_rx = Some(now);
         let min_rtt = self.rtt.min_rtt_long();
-        let mut batch = AckBatch::default();
+        let mut batch = AckBatch::since(self.path_since);
         // c-toxcore's RTT candidate: the newest last send time among the packets freed.
         let mut newest_freed_last_sent: Option<Timestamp> = None;
         let cc = self.cc.as_ref();

@@ -43,6 +43,7 @@ mod cc;
 mod loss;
 mod minmax;
 mod pacer;
+mod path_change;
 pub mod rate;
 mod receiver;
 mod recovery;
@@ -244,6 +245,9 @@ pub struct Transport {
     /// queue it resends the tail packets still in flight. At `TAIL_DUPLICATES_OFF`
     /// (receiver.rs) tail entries stop for this session.
     tail_duplicates: u32,
+    /// When the session last moved to another path (path_change.rs); packets first sent
+    /// before it give no samples.
+    path_since: Timestamp,
     stats: TransportStats,
 }
 
@@ -284,6 +288,7 @@ impl Transport {
             ack_timing: AckTiming::new(now),
             tail_named: VecDeque::new(),
             tail_duplicates: 0,
+            path_since: Timestamp::ZERO,
             stats: TransportStats::default(),
         }
     }

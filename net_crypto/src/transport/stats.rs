@@ -68,6 +68,9 @@ pub struct TransportStats {
     /// How late the driver's wake-ups run, as the pacer's burst credit covers it (the larger
     /// of the driver's declared and the measured lateness, pacer.rs).
     pub wake_lateness: Option<Duration>,
+    /// Times the session's data moved between direct UDP and a TCP relay
+    /// (`Transport::on_path_change`).
+    pub path_changes: u64,
 }
 
 impl Transport {

@@ -62,11 +62,16 @@ impl OnionClient {
             let Some(path) = self.paths_friends.path(num) else {
                 continue;
             };
-            let Ok(packet) = path.request(addr, &request, rng) else {
+            let first = path.nodes()[0];
+            let packet = if first.tcp {
+                path.tcp_request(addr, &request, rng)
+            } else {
+                path.request(addr, &request, rng)
+            };
+            let Ok(packet) = packet else {
                 continue;
             };
-            let first = path.nodes()[0].addr;
-            self.push_transmit(first, packet);
+            self.push_on_path(first, packet);
             self.stats.data_sent += 1;
             sent += 1;
         }

@@ -301,6 +301,8 @@ pub struct OnionClient {
     /// When we last stopped being connected (for `ONION_CONNECTED_TIMEOUT`).
     disconnected_at: Timestamp,
     transmits: VecDeque<Transmit>,
+    /// Requests for a TCP relay as hop A, waiting for [`Self::poll_tcp_request`].
+    tcp_transmits: VecDeque<Vec<u8>>,
     events: VecDeque<OnionEvent>,
     stats: OnionClientStats,
     deadline: Timestamp,
@@ -343,6 +345,7 @@ impl OnionClient {
             connected: false,
             disconnected_at: now,
             transmits: VecDeque::new(),
+            tcp_transmits: VecDeque::new(),
             events: VecDeque::new(),
             stats: OnionClientStats::default(),
             deadline: now,
@@ -493,6 +496,23 @@ impl OnionClient {
         t
     }
 
+    /// The next onion request for a TCP relay (the body of TCP packet 8, protocol.md §7):
+    /// any connected relay can be hop A, since the request carries no layer for it.
+    pub fn poll_tcp_request(&mut self) -> Option<Vec<u8>> {
+        self.tcp_transmits.pop_front()
+    }
+
+    /// Our connected TCP relays, and whether new paths should start at one (UDP is off or
+    /// no DHT node answers us).
+    pub fn set_tcp_relays(&mut self, now: Timestamp, relays: Vec<PackedNode>, tcp_first: bool) {
+        let usable = tcp_first && !relays.is_empty();
+        self.path_nodes.set_tcp_relays(relays, tcp_first);
+        if usable && self.path_nodes.len() + self.path_nodes.bootstrap_len() > 0 {
+            // Paths may be possible now: let the lists run.
+            self.deadline = self.deadline.min(now);
+        }
+    }
+
     /// The next event.
     pub fn poll_event(&mut self) -> Option<OnionEvent> {
         self.events.pop_front()
@@ -579,6 +599,20 @@ impl OnionClient {
         self.events.push_back(event);
     }
 
+    /// Queues a request built on `path` for its first hop: a 0x80 datagram to a UDP node,
+    /// or the body of a TCP onion request for a relay (paths.rs).
+    fn push_on_path(&mut self, first: PackedNode, packet: Vec<u8>) {
+        if first.tcp {
+            if self.tcp_transmits.len() >= MAX_QUEUED_TRANSMITS {
+                self.tcp_transmits.pop_front();
+                self.stats.queue_overflows += 1;
+            }
+            self.tcp_transmits.push_back(packet);
+        } else {
+            self.push_transmit(first.addr, packet);
+        }
+    }
+
     fn push_transmit(&mut self, dst: SocketAddr, payload: Vec<u8>) {
         if self.transmits.len() >= MAX_QUEUED_TRANSMITS {
             self.transmits.pop_front();
@@ -639,9 +673,13 @@ impl OnionClient {
             sendback,
         };
         let inner = request.seal(&sender_pk, &key, &Nonce::random(rng));
-        let packet = path.request(node_addr, &inner, rng).ok()?;
-        let first = path.nodes()[0].addr;
-        self.push_transmit(first, packet);
+        let first = path.nodes()[0];
+        let packet = if first.tcp {
+            path.tcp_request(node_addr, &inner, rng).ok()?
+        } else {
+            path.request(node_addr, &inner, rng).ok()?
+        };
+        self.push_on_path(first, packet);
         match list {
             ListId::Announce => self.stats.announce_requests += 1,
             ListId::Friend(_) => self.stats.search_requests += 1,
