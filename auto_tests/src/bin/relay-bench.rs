@@ -210,6 +210,7 @@ struct Row {
     blast_arrived: Option<f64>,
     cpu_per_gib: Option<f64>,
     rss_per_conn: Option<f64>,
+    idle_held: Option<usize>,
 }
 
 fn file(relay: &Relay, mib: u64) -> (Option<f64>, Option<f64>) {
@@ -312,26 +313,64 @@ fn blast(relay: &Relay, mib: u64) -> (f64, f64, f64) {
     )
 }
 
-fn idle(relay: &Relay, n: usize) -> f64 {
+/// Descriptors `pid` has open.
+fn fd_count(pid: u32) -> usize {
+    std::fs::read_dir(format!("/proc/{pid}/fd")).map_or(0, |d| d.count())
+}
+
+/// (RSS bytes per idle connection, connections the relay held at the reading). Connections
+/// are opened from [`IDLE_THREADS`] threads at once: tox-bootstrapd serves handshakes once
+/// per 30 ms main-loop turn, so one at a time would take longer than its 30 s ping interval,
+/// and probes that do not read would be dropped for not answering before the reading.
+fn idle(relay: &Relay, n: usize) -> (f64, usize) {
     let mut rng = StdRng::from_entropy();
     // One probe first, so that first-connection allocations are not counted per connection.
     let warm = RelayProbe::connect(relay.tcp, &relay.pk, &mut rng).expect("connect");
     std::thread::sleep(Duration::from_millis(300));
     let before = rss_bytes(relay.pid);
-    let probes: Vec<RelayProbe> = (0..n)
-        .map(|_| RelayProbe::connect(relay.tcp, &relay.pk, &mut rng).expect("connect"))
-        .collect();
+    let fds_before = fd_count(relay.pid);
+    let started = Instant::now();
+    let (tcp, pk) = (relay.tcp, relay.pk);
+    let probes: Vec<RelayProbe> = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..IDLE_THREADS)
+            .map(|t| {
+                let count = n / IDLE_THREADS + usize::from(t < n % IDLE_THREADS);
+                s.spawn(move || {
+                    let mut rng = StdRng::from_entropy();
+                    (0..count)
+                        .map(|_| RelayProbe::connect(tcp, &pk, &mut rng).expect("connect"))
+                        .collect::<Vec<_>>()
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .flat_map(|h| h.join().expect("opener"))
+            .collect()
+    });
+    let opened = started.elapsed();
     std::thread::sleep(Duration::from_millis(500));
     let after = rss_bytes(relay.pid);
+    let held = fd_count(relay.pid).saturating_sub(fds_before);
+    eprintln!(
+        "{}: {n} connections opened in {:.1} s; the relay holds {held} more descriptors",
+        relay.name,
+        opened.as_secs_f64()
+    );
     drop(probes);
     drop(warm);
-    after.saturating_sub(before) as f64 / n as f64
+    (after.saturating_sub(before) as f64 / n as f64, held)
 }
+
+/// Threads opening idle connections at once.
+const IDLE_THREADS: usize = 32;
 
 fn measure(relay: Relay, args: &Args) -> (&'static str, Row) {
     let mut row = Row::default();
     if args.idle > 0 {
-        row.rss_per_conn = Some(idle(&relay, args.idle));
+        let (per_conn, held) = idle(&relay, args.idle);
+        row.rss_per_conn = Some(per_conn);
+        row.idle_held = Some(held);
     }
     if args.blast_mib > 0 {
         let (rate, arrived, cpu) = blast(&relay, args.blast_mib);
@@ -367,18 +406,19 @@ fn main() {
         args.file_mib, args.blast_mib, args.idle
     );
     println!(
-        "| relay | file goodput Mbit/s | friend online s | blast MiB/s | blast arrived | relay CPU s/GiB | RSS bytes/idle conn | idle conns per GiB |"
+        "| relay | file goodput Mbit/s | friend online s | blast MiB/s | blast arrived | relay CPU s/GiB | idle conns held | RSS bytes/idle conn | idle conns per GiB |"
     );
-    println!("|---|---:|---:|---:|---:|---:|---:|---:|");
+    println!("|---|---:|---:|---:|---:|---:|---:|---:|---:|");
     for (name, r) in rows {
         println!(
-            "| {name} | {} | {} | {} | {} | {} | {} | {} |",
+            "| {name} | {} | {} | {} | {} | {} | {} | {} | {} |",
             f(r.file_mbit, 1),
             f(r.file_online_s, 1),
             f(r.blast_mib_s, 1),
             r.blast_arrived
                 .map_or("-".to_string(), |v| format!("{:.1}%", v * 100.0)),
             f(r.cpu_per_gib, 2),
+            r.idle_held.map_or("-".to_string(), |h| h.to_string()),
             f(r.rss_per_conn, 0),
             f(
                 r.rss_per_conn
