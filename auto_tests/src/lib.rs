@@ -27,6 +27,7 @@ pub mod netcrypto;
 pub mod node;
 pub mod node_transfer;
 pub mod profiles;
+pub mod relay_probe;
 pub mod relay_sim;
 pub mod scale;
 pub mod seed;

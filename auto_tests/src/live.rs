@@ -36,6 +36,34 @@ pub fn rustox_bootstrap(port: u16) -> std::io::Result<NodeRunner> {
                 ..DhtConfig::default()
             },
             onion: Some(OnionConfig::default()),
+            tcp: None,
+        },
+    )
+}
+
+/// A rustox bootstrap node that also serves a TCP relay on 127.0.0.1:`tcp_port`, as
+/// `rustox bootstrap --tcp-ports` does; `relay` sets its limits.
+pub fn rustox_relay(
+    port: u16,
+    tcp_port: u16,
+    relay: rustox_core::relay::server::RelayConfig,
+) -> std::io::Result<NodeRunner> {
+    NodeRunner::start(
+        KeyPair::generate(&mut StdRng::from_entropy()),
+        RunnerConfig {
+            bind: SocketAddr::from(([127, 0, 0, 1], port)),
+            workers: 1,
+            mode: UdpMode::ReusePort,
+            dht: DhtConfig {
+                lan_discovery: false,
+                guard: GuardConfig::default(),
+                ..DhtConfig::default()
+            },
+            onion: Some(OnionConfig::default()),
+            tcp: Some(rustox_core::driver::tcp_relay::TcpRelayConfig {
+                listen: vec![SocketAddr::from(([127, 0, 0, 1], tcp_port))],
+                relay,
+            }),
         },
     )
 }

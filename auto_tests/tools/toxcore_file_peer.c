@@ -14,6 +14,9 @@
  * COMMON:
  *   --port P                UDP port to bind (0: c-toxcore's default range 33445-33545)
  *   --bootstrap H:P:KEY     a DHT node to bootstrap from (repeatable; KEY is its DHT key)
+ *   --tcp-relay H:P:KEY     a TCP relay (tox_add_tcp_relay; repeatable)
+ *   --no-udp                UDP off: the friend is reached through TCP relays only (the
+ *                           sender then needs --allow-tcp)
  *   --secret-key HEX        use this long-term secret key (savedata type SECRET_KEY)
  *   --ipv4-only             IPv6 off (c-toxcore then binds 0.0.0.0)
  *   --no-lan                LAN discovery off
@@ -121,6 +124,9 @@ struct config {
     uint16_t port;
     struct bootstrap_node nodes[MAX_BOOTSTRAP_NODES];
     size_t node_count;
+    struct bootstrap_node relays[MAX_BOOTSTRAP_NODES];
+    size_t relay_count;
+    bool no_udp;
     bool have_secret_key;
     uint8_t secret_key[TOX_SECRET_KEY_SIZE];
     bool ipv4_only;
@@ -374,6 +380,7 @@ static void usage(void)
             "           [--allow-tcp]\n"
             "COMMON: --port P --bootstrap HOST:PORT:KEY (repeatable) --secret-key HEX --ipv4-only\n"
             "        --no-lan --no-hole-punching --seed S --timeout S --progress --log\n"
+            "        --tcp-relay HOST:PORT:KEY (repeatable) --no-udp\n"
             "        --sleep-ms N (diagnostic: fixed sleep instead of tox_iteration_interval)\n");
 }
 
@@ -420,6 +427,14 @@ static void parse_args(int argc, char **argv, struct config *cfg)
                 die(EXIT_SETUP, "at most %d --bootstrap nodes", MAX_BOOTSTRAP_NODES);
             }
             parse_bootstrap(val, &cfg->nodes[cfg->node_count++]);
+        } else if (strcmp(opt, "--tcp-relay") == 0) {
+            NEED_VALUE();
+            if (cfg->relay_count == MAX_BOOTSTRAP_NODES) {
+                die(EXIT_SETUP, "at most %d --tcp-relay relays", MAX_BOOTSTRAP_NODES);
+            }
+            parse_bootstrap(val, &cfg->relays[cfg->relay_count++]);
+        } else if (strcmp(opt, "--no-udp") == 0) {
+            cfg->no_udp = true;
         } else if (strcmp(opt, "--secret-key") == 0) {
             NEED_VALUE();
             if (!hex_decode(val, cfg->secret_key, sizeof cfg->secret_key)) {
@@ -765,7 +780,7 @@ static Tox *create_tox(const struct config *cfg)
         die(EXIT_SETUP, "tox_options_new failed (%d)", (int)opt_err);
     }
     tox_options_set_ipv6_enabled(opts, !cfg->ipv4_only);
-    tox_options_set_udp_enabled(opts, true);
+    tox_options_set_udp_enabled(opts, !cfg->no_udp);
     tox_options_set_local_discovery_enabled(opts, !cfg->no_lan);
     tox_options_set_hole_punching_enabled(opts, !cfg->no_hole_punching);
     tox_options_set_start_port(opts, cfg->port);
@@ -816,6 +831,14 @@ static void bootstrap(struct peer *p)
         Tox_Err_Bootstrap err;
         if (!tox_bootstrap(p->tox, n->host, n->port, n->key, &err)) {
             die(EXIT_SETUP, "tox_bootstrap %s:%u failed (Tox_Err_Bootstrap %d)", n->host,
+                (unsigned)n->port, (int)err);
+        }
+    }
+    for (size_t i = 0; i < p->cfg->relay_count; ++i) {
+        const struct bootstrap_node *n = &p->cfg->relays[i];
+        Tox_Err_Bootstrap err;
+        if (!tox_add_tcp_relay(p->tox, n->host, n->port, n->key, &err)) {
+            die(EXIT_SETUP, "tox_add_tcp_relay %s:%u failed (Tox_Err_Bootstrap %d)", n->host,
                 (unsigned)n->port, (int)err);
         }
     }

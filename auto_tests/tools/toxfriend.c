@@ -17,7 +17,9 @@
  *   --typing                       tell each friend we are typing once it is online
  *   --load FILE                    start from this save file (tox_get_savedata's format)
  *   --save FILE                    write tox_get_savedata to FILE once set up (after --add)
- * PORT 0 lets c-toxcore pick from 33445-33545. IPv6 off, no TCP.
+ *   --no-udp                       UDP off: everything goes through TCP relays
+ *   --tcp-relay HOST PORT KEYHEX   a TCP relay (tox_add_tcp_relay; repeatable)
+ * PORT 0 lets c-toxcore pick from 33445-33545. IPv6 off, no TCP server of its own.
  * stdout, one line each, flushed, T = seconds since start:
  *   READY TOXID DHTKEY PORT SECRETKEY
  *   SELF STATUS T          connection status changed (0 none, 1 tcp, 2 udp)
@@ -156,7 +158,11 @@ int main(int argc, char **argv) {
     const char *boot_host[MAX_BOOT];
     int boot_port[MAX_BOOT];
     uint8_t boot_key[MAX_BOOT][TOX_PUBLIC_KEY_SIZE];
-    int nboot = 0, lan = 0;
+    int nboot = 0, lan = 0, no_udp = 0;
+    const char *relay_host[MAX_BOOT];
+    int relay_port[MAX_BOOT];
+    uint8_t relay_key[MAX_BOOT][TOX_PUBLIC_KEY_SIZE];
+    int nrelay = 0;
     uint8_t secret[TOX_SECRET_KEY_SIZE];
     int have_secret = 0;
     const char *request_id = NULL, *request_msg = NULL, *add_pk = NULL;
@@ -170,6 +176,14 @@ int main(int argc, char **argv) {
             if (unhex(argv[a + 3], boot_key[nboot], TOX_PUBLIC_KEY_SIZE)) return 2;
             ++nboot;
             a += 3;
+        } else if (!strcmp(argv[a], "--tcp-relay") && a + 3 < argc && nrelay < MAX_BOOT) {
+            relay_host[nrelay] = argv[a + 1];
+            relay_port[nrelay] = atoi(argv[a + 2]);
+            if (unhex(argv[a + 3], relay_key[nrelay], TOX_PUBLIC_KEY_SIZE)) return 2;
+            ++nrelay;
+            a += 3;
+        } else if (!strcmp(argv[a], "--no-udp")) {
+            no_udp = 1;
         } else if (!strcmp(argv[a], "--secret-key") && a + 1 < argc) {
             if (unhex(argv[++a], secret, TOX_SECRET_KEY_SIZE)) return 2;
             have_secret = 1;
@@ -206,7 +220,7 @@ int main(int argc, char **argv) {
     }
     struct Tox_Options *o = tox_options_new(NULL);
     tox_options_set_ipv6_enabled(o, false);
-    tox_options_set_udp_enabled(o, true);
+    tox_options_set_udp_enabled(o, !no_udp);
     tox_options_set_local_discovery_enabled(o, lan);
     tox_options_set_start_port(o, port ? port : 33445);
     tox_options_set_end_port(o, port ? port : 33545);
@@ -244,6 +258,13 @@ int main(int argc, char **argv) {
     if (user_status >= 0) tox_self_set_status(tox, (Tox_User_Status)user_status);
     for (int i = 0; i < nboot; ++i) {
         tox_bootstrap(tox, boot_host[i], (uint16_t)boot_port[i], boot_key[i], NULL);
+    }
+    for (int i = 0; i < nrelay; ++i) {
+        Tox_Err_Bootstrap err;
+        if (!tox_add_tcp_relay(tox, relay_host[i], (uint16_t)relay_port[i], relay_key[i], &err)) {
+            fprintf(stderr, "toxfriend: tox_add_tcp_relay %d\n", (int)err);
+            return 1;
+        }
     }
     if (request_id) {
         uint8_t id[TOX_ADDRESS_SIZE];

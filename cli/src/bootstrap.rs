@@ -1,7 +1,8 @@
 //! `rustox bootstrap`: a long-running DHT bootstrap node (protocol.md §5.8).
 //!
-//! Prints its public key, answers ping, get-nodes and bootstrap-info, logs statistics, and
-//! shuts down cleanly on SIGINT/SIGTERM. The node itself is `rustox_core::bootstrap_node`;
+//! Prints its public key, answers ping, get-nodes and bootstrap-info, serves the onion and,
+//! with `--tcp-ports`, a TCP relay; logs statistics, and shuts down cleanly on
+//! SIGINT/SIGTERM. The node itself is `rustox_core::bootstrap_node`;
 //! this file only parses options, installs the signal handlers (before any worker thread
 //! exists) and waits.
 
@@ -17,6 +18,7 @@ use rustox_core::dht::DhtNode;
 use rustox_core::driver::tokio::dht as tokio_driver;
 use rustox_core::driver::workers::UdpMode;
 use rustox_core::driver::Clock;
+use rustox_core::relay::server::RelayConfig;
 use rustox_net_crypto::crypto::PublicKey;
 
 /// Options of `rustox bootstrap`.
@@ -52,6 +54,16 @@ pub struct Args {
     /// Bootstrap from another node: HOST:PORT:PUBLIC_KEY_HEX (repeatable).
     #[arg(long = "node")]
     nodes: Vec<String>,
+    /// Serve a TCP relay on these ports (comma-separated, e.g. 33445,3389,443), as
+    /// tox-bootstrapd's `tcp_relay_ports`. None by default.
+    #[arg(long, value_delimiter = ',')]
+    tcp_ports: Vec<u16>,
+    /// TCP relay: connections at most from one IPv4 address or IPv6 /64.
+    #[arg(long, default_value_t = RelayConfig::default().max_per_ip)]
+    tcp_max_per_ip: usize,
+    /// TCP relay: connections at most in all.
+    #[arg(long, default_value_t = RelayConfig::default().max_connections)]
+    tcp_max_connections: usize,
 }
 
 fn parse_node(s: &str) -> anyhow::Result<(SocketAddr, PublicKey)> {
@@ -83,7 +95,16 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             .iter()
             .map(|s| parse_node(s))
             .collect::<anyhow::Result<_>>()?,
+        tcp_ports: args.tcp_ports.clone(),
+        relay: RelayConfig {
+            max_per_ip: args.tcp_max_per_ip,
+            max_connections: args.tcp_max_connections,
+            ..RelayConfig::default()
+        },
     };
+    if args.udp == "tokio" && !opts.tcp_ports.is_empty() {
+        anyhow::bail!("--tcp-ports needs the worker UDP path (--udp reuseport or shared)");
+    }
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()?;
@@ -140,6 +161,11 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             return Ok(());
         }
         let mut node = BootstrapNode::start(keys, &opts)?;
+        let tcp = node.runner().tcp_addrs();
+        if !tcp.is_empty() {
+            let list: Vec<String> = tcp.iter().map(|a| a.to_string()).collect();
+            eprintln!("rustox bootstrap: TCP relay on {}", list.join(", "));
+        }
         let mut ticker = tokio::time::interval(interval);
         ticker.tick().await;
         loop {

@@ -100,6 +100,7 @@ fn run_in(args: &Args, dir: &Path) -> anyhow::Result<()> {
                 ..DhtConfig::default()
             },
             onion: Some(OnionConfig::default()),
+            tcp: None,
         },
     )
     .context("cannot start the bootstrap node")?;

@@ -1,6 +1,7 @@
 //! A long-running DHT bootstrap node (`rustox bootstrap`): a DHT node with a stable key that
-//! answers ping, get-nodes and bootstrap-info (protocol.md §5.8), and serves the onion —
-//! relays paths, keeps announces, forwards data (§6.2, §6.3) — the way tox-bootstrapd does.
+//! answers ping, get-nodes and bootstrap-info (protocol.md §5.8), serves the onion — relays
+//! paths, keeps announces, forwards data (§6.2, §6.3) — and, on the TCP ports it is given,
+//! runs a TCP relay under the same key (§7), the way tox-bootstrapd does.
 //!
 //! Start-up order (opentracker lesson, DESIGN.md lesson 4): the key file is read (or
 //! created) before any socket exists, so no request is ever answered under a key that is
@@ -18,8 +19,10 @@ use rustox_net_crypto::crypto::{KeyPair, PublicKey};
 use crate::dht::node::{BootstrapInfo, DhtConfig};
 use crate::dht::source_guard::GuardConfig;
 use crate::driver::keyfile::{self, KeyFileError};
+use crate::driver::tcp_relay::TcpRelayConfig;
 use crate::driver::workers::{NodeRunner, RunnerConfig, RunnerStats, UdpMode};
 use crate::onion::server::{OnionConfig, OnionDrop};
+use crate::relay::server::{CloseReason, RelayConfig, RelayDrop};
 
 /// The version a bootstrap-info reply carries: rustox 0.1.0 encoded as
 /// major × 1 000 000 + minor × 1000 + patch. (Debian's tox-bootstrapd 0.2.18 sends
@@ -47,6 +50,12 @@ pub struct BootstrapOptions {
     pub lan_discovery: bool,
     /// Nodes to bootstrap from.
     pub bootstrap: Vec<(SocketAddr, PublicKey)>,
+    /// TCP relay ports on [`Self::ip`] (tox-bootstrapd's `tcp_relay_ports`, commonly 443,
+    /// 3389, 33445); empty for no relay. Port 0 takes any free port
+    /// ([`NodeRunner::tcp_addrs`] says which).
+    pub tcp_ports: Vec<u16>,
+    /// The relay's limits and timers.
+    pub relay: RelayConfig,
 }
 
 impl Default for BootstrapOptions {
@@ -61,6 +70,8 @@ impl Default for BootstrapOptions {
             rate: GuardConfig::default().rate,
             lan_discovery: false,
             bootstrap: Vec::new(),
+            tcp_ports: Vec::new(),
+            relay: RelayConfig::default(),
         }
     }
 }
@@ -135,6 +146,14 @@ impl BootstrapNode {
                 mode: opts.mode,
                 dht: dht_config(opts),
                 onion: Some(onion_config(opts)),
+                tcp: (!opts.tcp_ports.is_empty()).then(|| TcpRelayConfig {
+                    listen: opts
+                        .tcp_ports
+                        .iter()
+                        .map(|p| SocketAddr::new(opts.ip, *p))
+                        .collect(),
+                    relay: opts.relay.clone(),
+                }),
             },
         )?;
         for (addr, pk) in &opts.bootstrap {
@@ -169,7 +188,7 @@ impl BootstrapNode {
             .collect();
         format!(
             "up {:.0}s close_nodes={} in={} ({:.0}/s) out={} ({:.0}/s) pings={} get_nodes={} info={} \
-             rate_limited={} amplification_refused={} malformed={} unsupported={} unsolicited={} key_agreements={} \
+             rate_limited={} amplification_refused={} malformed={} low_order_keys={} unsupported={} unsolicited={} key_agreements={} \
              onion_in={} ({:.0}/s) onion_relayed={} onion_responses={} announces={} announce_stored={} \
              search_found={} announced={} onion_data={} onion_dropped={} [{}]",
             self.started.elapsed().as_secs_f64(),
@@ -184,6 +203,7 @@ impl BootstrapNode {
             s.gate.rate_limited,
             s.gate.amplification_refused,
             s.gate.malformed,
+            s.gate.low_order_keys,
             s.gate.unsupported,
             s.dht.responses_unsolicited,
             s.key_agreements,
@@ -198,13 +218,50 @@ impl BootstrapNode {
             o.data_forwarded,
             o.total_dropped(),
             onion_drops.join(" "),
-        )
+        ) + &relay_line(&s)
     }
 
     /// Stops the node (timer first, then workers).
     pub fn shutdown(self) {
         self.runner.shutdown();
     }
+}
+
+/// The TCP relay's part of a statistics line (empty without a relay).
+fn relay_line(s: &RunnerStats) -> String {
+    let Some(r) = s.relay else {
+        return String::new();
+    };
+    let t = r.stats;
+    let closes: Vec<String> = CloseReason::ALL
+        .iter()
+        .filter(|c| t.closed_for(**c) > 0)
+        .map(|c| format!("{}:{}", c.name(), t.closed_for(*c)))
+        .collect();
+    let drops: Vec<String> = RelayDrop::ALL
+        .iter()
+        .filter(|d| t.dropped(**d) > 0)
+        .map(|d| format!("{}:{}", d.name(), t.dropped(*d)))
+        .collect();
+    format!(
+        " tcp_conns={} tcp_confirmed={} tcp_accepted={} tcp_refused={} tcp_in={} tcp_out={} \
+         tcp_data={} tcp_data_bytes={} tcp_oob={} tcp_routes={} tcp_onion_req={} tcp_onion_resp={} \
+         tcp_closed=[{}] tcp_drops=[{}]",
+        r.connections,
+        r.confirmed,
+        t.accepted,
+        t.refused.iter().sum::<u64>(),
+        t.bytes_in,
+        t.bytes_out,
+        t.data_forwarded,
+        t.data_bytes_forwarded,
+        t.oob_forwarded,
+        t.routes_linked,
+        t.onion_requests,
+        t.onion_responses,
+        closes.join(" "),
+        drops.join(" "),
+    )
 }
 
 /// How often statistics are logged by default.

@@ -45,6 +45,7 @@ async fn a_friend_request_a_message_and_a_file_echo_through_the_api() {
                 ..DhtConfig::default()
             },
             onion: Some(OnionConfig::default()),
+            tcp: None,
         },
     )
     .expect("bootstrap node");
@@ -141,6 +142,7 @@ fn a_program_without_a_runtime_chats_through_a_poll_loop() {
                 ..DhtConfig::default()
             },
             onion: Some(OnionConfig::default()),
+            tcp: None,
         },
     )
     .expect("bootstrap node");
@@ -235,6 +237,7 @@ async fn files_arrive_in_a_callers_async_sink_and_a_failing_sink_cancels_the_tra
                 ..DhtConfig::default()
             },
             onion: Some(OnionConfig::default()),
+            tcp: None,
         },
     )
     .expect("bootstrap node");
@@ -349,6 +352,7 @@ async fn files_leave_from_a_callers_async_source() {
                 ..DhtConfig::default()
             },
             onion: Some(OnionConfig::default()),
+            tcp: None,
         },
     )
     .expect("bootstrap node");

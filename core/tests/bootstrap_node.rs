@@ -24,7 +24,7 @@ fn exchange(sock: &UdpSocket, to: SocketAddr, bytes: &[u8]) -> Vec<u8> {
 fn ask(sock: &UdpSocket, to: SocketAddr, pk: &PublicKey, msg: DhtMessage) -> DhtMessage {
     let mut rng = StdRng::seed_from_u64(9);
     let me = KeyPair::generate(&mut rng);
-    let key = PrecomputedKey::new(pk, &me.secret);
+    let key = PrecomputedKey::new(pk, &me.secret).unwrap();
     let mut reply = exchange(
         sock,
         to,

@@ -59,7 +59,7 @@ impl Client {
         req: AnnounceRequest,
         rng: &mut StdRng,
     ) -> AnnounceResponse {
-        let key = PrecomputedKey::new(&node.pk, &sender.secret);
+        let key = PrecomputedKey::new(&node.pk, &sender.secret).unwrap();
         self.send(
             node.addr,
             &req.seal(&sender.public, &key, &Nonce::random(rng)),
@@ -121,7 +121,7 @@ fn bootstrap_node_relays_stores_announces_and_forwards_data() {
 
     let nonce = Nonce::random(&mut rng);
     let message = b"\x20\0\0\0\0hello over the onion".to_vec();
-    let key = PrecomputedKey::new(&a.real.public, &b.real.secret);
+    let key = PrecomputedKey::new(&a.real.public, &b.real.secret).unwrap();
     let inner = data::seal_inner(&b.real.public, &key, &nonce, &message).unwrap();
     let request =
         data::seal_request(&a.real.public, &a.data.public, &nonce, &inner, &mut rng).unwrap();
@@ -134,7 +134,7 @@ fn bootstrap_node_relays_stores_announces_and_forwards_data() {
     assert_eq!(opened.sender_real_pk, b.real.public);
     assert_eq!(
         opened
-            .open(&PrecomputedKey::new(&b.real.public, &a.real.secret))
+            .open(&PrecomputedKey::new(&b.real.public, &a.real.secret).unwrap())
             .unwrap(),
         message
     );

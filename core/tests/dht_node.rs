@@ -6,13 +6,14 @@ use std::time::Duration;
 
 use rand_chacha::rand_core::{RngCore, SeedableRng};
 use rand_chacha::ChaCha8Rng;
+use rustox_core::dht::gate::GateError;
 use rustox_core::dht::wire::bootstrap_info;
 use rustox_core::dht::wire::dht_packet::DhtMessage;
 use rustox_core::dht::wire::lan_discovery;
 use rustox_core::dht::wire::nodes::{NodesRequest, NodesResponse};
 use rustox_core::dht::wire::ping::Ping;
 use rustox_core::dht::{BootstrapInfo, DhtConfig, DhtNode, GuardConfig, PackedNode};
-use rustox_net_crypto::crypto::{KeyPair, Nonce, PrecomputedKey, PublicKey};
+use rustox_net_crypto::crypto::{KeyPair, LowOrderPublicKey, Nonce, PrecomputedKey, PublicKey};
 use rustox_net_crypto::Timestamp;
 
 struct Net {
@@ -190,7 +191,7 @@ fn table_cannot_be_filled_with_nodes_that_never_answered() {
     let mut now = Timestamp::from_secs(1);
     for i in 0..2000u32 {
         let attacker = KeyPair::generate(&mut rng);
-        let key = PrecomputedKey::new(&victim_pk, &attacker.secret);
+        let key = PrecomputedKey::new(&victim_pk, &attacker.secret).unwrap();
         let from: SocketAddr = format!("10.{}.{}.1:1000", i / 250, i % 250)
             .parse()
             .unwrap();
@@ -235,7 +236,7 @@ fn a_flood_from_one_source_is_rate_limited_before_decryption() {
     );
     let pk = node.public_key();
     let attacker = KeyPair::generate(&mut rng);
-    let key = PrecomputedKey::new(&pk, &attacker.secret);
+    let key = PrecomputedKey::new(&pk, &attacker.secret).unwrap();
     let from: SocketAddr = "192.0.2.1:5".parse().unwrap();
     let now = Timestamp::from_secs(1);
     let mut answered = 0;
@@ -254,6 +255,41 @@ fn a_flood_from_one_source_is_rate_limited_before_decryption() {
     assert_eq!(node.gate_stats().rate_limited, 1000 - 64);
 }
 
+/// A ping whose sender key has low order is dropped, unanswered and counted: libsodium's
+/// `crypto_box_beforenm` refuses such a key (c-toxcore drops the packet), and a key agreed
+/// with it would be one anyone can compute (issue #15).
+#[test]
+fn a_ping_from_a_low_order_key_is_dropped_unanswered() {
+    let mut rng = ChaCha8Rng::seed_from_u64(7);
+    let mut node = DhtNode::new(
+        KeyPair::generate(&mut rng),
+        quiet(),
+        Timestamp::ZERO,
+        &mut rng,
+    );
+    let peer = KeyPair::generate(&mut rng);
+    let key = PrecomputedKey::new(&node.public_key(), &peer.secret).unwrap();
+    let mut bytes = DhtMessage::Ping(Ping {
+        response: false,
+        id: 7,
+    })
+    .seal(&peer.public, &key, &Nonce::random(&mut rng));
+    // [kind][sender pk 32]...: name p − 1, a point of order 2, as the sender.
+    let mut p_minus_1 = [0xff; 32];
+    p_minus_1[0] = 0xec;
+    p_minus_1[31] = 0x7f;
+    bytes[1..33].copy_from_slice(&p_minus_1);
+    let now = Timestamp::from_secs(1);
+    let from: SocketAddr = "192.0.2.1:33445".parse().unwrap();
+    assert_eq!(
+        node.handle_datagram(now, from, &bytes, &mut rng),
+        Err(GateError::LowOrderPublicKey(LowOrderPublicKey))
+    );
+    assert!(node.poll_transmit(now, &mut rng).is_none());
+    assert_eq!(node.gate_stats().low_order_keys, 1);
+    assert_eq!(node.gate_stats().malformed, 0);
+}
+
 /// A valid ping from UDP port 0 is dropped on arrival: no reply could reach that port, and
 /// answering it only made the OS refuse the send (issue #15's spoofed-source attack).
 #[test]
@@ -267,7 +303,7 @@ fn a_ping_from_port_zero_is_dropped_unanswered() {
     );
     let pk = node.public_key();
     let peer = KeyPair::generate(&mut rng);
-    let key = PrecomputedKey::new(&pk, &peer.secret);
+    let key = PrecomputedKey::new(&pk, &peer.secret).unwrap();
     let now = Timestamp::from_secs(1);
     let ping = |rng: &mut ChaCha8Rng| {
         DhtMessage::Ping(Ping {

@@ -138,6 +138,7 @@ fn start_rustox(port: u16) -> NodeRunner {
                 ..DhtConfig::default()
             },
             onion: Some(OnionConfig::default()),
+            tcp: None,
         },
     )
     .expect("start rustox node")
@@ -148,7 +149,7 @@ fn start_rustox(port: u16) -> NodeRunner {
 fn ask_nodes(addr: SocketAddr, pk: &PublicKey, searched: &PublicKey) -> Vec<PublicKey> {
     let mut rng = StdRng::from_entropy();
     let probe = KeyPair::generate(&mut rng);
-    let key = PrecomputedKey::new(pk, &probe.secret);
+    let key = PrecomputedKey::new(pk, &probe.secret).unwrap();
     let sock = UdpSocket::bind("127.0.0.1:0").unwrap();
     sock.set_read_timeout(Some(Duration::from_millis(500)))
         .unwrap();

@@ -32,6 +32,9 @@ use crate::types::{Tox_Connection, Tox_File_Control, Tox_Message_Type, Tox_User_
 /// notices while an idle client wakes 5 times a second. During a transfer the node's own
 /// deadlines (pacing, acknowledgements) are far shorter and set the interval.
 pub const MAX_ITERATION_INTERVAL_MS: u32 = 200;
+/// The interval at most while TCP relay connections exist: their bytes are read only when
+/// the client iterates (c-toxcore's interval is 50 ms whatever happens).
+pub const RELAY_ITERATION_INTERVAL_MS: u32 = 50;
 
 /// Datagrams one step must have read for the next interval to be at most
 /// [`BUSY_INTERVAL_MS`]: a flow is running (file data arriving, or the acknowledgements of
@@ -211,6 +214,8 @@ impl Tox {
         }
         let cap = if state.last_step.datagrams >= BUSY_DATAGRAMS || state.files.transferring() {
             BUSY_INTERVAL_MS
+        } else if state.stepper.has_relays() {
+            RELAY_ITERATION_INTERVAL_MS
         } else {
             MAX_ITERATION_INTERVAL_MS
         };

@@ -41,25 +41,27 @@ fn build(options: &Tox_Options) -> Result<Tox, Tox_Err_New> {
         // to hide behind.
         _ => return Err(Tox_Err_New::PROXY_BAD_TYPE),
     }
-    if !options.udp_enabled {
-        // UDP off means TCP relays only (issue #14): not yet. Binding UDP anyway would
-        // reveal the address of a user who asked for no UDP.
-        return Err(Tox_Err_New::PORT_ALLOC);
-    }
     let keys_or_profile = load(options)?;
-    let (first, last) = port_range(options.start_port, options.end_port);
-    let ip = if options.ipv6_enabled {
-        Ipv6Addr::UNSPECIFIED.into()
+    let socket = if options.udp_enabled {
+        let (first, last) = port_range(options.start_port, options.end_port);
+        let ip = if options.ipv6_enabled {
+            Ipv6Addr::UNSPECIFIED.into()
+        } else {
+            Ipv4Addr::UNSPECIFIED.into()
+        };
+        (first..=last)
+            .find_map(|port| match bind(SocketAddr::new(ip, port)) {
+                Ok(s) => Some(Ok(s)),
+                Err(BindError::InUse { .. }) => None,
+                Err(_) => Some(Err(Tox_Err_New::PORT_ALLOC)),
+            })
+            .unwrap_or(Err(Tox_Err_New::PORT_ALLOC))?
     } else {
-        Ipv4Addr::UNSPECIFIED.into()
+        // UDP off: TCP relays only. The step driver still wants a socket; one on loopback
+        // is reachable from nowhere else, and the node neither sends on it nor reads what
+        // arrives (NodeOptions::udp_disabled).
+        bind(SocketAddr::from((Ipv4Addr::LOCALHOST, 0))).map_err(|_| Tox_Err_New::PORT_ALLOC)?
     };
-    let socket = (first..=last)
-        .find_map(|port| match bind(SocketAddr::new(ip, port)) {
-            Ok(s) => Some(Ok(s)),
-            Err(BindError::InUse { .. }) => None,
-            Err(_) => Some(Err(Tox_Err_New::PORT_ALLOC)),
-        })
-        .unwrap_or(Err(Tox_Err_New::PORT_ALLOC))?;
     let clock = Clock::default();
     let now = clock.now();
     let driver = DriverOptions::default();
@@ -70,9 +72,10 @@ fn build(options: &Tox_Options) -> Result<Tox, Tox_Err_New> {
             ..TransportConfig::default()
         },
         unix_time: clock::unix_now(),
+        udp_disabled: !options.udp_enabled,
         ..NodeOptions::default()
     };
-    node_options.dht.lan_discovery = options.local_discovery_enabled;
+    node_options.dht.lan_discovery = options.local_discovery_enabled && options.udp_enabled;
     node_options.dht.hole_punching = options.hole_punching_enabled;
     let mut node = match keys_or_profile {
         Loaded::Profile(profile) => Node::from_profile(now, &profile, node_options, system_rng()),
@@ -88,7 +91,7 @@ fn build(options: &Tox_Options) -> Result<Tox, Tox_Err_New> {
             Node::new(now, keys, node_options, rng)
         }
     };
-    if options.local_discovery_enabled {
+    if options.local_discovery_enabled && options.udp_enabled {
         node.set_lan_broadcasts(interface_broadcasts());
     }
     let stepper = Stepper::new(socket, clock, driver.gso, driver.gro);
@@ -270,8 +273,8 @@ pub unsafe extern "C" fn tox_bootstrap(
     })
 }
 
-/// Adds a TCP relay (`tox_add_tcp_relay`). rustox has no TCP relay client yet (issue #14):
-/// the relay is checked and kept in the profile, where a later version uses it.
+/// Adds a TCP relay (`tox_add_tcp_relay`): connected through when friends or the onion need
+/// it (and always with UDP off), and kept in the profile.
 #[no_mangle]
 pub unsafe extern "C" fn tox_add_tcp_relay(
     tox: *mut Tox,
@@ -284,7 +287,11 @@ pub unsafe extern "C" fn tox_add_tcp_relay(
         // SAFETY: the arguments are the caller's, per tox.h.
         unsafe {
             with_node_address(tox, host, port, public_key, error, |state, addr, pk| {
-                state.node.keep_tcp_relay(addr, pk);
+                let now = state.now();
+                // A full relay table keeps the relays it has: as c-toxcore, still a success.
+                if state.node.add_tcp_relay(now, addr, pk).is_err() {
+                    state.node.keep_tcp_relay(addr, pk);
+                }
             })
         }
     })

@@ -23,7 +23,9 @@ use std::collections::VecDeque;
 use std::net::SocketAddr;
 use std::time::Duration;
 
-use crate::crypto::{sha512, CryptoRng, KeyPair, Nonce, PrecomputedKey, PublicKey};
+use crate::crypto::{
+    sha512, CryptoRng, KeyPair, LowOrderPublicKey, Nonce, PrecomputedKey, PublicKey,
+};
 use crate::drop_reason::DropReason;
 use crate::identity::Identity;
 use crate::packets::{
@@ -188,7 +190,8 @@ impl std::fmt::Debug for Connection {
 
 impl Connection {
     /// Starts a connection as initiator: sends a cookie request to the peer's DHT key
-    /// (protocol.md §2.2) and waits in COOKIE_REQUESTING.
+    /// (protocol.md §2.2) and waits in COOKIE_REQUESTING. A low-order DHT or real key of the
+    /// peer is refused: no key can be agreed with it.
     #[allow(clippy::too_many_arguments)]
     pub(crate) fn initiate(
         id: ConnectionId,
@@ -199,8 +202,9 @@ impl Connection {
         identity: &Identity,
         config: TransportConfig,
         rng: &mut dyn CryptoRng,
-    ) -> Self {
-        let dht_shared = PrecomputedKey::new(&peer_dht_pk, &identity.dht.secret);
+    ) -> Result<Self, LowOrderPublicKey> {
+        let dht_shared = PrecomputedKey::new(&peer_dht_pk, &identity.dht.secret)?;
+        let real_shared = PrecomputedKey::new(&peer_real_pk, &identity.real.secret)?;
         let echo_id = rng.next_u64();
         let request = CookieRequest::seal(
             identity.dht.public,
@@ -217,18 +221,19 @@ impl Connection {
             paths,
             peer_real_pk,
             peer_dht_pk,
-            PrecomputedKey::new(&peer_real_pk, &identity.real.secret),
+            real_shared,
             config,
             rng,
         );
         conn.cookie_request = Some((dht_shared, echo_id));
         conn.status = ConnectionStatus::CookieRequesting;
         conn.start_temp(now, request.to_bytes());
-        conn
+        Ok(conn)
     }
 
     /// Creates the responder's side from a verified handshake (`cookie` is the opened outer
     /// cookie, `real_shared` the key that opened the box) and answers with our handshake.
+    /// Refuses a handshake whose session key has low order.
     #[allow(clippy::too_many_arguments)]
     pub(crate) fn accept(
         id: ConnectionId,
@@ -240,7 +245,7 @@ impl Connection {
         identity: &Identity,
         config: TransportConfig,
         rng: &mut dyn CryptoRng,
-    ) -> Self {
+    ) -> Result<Self, DropReason> {
         let mut conn = Self::new(
             id,
             now,
@@ -251,11 +256,11 @@ impl Connection {
             config,
             rng,
         );
-        conn.adopt_peer_session(payload);
+        conn.adopt_peer_session(payload)?;
         let handshake = conn.build_handshake(now, payload.other_cookie, identity, rng);
         conn.start_temp(now, handshake);
         conn.status = ConnectionStatus::NotConfirmed;
-        conn
+        Ok(conn)
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -502,7 +507,7 @@ impl Connection {
         match self.status {
             ConnectionStatus::CookieRequesting => {
                 // The peer connected to us first: answer with the cookie it gave us.
-                self.adopt_peer_session(payload);
+                self.adopt_peer_session(payload)?;
                 let handshake = self.build_handshake(now, payload.other_cookie, identity, rng);
                 self.cookie_request = None;
                 self.start_temp(now, handshake);
@@ -511,7 +516,7 @@ impl Connection {
             }
             ConnectionStatus::HandshakeSent => {
                 // Our handshake is out (crossed, or the peer's answer to ours).
-                self.adopt_peer_session(payload);
+                self.adopt_peer_session(payload)?;
                 self.status = ConnectionStatus::NotConfirmed;
                 Ok(())
             }
@@ -522,7 +527,7 @@ impl Connection {
                 };
                 if self.peer_session != Some(incoming) {
                     // The peer started over (new session key): follow it, as c-toxcore does.
-                    self.adopt_peer_session(payload);
+                    self.adopt_peer_session(payload)?;
                 }
                 Ok(())
             }
@@ -628,6 +633,16 @@ impl Connection {
     /// address with a handshake (protocol.md §2.3, `handle_new_connection_handshake`).
     pub(crate) fn set_peer_addr(&mut self, addr: SocketAddr) {
         self.paths.set_udp(addr);
+    }
+
+    /// The paths as they are, for [`Self::restore_paths`].
+    pub(crate) fn paths_snapshot(&self) -> Paths {
+        self.paths.clone()
+    }
+
+    /// Puts the paths back as a snapshot had them (a refused handshake changes nothing).
+    pub(crate) fn restore_paths(&mut self, paths: Paths) {
+        self.paths = paths;
     }
 
     /// Whether the node can reach the peer through a relay.
@@ -873,17 +888,19 @@ impl Connection {
         }
     }
 
-    fn adopt_peer_session(&mut self, payload: &HandshakePayload) {
-        self.data_key = Some(PrecomputedKey::new(
-            &payload.session_pk,
-            &self.session.secret,
-        ));
+    /// Takes the session key and base nonce of the peer's handshake. A low-order session key
+    /// is refused before anything changes: the data key would be one anyone can compute.
+    fn adopt_peer_session(&mut self, payload: &HandshakePayload) -> Result<(), DropReason> {
+        let data_key = PrecomputedKey::new(&payload.session_pk, &self.session.secret)
+            .map_err(|LowOrderPublicKey| DropReason::LowOrderPublicKey)?;
+        self.data_key = Some(data_key);
         self.recv_nonce = Some(ReceiveNonce::new(payload.base_nonce));
         self.peer_session = Some(PeerSession {
             session_pk: payload.session_pk,
             base_nonce: payload.base_nonce,
         });
         self.confirm_pending = true;
+        Ok(())
     }
 
     /// Our handshake, inside the peer's cookie `outer`, carrying a fresh cookie of ours.

@@ -31,6 +31,12 @@ pub enum DropReason {
     /// A handshake whose cookie we cannot open (not ours, or tampered).
     #[error("bad cookie")]
     BadCookie,
+    /// A cookie request or handshake whose sender DHT key, real key or session key is a
+    /// point of low order: libsodium's `crypto_box_beforenm` refuses it, so c-toxcore drops
+    /// the packet, and a key agreed with it would be one anyone can compute
+    /// ([`crate::crypto::LowOrderPublicKey`]).
+    #[error("low-order public key")]
+    LowOrderPublicKey,
     /// A handshake whose cookie is more than 15 s old or from the future (protocol.md §2.2).
     #[error("stale cookie")]
     StaleCookie,

@@ -12,7 +12,9 @@ use std::ops::Bound;
 use std::time::Duration;
 
 use crate::connection::{Connection, ConnectionEvent, ConnectionId, ConnectionStatus};
-use crate::crypto::{sha512, CryptoRng, KeyPair, Nonce, PrecomputedKey, PublicKey, SymmetricKey};
+use crate::crypto::{
+    sha512, CryptoRng, KeyPair, LowOrderPublicKey, Nonce, PrecomputedKey, PublicKey, SymmetricKey,
+};
 pub use crate::drop_reason::{DropCounters, DropReason};
 use crate::identity::Identity;
 use crate::packets::{
@@ -110,6 +112,10 @@ pub enum ConnectError {
     /// A live connection to this peer (by key or address) exists already.
     #[error("already connected to this peer")]
     AlreadyConnected,
+    /// The peer's real or DHT key is a point of low order, with which no key can be agreed
+    /// ([`crate::crypto::LowOrderPublicKey`]).
+    #[error("the peer's public key has low order")]
+    LowOrderPublicKey,
 }
 
 /// One endpoint per UDP socket. See the module docs.
@@ -244,7 +250,7 @@ impl Endpoint {
             DropReason::TooManyHandshakes => ConnectError::TooManyHandshakes,
             _ => ConnectError::TooManyConnections,
         })?;
-        let id = self.allocate_id();
+        let id = self.free_id();
         let conn = Connection::initiate(
             id,
             now,
@@ -254,7 +260,8 @@ impl Endpoint {
             &self.identity,
             self.config.transport.clone(),
             self.rng.as_mut(),
-        );
+        )
+        .map_err(|LowOrderPublicKey| ConnectError::LowOrderPublicKey)?;
         self.insert(conn);
         self.allowed.insert(peer_real_pk);
         Ok(id)
@@ -418,7 +425,8 @@ impl Endpoint {
         if !self.cookie_requests.try_take(now) {
             return Err(DropReason::CookieRequestRateLimited);
         }
-        let shared = PrecomputedKey::new(&request.sender_dht_pk, &self.identity.dht.secret);
+        let shared = PrecomputedKey::new(&request.sender_dht_pk, &self.identity.dht.secret)
+            .map_err(low_order_drop)?;
         let payload = request.open(&shared).map_err(crypto_drop)?;
         let cookie = Cookie {
             time: now.as_secs(),
@@ -475,10 +483,10 @@ impl Endpoint {
 
         let fresh_key = match existing {
             Some(_) => None,
-            None => Some(PrecomputedKey::new(
-                &cookie.real_pk,
-                &self.identity.real.secret,
-            )),
+            None => Some(
+                PrecomputedKey::new(&cookie.real_pk, &self.identity.real.secret)
+                    .map_err(low_order_drop)?,
+            ),
         };
         let existing_conn = existing.and_then(|id| self.connections.get(&id));
         let real_shared = match (existing_conn, &fresh_key) {
@@ -518,8 +526,15 @@ impl Endpoint {
                     return Err(DropReason::HandshakeIgnored);
                 };
                 let old_addr = conn.peer_addr();
+                let old_paths = conn.paths_snapshot();
                 conn.set_peer_addr(addr);
-                conn.handle_handshake(now, &payload, &self.identity, self.rng.as_mut())?;
+                let handled =
+                    conn.handle_handshake(now, &payload, &self.identity, self.rng.as_mut());
+                if let Err(reason) = handled {
+                    // Refused (a low-order session key): the connection stays where it was.
+                    conn.restore_paths(old_paths);
+                    return Err(reason);
+                }
                 heard(conn, now, from);
                 if let Some(old) = old_addr {
                     if self.by_addr.get(&old) == Some(&id) {
@@ -535,18 +550,22 @@ impl Endpoint {
             return Err(DropReason::PeerNotAllowed);
         }
         self.check_capacity()?;
-        if let Some(conn) = replaced.and_then(|id| self.connections.get_mut(&id)) {
-            conn.close_replaced();
-        }
-        let real_shared = fresh_key
-            .unwrap_or_else(|| PrecomputedKey::new(&cookie.real_pk, &self.identity.real.secret));
-        let id = self.allocate_id();
+        let real_shared = match fresh_key {
+            Some(key) => key,
+            // The peer came back with a new DHT key: same real key, same shared key.
+            None => replaced
+                .and_then(|id| self.connections.get(&id))
+                .map(|conn| conn.real_shared_key().clone())
+                .ok_or(DropReason::UnknownConnection)?,
+        };
         let paths = match from {
             Destination::Udp(addr) => Paths::new(Some(addr), false),
             Destination::Relay(_) => Paths::new(None, true),
         };
+        // Built before the replaced session is closed: a handshake it refuses (a low-order
+        // session key) must leave everything as it was.
         let mut conn = Connection::accept(
-            id,
+            self.free_id(),
             now,
             paths,
             &cookie,
@@ -555,8 +574,12 @@ impl Endpoint {
             &self.identity,
             self.config.transport.clone(),
             self.rng.as_mut(),
-        );
+        )?;
         heard(&mut conn, now, from);
+        let id = conn.id();
+        if let Some(conn) = replaced.and_then(|id| self.connections.get_mut(&id)) {
+            conn.close_replaced();
+        }
         self.insert(conn);
         self.events.push_back(EndpointEvent::Incoming {
             id,
@@ -691,18 +714,19 @@ impl Endpoint {
 
     // ----- internals ------------------------------------------------------------------------
 
-    fn allocate_id(&mut self) -> ConnectionId {
-        loop {
-            let id = ConnectionId(self.next_id);
-            self.next_id = self.next_id.wrapping_add(1);
-            if !self.connections.contains_key(&id) {
-                return id;
-            }
+    /// The first id from `next_id` on that no connection holds; [`Self::insert`] takes it,
+    /// so a connection refused before it is inserted uses none up.
+    fn free_id(&self) -> ConnectionId {
+        let mut id = self.next_id;
+        while self.connections.contains_key(&ConnectionId(id)) {
+            id = id.wrapping_add(1);
         }
+        ConnectionId(id)
     }
 
     fn insert(&mut self, conn: Connection) {
         let id = conn.id();
+        self.next_id = id.0.wrapping_add(1);
         if let Some(addr) = conn.peer_addr() {
             self.by_addr.insert(addr, id);
         }
@@ -808,6 +832,10 @@ fn length_drop(_: ParseError) -> DropReason {
 }
 
 /// A box that did not open.
+fn low_order_drop(_: LowOrderPublicKey) -> DropReason {
+    DropReason::LowOrderPublicKey
+}
+
 fn crypto_drop(e: ParseError) -> DropReason {
     match e {
         ParseError::Crypto(_) => DropReason::DecryptionFailed,

@@ -50,13 +50,13 @@ fn precomputed_box_matches_libsodium_box_easy_in_both_directions() {
         let plaintext = bytes(v, "plaintext");
         let boxed = bytes(v, "boxed");
 
-        let ab = PrecomputedKey::new(&pk_b, &a);
+        let ab = PrecomputedKey::new(&pk_b, &a).unwrap();
         assert_eq!(
             ab.encrypt(&n, &plaintext),
             boxed,
             "box differs from libsodium"
         );
-        let ba = PrecomputedKey::new(&pk_a, &b);
+        let ba = PrecomputedKey::new(&pk_a, &b).unwrap();
         assert_eq!(ba.decrypt(&n, &boxed).expect("opens"), plaintext);
 
         // beforenm's output, used as a plain XSalsa20-Poly1305 key, gives the same box: this

@@ -8,8 +8,8 @@ fn key_pair_shared(a: [u8; 32], b: [u8; 32]) -> (PrecomputedKey, PrecomputedKey)
     let a = SecretKey::from_bytes(a);
     let b = SecretKey::from_bytes(b);
     (
-        PrecomputedKey::new(&b.public_key(), &a),
-        PrecomputedKey::new(&a.public_key(), &b),
+        PrecomputedKey::new(&b.public_key(), &a).unwrap(),
+        PrecomputedKey::new(&a.public_key(), &b).unwrap(),
     )
 }
 

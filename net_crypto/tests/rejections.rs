@@ -7,13 +7,14 @@ use std::time::Duration;
 
 use common::{Pair, Side};
 use proptest::prelude::*;
-use rustox_net_crypto::crypto::{sha512, Nonce, PrecomputedKey, SymmetricKey};
+use rand_chacha::rand_core::SeedableRng;
+use rustox_net_crypto::crypto::{sha512, KeyPair, Nonce, PrecomputedKey, PublicKey, SymmetricKey};
 use rustox_net_crypto::packets::{
-    CookieRequest, CookieResponse, CookieResponsePayload, DataPacket, DataPlaintext, Handshake,
-    HandshakePayload,
+    CookieRequest, CookieRequestPayload, CookieResponse, CookieResponsePayload, DataPacket,
+    DataPlaintext, Handshake, HandshakePayload,
 };
 use rustox_net_crypto::{
-    ConnectionEvent, ConnectionId, ConnectionStatus, DropReason, EndpointLimits,
+    ConnectError, ConnectionEvent, ConnectionId, ConnectionStatus, DropReason, EndpointLimits,
 };
 
 const HANDSHAKE: u8 = 0x1a;
@@ -153,7 +154,7 @@ fn data_packet_under_the_wrong_key_or_tampered_is_dropped() {
     expect_drop(&mut p, Side::B, &tampered, DropReason::DecryptionFailed);
 
     // A well-formed packet boxed under a key that is not the session key.
-    let wrong = PrecomputedKey::new(&p.a.real.public, &p.b.real.secret);
+    let wrong = PrecomputedKey::new(&p.a.real.public, &p.b.real.secret).unwrap();
     let mut nonce = Nonce([0; 24]);
     nonce.0[22..].copy_from_slice(&d[1..3]);
     nonce.increment();
@@ -275,7 +276,7 @@ fn cookie_response_with_a_wrong_echo_id_is_dropped() {
     p.flush();
     let req = CookieRequest::parse(&p.sent(Side::A, COOKIE_REQUEST)[0].transmit.payload).unwrap();
     // Answer it as B would, but with another echo id.
-    let shared = PrecomputedKey::new(&p.a.dht.public, &p.b.dht.secret);
+    let shared = PrecomputedKey::new(&p.a.dht.public, &p.b.dht.secret).unwrap();
     let payload = req.open(&shared).unwrap();
     let cookie = rustox_net_crypto::packets::Cookie {
         time: p.now.as_secs(),
@@ -349,14 +350,14 @@ fn handshake_whose_hash_does_not_match_its_cookie_is_dropped() {
     p.run_for(Duration::from_millis(10));
     let hs = Handshake::parse(&p.sent(Side::A, HANDSHAKE)[0].transmit.payload).unwrap();
     // Rebuild A's handshake (the test holds A's real key) with a wrong cookie hash.
-    let shared = PrecomputedKey::new(&p.b.real.public, &p.a.real.secret);
+    let shared = PrecomputedKey::new(&p.b.real.public, &p.a.real.secret).unwrap();
     let mut payload: HandshakePayload = hs.open(&shared).unwrap();
     assert_eq!(payload.cookie_hash, sha512(&hs.cookie.0));
     payload.cookie_hash[0] ^= 1;
     let forged = Handshake::seal(hs.cookie, &shared, Nonce([9; 24]), &payload).to_bytes();
     expect_drop(&mut p, Side::B, &forged, DropReason::CookieHashMismatch);
     // A box under another key with B's own valid cookie does not open.
-    let other = PrecomputedKey::new(&p.b.real.public, &p.b.real.secret);
+    let other = PrecomputedKey::new(&p.b.real.public, &p.b.real.secret).unwrap();
     let forged = Handshake::seal(hs.cookie, &other, Nonce([9; 24]), &payload).to_bytes();
     expect_drop(&mut p, Side::B, &forged, DropReason::DecryptionFailed);
 }
@@ -539,4 +540,182 @@ fn cookie_requests_beyond_the_rate_limit_are_dropped() {
     expect_drop(&mut p, Side::B, &req, DropReason::CookieRequestRateLimited);
     p.now += Duration::from_millis(100);
     assert_eq!(p.deliver(Side::B, &req), Ok(()));
+}
+
+// ----- low-order public keys (issue #15) ---------------------------------------------------
+//
+// libsodium's `crypto_box_beforenm` refuses a public key of small order, so c-toxcore drops
+// what names one; the key agreed with such a point would be HSalsa20 of 32 zero bytes, which
+// anyone can compute. Each forged packet below is the attacker's best: sealed under that key,
+// so that an endpoint without the check would accept it.
+
+/// The seven points of libsodium 1.0.18's `has_small_order` blacklist.
+const SMALL_ORDER: [&str; 7] = [
+    "0000000000000000000000000000000000000000000000000000000000000000",
+    "0100000000000000000000000000000000000000000000000000000000000000",
+    "e0eb7a7c3b41b8ae1656e3faf19fc46ada098deb9c32b1fd866205165f49b800",
+    "5f9c95bca3508c24b1d0b1559c83ef5b04445cc4581c8e86d8224eddd09f1157",
+    "ecffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff7f",
+    "edffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff7f",
+    "eeffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff7f",
+];
+
+fn small_order_points() -> impl Iterator<Item = PublicKey> {
+    SMALL_ORDER
+        .iter()
+        .map(|hex| PublicKey(hex::decode(hex).unwrap().try_into().unwrap()))
+}
+
+/// beforenm(low-order point, any secret key): HSalsa20 of the all-zero X25519 output.
+fn key_anyone_can_compute() -> SymmetricKey {
+    use salsa20::cipher::consts::U10;
+    SymmetricKey::from_bytes(salsa20::hsalsa::<U10>(&[0u8; 32].into(), &[0u8; 16].into()).into())
+}
+
+#[test]
+fn cookie_request_from_a_low_order_dht_key_is_dropped() {
+    let mut p = Pair::new(40);
+    for low in small_order_points() {
+        // CookieRequest::seal's layout: [real pk 32][padding 32][echo id 8].
+        let nonce = Nonce([1; 24]);
+        let mut plain = [0u8; 72];
+        plain[..32].copy_from_slice(p.a.real.public.as_bytes());
+        let boxed = key_anyone_can_compute().encrypt(&nonce, &plain);
+        let request = CookieRequest {
+            sender_dht_pk: low,
+            nonce,
+            encrypted: boxed.try_into().unwrap(),
+        }
+        .to_bytes();
+        expect_drop(&mut p, Side::B, &request, DropReason::LowOrderPublicKey);
+    }
+}
+
+#[test]
+fn handshake_whose_cookie_names_a_low_order_real_key_is_dropped() {
+    // B accepts anyone, so only the key check stands between the attacker and a session.
+    let mut b = common::node(41, 33446, true);
+    let attacker_dht = KeyPair::generate(&mut rand_chacha::ChaCha8Rng::seed_from_u64(41));
+    let from: std::net::SocketAddr = "192.0.2.9:4000".parse().unwrap();
+    let now = rustox_net_crypto::Timestamp::from_secs(1000);
+    for low in small_order_points() {
+        // A genuine cookie from B naming the low-order key as the attacker's real key.
+        let dht_shared = PrecomputedKey::new(&b.dht.public, &attacker_dht.secret).unwrap();
+        let request = CookieRequest::seal(
+            attacker_dht.public,
+            &dht_shared,
+            Nonce([2; 24]),
+            &CookieRequestPayload {
+                sender_real_pk: low,
+                echo_id: 7,
+            },
+        );
+        assert_eq!(
+            b.endpoint.handle_datagram(now, from, &request.to_bytes()),
+            Ok(())
+        );
+        let response = b.endpoint.poll_transmit(now).expect("cookie response");
+        let cookie = CookieResponse::parse(&response.payload)
+            .unwrap()
+            .open(&dht_shared)
+            .unwrap()
+            .cookie;
+        // Handshake::seal's layout: [base nonce 24][session pk 32][sha512(cookie) 64]
+        // [other cookie 112], under the key anyone can compute.
+        let mut plain = vec![0u8; 24];
+        plain.extend_from_slice(attacker_dht.public.as_bytes());
+        plain.extend_from_slice(&sha512(&cookie.0));
+        plain.extend_from_slice(&cookie.0);
+        let nonce = Nonce([3; 24]);
+        let handshake = Handshake {
+            cookie,
+            nonce,
+            encrypted: key_anyone_can_compute()
+                .encrypt(&nonce, &plain)
+                .try_into()
+                .unwrap(),
+        };
+        assert_eq!(
+            b.endpoint.handle_datagram(now, from, &handshake.to_bytes()),
+            Err(DropReason::LowOrderPublicKey)
+        );
+        assert!(b.endpoint.connection_ids().is_empty());
+        assert!(b.endpoint.poll_transmit(now).is_none());
+    }
+    assert_eq!(
+        b.endpoint
+            .drop_counters()
+            .get(DropReason::LowOrderPublicKey),
+        7
+    );
+}
+
+#[test]
+fn handshake_with_a_low_order_session_key_creates_no_connection() {
+    let mut p = Pair::new(42);
+    p.filter = Some(Box::new(|side, t| {
+        !(side == Side::A && t.payload[0] == HANDSHAKE)
+    }));
+    p.connect(Side::A);
+    p.run_for(Duration::from_millis(10));
+    let genuine = p.sent(Side::A, HANDSHAKE)[0].transmit.payload.clone();
+    let hs = Handshake::parse(&genuine).unwrap();
+    let shared = PrecomputedKey::new(&p.b.real.public, &p.a.real.secret).unwrap();
+    let mut payload: HandshakePayload = hs.open(&shared).unwrap();
+    for low in small_order_points() {
+        payload.session_pk = low;
+        let forged = Handshake::seal(hs.cookie, &shared, Nonce([9; 24]), &payload).to_bytes();
+        expect_drop(&mut p, Side::B, &forged, DropReason::LowOrderPublicKey);
+        assert!(p.b.endpoint.connection_ids().is_empty());
+    }
+    assert_eq!(p.deliver(Side::B, &genuine), Ok(()));
+    assert_eq!(p.b.endpoint.connection_ids().len(), 1);
+}
+
+#[test]
+fn handshake_with_a_low_order_session_key_leaves_a_waiting_connection_as_it_was() {
+    let mut p = Pair::new(43);
+    p.filter = Some(Box::new(|side, t| {
+        !(side == Side::B && t.payload[0] == HANDSHAKE)
+    }));
+    let id = p.connect(Side::A);
+    p.run_for(Duration::from_millis(10));
+    assert_eq!(p.status(Side::A, id), Some(ConnectionStatus::HandshakeSent));
+    let genuine = p.sent(Side::B, HANDSHAKE)[0].transmit.payload.clone();
+    let hs = Handshake::parse(&genuine).unwrap();
+    let shared = PrecomputedKey::new(&p.a.real.public, &p.b.real.secret).unwrap();
+    let mut payload: HandshakePayload = hs.open(&shared).unwrap();
+    payload.session_pk = small_order_points().nth(2).unwrap();
+    let forged = Handshake::seal(hs.cookie, &shared, Nonce([9; 24]), &payload).to_bytes();
+    expect_drop(&mut p, Side::A, &forged, DropReason::LowOrderPublicKey);
+    // From a new address (the peer moved): refused, and the connection keeps its address.
+    let now = p.now;
+    let elsewhere: std::net::SocketAddr = "192.0.2.10:5000".parse().unwrap();
+    assert_eq!(
+        p.a.endpoint.handle_datagram(now, elsewhere, &forged),
+        Err(DropReason::LowOrderPublicKey)
+    );
+    let conn = p.a.endpoint.connection(id).unwrap();
+    assert_eq!(conn.peer_addr(), Some(p.b.addr));
+    assert_eq!(conn.status(), ConnectionStatus::HandshakeSent);
+    assert_eq!(p.deliver(Side::A, &genuine), Ok(()));
+    assert_eq!(p.status(Side::A, id), Some(ConnectionStatus::NotConfirmed));
+}
+
+#[test]
+fn connecting_to_a_low_order_key_is_refused_and_uses_up_nothing() {
+    let mut p = Pair::new(44);
+    let now = p.now;
+    let (addr, real, dht) = (p.b.addr, p.b.real.public, p.b.dht.public);
+    for low in small_order_points() {
+        for (peer_real, peer_dht) in [(low, dht), (real, low)] {
+            assert_eq!(
+                p.a.endpoint.connect(now, addr, peer_real, peer_dht),
+                Err(ConnectError::LowOrderPublicKey)
+            );
+        }
+    }
+    assert!(p.a.endpoint.connection_ids().is_empty());
+    assert!(p.a.endpoint.poll_transmit(now).is_none());
+    assert_eq!(p.connect(Side::A), ConnectionId(0), "no id was used up");
 }

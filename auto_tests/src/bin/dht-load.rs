@@ -383,7 +383,8 @@ fn load(args: &Args, name: &str, target: SocketAddr, pk: PublicKey, pid: Option<
     let packets: Vec<Vec<u8>> = (0..args.keys)
         .map(|i| {
             let kp = KeyPair::generate(&mut rng);
-            let key = PrecomputedKey::new(&pk, &kp.secret);
+            let key =
+                PrecomputedKey::new(&pk, &kp.secret).expect("generated keys have large order");
             let msg = DhtMessage::NodesRequest(NodesRequest {
                 searched: kp.public,
                 sendback: i as u64,

@@ -1,7 +1,7 @@
 //! A c-toxcore DHT bootstrap node from Debian's toxcore-utils, as a child process.
 //!
 //! `tox-bootstrapd` is the default: it takes its UDP port from a config file, runs with its
-//! TCP relay off, and prints its key on a flushed line. `DHT_bootstrap` takes no options: it
+//! TCP relay off unless given relay ports, and prints its key on a flushed line. `DHT_bootstrap` takes no options: it
 //! binds the first free UDP port from 33445 and a TCP relay on 443, 3389 and 33445, so only
 //! one can run per network namespace, and it writes `key` and `PUBLIC_ID.txt` into its
 //! working directory. Its stdout is a pipe, so it runs under `stdbuf -oL` to flush its lines.
@@ -42,6 +42,8 @@ pub struct BootstrapOptions {
     pub startup_timeout: Duration,
     /// Copy its log to our stderr.
     pub echo_log: bool,
+    /// tox-bootstrapd's TCP relay ports; empty: the relay is off.
+    pub tcp_relay_ports: Vec<u16>,
 }
 
 impl Default for BootstrapOptions {
@@ -53,6 +55,7 @@ impl Default for BootstrapOptions {
             work_dir: None,
             startup_timeout: Duration::from_secs(10),
             echo_log: false,
+            tcp_relay_ports: Vec::new(),
         }
     }
 }
@@ -123,6 +126,11 @@ impl BootstrapNode {
         }
     }
 
+    /// Its process id (for CPU and memory readings).
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
     /// Its DHT public key (64 hex digits).
     pub fn dht_key(&self) -> &str {
         &self.dht_key
@@ -175,9 +183,16 @@ fn start_tox_bootstrapd(
     let text = format!(
         "port = {port}\nkeys_file_path = \"{dir}/keys\"\npid_file_path = \"{dir}/pid\"\n\
          enable_ipv6 = false\nenable_ipv4_fallback = true\nenable_lan_discovery = false\n\
-         enable_tcp_relay = false\ntcp_relay_ports = []\nenable_motd = false\nmotd = \"\"\n\
+         enable_tcp_relay = {relay}\ntcp_relay_ports = [{ports}]\nenable_motd = false\nmotd = \"\"\n\
          bootstrap_nodes = ()\n",
-        dir = work_dir.display()
+        dir = work_dir.display(),
+        relay = !options.tcp_relay_ports.is_empty(),
+        ports = options
+            .tcp_relay_ports
+            .iter()
+            .map(u16::to_string)
+            .collect::<Vec<_>>()
+            .join(", "),
     );
     std::fs::write(&config, text)
         .map_err(|e| CToxcoreError::io(format!("writing {}", config.display()), e))?;

@@ -28,6 +28,11 @@ pub(crate) struct LineChild {
 }
 
 impl LineChild {
+    /// The process id.
+    pub(crate) fn id(&self) -> u32 {
+        self.child.id()
+    }
+
     /// Starts `command`. With `echo_stderr`, its stderr is also copied to ours, each line
     /// prefixed with `[role]`. `missing` maps a failure to start (program not found).
     pub(crate) fn spawn(

@@ -139,6 +139,10 @@ pub struct CPeerOptions {
     pub load: Option<std::path::PathBuf>,
     /// Write the save file here once set up.
     pub save: Option<std::path::PathBuf>,
+    /// UDP off: friends are reached through [`Self::tcp_relays`] only.
+    pub no_udp: bool,
+    /// TCP relays (`tox_add_tcp_relay`): address and the relay's DHT key.
+    pub tcp_relays: Vec<(SocketAddr, PublicKey)>,
 }
 
 /// What a peer says about itself and sends besides `say` (both implementations' options).
@@ -214,6 +218,15 @@ impl CPeer {
         }
         if let Some(path) = &options.save {
             cmd.arg("--save").arg(path);
+        }
+        for (addr, pk) in &options.tcp_relays {
+            cmd.arg("--tcp-relay")
+                .arg(addr.ip().to_string())
+                .arg(addr.port().to_string())
+                .arg(pk.to_hex());
+        }
+        if options.no_udp {
+            cmd.arg("--no-udp");
         }
         let mut child = cmd
             .stdin(Stdio::piped())

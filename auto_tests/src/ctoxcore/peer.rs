@@ -52,6 +52,10 @@ pub struct PeerOptions {
     pub toxcore_log: bool,
     /// Send the file as an avatar (`TOX_FILE_KIND_AVATAR`), or accept only avatars.
     pub avatar: bool,
+    /// UDP on; off, the friend is reached through [`Self::tcp_relays`] only.
+    pub udp: bool,
+    /// TCP relays (`tox_add_tcp_relay`): address and the relay's DHT key.
+    pub tcp_relays: Vec<BootstrapSpec>,
 }
 
 impl Default for PeerOptions {
@@ -70,6 +74,8 @@ impl Default for PeerOptions {
             progress: false,
             toxcore_log: false,
             avatar: false,
+            udp: true,
+            tcp_relays: Vec::new(),
         }
     }
 }
@@ -110,6 +116,13 @@ impl PeerOptions {
         }
         if self.avatar {
             args.push("--avatar".into());
+        }
+        for relay in &self.tcp_relays {
+            args.push("--tcp-relay".into());
+            args.push(relay.to_string().into());
+        }
+        if !self.udp {
+            args.push("--no-udp".into());
         }
         args
     }

@@ -60,6 +60,8 @@ pub struct TransferOptions {
     pub check: ContentCheck,
     /// The file id the sender announces.
     pub file_id: FileIdChoice,
+    /// The sender offers the file over a TCP relay connection too (needed when UDP is off).
+    pub allow_tcp: bool,
 }
 
 impl TransferOptions {
@@ -75,6 +77,7 @@ impl TransferOptions {
             send: PeerOptions::default(),
             check: ContentCheck::Pattern,
             file_id: FileIdChoice::Random,
+            allow_tcp: false,
         }
     }
 }
@@ -141,7 +144,7 @@ pub fn run_transfer(
             peer: send_peer,
             size: options.size,
             file_id: options.file_id,
-            allow_tcp: false,
+            allow_tcp: options.allow_tcp,
         },
     )?;
     check_key("send", &send.ready().public_key, &send_pk)?;

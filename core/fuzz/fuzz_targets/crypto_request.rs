@@ -6,7 +6,7 @@ use rustox_net_crypto::crypto::{PrecomputedKey, PublicKey, SecretKey};
 
 fuzz_target!(|data: &[u8]| {
     if let Ok(env) = RequestEnvelope::parse(data) {
-        let key = PrecomputedKey::new(&PublicKey([3; 32]), &SecretKey::from_bytes([5; 32]));
+        let key = PrecomputedKey::new(&PublicKey([3; 32]), &SecretKey::from_bytes([5; 32])).unwrap();
         let _ = env.open(&key);
     }
     if let Ok(p) = NatPing::decode(data) {

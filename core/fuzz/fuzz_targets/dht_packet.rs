@@ -6,7 +6,7 @@ use rustox_net_crypto::crypto::{PrecomputedKey, PublicKey, SecretKey};
 
 fuzz_target!(|data: &[u8]| {
     if let Ok(env) = Envelope::parse(data) {
-        let key = PrecomputedKey::new(&PublicKey([9; 32]), &SecretKey::from_bytes([7; 32]));
+        let key = PrecomputedKey::new(&PublicKey([9; 32]), &SecretKey::from_bytes([7; 32])).unwrap();
         let _ = env.open(&key);
     }
 });

@@ -7,7 +7,7 @@ use rustox_net_crypto::crypto::{Nonce, PrecomputedKey, PublicKey, SecretKey};
 
 fuzz_target!(|data: &[u8]| {
     let pk = PublicKey([3; 32]);
-    let key = PrecomputedKey::new(&pk, &SecretKey::from_bytes([5; 32]));
+    let key = PrecomputedKey::new(&pk, &SecretKey::from_bytes([5; 32])).unwrap();
     if let Ok(env) = AnnounceEnvelope::parse(data) {
         let _ = env.open(&key);
     }

@@ -9,7 +9,7 @@ use rustox_net_crypto::crypto::{Nonce, PrecomputedKey, PublicKey, SecretKey, Sym
 
 fuzz_target!(|data: &[u8]| {
     let pk = PublicKey([3; 32]);
-    let key = PrecomputedKey::new(&pk, &SecretKey::from_bytes([5; 32]));
+    let key = PrecomputedKey::new(&pk, &SecretKey::from_bytes([5; 32])).unwrap();
     if let Ok(layer) = RequestLayer::parse(data) {
         let _ = layer.open(&key);
     }

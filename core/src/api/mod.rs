@@ -63,6 +63,10 @@ pub struct ToxOptions {
     pub node: NodeOptions,
     /// DHT nodes to start from: address and DHT public key.
     pub bootstrap: Vec<(SocketAddr, PublicKey)>,
+    /// TCP relays to connect through (address and the relay's DHT public key): how a node
+    /// behind a network that blocks UDP reaches anyone, and with `node.udp_disabled` the
+    /// only way it does.
+    pub tcp_relays: Vec<(SocketAddr, PublicKey)>,
     /// A profile to be (identity, friends, name); `None`: a fresh identity.
     pub profile: Option<Profile>,
     /// How the driver uses the OS.
@@ -75,6 +79,7 @@ impl Default for ToxOptions {
             bind: SocketAddr::from(([0, 0, 0, 0], 0)),
             node: NodeOptions::default(),
             bootstrap: Vec::new(),
+            tcp_relays: Vec::new(),
             profile: None,
             driver: DriverOptions::default(),
         }
@@ -184,6 +189,10 @@ impl Tox {
         }
         for (addr, pk) in &options.bootstrap {
             node.bootstrap(now, *addr, *pk);
+        }
+        for (addr, pk) in &options.tcp_relays {
+            // A full relay table keeps the relays it has.
+            let _ = node.add_tcp_relay(now, *addr, *pk);
         }
         let (job_tx, job_rx) = mpsc::unbounded_channel();
         let (event_tx, event_rx) = mpsc::channel(EVENT_QUEUE);

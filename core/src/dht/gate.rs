@@ -9,7 +9,9 @@
 
 use std::net::SocketAddr;
 
-use rustox_net_crypto::crypto::{CryptoRng, KeyPair, Nonce, PublicKey};
+use rustox_net_crypto::crypto::{
+    CryptoRng, KeyPair, LowOrderPublicKey, Nonce, PrecomputedKey, PublicKey,
+};
 use rustox_net_crypto::Timestamp;
 
 use super::key_cache::KeyCache;
@@ -114,6 +116,10 @@ pub enum GateError {
     /// answering one only makes the OS refuse the send.
     #[error("datagram from port 0")]
     FromPortZero,
+    /// A sender key of low order, refused as libsodium's `crypto_box_beforenm` refuses it
+    /// (no key agreed with it is secret).
+    #[error(transparent)]
+    LowOrderPublicKey(#[from] LowOrderPublicKey),
 }
 
 /// Counters of one gate; a driver sums its workers' gates when reading.
@@ -131,6 +137,8 @@ pub struct GateStats {
     pub unsupported: u64,
     /// Datagrams from UDP port 0, dropped on arrival.
     pub from_port_zero: u64,
+    /// Datagrams dropped, received or about to be sent, because the peer's key has low order.
+    pub low_order_keys: u64,
     /// Replies not sent because of the amplification limit.
     pub amplification_refused: u64,
     /// Datagrams sent.
@@ -147,6 +155,7 @@ impl std::ops::AddAssign for GateStats {
         self.malformed += o.malformed;
         self.unsupported += o.unsupported;
         self.from_port_zero += o.from_port_zero;
+        self.low_order_keys += o.low_order_keys;
         self.amplification_refused += o.amplification_refused;
         self.datagrams_out += o.datagrams_out;
         self.bytes_out += o.bytes_out;
@@ -220,6 +229,7 @@ impl Gate {
         match result {
             Err(GateError::Wire(WireError::UnknownKind(_))) => self.stats.unsupported += 1,
             Err(GateError::Wire(_)) => self.stats.malformed += 1,
+            Err(GateError::LowOrderPublicKey(_)) => self.stats.low_order_keys += 1,
             _ => {}
         }
         result
@@ -238,7 +248,7 @@ impl Gate {
                 if env.sender == self.own {
                     return Err(GateError::FromSelf);
                 }
-                let msg = env.open(self.cache.get(now, &env.sender))?;
+                let msg = env.open(self.cache.get(now, &env.sender)?)?;
                 Ok(Incoming::Dht {
                     sender: env.sender,
                     msg,
@@ -255,7 +265,7 @@ impl Gate {
                 if env.sender == self.own {
                     return Err(GateError::FromSelf);
                 }
-                let (request_id, data) = env.open(self.cache.get(now, &env.sender))?;
+                let (request_id, data) = env.open(self.cache.get(now, &env.sender)?)?;
                 Ok(Incoming::Request {
                     sender: env.sender,
                     request_id,
@@ -281,33 +291,39 @@ impl Gate {
         }
     }
 
-    /// Encrypts one output; `None` if the amplification limit refuses a reply.
+    /// The shared key with a receiver; `None`, counted, for a low-order key.
+    fn receiver_key(&mut self, now: Timestamp, to: &PublicKey) -> Option<&PrecomputedKey> {
+        match self.cache.get(now, to) {
+            Ok(key) => Some(key),
+            Err(LowOrderPublicKey) => {
+                self.stats.low_order_keys += 1;
+                None
+            }
+        }
+    }
+
+    /// Encrypts one output; `None` if the amplification limit refuses a reply, or the
+    /// receiver's key has low order (counted).
     pub fn seal(
         &mut self,
         now: Timestamp,
         out: Outgoing,
         rng: &mut dyn CryptoRng,
     ) -> Option<Transmit> {
+        let own = self.own;
         let payload = match out.packet {
             OutPacket::Raw(bytes) => bytes,
             OutPacket::Dht { to, msg } => {
-                let nonce = Nonce::random(rng);
-                msg.seal(&self.own, self.cache.get(now, &to), &nonce)
+                let key = self.receiver_key(now, &to)?;
+                msg.seal(&own, key, &Nonce::random(rng))
             }
             OutPacket::Request {
                 to,
                 request_id,
                 data,
             } => {
-                let nonce = Nonce::random(rng);
-                crypto_request::seal(
-                    &to,
-                    &self.own,
-                    self.cache.get(now, &to),
-                    &nonce,
-                    request_id,
-                    &data,
-                )?
+                let key = self.receiver_key(now, &to)?;
+                crypto_request::seal(&to, &own, key, &Nonce::random(rng), request_id, &data)?
             }
         };
         if out.reply {
@@ -324,5 +340,47 @@ impl Gate {
             dst: out.dst,
             payload,
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::dht::wire::ping::Ping;
+    use rand_chacha::rand_core::SeedableRng;
+
+    #[test]
+    fn nothing_is_sealed_to_a_low_order_key() {
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(3);
+        let keys = KeyPair::generate(&mut rng);
+        let mut gate = Gate::new(&keys, GuardConfig::default(), &mut rng);
+        let now = Timestamp::from_secs(1);
+        let ping = DhtMessage::Ping(Ping {
+            response: false,
+            id: 1,
+        });
+        let out = |to: PublicKey| Outgoing {
+            dst: "192.0.2.1:33445".parse().unwrap(),
+            packet: OutPacket::Dht {
+                to,
+                msg: ping.clone(),
+            },
+            reply: false,
+        };
+        // 0, a point of order 4, then an ordinary key.
+        assert!(gate.seal(now, out(PublicKey([0; 32])), &mut rng).is_none());
+        let request = Outgoing {
+            packet: OutPacket::Request {
+                to: PublicKey([0; 32]),
+                request_id: 156,
+                data: vec![1; 40],
+            },
+            ..out(PublicKey([0; 32]))
+        };
+        assert!(gate.seal(now, request, &mut rng).is_none());
+        assert_eq!(gate.stats.low_order_keys, 2);
+        let peer = KeyPair::generate(&mut rng).public;
+        assert!(gate.seal(now, out(peer), &mut rng).is_some());
+        assert_eq!(gate.stats.datagrams_out, 1);
     }
 }

@@ -8,7 +8,7 @@
 //! few dozen entries, not a thousand (a node has six of these caches; issue #12's memory
 //! budget). A flood of fresh keys only churns the sets it lands in.
 
-use rustox_net_crypto::crypto::{PrecomputedKey, PublicKey, SecretKey};
+use rustox_net_crypto::crypto::{LowOrderPublicKey, PrecomputedKey, PublicKey, SecretKey};
 use rustox_net_crypto::Timestamp;
 use std::time::Duration;
 
@@ -54,8 +54,14 @@ impl KeyCache {
         }
     }
 
-    /// The shared key with `pk`, computed on a miss.
-    pub fn get(&mut self, now: Timestamp, pk: &PublicKey) -> &PrecomputedKey {
+    /// The shared key with `pk`, computed on a miss. A low-order `pk` is refused, as
+    /// libsodium's `crypto_box_beforenm` refuses it, and takes no entry: each try costs the
+    /// one key agreement a fresh key would.
+    pub fn get(
+        &mut self,
+        now: Timestamp,
+        pk: &PublicKey,
+    ) -> Result<&PrecomputedKey, LowOrderPublicKey> {
         let set = &mut self.sets[usize::from(pk.0[30])];
         let hit = set
             .iter()
@@ -66,7 +72,7 @@ impl KeyCache {
                 self.computed += 1;
                 let entry = Entry {
                     pk: *pk,
-                    key: PrecomputedKey::new(pk, &self.secret),
+                    key: PrecomputedKey::new(pk, &self.secret)?,
                     last_used: now,
                 };
                 // An expired entry first, else a free way, else the least recently used.
@@ -93,7 +99,7 @@ impl KeyCache {
         };
         let e = &mut set[i];
         e.last_used = now;
-        &e.key
+        Ok(&e.key)
     }
 
     /// Entries held, for memory accounting.
@@ -120,10 +126,13 @@ mod tests {
         let peer = KeyPair::generate(&mut rng);
         let mut c = KeyCache::new(me.secret.clone());
         let t = Timestamp::from_secs(1);
-        let boxed = c.get(t, &peer.public).encrypt(&Nonce([0; 24]), b"x");
-        c.get(t, &peer.public);
+        let boxed = c
+            .get(t, &peer.public)
+            .unwrap()
+            .encrypt(&Nonce([0; 24]), b"x");
+        c.get(t, &peer.public).unwrap();
         assert_eq!(c.computed, 1);
-        let direct = PrecomputedKey::new(&me.public, &peer.secret);
+        let direct = PrecomputedKey::new(&me.public, &peer.secret).unwrap();
         assert_eq!(direct.decrypt(&Nonce([0; 24]), &boxed).unwrap(), b"x");
         // Five keys in one set: the first is evicted.
         let mut same_set = Vec::new();
@@ -134,13 +143,28 @@ mod tests {
             }
         }
         for k in &same_set {
-            c.get(t, k);
+            c.get(t, k).unwrap();
         }
         let before = c.computed;
-        c.get(t, &same_set[0]);
+        c.get(t, &same_set[0]).unwrap();
         assert_eq!(c.computed, before + 1);
-        c.get(t + KEYS_TIMEOUT, &same_set[0]);
+        c.get(t + KEYS_TIMEOUT, &same_set[0]).unwrap();
         assert_eq!(c.computed, before + 2, "expired entries are recomputed");
         assert_eq!(c.len(), 1 + 4, "a set holds four ways at most");
+    }
+
+    #[test]
+    fn a_low_order_key_is_refused_and_takes_no_entry() {
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(5);
+        let mut c = KeyCache::new(KeyPair::generate(&mut rng).secret);
+        let t = Timestamp::from_secs(1);
+        // 1, a point of order 1 (libsodium's blacklist).
+        let mut one = PublicKey([0; 32]);
+        one.0[0] = 1;
+        for _ in 0..2 {
+            assert_eq!(c.get(t, &one).err(), Some(LowOrderPublicKey));
+        }
+        assert_eq!(c.computed, 2, "each try is a key agreement");
+        assert!(c.is_empty());
     }
 }

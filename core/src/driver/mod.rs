@@ -11,8 +11,11 @@
 //! * [`workers`]: the production UDP path for a DHT / bootstrap node, built after the
 //!   opentracker lessons (DESIGN.md lesson 4): one `SO_REUSEPORT` socket per worker, a
 //!   blocking read per worker, a separate timer thread, per-worker counters summed on read.
+//! * [`tcp_relay`]: the TCP relay server's thread (non-blocking sockets on `mio`), run by
+//!   the bootstrap node beside its UDP workers.
 //! * [`step`]: a node advanced one step at a time by its caller, with no runtime and no
-//!   thread: what the C API's `tox_iterate` runs.
+//!   thread: what the C API's `tox_iterate` runs; [`relay_streams`] its TCP relay
+//!   connections on non-blocking sockets.
 //! * [`keyfile`], [`clock`], [`cpu_time`].
 //!
 //! With tokio (cargo feature `tokio`), [`tokio`]: the async loop that runs a [`Node`] for
@@ -27,8 +30,10 @@ pub mod gso;
 pub mod hashing_writer;
 pub mod keyfile;
 pub mod prepare;
+pub mod relay_streams;
 pub mod socket;
 pub mod step;
+pub mod tcp_relay;
 #[cfg(feature = "tokio")]
 pub mod tokio;
 pub mod workers;

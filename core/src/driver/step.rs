@@ -15,6 +15,7 @@ use std::time::Duration;
 
 use rustox_net_crypto::Timestamp;
 
+use super::relay_streams::RelayStreams;
 use super::{batch_recv, gso, Clock};
 use crate::node::Node;
 
@@ -40,6 +41,7 @@ pub struct Stepper {
     batch: batch_recv::RecvBatch,
     out: gso::Batch,
     ipv6_socket: bool,
+    relays: RelayStreams,
 }
 
 impl Stepper {
@@ -54,6 +56,7 @@ impl Stepper {
             batch,
             out: gso::Batch::new(gso_on),
             ipv6_socket,
+            relays: RelayStreams::default(),
         }
     }
 
@@ -105,6 +108,7 @@ impl Stepper {
         if node.poll_timeout().is_some_and(|t| t <= now) {
             node.handle_timeout(now);
         }
+        self.relays.step(node, self.clock.now());
         self.flush(node);
         Ok(report)
     }
@@ -131,6 +135,12 @@ impl Stepper {
         if let Err((to, e)) = gso::send_now(&mut self.out, &self.socket, self.ipv6_socket) {
             node.record_send_error(to, &e);
         }
+    }
+
+    /// True while the node has TCP relay connections: bytes may arrive on them at any
+    /// time, so the caller should not sleep long.
+    pub fn has_relays(&self) -> bool {
+        self.relays.is_active()
     }
 
     /// How long until the node's next deadline, from now: what `tox_iteration_interval`

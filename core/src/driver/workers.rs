@@ -32,6 +32,10 @@
 //!   skew between fields; nothing on the packet path writes memory another worker writes.
 //! * **Order**: keys are loaded before the first socket exists (the caller's job); teardown
 //!   stops the timer thread first (it is the one that sends unprompted), then the workers.
+//! * **The TCP relay** ([`super::tcp_relay`], protocol.md §7), when configured, runs on a
+//!   thread of its own. Its clients' onion requests take the onion server's lock on that
+//!   thread and leave from the first worker's socket; responses for its clients (0x8e whose
+//!   sendback names a connection) reach it from the workers through a bounded queue.
 //! * **The onion server** (protocol.md §6.2, §6.3, as c-toxcore's DHT_bootstrap serves it)
 //!   sits beside the DHT node under its own lock: relayed packets never take the node's
 //!   lock, and an announce takes the node's lock first, then the onion's, for the closest
@@ -42,7 +46,7 @@
 
 use std::net::{SocketAddr, UdpSocket};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, OnceLock};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
@@ -53,10 +57,11 @@ use rustox_net_crypto::Timestamp;
 
 use super::clock::Clock;
 use super::socket::{bind_udp, recv_from, send_to, wake_reader};
+use super::tcp_relay::{RelayHandle, TcpRelay, TcpRelayConfig, TcpRelaySnapshot};
 use crate::dht::gate::{Gate, GateStats};
 use crate::dht::node::{DhtConfig, DhtNode, DhtStats};
 use crate::dht::wire::packed_node::PackedNode;
-use crate::onion::server::{NoNodes, OnionConfig, OnionServer, OnionStats};
+use crate::onion::server::{NoNodes, OnionConfig, OnionOutput, OnionServer, OnionStats};
 use crate::onion::wire::kind as onion_kind;
 
 /// How workers share the port.
@@ -82,6 +87,8 @@ pub struct RunnerConfig {
     /// The onion server's settings; `None` leaves onion datagrams unanswered (counted by
     /// the gate as unsupported).
     pub onion: Option<OnionConfig>,
+    /// A TCP relay to run beside the UDP workers; `None` for none.
+    pub tcp: Option<TcpRelayConfig>,
 }
 
 /// Counters of one worker, written only by it.
@@ -93,6 +100,7 @@ struct WorkerCounters {
     malformed: AtomicU64,
     unsupported: AtomicU64,
     from_port_zero: AtomicU64,
+    low_order_keys: AtomicU64,
     amplification_refused: AtomicU64,
     datagrams_out: AtomicU64,
     bytes_out: AtomicU64,
@@ -109,6 +117,8 @@ impl WorkerCounters {
         self.unsupported.store(s.unsupported, Ordering::Relaxed);
         self.from_port_zero
             .store(s.from_port_zero, Ordering::Relaxed);
+        self.low_order_keys
+            .store(s.low_order_keys, Ordering::Relaxed);
         self.amplification_refused
             .store(s.amplification_refused, Ordering::Relaxed);
         self.datagrams_out.store(s.datagrams_out, Ordering::Relaxed);
@@ -126,6 +136,7 @@ impl WorkerCounters {
                 malformed: self.malformed.load(Ordering::Relaxed),
                 unsupported: self.unsupported.load(Ordering::Relaxed),
                 from_port_zero: self.from_port_zero.load(Ordering::Relaxed),
+                low_order_keys: self.low_order_keys.load(Ordering::Relaxed),
                 amplification_refused: self.amplification_refused.load(Ordering::Relaxed),
                 datagrams_out: self.datagrams_out.load(Ordering::Relaxed),
                 bytes_out: self.bytes_out.load(Ordering::Relaxed),
@@ -150,11 +161,15 @@ pub struct RunnerStats {
     pub onion: OnionStats,
     /// Keys announced at the onion server now.
     pub onion_announced: usize,
+    /// The TCP relay's state, if one runs.
+    pub relay: Option<TcpRelaySnapshot>,
 }
 
 struct Shared {
     node: Mutex<DhtNode>,
     onion: Option<Mutex<OnionServer>>,
+    /// Where onion responses for TCP relay clients go, once the relay runs.
+    relay: OnceLock<RelayHandle>,
     keys: KeyPair,
     clock: Clock,
     stop: AtomicBool,
@@ -186,15 +201,50 @@ impl Shared {
         }
         // Every mutation of the server is a single assignment or a counter: a poisoned lock
         // still guards a well-formed server.
+        let relay = self.relay.get();
         let out = if k == onion_kind::ANNOUNCE_REQUEST {
             let node = self.lock();
             let mut server = onion.lock().unwrap_or_else(|p| p.into_inner());
             server.handle_datagram(now, from, bytes, &*node, rng)
         } else {
             let mut server = onion.lock().unwrap_or_else(|p| p.into_inner());
-            server.handle_datagram(now, from, bytes, &NoNodes, rng)
+            match relay {
+                Some(relay) => {
+                    match server.handle_datagram_with_tcp(now, from, bytes, &NoNodes, rng) {
+                        Ok(OnionOutput::Udp(t)) => Ok(t),
+                        Ok(OnionOutput::TcpClient { dest, response }) => {
+                            drop(server);
+                            relay.deliver(dest, response);
+                            return Some(None);
+                        }
+                        Err(e) => Err(e),
+                    }
+                }
+                None => server.handle_datagram(now, from, bytes, &NoNodes, rng),
+            }
         };
         Some(out.ok())
+    }
+
+    /// Sends a TCP relay client's onion request on as hop A, from `socket`.
+    fn onion_tcp_request(
+        &self,
+        req: &crate::relay::server::OnionRequest,
+        socket: &UdpSocket,
+        v6: bool,
+        rng: &mut StdRng,
+    ) {
+        let Some(onion) = self.onion.as_ref() else {
+            return;
+        };
+        let now = self.clock.now();
+        let out = onion
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .handle_tcp_request(now, req.client, &req.source, &req.nonce, &req.plain, rng);
+        if let Ok(t) = out {
+            let _ = send_to(socket, &t.payload, t.dst, v6);
+        }
     }
 }
 
@@ -204,6 +254,7 @@ pub struct NodeRunner {
     sockets: Vec<UdpSocket>,
     workers: Vec<JoinHandle<()>>,
     timer: Option<JoinHandle<()>>,
+    relay: Option<TcpRelay>,
     local_addr: SocketAddr,
 }
 
@@ -229,6 +280,7 @@ impl NodeRunner {
         let shared = Arc::new(Shared {
             node: Mutex::new(node),
             onion,
+            relay: OnceLock::new(),
             keys,
             clock,
             stop: AtomicBool::new(false),
@@ -236,6 +288,24 @@ impl NodeRunner {
             kick_cv: Condvar::new(),
             counters: (0..=workers).map(|_| WorkerCounters::default()).collect(),
         });
+        let relay = match config.tcp {
+            Some(tcp) => {
+                let sink_shared = shared.clone();
+                let socket = sockets[0].try_clone()?;
+                let v6 = local_addr.is_ipv6();
+                let mut rng = StdRng::from_entropy();
+                let sink = Box::new(
+                    move |_: Timestamp, req: crate::relay::server::OnionRequest| {
+                        sink_shared.onion_tcp_request(&req, &socket, v6, &mut rng)
+                    },
+                );
+                let (relay, handle) =
+                    TcpRelay::start(shared.keys.clone(), tcp, Some(sink), shared.clock)?;
+                let _ = shared.relay.set(handle);
+                Some(relay)
+            }
+            None => None,
+        };
         let timer_socket = sockets[0].try_clone()?;
         let guard = config.dht.guard;
         let timer = {
@@ -259,8 +329,16 @@ impl NodeRunner {
             sockets,
             workers: handles,
             timer: Some(timer),
+            relay,
             local_addr,
         })
+    }
+
+    /// The TCP relay's listening addresses (empty without a relay).
+    pub fn tcp_addrs(&self) -> Vec<SocketAddr> {
+        self.relay
+            .as_ref()
+            .map_or_else(Vec::new, |r| r.local_addrs().to_vec())
     }
 
     /// The bound address.
@@ -314,6 +392,7 @@ impl NodeRunner {
             out.onion = onion.stats();
             out.onion_announced = onion.store().len(now);
         }
+        out.relay = self.relay.as_ref().map(TcpRelay::snapshot);
         out
     }
 
@@ -329,6 +408,10 @@ impl NodeRunner {
     }
 
     fn stop_threads(&mut self) {
+        // The relay first: it is a source of onion requests for the workers' socket.
+        if let Some(relay) = self.relay.take() {
+            relay.shutdown();
+        }
         self.shared.stop.store(true, Ordering::SeqCst);
         self.kick();
         if let Some(t) = self.timer.take() {

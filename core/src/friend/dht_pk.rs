@@ -393,12 +393,12 @@ mod tests {
         let announce = DhtPkAnnounce::new(1_700_000_000, alice_dht.public, &[tcp(1)], &[udp(2)]);
 
         // Alice → Bob.
-        let inner_key = PrecomputedKey::new(&bob_real.public, &alice_real.secret);
+        let inner_key = PrecomputedKey::new(&bob_real.public, &alice_real.secret).unwrap();
         let data =
             seal_dht_route(&alice_real.public, &inner_key, &Nonce([3; 24]), &announce).unwrap();
         assert_eq!(&data[..32], alice_real.public.as_bytes());
         assert_eq!(&data[32..56], &[3; 24]);
-        let dht_key = PrecomputedKey::new(&bob_dht.public, &alice_dht.secret);
+        let dht_key = PrecomputedKey::new(&bob_dht.public, &alice_dht.secret).unwrap();
         let packet = crypto_request::seal(
             &bob_dht.public,
             &alice_dht.public,
@@ -412,12 +412,12 @@ mod tests {
         // Bob opens the 0x20, then the route.
         let env = RequestEnvelope::parse(&packet).unwrap();
         let (id, data) = env
-            .open(&PrecomputedKey::new(&env.sender, &bob_dht.secret))
+            .open(&PrecomputedKey::new(&env.sender, &bob_dht.secret).unwrap())
             .unwrap();
         assert_eq!(id, 156);
         let route = DhtPkRoute::parse(&data).unwrap();
         assert_eq!(route.sender_real_pk, alice_real.public);
-        let key = PrecomputedKey::new(&route.sender_real_pk, &bob_real.secret);
+        let key = PrecomputedKey::new(&route.sender_real_pk, &bob_real.secret).unwrap();
         assert_eq!(route.open(&key, &env.sender), Ok(announce.clone()));
 
         // The inner DHT key must be the 0x20 sender's.
@@ -426,7 +426,7 @@ mod tests {
             Err(DhtPkError::SenderMismatch)
         );
         // The wrong real key does not open it.
-        let wrong = PrecomputedKey::new(&bob_dht.public, &bob_real.secret);
+        let wrong = PrecomputedKey::new(&bob_dht.public, &bob_real.secret).unwrap();
         assert_eq!(route.open(&wrong, &env.sender), Err(DhtPkError::Decrypt));
         // The largest announcement fits a 0x20 request.
         let max = DhtPkAnnounce::new(
@@ -482,7 +482,7 @@ mod tests {
                 prop_assert_eq!(DhtPkAnnounce::decode(&a.encode().unwrap()), Ok(a));
             }
             if let Ok(route) = DhtPkRoute::parse(&bytes) {
-                let key = PrecomputedKey::new(&PublicKey([9; 32]), &rustox_net_crypto::crypto::SecretKey::from_bytes([1; 32]));
+                let key = PrecomputedKey::new(&PublicKey([9; 32]), &rustox_net_crypto::crypto::SecretKey::from_bytes([1; 32])).unwrap();
                 let _ = route.open(&key, &PublicKey([0; 32]));
             }
         }

@@ -64,7 +64,9 @@ impl Node {
             .add(id.pk)
             .map_err(|_| FriendAddError::AlreadySent)?;
         self.endpoint.allow_peer(id.pk);
-        // The onion client's friend list is as large as ours, so this cannot fail.
+        // The onion client's friend list is as large as ours, so this fails only for a key of
+        // low order, which no Tox client can hold: like c-toxcore (whose `public_key_valid`
+        // checks only the top bit), we keep such a friend, and nothing ever reaches it.
         let _ = self.onion_client.add_friend(id.pk, self.rng.as_mut());
         if let Some(friend) = self.friends.get_mut(number) {
             friend.request = Some(OutgoingRequest {
@@ -88,6 +90,7 @@ impl Node {
         }
         let number = self.friends.add(pk)?;
         self.endpoint.allow_peer(pk);
+        // Fails only for a low-order key (see `add_friend`).
         let _ = self.onion_client.add_friend(pk, self.rng.as_mut());
         self.friend_timers(now);
         Ok(number)
@@ -321,6 +324,7 @@ impl Node {
         match action {
             FriendAction::Connect { dht_pk, addr } => {
                 friend.awaiting_addr = None;
+                let addr = addr.filter(|_| !self.udp_disabled);
                 if friend.passive {
                     // A stranger that dialled us: its sessions are welcome, but we never
                     // dial it.
@@ -339,6 +343,7 @@ impl Node {
                     }
                 }
             }
+            FriendAction::SetDirectAddr(_) if self.udp_disabled => {}
             FriendAction::SetDirectAddr(addr) => {
                 if let Some(dht_pk) = friend.awaiting_addr.take() {
                     self.dial(now, number, dht_pk, Some(addr), false);
@@ -423,6 +428,20 @@ impl Node {
         }
         if let Some(dht_pk) = dht_pk {
             self.attach_friend_relays(now, dht_pk, &relays);
+        }
+    }
+
+    /// A friend waiting for a direct address is dialled through its relays once one is
+    /// registered (the only way without UDP, and a head start with it).
+    pub(super) fn dial_waiting_friend(&mut self, now: Timestamp, number: FriendNumber) {
+        let Some(friend) = self.friends.get_mut(number) else {
+            return;
+        };
+        if friend.passive || friend.session.is_some() {
+            return;
+        }
+        if let Some(dht_pk) = friend.awaiting_addr.take() {
+            self.dial(now, number, dht_pk, None, true);
         }
     }
 
@@ -608,7 +627,9 @@ impl Node {
                         // route is ready when UDP stops working.
                         let stored: Vec<_> = f.conn.tcp_relays().copied().collect();
                         if let Some(dht_pk) = f.conn.dht_pk() {
-                            self.attach_friend_relays(now, dht_pk, &stored);
+                            if self.attach_friend_relays(now, dht_pk, &stored) {
+                                self.dial_waiting_friend(now, number);
+                            }
                         }
                     }
                     Err(_) => self.stats.bad_friend_packets += 1,

@@ -88,6 +88,9 @@ pub struct NodeOptions {
     /// `no_replay`, which must grow across our restarts for friends to accept them
     /// (protocol.md §6.4; c-toxcore's `mono_time_get` is Unix-based too). 0 counts from 1.
     pub unix_time: u64,
+    /// No UDP at all (c-toxcore's `udp_enabled = false`, for networks that block it):
+    /// sessions and the onion go through TCP relays only, and nothing is sent over UDP.
+    pub udp_disabled: bool,
 }
 
 /// Why an API call was refused.
@@ -147,6 +150,9 @@ pub struct IoCounters {
     pub from_port_zero: u64,
     /// Session datagrams for a relay that reaches no relay (see `relays.rs`).
     pub relay_unsent: u64,
+    /// UDP datagrams not sent, or not read, because UDP is disabled
+    /// ([`NodeOptions::udp_disabled`]).
+    pub udp_disabled_dropped: u64,
 }
 
 /// Which timers of a node are due at one instant ([`Node::due_timers`]).
@@ -245,6 +251,8 @@ pub struct Node {
     oob_returns: relays::OobReturns,
     /// Rotation of the relays SHARE_RELAYS and DHT-PK packets advertise.
     relay_rotation: usize,
+    /// [`NodeOptions::udp_disabled`].
+    udp_disabled: bool,
 }
 
 impl std::fmt::Debug for Node {
@@ -325,6 +333,7 @@ impl Node {
             relays,
             oob_returns: relays::OobReturns::default(),
             relay_rotation: 0,
+            udp_disabled: options.udp_disabled,
         }
     }
 
@@ -432,6 +441,10 @@ impl Node {
         let from = canonical(from);
         if from.port() == 0 {
             self.io.from_port_zero += 1;
+            return;
+        }
+        if self.udp_disabled {
+            self.io.udp_disabled_dropped += 1;
             return;
         }
         match route::layer_of(datagram) {
@@ -594,6 +607,17 @@ impl Node {
     /// The next control datagram: the DHT's, then the onion's. They are few and small, and
     /// go before the sessions' data so that a busy transfer does not delay them.
     fn poll_control(&mut self, now: Timestamp) -> Option<crate::dht::gate::Transmit> {
+        if self.udp_disabled {
+            // No socket to send them on: the DHT's and the onion's UDP datagrams go nowhere
+            // (the onion's paths start at a TCP relay, relays.rs).
+            while self.dht.poll_transmit(now, self.rng.as_mut()).is_some()
+                || self.onion_out.pop_front().is_some()
+                || self.onion_client.poll_transmit().is_some()
+            {
+                self.io.udp_disabled_dropped += 1;
+            }
+            return None;
+        }
         if let Some(t) = self.dht.poll_transmit(now, self.rng.as_mut()) {
             return Some(t);
         }
@@ -615,6 +639,7 @@ impl Node {
     fn after_input(&mut self, now: Timestamp) {
         self.drain_relays(now);
         self.drain_onion(now);
+        self.send_onion_tcp(now);
         self.drain_dht(now);
         self.drain_endpoint(now);
         self.check_receipts();

@@ -64,6 +64,7 @@ impl Node {
         carried.extend(closest);
         carried.truncate(MAX_DHTPK_NODES);
         self.onion_client.set_dht_pk_nodes(carried);
+        self.offer_relays_to_onion(now);
         self.next_onion_feed = now + FEED_INTERVAL;
     }
 
@@ -129,8 +130,8 @@ impl Node {
         }
         // The friend's relays: it is (or will be) registered there under this DHT key.
         let relays: Vec<PackedNode> = nodes.iter().filter(|n| n.tcp).copied().collect();
-        if !relays.is_empty() {
-            self.attach_friend_relays(now, dht_pk, &relays);
+        if !relays.is_empty() && self.attach_friend_relays(now, dht_pk, &relays) {
+            self.dial_waiting_friend(now, number);
         }
         self.drive_friend(now, number);
     }
@@ -148,7 +149,11 @@ impl Node {
             self.stats.bad_dht_pks += 1;
             return;
         }
-        let key = PrecomputedKey::new(&route.sender_real_pk, &self.keys.secret);
+        // A friend's key of low order is refused as libsodium refuses it, like a bad box.
+        let Ok(key) = PrecomputedKey::new(&route.sender_real_pk, &self.keys.secret) else {
+            self.stats.bad_dht_pks += 1;
+            return;
+        };
         let Ok(announce) = route.open(&key, &sender) else {
             self.stats.bad_dht_pks += 1;
             return;
@@ -179,12 +184,15 @@ impl Node {
         let announce = self.onion_client.dht_pk_announce(now);
         let key = PrecomputedKey::new(&friend_pk, &self.keys.secret);
         let nonce = Nonce::random(self.rng.as_mut());
-        let sent = match seal_dht_route(&self.keys.public, &key, &nonce, &announce) {
-            Ok(data) => {
+        let sealed = key.map(|key| seal_dht_route(&self.keys.public, &key, &nonce, &announce));
+        let sent = match sealed {
+            Ok(Ok(data)) => {
                 self.dht
                     .route_request_to_friend(now, &friend_dht_pk, CRYPTO_PACKET_DHTPK, &data)
             }
-            Err(_) => 0,
+            // A friend key of low order (nothing can be sealed to it), or an announcement
+            // that does not fit.
+            Ok(Err(_)) | Err(_) => 0,
         };
         if sent > 0 {
             self.stats.dht_pks_routed += 1;

@@ -74,6 +74,10 @@ impl Node {
         {
             node.bootstrap(now, dht_node.addr, dht_node.pk);
         }
+        // Saved relays are connected through again (c-toxcore adds them at load).
+        for relay in profile.tcp_relays.iter().filter(|n| n.tcp) {
+            let _ = node.relays.add_relay(now, relay.addr, relay.pk);
+        }
         node.kept = KeptSections {
             other_sections: profile.other_sections.clone(),
             dht_other_sections: profile.dht_other_sections.clone(),

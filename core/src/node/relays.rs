@@ -98,7 +98,9 @@ impl Node {
             .ok_or(NodeError::UnknownFriend)?;
         f.conn.add_tcp_relay(node);
         if let Some(dht_pk) = f.conn.dht_pk() {
-            self.attach_friend_relays(now, dht_pk, &[node]);
+            if self.attach_friend_relays(now, dht_pk, &[node]) {
+                self.dial_waiting_friend(now, friend);
+            }
         }
         self.drive_friend(now, friend);
         self.after_input(now);
@@ -169,6 +171,7 @@ impl Node {
             match event {
                 RelayEvent::RelayUp { .. } => {
                     self.stats.relays_up += 1;
+                    self.offer_relays_to_onion(now);
                     // Friends hear of it now rather than at the next 120 s round.
                     for number in self.friends.numbers() {
                         if let Some(f) = self.friends.get_mut(number) {
@@ -176,7 +179,10 @@ impl Node {
                         }
                     }
                 }
-                RelayEvent::RelayDown { .. } => self.stats.relays_down += 1,
+                RelayEvent::RelayDown { .. } => {
+                    self.stats.relays_down += 1;
+                    self.offer_relays_to_onion(now);
+                }
                 RelayEvent::PeerRoute { peer, online } => {
                     self.endpoint.set_relay(&peer, online);
                 }
@@ -190,9 +196,43 @@ impl Node {
                     self.oob_returns.note(from, relay_addr, relay_pk);
                     self.relayed_datagram(now, from, &data);
                 }
-                // The onion client sends its requests over UDP only, so no response
-                // through a relay answers one of ours.
-                RelayEvent::OnionResponse { .. } => self.stats.unknown_kind += 1,
+                RelayEvent::OnionResponse { relay_addr, data } => {
+                    self.stats.onion_client_in += 1;
+                    // Drops are counted by reason inside the client.
+                    let _ = self.onion_client.handle_datagram(
+                        now,
+                        relay_addr,
+                        &data,
+                        self.rng.as_mut(),
+                    );
+                }
+            }
+        }
+    }
+
+    /// Tells the onion client which relays its paths may start at, and whether they
+    /// should: without UDP, or while no DHT node answers us (0.2.18 builds TCP paths when
+    /// its DHT is not connected).
+    pub(super) fn offer_relays_to_onion(&mut self, now: Timestamp) {
+        let relays: Vec<PackedNode> = self
+            .relays
+            .connected_relays()
+            .map(|(addr, pk)| PackedNode {
+                addr,
+                pk,
+                tcp: true,
+            })
+            .collect();
+        let tcp_first = self.udp_disabled || !self.self_connected;
+        self.onion_client.set_tcp_relays(now, relays, tcp_first);
+    }
+
+    /// Onion requests for a TCP relay as hop A go to any connected relay.
+    pub(super) fn send_onion_tcp(&mut self, now: Timestamp) {
+        while let Some(request) = self.onion_client.poll_tcp_request() {
+            match self.relays.send_onion(now, &request) {
+                Ok(_) => self.stats.relayed_out += 1,
+                Err(_) => self.io.relay_unsent += 1,
             }
         }
     }

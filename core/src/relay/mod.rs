@@ -18,8 +18,10 @@
 //!                              onion relay (UDP, hop A of the path)
 //! ```
 //!
-//! [`wire`] holds the byte formats, shared with the relay client; [`client`] is the client
-//! side, sans-IO: connections to relays and the routes to peers through them.
+//! [`wire`] holds the byte formats, shared by both sides; [`client`] is the client side,
+//! sans-IO: connections to relays and the routes to peers through them; [`server`] is the
+//! relay server, sans-IO, which `driver::tcp_relay` runs on sockets for
+//! `rustox bootstrap --tcp-ports`.
 
 pub mod client;
 pub mod server;

@@ -7,7 +7,7 @@ use rustox_net_crypto::packets::CookieRequest;
 fuzz_target!(|data: &[u8]| {
     if let Ok(packet) = CookieRequest::parse(data) {
         assert_eq!(packet.to_bytes(), data);
-        let key = PrecomputedKey::new(&PublicKey([9; 32]), &SecretKey::from_bytes([1; 32]));
+        let key = PrecomputedKey::new(&PublicKey([9; 32]), &SecretKey::from_bytes([1; 32])).unwrap();
         let _ = packet.open(&key);
     }
 });

@@ -84,6 +84,10 @@ impl SecretKey {
     }
 }
 
+/// crypto_box's `SecretKey`, our only field, zeroes its scalar in its `Drop`
+/// (crypto_box 0.9 `src/secret_key.rs`).
+impl zeroize::ZeroizeOnDrop for SecretKey {}
+
 impl fmt::Debug for SecretKey {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str("SecretKey(…)")

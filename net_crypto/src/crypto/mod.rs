@@ -1,6 +1,9 @@
 //! Tox's crypto primitives (protocol.md §1): X25519 (`x25519-dalek`), SHA-2 (`sha2`), and an
 //! XSalsa20-Poly1305 of our own that is twice as fast as RustCrypto's (`xsalsa20.rs`,
-//! `poly1305.rs` say why), checked against libsodium and against those crates.
+//! `poly1305.rs` say why), checked against libsodium and against those crates. The check
+//! against libsodium itself, loaded into a test (`ffi/tests/libsodium_cipher.rs`: every length
+//! across the keystream's group edges, tampered boxes, key agreement, small-order keys), runs
+//! in CI on both the SIMD and the scalar lanes (`lanes.rs`).
 //!
 //! Every box on the Tox wire is `[Poly1305 tag 16][ciphertext]` — libsodium's "easy" layout,
 //! which is also what `crypto_box`/`xsalsa20poly1305` produce. The known-answer test in
@@ -8,6 +11,7 @@
 //! upgrade cannot change it silently.
 
 mod keys;
+mod lanes;
 mod nonce;
 mod poly1305;
 mod precomputed;
@@ -15,8 +19,11 @@ mod secretbox;
 mod xsalsa20;
 
 pub use keys::{KeyPair, PublicKey, SecretKey, PUBLIC_KEY_SIZE, SECRET_KEY_SIZE};
+pub use lanes::CIPHER_LANES;
 pub use nonce::{Nonce, NONCE_SIZE};
-pub use precomputed::{PrecomputedKey, SymmetricKey, MAC_SIZE, SYMMETRIC_KEY_SIZE};
+pub use precomputed::{
+    LowOrderPublicKey, PrecomputedKey, SymmetricKey, MAC_SIZE, SYMMETRIC_KEY_SIZE,
+};
 
 use sha2::{Digest, Sha256, Sha512};
 

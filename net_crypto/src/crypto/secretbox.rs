@@ -4,9 +4,13 @@
 //! keystream's first 32 bytes key a one-time Poly1305, the rest is XORed with the message, and
 //! the tag authenticates the ciphertext. On the Tox wire a box is `[tag 16][ciphertext]`.
 //! Opening checks the tag before it decrypts, so a forged box never yields plaintext, and the
-//! comparison takes the same time whatever the bytes (`subtle`).
+//! comparison takes the same time whatever the bytes (`subtle`). The keystream, its subkey
+//! and the one-time key are wiped when the stream drops at the end of each call
+//! (`xsalsa20.rs`), and so is the tag an open computed: on a forged box it is the tag that
+//! box needed.
 
 use subtle::ConstantTimeEq;
+use zeroize::Zeroize;
 
 use super::poly1305::{self, TAG_SIZE};
 use super::xsalsa20::XSalsa20;
@@ -27,8 +31,10 @@ pub(super) fn open_in_place(
     ciphertext: &mut [u8],
 ) -> Result<(), CryptoError> {
     let mut stream = XSalsa20::new(key, &nonce.0);
-    let expected = poly1305::tag(stream.poly1305_key(), ciphertext);
-    if !bool::from(expected.ct_eq(tag)) {
+    let mut expected = poly1305::tag(stream.poly1305_key(), ciphertext);
+    let authentic = bool::from(expected.ct_eq(tag));
+    expected.as_mut_slice().zeroize();
+    if !authentic {
         return Err(CryptoError::AuthenticationFailed);
     }
     stream.apply(ciphertext);

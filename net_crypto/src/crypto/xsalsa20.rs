@@ -5,16 +5,26 @@
 //! stream — it was half of the sender's CPU time (perf, `rustox send` 1 GiB on loopback,
 //! 2026-11-30). Salsa20's blocks are independent, so eight of them run side by side in the
 //! lanes of `wide::u32x8` (AVX2 when the build targets it, else two SSE2 or NEON registers,
-//! plain arrays elsewhere), which measured 2.1× the crate's speed here. The HSalsa20 step that derives the
-//! per-nonce subkey is one block and stays with the crate.
+//! plain arrays elsewhere; `lanes.rs`, whose `scalar-cipher` feature forces the arrays), which
+//! measured 2.1× the crate's speed here. The HSalsa20 step that derives the per-nonce subkey
+//! is one block and stays with the crate.
+//!
+//! The state is wiped when the stream is dropped, that is at the end of every seal and open:
+//! the subkey (in the input block), the one-time Poly1305 key and the 512 bytes of keystream
+//! (issue #15; libsodium does the same with `sodium_memzero`). What the compiler keeps in
+//! registers or spills to the stack inside `eight_blocks` is beyond reach from safe Rust
+//! (`zeroize`'s documentation says so for every type it wipes).
 //!
 //! Salsa20 as in Bernstein, "The Salsa20 family of stream ciphers" (2008), §4; XSalsa20 as in
 //! Bernstein, "Extending the Salsa20 nonce" (2011), §2. The output is checked byte for byte
-//! against libsodium (`tests/crypto_kat.rs`) and against the RustCrypto crates for random keys,
-//! nonces and lengths (`tests/secretbox_oracle.rs`).
+//! against libsodium (vectors in `tests/crypto_kat.rs`; the library itself at every length
+//! across the group edges in `ffi/tests/libsodium_cipher.rs`) and against the RustCrypto crates
+//! for random keys, nonces and lengths (`tests/secretbox_oracle.rs`).
 
 use salsa20::cipher::consts::U10;
-use wide::u32x8;
+use zeroize::{Zeroize, ZeroizeOnDrop};
+
+use super::lanes::U32x8;
 
 /// Salsa20's block size in bytes.
 const BLOCK_SIZE: usize = 64;
@@ -33,7 +43,7 @@ pub(super) const POLY1305_KEY_SIZE: usize = 32;
 const SIGMA: [u32; 4] = [0x6170_7865, 0x3320_646e, 0x7962_2d32, 0x6b20_6574];
 
 /// The keystream for one 24-byte nonce: the Poly1305 key, then the bytes that encrypt the
-/// message.
+/// message. Zeroed on drop.
 pub(super) struct XSalsa20 {
     /// The keystream's first 32 bytes.
     poly1305_key: [u8; POLY1305_KEY_SIZE],
@@ -50,39 +60,43 @@ pub(super) struct XSalsa20 {
 impl XSalsa20 {
     /// Derives the subkey with HSalsa20(key, nonce[..16]) and computes the first blocks.
     pub(super) fn new(key: &[u8; 32], nonce: &[u8; 24]) -> Self {
-        let subkey = salsa20::hsalsa::<U10>(key.into(), nonce[..16].into());
+        let mut subkey = salsa20::hsalsa::<U10>(key.into(), nonce[..16].into());
         let word = |bytes: &[u8], i: usize| {
             u32::from_le_bytes(bytes[4 * i..4 * i + 4].try_into().expect("4 bytes"))
         };
         let k = |i| word(&subkey, i);
         let n = |i| word(&nonce[16..], i);
-        let input = [
-            SIGMA[0],
-            k(0),
-            k(1),
-            k(2),
-            k(3),
-            SIGMA[1],
-            n(0),
-            n(1),
-            0,
-            0,
-            SIGMA[2],
-            k(4),
-            k(5),
-            k(6),
-            k(7),
-            SIGMA[3],
-        ];
-        let mut group = [0; GROUP_SIZE];
-        eight_blocks(&input, 0, &mut group);
-        XSalsa20 {
-            poly1305_key: group[..POLY1305_KEY_SIZE].try_into().expect("32 bytes"),
-            input,
-            group,
+        // Built in place, so that the keystream and its key exist only where `Drop` wipes them.
+        let mut stream = XSalsa20 {
+            poly1305_key: [0; POLY1305_KEY_SIZE],
+            input: [
+                SIGMA[0],
+                k(0),
+                k(1),
+                k(2),
+                k(3),
+                SIGMA[1],
+                n(0),
+                n(1),
+                0,
+                0,
+                SIGMA[2],
+                k(4),
+                k(5),
+                k(6),
+                k(7),
+                SIGMA[3],
+            ],
+            group: [0; GROUP_SIZE],
             used: POLY1305_KEY_SIZE,
             counter: 0,
-        }
+        };
+        subkey.as_mut_slice().zeroize();
+        eight_blocks(&stream.input, 0, &mut stream.group);
+        stream
+            .poly1305_key
+            .copy_from_slice(&stream.group[..POLY1305_KEY_SIZE]);
+        stream
     }
 
     /// The one-time Poly1305 key: the keystream's first 32 bytes.
@@ -110,9 +124,29 @@ impl XSalsa20 {
     }
 }
 
+impl Zeroize for XSalsa20 {
+    fn zeroize(&mut self) {
+        // As slices: zeroize wipes a `[T]` with one `fill` behind an optimisation barrier,
+        // but a `[T; N]` one volatile store per element, 512 of them for the group.
+        self.poly1305_key.as_mut_slice().zeroize();
+        self.input.as_mut_slice().zeroize();
+        self.group.as_mut_slice().zeroize();
+        self.used.zeroize();
+        self.counter.zeroize();
+    }
+}
+
+impl Drop for XSalsa20 {
+    fn drop(&mut self) {
+        self.zeroize();
+    }
+}
+
+impl ZeroizeOnDrop for XSalsa20 {}
+
 /// Salsa20's quarter-round (spec §3) on eight independent states at once.
 #[inline(always)]
-fn quarter_round(x: &mut [u32x8; 16], a: usize, b: usize, c: usize, d: usize) {
+fn quarter_round(x: &mut [U32x8; 16], a: usize, b: usize, c: usize, d: usize) {
     x[b] ^= rotate_left::<7>(x[a] + x[d]);
     x[c] ^= rotate_left::<9>(x[b] + x[a]);
     x[d] ^= rotate_left::<13>(x[c] + x[b]);
@@ -121,17 +155,17 @@ fn quarter_round(x: &mut [u32x8; 16], a: usize, b: usize, c: usize, d: usize) {
 
 /// Lane-wise 32-bit rotation (SSE2 has no vector rotate: two shifts and an OR).
 #[inline(always)]
-fn rotate_left<const N: u32>(v: u32x8) -> u32x8 {
+fn rotate_left<const N: u32>(v: U32x8) -> U32x8 {
     (v << N) | (v >> (32 - N))
 }
 
 /// Salsa20/20 blocks `counter .. counter + 8` of `input`, serialised little-endian in order.
 fn eight_blocks(input: &[u32; 16], counter: u64, out: &mut [u8; GROUP_SIZE]) {
-    let mut start = input.map(u32x8::splat);
+    let mut start = input.map(U32x8::splat);
     let counters: [u64; LANES] = std::array::from_fn(|lane| counter + lane as u64);
     // Words 8 and 9 are the 64-bit block counter, low word first (spec §9).
-    start[8] = u32x8::new(counters.map(|c| c as u32));
-    start[9] = u32x8::new(counters.map(|c| (c >> 32) as u32));
+    start[8] = U32x8::new(counters.map(|c| c as u32));
+    start[9] = U32x8::new(counters.map(|c| (c >> 32) as u32));
     let mut x = start;
     // Ten double rounds: a column round, then a row round (spec §4, §5).
     for _ in 0..10 {
@@ -194,5 +228,17 @@ mod tests {
         let mut expected = [0u8; GROUP_SIZE];
         reference.apply_keystream(&mut expected);
         assert_eq!(group, expected);
+    }
+
+    #[test]
+    fn a_wiped_stream_holds_no_key_or_keystream() {
+        let mut stream = XSalsa20::new(&[0x42; 32], &[7; 24]);
+        stream.apply(&mut [0u8; 1000]);
+        assert!(stream.group.iter().any(|&b| b != 0));
+        stream.zeroize();
+        assert_eq!(stream.poly1305_key, [0; POLY1305_KEY_SIZE]);
+        assert_eq!(stream.input, [0; 16]);
+        assert_eq!(stream.group, [0; GROUP_SIZE]);
+        assert_eq!((stream.used, stream.counter), (0, 0));
     }
 }

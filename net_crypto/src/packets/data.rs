@@ -288,7 +288,8 @@ mod tests {
         let key = PrecomputedKey::new(
             &crate::crypto::PublicKey([9; 32]),
             &crate::crypto::SecretKey::from_bytes([7; 32]),
-        );
+        )
+        .unwrap();
         let plain = DataPlaintext {
             buffer_start: 1,
             packet_number: 2,

@@ -154,7 +154,7 @@ mod tests {
     fn layout_and_size_limit() {
         let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(2);
         let (a, b) = (KeyPair::generate(&mut rng), KeyPair::generate(&mut rng));
-        let k = PrecomputedKey::new(&b.public, &a.secret);
+        let k = PrecomputedKey::new(&b.public, &a.secret).unwrap();
         let ping = NatPing {
             response: false,
             id: 77,
@@ -173,7 +173,7 @@ mod tests {
         assert_eq!(&p[1..33], b.public.as_bytes());
         assert_eq!(&p[33..65], a.public.as_bytes());
         let env = RequestEnvelope::parse(&p).unwrap();
-        let kb = PrecomputedKey::new(&a.public, &b.secret);
+        let kb = PrecomputedKey::new(&a.public, &b.secret).unwrap();
         let (id, data) = env.open(&kb).unwrap();
         assert_eq!(id, 254);
         assert_eq!(NatPing::decode(&data), Ok(ping));

@@ -153,7 +153,7 @@ mod tests {
     #[test]
     fn sizes_match_c_toxcore() {
         let (a, b) = pair();
-        let k = PrecomputedKey::new(&b.public, &a.secret);
+        let k = PrecomputedKey::new(&b.public, &a.secret).unwrap();
         let n = Nonce([1; 24]);
         let ping = DhtMessage::Ping(Ping {
             response: false,
@@ -199,14 +199,14 @@ mod tests {
     #[test]
     fn a_request_cannot_be_replayed_as_a_response() {
         let (a, b) = pair();
-        let k = PrecomputedKey::new(&b.public, &a.secret);
+        let k = PrecomputedKey::new(&b.public, &a.secret).unwrap();
         let mut ping = DhtMessage::Ping(Ping {
             response: false,
             id: 1,
         })
         .seal(&a.public, &k, &Nonce([0; 24]));
         ping[0] = kind::PING_RESPONSE;
-        let kb = PrecomputedKey::new(&a.public, &b.secret);
+        let kb = PrecomputedKey::new(&a.public, &b.secret).unwrap();
         assert_eq!(
             Envelope::parse(&ping).unwrap().open(&kb),
             Err(WireError::BadPayload)
@@ -217,8 +217,8 @@ mod tests {
         #[test]
         fn seal_open_round_trip(id in any::<u64>(), sendback in any::<u64>(), pk in any::<[u8; 32]>(), resp in any::<bool>()) {
             let (a, b) = pair();
-            let ka = PrecomputedKey::new(&b.public, &a.secret);
-            let kb = PrecomputedKey::new(&a.public, &b.secret);
+            let ka = PrecomputedKey::new(&b.public, &a.secret).unwrap();
+            let kb = PrecomputedKey::new(&a.public, &b.secret).unwrap();
             for msg in [
                 DhtMessage::Ping(Ping { response: resp, id }),
                 DhtMessage::NodesRequest(NodesRequest { searched: PublicKey(pk), sendback }),

@@ -18,6 +18,7 @@ use ::tokio::io::Interest;
 use ::tokio::net::UdpSocket;
 use rustox_net_crypto::Timestamp;
 
+use super::relays::RelaySockets;
 use super::timer;
 use crate::driver::socket::for_socket;
 use crate::driver::{batch_recv, gso, Clock, DriverOptions, TimerKind};
@@ -88,11 +89,13 @@ pub async fn run<A: App>(
         TimerKind::Tokio => None,
     };
     let waker = app.waker();
+    let mut relays = RelaySockets::default();
     loop {
         let now = clock.now();
         if let Some(output) = drain(node, socket, v6, &mut out, now, app).await? {
             return Ok(output);
         }
+        relays.service(node, now);
         app.after_io(node, now);
         if app.poll_timeout().is_some_and(|t| t <= now) {
             if let Some(output) = app.on_timeout(node, now) {
@@ -134,6 +137,7 @@ pub async fn run<A: App>(
                     node.handle_timeout(clock.now());
                 }
             }
+            Some((id, io)) = relays.next() => relays.deliver(node, clock.now(), id, io),
             // The app's own deadline is checked at the top of the loop.
             () = sleep => node.handle_timeout(clock.now()),
             () = async {

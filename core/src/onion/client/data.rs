@@ -62,11 +62,16 @@ impl OnionClient {
             let Some(path) = self.paths_friends.path(num) else {
                 continue;
             };
-            let Ok(packet) = path.request(addr, &request, rng) else {
+            let first = path.nodes()[0];
+            let packet = if first.tcp {
+                path.tcp_request(addr, &request, rng)
+            } else {
+                path.request(addr, &request, rng)
+            };
+            let Ok(packet) = packet else {
                 continue;
             };
-            let first = path.nodes()[0].addr;
-            self.push_transmit(first, packet);
+            self.push_on_path(first, packet);
             self.stats.data_sent += 1;
             sent += 1;
         }
@@ -122,7 +127,7 @@ impl OnionClient {
         let from = inner.sender_real_pk;
         let plain = match self.friends.get(&from) {
             Some(f) => inner.open(&f.shared),
-            None => inner.open(&PrecomputedKey::new(&from, &self.real_keys.secret)),
+            None => inner.open(&PrecomputedKey::new(&from, &self.real_keys.secret)?),
         }
         .map_err(data_drop)?;
         match plain.first() {
@@ -163,5 +168,6 @@ fn data_drop(e: DataError) -> OnionClientDrop {
         DataError::UnknownKind(_) => OnionClientDrop::UnknownKind,
         DataError::BadLength { .. } | DataError::DataSize(_) => OnionClientDrop::BadLength,
         DataError::Decrypt => OnionClientDrop::Decrypt,
+        DataError::LowOrderKey => OnionClientDrop::LowOrderKey,
     }
 }

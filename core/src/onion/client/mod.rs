@@ -41,7 +41,7 @@ use std::net::SocketAddr;
 use std::time::Duration;
 
 use rustox_net_crypto::crypto::{
-    CryptoRng, KeyPair, Nonce, PrecomputedKey, PublicKey, PUBLIC_KEY_SIZE,
+    CryptoRng, KeyPair, LowOrderPublicKey, Nonce, PrecomputedKey, PublicKey, PUBLIC_KEY_SIZE,
 };
 use rustox_net_crypto::Timestamp;
 
@@ -146,6 +146,10 @@ pub enum OnionClientError {
     /// `(nodes - 1) / 4 + 1`, and at least one).
     #[error("friend not found at enough onion nodes")]
     NotFound,
+    /// The friend's key has low order: libsodium's `crypto_box_beforenm` refuses it, so
+    /// nothing can be sealed to it (and no client can hold its secret key).
+    #[error(transparent)]
+    LowOrderPublicKey(#[from] LowOrderPublicKey),
 }
 
 /// Why an incoming datagram was dropped. Field-less so it can be counted.
@@ -182,11 +186,21 @@ pub enum OnionClientDrop {
     /// Onion data with an id we do not handle (0.2.18 registers 32 and 156 only).
     #[error("unhandled onion data id")]
     UnknownDataKind,
+    /// Onion data whose temporary or sender key has low order: libsodium's
+    /// `crypto_box_beforenm` refuses it.
+    #[error("low-order public key")]
+    LowOrderKey,
+}
+
+impl From<LowOrderPublicKey> for OnionClientDrop {
+    fn from(_: LowOrderPublicKey) -> Self {
+        OnionClientDrop::LowOrderKey
+    }
 }
 
 impl OnionClientDrop {
     /// Every reason, in counter order.
-    pub const ALL: [OnionClientDrop; 10] = [
+    pub const ALL: [OnionClientDrop; 11] = [
         OnionClientDrop::UnknownKind,
         OnionClientDrop::BadLength,
         OnionClientDrop::UnknownSendback,
@@ -197,6 +211,7 @@ impl OnionClientDrop {
         OnionClientDrop::Replayed,
         OnionClientDrop::BadDhtPk,
         OnionClientDrop::UnknownDataKind,
+        OnionClientDrop::LowOrderKey,
     ];
 
     /// A short name for statistics lines.
@@ -212,6 +227,7 @@ impl OnionClientDrop {
             OnionClientDrop::Replayed => "replayed",
             OnionClientDrop::BadDhtPk => "bad_dht_pk",
             OnionClientDrop::UnknownDataKind => "unknown_data_kind",
+            OnionClientDrop::LowOrderKey => "low_order_key",
         }
     }
 }
@@ -227,8 +243,11 @@ pub struct OnionClientStats {
     pub search_requests: u64,
     /// Announce responses accepted (self and search).
     pub announce_responses: u64,
-    /// Requests not sent because no path could be built (too few path nodes).
+    /// Requests not sent because no path could be built (too few path nodes, or one whose
+    /// key has low order).
     pub no_path: u64,
+    /// Announce or search requests not sent because the node's key has low order.
+    pub low_order_keys: u64,
     /// Requests held back by the per-node 3 s ceiling.
     pub rate_limited: u64,
     /// Onion paths built (both sets).
@@ -301,6 +320,8 @@ pub struct OnionClient {
     /// When we last stopped being connected (for `ONION_CONNECTED_TIMEOUT`).
     disconnected_at: Timestamp,
     transmits: VecDeque<Transmit>,
+    /// Requests for a TCP relay as hop A, waiting for [`Self::poll_tcp_request`].
+    tcp_transmits: VecDeque<Vec<u8>>,
     events: VecDeque<OnionEvent>,
     stats: OnionClientStats,
     deadline: Timestamp,
@@ -343,6 +364,7 @@ impl OnionClient {
             connected: false,
             disconnected_at: now,
             transmits: VecDeque::new(),
+            tcp_transmits: VecDeque::new(),
             events: VecDeque::new(),
             stats: OnionClientStats::default(),
             deadline: now,
@@ -383,7 +405,8 @@ impl OnionClient {
     }
 
     /// Starts searching for `real_pk` (`onion_addfriend`): a fresh temporary key pair
-    /// signs its search requests. Adding a friend twice is not an error.
+    /// signs its search requests. Adding a friend twice is not an error; a low-order key is
+    /// refused.
     pub fn add_friend(
         &mut self,
         real_pk: PublicKey,
@@ -395,7 +418,7 @@ impl OnionClient {
         if self.friends.len() >= self.config.max_friends {
             return Err(OnionClientError::TooManyFriends);
         }
-        let shared = PrecomputedKey::new(&real_pk, &self.real_keys.secret);
+        let shared = PrecomputedKey::new(&real_pk, &self.real_keys.secret)?;
         self.friends.insert(
             real_pk,
             Friend::new(real_pk, shared, KeyPair::generate(rng)),
@@ -493,6 +516,23 @@ impl OnionClient {
         t
     }
 
+    /// The next onion request for a TCP relay (the body of TCP packet 8, protocol.md §7):
+    /// any connected relay can be hop A, since the request carries no layer for it.
+    pub fn poll_tcp_request(&mut self) -> Option<Vec<u8>> {
+        self.tcp_transmits.pop_front()
+    }
+
+    /// Our connected TCP relays, and whether new paths should start at one (UDP is off or
+    /// no DHT node answers us).
+    pub fn set_tcp_relays(&mut self, now: Timestamp, relays: Vec<PackedNode>, tcp_first: bool) {
+        let usable = tcp_first && !relays.is_empty();
+        self.path_nodes.set_tcp_relays(relays, tcp_first);
+        if usable && self.path_nodes.len() + self.path_nodes.bootstrap_len() > 0 {
+            // Paths may be possible now: let the lists run.
+            self.deadline = self.deadline.min(now);
+        }
+    }
+
     /// The next event.
     pub fn poll_event(&mut self) -> Option<OnionEvent> {
         self.events.pop_front()
@@ -579,6 +619,20 @@ impl OnionClient {
         self.events.push_back(event);
     }
 
+    /// Queues a request built on `path` for its first hop: a 0x80 datagram to a UDP node,
+    /// or the body of a TCP onion request for a relay (paths.rs).
+    fn push_on_path(&mut self, first: PackedNode, packet: Vec<u8>) {
+        if first.tcp {
+            if self.tcp_transmits.len() >= MAX_QUEUED_TRANSMITS {
+                self.tcp_transmits.pop_front();
+                self.stats.queue_overflows += 1;
+            }
+            self.tcp_transmits.push_back(packet);
+        } else {
+            self.push_transmit(first.addr, packet);
+        }
+    }
+
     fn push_transmit(&mut self, dst: SocketAddr, payload: Vec<u8>) {
         if self.transmits.len() >= MAX_QUEUED_TRANSMITS {
             self.transmits.pop_front();
@@ -612,7 +666,10 @@ impl OnionClient {
             ),
         };
         let sender_pk = sender.public;
-        let key = PrecomputedKey::new(&node_pk, &sender.secret);
+        let Ok(key) = PrecomputedKey::new(&node_pk, &sender.secret) else {
+            self.stats.low_order_keys += 1;
+            return None;
+        };
         let set = match list {
             ListId::Announce => &mut self.paths_self,
             ListId::Friend(_) => &mut self.paths_friends,
@@ -639,9 +696,13 @@ impl OnionClient {
             sendback,
         };
         let inner = request.seal(&sender_pk, &key, &Nonce::random(rng));
-        let packet = path.request(node_addr, &inner, rng).ok()?;
-        let first = path.nodes()[0].addr;
-        self.push_transmit(first, packet);
+        let first = path.nodes()[0];
+        let packet = if first.tcp {
+            path.tcp_request(node_addr, &inner, rng).ok()?
+        } else {
+            path.request(node_addr, &inner, rng).ok()?
+        };
+        self.push_on_path(first, packet);
         match list {
             ListId::Announce => self.stats.announce_requests += 1,
             ListId::Friend(_) => self.stats.search_requests += 1,

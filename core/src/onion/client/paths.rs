@@ -7,6 +7,11 @@
 //! replacing the oldest). A `PathSet` holds [`NUMBER_ONION_PATHS`] paths; the client keeps
 //! one set for announcing itself and one for friend searches and data, so the relays that
 //! see our self-announces are not the ones that see whom we look for.
+//!
+//! Without working UDP (UDP off, or no DHT node answering) the first relay of a new path is
+//! one of our connected TCP relays (0.2.18 `random_nodes_path_onion` with a TCP connection
+//! as node 0): it is sent the request without its own layer over TCP (packet 8, §7) and
+//! acts as hop A; B and C are UDP path nodes as always.
 
 use std::time::Duration;
 
@@ -41,6 +46,10 @@ pub(super) struct PathNodes {
     ring: Vec<PackedNode>,
     /// Where the next node goes once the ring is full (c-toxcore's `path_nodes_index`).
     next: usize,
+    /// Connected TCP relays, candidates for hop A while [`Self::tcp_first`] holds.
+    tcp_relays: Vec<PackedNode>,
+    /// New paths start at a TCP relay.
+    tcp_first: bool,
 }
 
 impl PathNodes {
@@ -81,6 +90,13 @@ impl PathNodes {
         true
     }
 
+    /// The TCP relays paths may start at, and whether new paths start there.
+    pub(super) fn set_tcp_relays(&mut self, relays: Vec<PackedNode>, tcp_first: bool) {
+        self.tcp_relays = relays;
+        self.tcp_relays.truncate(MAX_PATH_NODES);
+        self.tcp_first = tcp_first;
+    }
+
     /// Nodes in the ring (c-toxcore's `min(path_nodes_index, MAX_PATH_NODES)`).
     pub(super) fn len(&self) -> usize {
         self.ring.len()
@@ -118,6 +134,19 @@ impl PathNodes {
         }
         let first = *pool.first()?;
         let mut picked = [first; 3];
+        if self.tcp_first && !self.tcp_relays.is_empty() {
+            picked[0] = self.tcp_relays[random_index(rng, self.tcp_relays.len())];
+            let distinct = pool.len() >= ONION_PATH_LENGTH - 1;
+            for slot in picked[1..].iter_mut() {
+                let i = random_index(rng, pool.len());
+                *slot = if distinct {
+                    pool.swap_remove(i)
+                } else {
+                    pool[i]
+                };
+            }
+            return Some(picked);
+        }
         if pool.len() < ONION_PATH_LENGTH {
             for slot in picked.iter_mut() {
                 *slot = pool[random_index(rng, pool.len())];
@@ -175,7 +204,8 @@ pub(super) struct PathSet {
 impl PathSet {
     /// The path to send a request on (`random_path`): the slot of `path_num` if given, else
     /// a random slot; a dead or empty slot gets a new path first. Returns the slot's
-    /// `path_num`, or `None` when too few path nodes are known.
+    /// `path_num`, or `None` when too few path nodes are known or the first one's key has
+    /// low order (B's and C's are checked by [`OnionPath::with_first_key`]).
     pub(super) fn pick(
         &mut self,
         now: Timestamp,
@@ -193,7 +223,7 @@ impl PathSet {
             // Hop A gets a fresh key pair like B and C: the client is given no DHT secret
             // key (see the module docs of `client`).
             let first = KeyPair::generate(rng);
-            let shared = PrecomputedKey::new(&relays[0].pk, &first.secret);
+            let shared = PrecomputedKey::new(&relays[0].pk, &first.secret).ok()?;
             let path = OnionPath::with_first_key(first.public, shared, relays, rng).ok()?;
             let num = (rng.next_u32() / NUMBER_ONION_PATHS as u32) * NUMBER_ONION_PATHS as u32
                 + slot as u32;

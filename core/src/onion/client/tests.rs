@@ -200,7 +200,7 @@ impl Net {
                 let req = &bytes[..ANNOUNCE_REQUEST_SIZE];
                 let env = AnnounceEnvelope::parse(req).unwrap();
                 let plain = env
-                    .open(&PrecomputedKey::new(&env.sender_pk, &keys.secret))
+                    .open(&PrecomputedKey::new(&env.sender_pk, &keys.secret).unwrap())
                     .unwrap();
                 self.announces.push(Seen {
                     at: self.now,

@@ -165,7 +165,7 @@ impl AnnounceStore {
         }
         let (request, ret) = bytes.split_at(ANNOUNCE_REQUEST_SIZE);
         let env = AnnounceEnvelope::parse(request)?;
-        let key = self.cache.get(now, &env.sender_pk).clone();
+        let key = self.cache.get(now, &env.sender_pk)?.clone();
         let req = env.open(&key)?;
         let index = if self.ping_key.check(now, &env.sender_pk, from, &req.ping_id) {
             let mut r = [0u8; RETURN_3];

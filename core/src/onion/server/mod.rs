@@ -21,7 +21,7 @@ pub mod relay;
 
 use std::net::SocketAddr;
 
-use rustox_net_crypto::crypto::{CryptoRng, KeyPair, Nonce, PublicKey};
+use rustox_net_crypto::crypto::{CryptoRng, KeyPair, LowOrderPublicKey, Nonce, PublicKey};
 use rustox_net_crypto::Timestamp;
 
 use crate::dht::gate::Transmit;
@@ -110,11 +110,15 @@ pub enum OnionDrop {
     /// A data request for a key not announced here.
     #[error("destination not announced here")]
     UnknownDestination,
+    /// A request whose layer or announce key has low order: libsodium's
+    /// `crypto_box_beforenm` refuses it, and a key agreed with it would be no secret.
+    #[error("low-order public key")]
+    LowOrderKey,
 }
 
 impl OnionDrop {
     /// Every reason, in counter order.
-    pub const ALL: [OnionDrop; 11] = [
+    pub const ALL: [OnionDrop; 12] = [
         OnionDrop::FromPortZero,
         OnionDrop::RateLimited,
         OnionDrop::UnknownKind,
@@ -126,6 +130,7 @@ impl OnionDrop {
         OnionDrop::BadSendback,
         OnionDrop::TcpReturn,
         OnionDrop::UnknownDestination,
+        OnionDrop::LowOrderKey,
     ];
 
     /// A short name for statistics lines.
@@ -142,6 +147,7 @@ impl OnionDrop {
             OnionDrop::BadSendback => "bad_sendback",
             OnionDrop::TcpReturn => "tcp_return",
             OnionDrop::UnknownDestination => "unknown_destination",
+            OnionDrop::LowOrderKey => "low_order_key",
         }
     }
 }
@@ -154,6 +160,7 @@ impl From<RequestError> for OnionDrop {
             RequestError::Address(_) => OnionDrop::BadAddress,
             RequestError::ForbiddenPayload(_) => OnionDrop::ForbiddenPayload,
             RequestError::Sendback(_) => OnionDrop::BadSendback,
+            RequestError::LowOrderKey => OnionDrop::LowOrderKey,
             RequestError::BadLength { .. }
             | RequestError::PayloadSize(_)
             | RequestError::TcpHop => OnionDrop::BadLength,
@@ -184,11 +191,18 @@ impl From<AnnounceError> for OnionDrop {
     }
 }
 
+impl From<LowOrderPublicKey> for OnionDrop {
+    fn from(_: LowOrderPublicKey) -> Self {
+        OnionDrop::LowOrderKey
+    }
+}
+
 impl From<DataError> for OnionDrop {
     fn from(e: DataError) -> Self {
         match e {
             DataError::UnknownKind(_) => OnionDrop::UnknownKind,
             DataError::Decrypt => OnionDrop::Decrypt,
+            DataError::LowOrderKey => OnionDrop::LowOrderKey,
             DataError::BadLength { .. } | DataError::DataSize(_) => OnionDrop::BadLength,
         }
     }

@@ -95,7 +95,7 @@ impl Relay {
         if self.handle_timeout(now, rng) {
             stats.key_refreshes += 1;
         }
-        let opened = layer.open(self.caches[i].get(now, &layer.pk))?;
+        let opened = layer.open(self.caches[i].get(now, &layer.pk)?)?;
         if opened.next.port() == 0 {
             return Err(OnionDrop::ToPortZero);
         }

@@ -178,7 +178,7 @@ fn announce(
     req: AnnounceRequest,
 ) -> AnnounceResponse {
     let d_node = net.node(d);
-    let key = PrecomputedKey::new(&d_node.pk, &sender.secret);
+    let key = PrecomputedKey::new(&d_node.pk, &sender.secret).unwrap();
     let inner = req.seal(&sender.public, &key, &Nonce::random(&mut net.rng));
     let packet = c.path.request(d_node.addr, &inner, &mut net.rng).unwrap();
     let (from, to, bytes) = net.run(c.addr, c.path.nodes()[0].addr, packet).unwrap();
@@ -242,7 +242,7 @@ fn announce_search_and_data_through_three_relays() {
     let message = b"\x20\x01\x02\x03\x04hello from b".to_vec();
     let inner = data::seal_inner(
         &b.real.public,
-        &PrecomputedKey::new(&a.real.public, &b.real.secret),
+        &PrecomputedKey::new(&a.real.public, &b.real.secret).unwrap(),
         &nonce,
         &message,
     )
@@ -262,7 +262,7 @@ fn announce_search_and_data_through_three_relays() {
         .unwrap();
     assert_eq!(opened.sender_real_pk, b.real.public);
     let plain = opened
-        .open(&PrecomputedKey::new(&b.real.public, &a.real.secret))
+        .open(&PrecomputedKey::new(&b.real.public, &a.real.secret).unwrap())
         .unwrap();
     assert_eq!(plain, message);
 
@@ -387,7 +387,7 @@ fn the_store_keeps_the_160_keys_closest_to_ours() {
     let mut announced = Vec::new();
     for _ in 0..ONION_ANNOUNCE_MAX_ENTRIES + 40 {
         let real = KeyPair::generate(&mut rng);
-        let key = PrecomputedKey::new(&keys.public, &real.secret);
+        let key = PrecomputedKey::new(&keys.public, &real.secret).unwrap();
         let ping_id = server.store.ping_key_for_test(now, &real.public, c);
         let req = AnnounceRequest {
             ping_id,
@@ -508,6 +508,54 @@ fn port_zero_and_tcp_returns_are_refused() {
     }
 }
 
+/// A layer or announce key of low order is refused before any box is opened, typed and
+/// counted: libsodium's `crypto_box_beforenm` refuses it (issue #15).
+#[test]
+fn low_order_keys_are_refused() {
+    let mut net = Net::new(3);
+    let a = client(&mut net, 1, [0, 1, 2]);
+    // 1, a point of order 1.
+    let mut one = PublicKey([0; 32]);
+    one.0[0] = 1;
+    // A relay request naming it as the layer key: [0x80][nonce 24][pk 32][box].
+    let mut packet = a
+        .path
+        .request(Net::addr(2), &[0x83; 177], &mut net.rng)
+        .unwrap();
+    packet[25..57].copy_from_slice(&one.0);
+    assert_eq!(net.deliver(0, a.addr, &packet), Err(OnionDrop::LowOrderKey));
+    assert_eq!(net.server(0).stats().dropped(OnionDrop::LowOrderKey), 1);
+    // An announce whose sender key is that point, through a sound path.
+    let sender = KeyPair {
+        public: one,
+        secret: KeyPair::generate(&mut net.rng).secret,
+    };
+    let key = PrecomputedKey::new(&net.node(2).pk, &sender.secret).unwrap();
+    let request = AnnounceRequest {
+        ping_id: [0; 32],
+        searched_pk: one,
+        data_pk: one,
+        sendback: [1; 8],
+    }
+    .seal(&one, &key, &Nonce([3; 24]));
+    let packet = a
+        .path
+        .request(Net::addr(2), &request, &mut net.rng)
+        .unwrap();
+    assert_eq!(
+        net.run(a.addr, Net::addr(0), packet),
+        Err(OnionDrop::LowOrderKey)
+    );
+    assert_eq!(net.server(2).stats().dropped(OnionDrop::LowOrderKey), 1);
+    // No path can be built through a relay with such a key.
+    let mut nodes = [net.node(0), net.node(1), net.node(2)];
+    nodes[1].pk = one;
+    assert_eq!(
+        OnionPath::new(&a.dht, nodes, &mut net.rng).err(),
+        Some(crate::onion::wire::request::RequestError::LowOrderKey)
+    );
+}
+
 #[test]
 fn data_for_unknown_keys_is_dropped_and_lan_is_passed_to_the_dht() {
     let mut net = Net::new(4);
@@ -515,7 +563,7 @@ fn data_for_unknown_keys_is_dropped_and_lan_is_passed_to_the_dht() {
     let nonce = Nonce([1; 24]);
     let inner = data::seal_inner(
         &a.real.public,
-        &PrecomputedKey::new(&a.data.public, &a.real.secret),
+        &PrecomputedKey::new(&a.data.public, &a.real.secret).unwrap(),
         &nonce,
         b"x",
     )
@@ -631,7 +679,7 @@ fn announce_reply_is_at_most_110_bytes_longer_than_its_request() {
         .collect();
     let a = client(&mut net, 1, [0, 1, 2]);
     let real = KeyPair::from_secret(a.real.secret.clone());
-    let key = PrecomputedKey::new(&net.node(3).pk, &real.secret);
+    let key = PrecomputedKey::new(&net.node(3).pk, &real.secret).unwrap();
     let req = AnnounceRequest {
         ping_id: [0; 32],
         searched_pk: real.public,

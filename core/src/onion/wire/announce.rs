@@ -326,7 +326,7 @@ mod tests {
             data_pk: PublicKey([2; 32]),
             sendback: [3; 8],
         };
-        let ck = PrecomputedKey::new(&node.public, &client.secret);
+        let ck = PrecomputedKey::new(&node.public, &client.secret).unwrap();
         let bytes = req.seal(&client.public, &ck, &Nonce([4; 24]));
         assert_eq!(bytes.len(), 177);
         assert_eq!(bytes[0], 0x83);
@@ -334,7 +334,7 @@ mod tests {
         assert_eq!(&bytes[25..57], client.public.as_bytes());
         let env = AnnounceEnvelope::parse(&bytes).unwrap();
         assert_eq!(env.sender_pk, client.public);
-        let nk = PrecomputedKey::new(&env.sender_pk, &node.secret);
+        let nk = PrecomputedKey::new(&env.sender_pk, &node.secret).unwrap();
         assert_eq!(env.open(&nk), Ok(req));
         assert_eq!(
             AnnounceEnvelope::parse(&bytes[..176]),
@@ -354,8 +354,8 @@ mod tests {
     #[test]
     fn response_round_trip_every_status() {
         let (client, node) = keys();
-        let nk = PrecomputedKey::new(&client.public, &node.secret);
-        let ck = PrecomputedKey::new(&node.public, &client.secret);
+        let nk = PrecomputedKey::new(&client.public, &node.secret).unwrap();
+        let ck = PrecomputedKey::new(&node.public, &client.secret).unwrap();
         let v4 = PackedNode::udp("1.2.3.4:5".parse().unwrap(), PublicKey([8; 32]));
         let v6 = PackedNode::udp("[2001:db8::2]:6".parse().unwrap(), PublicKey([9; 32]));
         for (status, nodes) in [
@@ -391,8 +391,8 @@ mod tests {
     #[test]
     fn response_receipt_follows_unpack_nodes() {
         let (client, node) = keys();
-        let nk = PrecomputedKey::new(&client.public, &node.secret);
-        let ck = PrecomputedKey::new(&node.public, &client.secret);
+        let nk = PrecomputedKey::new(&client.public, &node.secret).unwrap();
+        let ck = PrecomputedKey::new(&node.public, &client.secret).unwrap();
         let seal_plain = |plain: &[u8]| {
             let mut out = vec![0x84];
             out.extend_from_slice(&[0; 8]);
@@ -449,7 +449,7 @@ mod tests {
         fn parsers_never_panic(bytes in proptest::collection::vec(any::<u8>(), 0..700), first in prop_oneof![Just(0x83u8), Just(0x84u8), any::<u8>()]) {
             let mut bytes = bytes;
             if let Some(b) = bytes.first_mut() { *b = first; }
-            let key = PrecomputedKey::new(&PublicKey([1; 32]), &rustox_net_crypto::crypto::SecretKey::from_bytes([2; 32]));
+            let key = PrecomputedKey::new(&PublicKey([1; 32]), &rustox_net_crypto::crypto::SecretKey::from_bytes([2; 32])).unwrap();
             if let Ok(e) = AnnounceEnvelope::parse(&bytes) { let _ = e.open(&key); }
             if let Ok(e) = AnnounceResponseEnvelope::parse(&bytes) { let _ = e.open(&key); }
         }
@@ -458,9 +458,9 @@ mod tests {
         fn request_round_trips(ping in any::<[u8; 32]>(), s in any::<[u8; 32]>(), d in any::<[u8; 32]>(), sb in any::<[u8; 8]>()) {
             let (client, node) = keys();
             let req = AnnounceRequest { ping_id: ping, searched_pk: PublicKey(s), data_pk: PublicKey(d), sendback: sb };
-            let bytes = req.seal(&client.public, &PrecomputedKey::new(&node.public, &client.secret), &Nonce([0; 24]));
+            let bytes = req.seal(&client.public, &PrecomputedKey::new(&node.public, &client.secret).unwrap(), &Nonce([0; 24]));
             let env = AnnounceEnvelope::parse(&bytes).unwrap();
-            prop_assert_eq!(env.open(&PrecomputedKey::new(&client.public, &node.secret)), Ok(req));
+            prop_assert_eq!(env.open(&PrecomputedKey::new(&client.public, &node.secret).unwrap()), Ok(req));
         }
     }
 }

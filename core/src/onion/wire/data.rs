@@ -24,8 +24,8 @@
 //! to 1021. We send what 0.2.18 sends and enforce on receipt what 0.2.18 enforces.
 
 use rustox_net_crypto::crypto::{
-    CryptoRng, KeyPair, Nonce, PrecomputedKey, PublicKey, SecretKey, MAC_SIZE, NONCE_SIZE,
-    PUBLIC_KEY_SIZE,
+    CryptoRng, KeyPair, LowOrderPublicKey, Nonce, PrecomputedKey, PublicKey, SecretKey, MAC_SIZE,
+    NONCE_SIZE, PUBLIC_KEY_SIZE,
 };
 
 use super::{kind, ONION_MAX_DATA_SIZE, ONION_MAX_PACKET_SIZE, RETURN_3};
@@ -67,6 +67,16 @@ pub enum DataError {
     /// Onion-data of 0 bytes or more than 1021.
     #[error("onion data of {0} bytes")]
     DataSize(usize),
+    /// A key of the exchange (the destination's data key, the sender's temporary or real
+    /// key) has low order: libsodium's `crypto_box_beforenm` refuses it.
+    #[error("low-order public key")]
+    LowOrderKey,
+}
+
+impl From<LowOrderPublicKey> for DataError {
+    fn from(_: LowOrderPublicKey) -> Self {
+        DataError::LowOrderKey
+    }
 }
 
 /// The inner layer, made once per message and shared by every 0x85 that carries it:
@@ -108,7 +118,7 @@ pub fn seal_request(
     out.extend_from_slice(dest_real_pk.as_bytes());
     out.extend_from_slice(&nonce.0);
     out.extend_from_slice(temp.public.as_bytes());
-    out.extend_from_slice(&PrecomputedKey::new(dest_data_pk, &temp.secret).encrypt(nonce, inner));
+    out.extend_from_slice(&PrecomputedKey::new(dest_data_pk, &temp.secret)?.encrypt(nonce, inner));
     Ok(out)
 }
 
@@ -186,7 +196,7 @@ impl<'a> DataResponse<'a> {
 
     /// Opens the outer layer with our temporary data secret key.
     pub fn open(&self, data_sk: &SecretKey) -> Result<DataInner, DataError> {
-        let plain = PrecomputedKey::new(&self.temp_pk, data_sk)
+        let plain = PrecomputedKey::new(&self.temp_pk, data_sk)?
             .decrypt(&self.nonce, self.boxed)
             .map_err(|_| DataError::Decrypt)?;
         let sender_real_pk = PublicKey::from_slice(&plain).ok_or(DataError::Decrypt)?;
@@ -244,7 +254,7 @@ mod tests {
 
     fn send(p: &mut Parties, data: &[u8]) -> Result<Vec<u8>, DataError> {
         let nonce = Nonce::random(&mut p.rng);
-        let key = PrecomputedKey::new(&p.dest.public, &p.sender.secret);
+        let key = PrecomputedKey::new(&p.dest.public, &p.sender.secret).unwrap();
         let inner = seal_inner(&p.sender.public, &key, &nonce, data)?;
         seal_request(
             &p.dest.public,
@@ -258,7 +268,7 @@ mod tests {
     fn receive(p: &Parties, response: &[u8]) -> Result<Vec<u8>, DataError> {
         let inner = DataResponse::parse(response)?.open(&p.dest_data.secret)?;
         assert_eq!(inner.sender_real_pk, p.sender.public);
-        inner.open(&PrecomputedKey::new(&inner.sender_real_pk, &p.dest.secret))
+        inner.open(&PrecomputedKey::new(&inner.sender_real_pk, &p.dest.secret).unwrap())
     }
 
     #[test]
@@ -331,7 +341,7 @@ mod tests {
             .unwrap();
         let other = KeyPair::generate(&mut p.rng);
         assert_eq!(
-            inner.open(&PrecomputedKey::new(&other.public, &p.dest.secret)),
+            inner.open(&PrecomputedKey::new(&other.public, &p.dest.secret).unwrap()),
             Err(DataError::Decrypt)
         );
         assert_eq!(
@@ -355,7 +365,7 @@ mod tests {
             if let Ok(r) = DataRequest::parse(&bytes) { prop_assert_eq!(r.to_response().len(), bytes.len() - 32); }
             if let Ok(r) = DataResponse::parse(&bytes) {
                 if let Ok(inner) = r.open(&SecretKey::from_bytes([4; 32])) {
-                    let _ = inner.open(&PrecomputedKey::new(&PublicKey([1; 32]), &SecretKey::from_bytes([4; 32])));
+                    let _ = inner.open(&PrecomputedKey::new(&PublicKey([1; 32]), &SecretKey::from_bytes([4; 32])).unwrap());
                 }
             }
         }

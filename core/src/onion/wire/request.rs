@@ -18,8 +18,8 @@
 use std::net::SocketAddr;
 
 use rustox_net_crypto::crypto::{
-    CryptoRng, KeyPair, Nonce, PrecomputedKey, PublicKey, SymmetricKey, MAC_SIZE, NONCE_SIZE,
-    PUBLIC_KEY_SIZE,
+    CryptoRng, KeyPair, LowOrderPublicKey, Nonce, PrecomputedKey, PublicKey, SymmetricKey,
+    MAC_SIZE, NONCE_SIZE, PUBLIC_KEY_SIZE,
 };
 
 use super::ip_port::{IpPort, IpPortError, SIZE_IPPORT};
@@ -62,6 +62,16 @@ pub enum RequestError {
     /// Our own sendback could not be made.
     #[error(transparent)]
     Sendback(#[from] SendbackError),
+    /// A relay's key has low order: libsodium's `crypto_box_beforenm` refuses it, so no
+    /// layer can be sealed to it (or opened from it).
+    #[error("low-order public key")]
+    LowOrderKey,
+}
+
+impl From<LowOrderPublicKey> for RequestError {
+    fn from(_: LowOrderPublicKey) -> Self {
+        RequestError::LowOrderKey
+    }
 }
 
 /// The relay a request layer is addressed to.
@@ -252,7 +262,7 @@ impl OnionPath {
         nodes: [PackedNode; 3],
         rng: &mut dyn CryptoRng,
     ) -> Result<Self, RequestError> {
-        let first = PrecomputedKey::new(&nodes[0].pk, &dht_keys.secret);
+        let first = PrecomputedKey::new(&nodes[0].pk, &dht_keys.secret)?;
         Self::with_first_key(dht_keys.public, first, nodes, rng)
     }
 
@@ -270,8 +280,8 @@ impl OnionPath {
         let kc = KeyPair::generate(rng);
         let keys = [
             first,
-            PrecomputedKey::new(&nodes[1].pk, &kb.secret),
-            PrecomputedKey::new(&nodes[2].pk, &kc.secret),
+            PrecomputedKey::new(&nodes[1].pk, &kb.secret)?,
+            PrecomputedKey::new(&nodes[2].pk, &kc.secret)?,
         ];
         Ok(OnionPath {
             nodes,
@@ -386,7 +396,7 @@ mod tests {
         bytes: &[u8],
     ) -> Result<(SocketAddr, Vec<u8>), RequestError> {
         let layer = RequestLayer::parse(bytes)?;
-        let opened = layer.open(&PrecomputedKey::new(&layer.pk, &r.keys.secret))?;
+        let opened = layer.open(&PrecomputedKey::new(&layer.pk, &r.keys.secret).unwrap())?;
         let out = opened.forward(&IpPort::Udp(from), layer.sendback, &r.sym, &Nonce([9; 24]))?;
         Ok((opened.next, out))
     }
@@ -526,7 +536,7 @@ mod tests {
             let mut bytes = bytes;
             if let Some(b) = bytes.first_mut() { *b = k; }
             if let Ok(layer) = RequestLayer::parse(&bytes) {
-                let key = PrecomputedKey::new(&layer.pk, &rustox_net_crypto::crypto::SecretKey::from_bytes([1; 32]));
+                let key = PrecomputedKey::new(&layer.pk, &rustox_net_crypto::crypto::SecretKey::from_bytes([1; 32])).unwrap();
                 let _ = layer.open(&key);
             }
         }

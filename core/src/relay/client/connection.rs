@@ -195,6 +195,9 @@ enum State {
         handshake: ClientHandshake,
         reply: Box<ExactBytes<SERVER_REPLY_SIZE>>,
         deadline: Timestamp,
+        /// The id of the ping sent as soon as the session is up (drawn now: the reply
+        /// arrives in `handle_bytes`, which has no RNG).
+        first_ping: u64,
     },
     Established(Box<Session>),
     Failed(ConnectionError),
@@ -225,22 +228,24 @@ impl RelayConnection {
         relay_pk: PublicKey,
         config: ConnectionConfig,
         rng: &mut dyn CryptoRng,
-    ) -> Self {
-        let (handshake, hello) = ClientHandshake::new(our_dht, &relay_pk, rng);
+    ) -> Result<Self, HandshakeError> {
+        let (handshake, hello) = ClientHandshake::new(our_dht, &relay_pk, rng)?;
+        let first_ping = rng.next_u64().max(1);
         let mut out = OutputBuffer::new(config.output_limit);
         out.push_raw(&hello);
-        RelayConnection {
+        Ok(RelayConnection {
             relay_pk,
             state: State::Handshaking {
                 handshake,
                 reply: Box::default(),
                 deadline: started + TCP_CONNECTION_TIMEOUT,
+                first_ping,
             },
             out,
             scratch: Vec::new(),
             events: VecDeque::new(),
             stats: ConnectionStats::default(),
-        }
+        })
     }
 
     /// The relay's long-term key.
@@ -283,20 +288,41 @@ impl RelayConnection {
             let Some(reply) = reply.fill(&mut bytes).copied() else {
                 return Ok(());
             };
-            let State::Handshaking { handshake, .. } = std::mem::replace(
+            let State::Handshaking {
+                handshake,
+                first_ping,
+                ..
+            } = std::mem::replace(
                 &mut self.state,
                 State::Failed(ConnectionError::HandshakeTimeout),
-            ) else {
+            )
+            else {
                 unreachable!("matched above");
             };
             match handshake.open_reply(&reply) {
                 Ok(keys) => {
-                    let (encoder, decoder) = keys.split();
+                    let (mut encoder, decoder) = keys.split();
+                    // 0.2.18 pings in the same pass that completes the handshake; the
+                    // relay counts the connection as confirmed (and lets others reach
+                    // it) only from our first frame on.
+                    let mut keepalive = Keepalive::new(now);
+                    let mut tx = Tx {
+                        encoder: &mut encoder,
+                        out: &mut self.out,
+                        scratch: &mut self.scratch,
+                        frames_out: &mut self.stats.frames_out,
+                    };
+                    if let Err(e) = tx.control(&Packet::Ping {
+                        ping_id: first_ping,
+                    }) {
+                        return self.fail(e);
+                    }
+                    keepalive.ping_sent(now, first_ping);
                     self.state = State::Established(Box::new(Session {
                         encoder,
                         decoder,
                         routes: RouteTable::default(),
-                        keepalive: Keepalive::new(now),
+                        keepalive,
                     }));
                     self.push_event(ConnectionEvent::Established);
                 }

@@ -1,8 +1,9 @@
 //! Our pings to the relay, and the verdict when one goes unanswered (protocol.md §7;
 //! c-toxcore 0.2.18 `TCP_client.c` `do_confirmed_TCP`, `handle_TCP_client_pong`).
 //!
-//! 0.2.18 pings as soon as the session is up (`last_pinged` starts at 0) and then every
-//! [`TCP_PING_FREQUENCY`]; a ping unanswered for [`TCP_PING_TIMEOUT`] kills the connection.
+//! 0.2.18 pings as soon as the session is up (`last_pinged` starts at 0; the connection
+//! sends that first ping itself) and then every [`TCP_PING_FREQUENCY`]; a ping unanswered
+//! for [`TCP_PING_TIMEOUT`] kills the connection.
 //! The ping id is 8 random bytes, never zero; only the sender reads it back, so byte order
 //! does not matter. The relay's own pings are answered by the connection at once and do
 //! not pass through here.

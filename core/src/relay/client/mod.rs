@@ -1,14 +1,51 @@
 //! The TCP relay client, sans-IO (protocol.md §7, §2.9, §4, §6.4; c-toxcore 0.2.18
 //! `TCP_client.c` and `TCP_connection.c`).
 //!
-//! The driver owns the TCP sockets; everything else is here:
-//! * [`connection`]: one connection to one relay: handshake, frames, routes, ping and
-//!   pong, OOB, onion and data packets, a bounded output buffer.
-//! * [`set`]: [`RelayClients`], what the node uses: a bounded set of relays, connected and
-//!   reconnected with backoff, three kept for the onion, unused ones dropped, and routes
-//!   to peers keyed by their DHT public key.
+//! The node uses [`RelayClients`]; the driver owns the TCP sockets. Data flows:
 //!
-//! One concern per file besides: `routes` (a connection's route table), `keepalive` (our
+//! ```text
+//!  node ── add_relay / add_peer_relay / remove_peer / set_peer_direct ──► RelayClients
+//!  node ── send_to_peer / send_oob / send_onion ────────────────────────► RelayClients
+//!  driver ◄─ poll_connect ─ (opens TCP) ─ handle_connected ───────────►  │ one RelayConnection
+//!  driver ── handle_bytes / handle_closed ────────────────────────────►  │ per relay: handshake,
+//!  driver ◄─ poll_write + consume / poll_close ─────────────────────────  │ frames, routes, pings
+//!  driver ◄─ poll_timeout ─ (sleeps) ─ handle_timeout ────────────────►  │
+//!  node ◄── poll_event: RelayUp/Down, PeerRoute, Data, Oob, OnionResponse
+//! ```
+//!
+//! After every call the driver drains `poll_close` (close those sockets), `poll_connect`
+//! (open those), `poll_write`/`consume` for each socket and `poll_event`, then sleeps until
+//! `poll_timeout` or the next socket event. Time and randomness come in as arguments.
+//!
+//! The API the node codes against:
+//!
+//! ```text
+//! RelayClients::new(our_dht: KeyPair, config: RelayClientConfig) -> RelayClients
+//! add_relay(&mut self, now, addr: SocketAddr, pk: PublicKey) -> Result<(), AddRelayError>
+//! add_peer_relay(&mut self, now, peer_dht_pk: PublicKey, addr: SocketAddr, relay_pk: PublicKey)
+//!     -> Result<(), AddRelayError>
+//! remove_peer(&mut self, peer_dht_pk: &PublicKey)
+//! set_peer_direct(&mut self, now, peer_dht_pk: &PublicKey, direct: bool)
+//! poll_connect(&mut self, now) -> Option<(RelayId, SocketAddr)>
+//! handle_connected(&mut self, now, id: RelayId, rng: &mut dyn CryptoRng)
+//! handle_bytes(&mut self, now, id: RelayId, bytes: &[u8])
+//! handle_closed(&mut self, now, id: RelayId)
+//! poll_write(&self, id: RelayId) -> Option<&[u8]>;  consume(&mut self, id: RelayId, n: usize)
+//! poll_close(&mut self) -> Option<RelayId>
+//! send_to_peer(&mut self, now, peer_dht_pk: &PublicKey, packet: &[u8]) -> Result<(), RelaySendError>
+//! send_oob(&mut self, now, relay_pk: &PublicKey, dest: &PublicKey, data: &[u8])
+//!     -> Result<(), RelaySendError>
+//! send_onion(&mut self, now, packet: &[u8]) -> Result<SocketAddr, RelaySendError>
+//! is_peer_online(&self, peer_dht_pk: &PublicKey) -> bool
+//! poll_event(&mut self) -> Option<RelayEvent>
+//! connected_relays(&self) -> impl Iterator<Item = (SocketAddr, PublicKey)>
+//! poll_timeout(&self) -> Option<Timestamp>
+//! handle_timeout(&mut self, now, rng: &mut dyn CryptoRng)
+//! stats(&self) -> RelayClientStats
+//! ```
+//!
+//! One concern per file: [`connection`] (one connection to one relay), [`set`] (the relays
+//! and the peers' routes), [`routes`] (a connection's route table), `keepalive` (our
 //! pings), `output` (the bounded output buffer), `backoff` (reconnect delays), `peers`
 //! (each peer's relays).
 
@@ -28,5 +65,10 @@ pub use connection::{
     TCP_CONNECTION_TIMEOUT,
 };
 pub use keepalive::{TCP_PING_FREQUENCY, TCP_PING_TIMEOUT};
+pub use output::CONTROL_RESERVE;
+pub use peers::{MAX_FRIEND_TCP_CONNECTIONS, RECOMMENDED_FRIEND_TCP_CONNECTIONS};
 pub use routes::RouteStatus;
-pub use set::{RelayClientConfig, RelayClients, RelayEvent, RelayId, RelaySendError};
+pub use set::{
+    AddRelayError, RelayClientConfig, RelayClientStats, RelayClients, RelayEvent, RelayId,
+    RelaySendError, NUM_ONION_TCP_CONNECTIONS,
+};

@@ -20,7 +20,8 @@ pub const RECOMMENDED_FRIEND_TCP_CONNECTIONS: usize = MAX_FRIEND_TCP_CONNECTIONS
 /// One peer.
 #[derive(Debug, Clone, Default)]
 pub(super) struct Peer {
-    /// Relay keys, at most [`MAX_FRIEND_TCP_CONNECTIONS`], oldest first.
+    /// Relay keys, at most [`MAX_FRIEND_TCP_CONNECTIONS`], oldest first. The relay set
+    /// keeps the other direction (which peers list a relay) beside each relay.
     pub(super) relays: Vec<PublicKey>,
     /// The session runs over direct UDP: this peer keeps none of its relays connected
     /// (0.2.18 `set_tcp_connection_to_status(.., false)`, "sleeping").
@@ -70,22 +71,5 @@ impl Peers {
 
     pub(super) fn remove(&mut self, pk: &PublicKey) -> Option<Peer> {
         self.map.remove(pk)
-    }
-
-    /// Peers that list `relay`.
-    pub(super) fn of_relay<'a>(
-        &'a self,
-        relay: &'a PublicKey,
-    ) -> impl Iterator<Item = (&'a PublicKey, &'a Peer)> + 'a {
-        self.map.iter().filter(move |(_, p)| p.has_relay(relay))
-    }
-
-    /// Removes `relay` from every peer that lists it, or only from those `keep` refuses.
-    pub(super) fn unlink_relay(&mut self, relay: &PublicKey, keep: impl Fn(&Peer) -> bool) {
-        for peer in self.map.values_mut() {
-            if !keep(peer) {
-                peer.relays.retain(|r| r != relay);
-            }
-        }
     }
 }

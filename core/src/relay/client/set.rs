@@ -47,7 +47,7 @@ use super::connection::{
     ConnectionConfig, ConnectionEvent, RelayConnection, SendError, MAX_DATA_SIZE,
     TCP_CONNECTION_TIMEOUT,
 };
-use super::peers::{Peers, MAX_FRIEND_TCP_CONNECTIONS, RECOMMENDED_FRIEND_TCP_CONNECTIONS};
+use super::peers::{Peer, Peers, MAX_FRIEND_TCP_CONNECTIONS, RECOMMENDED_FRIEND_TCP_CONNECTIONS};
 use super::routes::RouteStatus;
 
 /// `TCP_CONNECTION_ANNOUNCE_TIMEOUT` = `TCP_CONNECTION_TIMEOUT` = 10 s
@@ -70,6 +70,13 @@ pub const DEFAULT_MAX_PEERS: usize = 2048;
 /// Events held for [`RelayClients::poll_event`] (ours); beyond, the newest are dropped and
 /// counted. Large enough for what one 64 KiB read can carry.
 pub const MAX_QUEUED_EVENTS: usize = 8192;
+
+/// A relay that may be connected: its index, and since when.
+type Candidate = (usize, Timestamp);
+
+/// Sockets held for [`RelayClients::poll_close`] (ours). A driver drains them after every
+/// call; one that does not leaks sockets, and past this many the oldest are forgotten.
+pub const MAX_QUEUED_CLOSES: usize = 1024;
 
 /// One TCP connection attempt to one relay. A relay gets a new id for every attempt, so a
 /// late call about a closed socket never touches its successor.
@@ -152,6 +159,9 @@ pub enum RelayEvent {
     },
     /// An onion response (0x84 or 0x86) that came back through a relay.
     OnionResponse {
+        /// The relay it came through (its address: whether the nodes the response names
+        /// may be LAN addresses depends on it, as for a response over UDP).
+        relay_addr: SocketAddr,
         /// The response.
         data: Vec<u8>,
     },
@@ -206,6 +216,8 @@ pub struct RelayClientStats {
     pub failures: u64,
     /// Relays forgotten after [`MAX_FAILURES`].
     pub relays_forgotten: u64,
+    /// Closes dropped because [`MAX_QUEUED_CLOSES`] were waiting.
+    pub closes_dropped: u64,
 }
 
 #[derive(Debug)]
@@ -232,6 +244,8 @@ struct Relay {
     backoff: Backoff,
     /// No attempt before this.
     retry_at: Timestamp,
+    /// The peers that list this relay (the other direction of `Peer::relays`).
+    listed_by: Vec<PublicKey>,
     /// Our last routing request on the current connection, or its establishment; ZERO if
     /// none was made (then it may be closed at once when surplus).
     last_request: Timestamp,
@@ -282,6 +296,8 @@ pub struct RelayClients {
     closes: VecDeque<RelayId>,
     next_id: u32,
     onion_cursor: usize,
+    /// A relay was closed or lost a peer since the last look for relays to forget.
+    unlisted: bool,
     stats: RelayClientStats,
 }
 
@@ -298,6 +314,7 @@ impl RelayClients {
             closes: VecDeque::new(),
             next_id: 0,
             onion_cursor: 0,
+            unlisted: false,
             stats: RelayClientStats::default(),
         }
     }
@@ -358,6 +375,7 @@ impl RelayClients {
             return Err(AddRelayError::TooManyPeers);
         };
         p.relays.push(relay_pk);
+        self.relays[i].listed_by.push(peer);
         self.request_route(now, i, peer);
         Ok(())
     }
@@ -370,12 +388,15 @@ impl RelayClients {
         };
         for relay_pk in &p.relays {
             if let Some(i) = self.relay_index(relay_pk) {
-                if let Some(conn) = self.relays[i].established_mut() {
+                let relay = &mut self.relays[i];
+                relay.listed_by.retain(|pk| pk != peer);
+                if let Some(conn) = relay.established_mut() {
                     // A failure here (the relay stopped reading) shows at the next timeout.
                     let _ = conn.remove_route(peer);
                 }
             }
         }
+        self.unlisted = true;
         self.forget_unused_relays();
     }
 
@@ -405,7 +426,7 @@ impl RelayClients {
     /// calls about it. Call until `None`.
     #[must_use]
     pub fn poll_connect(&mut self, now: Timestamp) -> Option<(RelayId, SocketAddr)> {
-        let i = self.next_to_connect(now)?.0;
+        let i = self.next_to_connect(now)?;
         let id = self.fresh_id();
         let relay = &mut self.relays[i];
         relay.link = Link::Connecting { id, started: now };
@@ -413,19 +434,24 @@ impl RelayClients {
     }
 
     /// The TCP connection `id` is up: the hello is queued for [`Self::poll_write`].
-    pub fn handle_connected(&mut self, _now: Timestamp, id: RelayId, rng: &mut dyn CryptoRng) {
+    pub fn handle_connected(&mut self, now: Timestamp, id: RelayId, rng: &mut dyn CryptoRng) {
         let Some(i) = self.index_of(id) else {
             return;
         };
         let relay = &mut self.relays[i];
         if let Link::Connecting { started, .. } = relay.link {
-            let conn = RelayConnection::new(
+            let Ok(conn) = RelayConnection::new(
                 started,
                 &self.our_dht,
                 relay.pk,
                 self.config.connection,
                 rng,
-            );
+            ) else {
+                // A relay key of small order: no secure session is possible with it.
+                self.fail(now, i, true);
+                return;
+            };
+            let relay = &mut self.relays[i];
             relay.link = Link::Open {
                 id,
                 conn: Box::new(conn),
@@ -448,8 +474,8 @@ impl RelayClients {
         self.drain_connection(now, i);
         if result.is_err() {
             self.fail(now, i, true);
+            self.forget_unused_relays();
         }
-        self.forget_unused_relays();
     }
 
     /// The socket of `id` closed (by the relay, or an error). Ignored for an id already
@@ -507,13 +533,18 @@ impl RelayClients {
         if packet.is_empty() || packet.len() > MAX_DATA_SIZE {
             return Err(RelaySendError::Size(packet.len()));
         }
-        let relays: Vec<usize> = p
-            .relays
-            .iter()
-            .filter_map(|pk| self.relay_index(pk))
-            .collect();
+        // The peer's relays in its order (at most 6; no allocation on the data path).
+        let mut found = [0usize; MAX_FRIEND_TCP_CONNECTIONS];
+        let mut n = 0;
+        for pk in p.relays.iter().take(MAX_FRIEND_TCP_CONNECTIONS) {
+            if let Some(i) = self.relay_index(pk) {
+                found[n] = i;
+                n += 1;
+            }
+        }
+        let relays = &found[..n];
         let mut full = false;
-        for &i in &relays {
+        for &i in relays {
             let Some(conn) = self.relays[i].established_mut() else {
                 continue;
             };
@@ -529,7 +560,7 @@ impl RelayClients {
             return Err(RelaySendError::Full);
         }
         let mut sent = false;
-        for &i in &relays {
+        for &i in relays {
             let Some(conn) = self.relays[i].established_mut() else {
                 continue;
             };
@@ -616,15 +647,14 @@ impl RelayClients {
         for relay in &self.relays {
             match &relay.link {
                 Link::Connecting { started, .. } => at(*started + TCP_CONNECTION_TIMEOUT),
-                Link::Open { conn, .. } => {
-                    if let Some(t) = conn.poll_timeout() {
-                        at(t);
-                    }
-                }
+                // A connection that failed outside `handle_*` (a control frame that did
+                // not fit during `add_peer_relay`, `remove_peer`) has no deadline: it is
+                // collected by the next `handle_timeout`, due at once.
+                Link::Open { conn, .. } => at(conn.poll_timeout().unwrap_or(Timestamp::ZERO)),
                 Link::Idle => {}
             }
         }
-        if let Some((_, t)) = self.next_to_connect(Timestamp::MAX) {
+        if let Some(t) = self.next_connect_time() {
             at(t);
         }
         if let Some(t) = self.next_surplus_close() {
@@ -693,6 +723,7 @@ impl RelayClients {
             global: false,
             backoff: Backoff::default(),
             retry_at: now,
+            listed_by: Vec::new(),
             last_request: Timestamp::ZERO,
             link: Link::Idle,
         });
@@ -723,45 +754,74 @@ impl RelayClients {
 
     /// Whether a non-direct peer lists relay `i`.
     fn is_wanted(&self, i: usize) -> bool {
-        let pk = &self.relays[i].pk;
-        self.peers.of_relay(pk).any(|(_, p)| !p.direct)
+        self.relays[i]
+            .listed_by
+            .iter()
+            .any(|pk| self.peers.get(pk).is_some_and(|p| !p.direct))
     }
 
     /// Whether relay `i` has an online route to a non-direct peer.
     fn is_in_use(&self, i: usize) -> bool {
         let relay = &self.relays[i];
-        self.peers
-            .of_relay(&relay.pk)
-            .any(|(peer, p)| !p.direct && matches!(relay.route(peer), Some(RouteStatus::Online(_))))
+        relay.listed_by.iter().any(|pk| {
+            self.peers.get(pk).is_some_and(|p| !p.direct)
+                && matches!(relay.route(pk), Some(RouteStatus::Online(_)))
+        })
     }
 
-    /// The relay [`Self::poll_connect`] would pick at `now`, and when it became eligible.
-    /// With `now` = MAX: the earliest time any relay becomes eligible.
-    fn next_to_connect(&self, now: Timestamp) -> Option<(usize, Timestamp)> {
+    /// Takes relay `i` from the peers that list it, except those `keep` accepts.
+    fn unlink(&mut self, i: usize, keep: impl Fn(&Peer) -> bool) {
+        let relay = &mut self.relays[i];
+        let relay_pk = relay.pk;
+        let peers = &mut self.peers;
+        relay.listed_by.retain(|pk| match peers.get_mut(pk) {
+            Some(p) if keep(p) => true,
+            Some(p) => {
+                p.relays.retain(|r| *r != relay_pk);
+                false
+            }
+            None => false,
+        });
+        self.unlisted = true;
+    }
+
+    /// The relay [`Self::poll_connect`] picks at `now`: the idle relay a non-direct peer
+    /// lists that has waited out its backoff longest ago, else, while fewer than
+    /// `keep_connected` connections are open or opening, any such idle relay.
+    fn next_to_connect(&self, now: Timestamp) -> Option<usize> {
+        let (wanted, any) = self.connect_candidates(now);
+        wanted.or(any).map(|(i, _)| i)
+    }
+
+    /// When [`Self::poll_connect`] next has a relay to give (possibly in the past).
+    fn next_connect_time(&self) -> Option<Timestamp> {
+        let (wanted, any) = self.connect_candidates(Timestamp::MAX);
+        [wanted, any].into_iter().flatten().map(|(_, t)| t).min()
+    }
+
+    /// The earliest eligible idle relay a non-direct peer lists, and the earliest eligible
+    /// idle relay of all if fewer than `keep_connected` are open or opening; each with the
+    /// time it became eligible. Nothing while `max_connections` are open or opening.
+    fn connect_candidates(&self, now: Timestamp) -> (Option<Candidate>, Option<Candidate>) {
         let busy = self.relays.iter().filter(|r| r.is_busy()).count();
         if busy >= self.config.max_connections {
-            return None;
+            return (None, None);
         }
-        let idle = |i: &usize| {
-            let r = &self.relays[*i];
+        let idle = (0..self.relays.len()).filter(|&i| {
+            let r = &self.relays[i];
             !r.is_busy() && r.retry_at <= now
-        };
+        });
         let earliest = |it: &mut dyn Iterator<Item = usize>| {
             it.map(|i| (i, self.relays[i].retry_at))
                 .min_by_key(|&(i, t)| (t, i))
         };
-        let wanted = earliest(
-            &mut (0..self.relays.len())
-                .filter(idle)
-                .filter(|&i| self.is_wanted(i)),
-        );
-        if wanted.is_some() {
-            return wanted;
-        }
-        if busy < self.config.keep_connected {
-            return earliest(&mut (0..self.relays.len()).filter(idle));
-        }
-        None
+        let wanted = earliest(&mut idle.clone().filter(|&i| self.is_wanted(i)));
+        let any = if busy < self.config.keep_connected {
+            earliest(&mut idle.clone())
+        } else {
+            None
+        };
+        (wanted, any)
     }
 
     fn established_count(&self) -> usize {
@@ -802,8 +862,7 @@ impl RelayClients {
             }
             // Peers whose session is direct keep the relay for when they leave UDP; the
             // others lose it, as in 0.2.18 (they re-share their relays).
-            let pk = relay.pk;
-            self.peers.unlink_relay(&pk, |p| p.direct);
+            self.unlink(i, |p| p.direct);
             self.close(now, i, true, None);
             surplus -= 1;
         }
@@ -822,6 +881,10 @@ impl RelayClients {
         let relay = &mut self.relays[i];
         let was_up = matches!(relay.link, Link::Open { up: true, .. });
         if let (Some(id), true) = (relay.id(), close_socket) {
+            if self.closes.len() >= MAX_QUEUED_CLOSES {
+                self.closes.pop_front();
+                self.stats.closes_dropped += 1;
+            }
             self.closes.push_back(id);
         }
         relay.link = Link::Idle;
@@ -831,27 +894,31 @@ impl RelayClients {
         if was_up {
             self.push_event(RelayEvent::RelayDown { addr, pk });
         }
-        let peers: Vec<PublicKey> = self.peers.of_relay(&pk).map(|(p, _)| *p).collect();
-        for peer in peers {
+        for k in 0..self.relays[i].listed_by.len() {
+            let peer = self.relays[i].listed_by[k];
             self.update_peer_online(&peer);
         }
+        self.unlisted = true;
     }
 
     /// Forgets relays only peers listed once no peer lists them and they are idle, and
-    /// those that failed [`MAX_FAILURES`] times in a row.
+    /// those that failed [`MAX_FAILURES`] times in a row. Runs only after something was
+    /// closed or unlinked.
     fn forget_unused_relays(&mut self) {
+        if !std::mem::take(&mut self.unlisted) {
+            return;
+        }
         let mut i = 0;
         while i < self.relays.len() {
             let relay = &self.relays[i];
-            let listed = self.peers.of_relay(&relay.pk).next().is_some();
             let failed_out = relay.backoff.failures() >= MAX_FAILURES;
-            let forget = !relay.global && !relay.is_busy() && (!listed || failed_out);
+            let forget =
+                !relay.global && !relay.is_busy() && (relay.listed_by.is_empty() || failed_out);
             if forget {
-                let pk = relay.pk;
                 if failed_out {
                     self.stats.relays_forgotten += 1;
                 }
-                self.peers.unlink_relay(&pk, |_| false);
+                self.unlink(i, |_| false);
                 self.relays.remove(i);
                 if self.onion_cursor > i {
                     self.onion_cursor -= 1;
@@ -860,6 +927,7 @@ impl RelayClients {
                 i += 1;
             }
         }
+        self.unlisted = false;
     }
 
     /// Handles what relay `i`'s connection reported.
@@ -888,8 +956,8 @@ impl RelayClients {
                 relay.last_request = Timestamp::ZERO;
                 self.push_event(RelayEvent::RelayUp { addr, pk });
                 // 0.2.18 `tcp_relay_on_online`: a route for every peer listing the relay.
-                let peers: Vec<PublicKey> = self.peers.of_relay(&pk).map(|(p, _)| *p).collect();
-                for peer in peers {
+                for k in 0..self.relays[i].listed_by.len() {
+                    let peer = self.relays[i].listed_by[k];
                     self.request_route(now, i, peer);
                 }
             }
@@ -915,7 +983,10 @@ impl RelayClients {
                 self.push_event(event);
             }
             ConnectionEvent::OnionResponse(data) => {
-                self.push_event(RelayEvent::OnionResponse { data });
+                self.push_event(RelayEvent::OnionResponse {
+                    relay_addr: addr,
+                    data,
+                });
             }
         }
     }

@@ -17,11 +17,15 @@
 //!
 //! A connection goes hello (128 raw bytes) → unconfirmed (the 96-byte reply is queued) →
 //! confirmed (its first frame opened). Behaviour follows c-toxcore, with bounds it lacks:
-//! * **Connections**: at most [`RelayConfig::max_connections`] in all,
-//!   [`RelayConfig::max_per_ip`] per source address (an IPv6 source counts by its /64), and
-//!   [`RelayConfig::max_handshaking`] before their first frame (c-toxcore issue #1227: a
-//!   relay exhausted by connections). The hello and the first frame must both arrive within
-//!   [`RelayConfig::handshake_timeout`] (`TCP_CONNECTION_TIMEOUT`).
+//! * **Connections**: at most [`RelayConfig::max_connections`] in all and
+//!   [`RelayConfig::max_per_ip`] per source address (an IPv6 source counts by its /64);
+//!   beyond either, new connections are refused (c-toxcore issue #1227: a relay exhausted by
+//!   connections). At most [`RelayConfig::max_handshaking`] may be before their first frame;
+//!   a new one beyond that evicts the oldest, as c-toxcore's 256-slot incoming queue does, so
+//!   sockets that never speak cannot keep honest clients out: an honest handshake takes one
+//!   round trip, and evicting it needs that many new connections within it. The hello and
+//!   the first frame must both arrive within [`RelayConfig::handshake_timeout`]
+//!   (`TCP_CONNECTION_TIMEOUT`).
 //! * **Output**: each connection has one bounded buffer (`outbuf.rs`). Relayed data, OOB and
 //!   onion responses for a connection whose buffer is full are dropped and counted, as
 //!   c-toxcore drops them when its socket is full; a connection that does not read even its
@@ -82,7 +86,8 @@ pub struct RelayConfig {
     pub max_connections: usize,
     /// Connections held at once from one IPv4 address or IPv6 /64.
     pub max_per_ip: usize,
-    /// Connections held at once before their first frame.
+    /// Connections held at once before their first frame; a new one beyond this evicts the
+    /// oldest.
     pub max_handshaking: usize,
     /// Time from accept to the first frame.
     pub handshake_timeout: Duration,
@@ -203,6 +208,9 @@ pub struct RelayServer {
     by_pk: HashMap<PublicKey, ConnId>,
     per_addr: HashMap<AddrKey, usize>,
     handshaking: usize,
+    /// Connections in their handshake, oldest first, with their serials; entries for
+    /// connections that have since confirmed or closed are skipped when met.
+    handshake_order: VecDeque<(ConnId, u64)>,
     timers: BTreeSet<(Timestamp, ConnId)>,
     ready: VecDeque<ConnId>,
     closes: VecDeque<(ConnId, CloseReason)>,
@@ -222,6 +230,7 @@ impl RelayServer {
             by_pk: HashMap::new(),
             per_addr: HashMap::new(),
             handshaking: 0,
+            handshake_order: VecDeque::new(),
             timers: BTreeSet::new(),
             ready: VecDeque::new(),
             closes: VecDeque::new(),
@@ -257,8 +266,6 @@ impl RelayServer {
             Some((Refused::TooManyConnections, Some(0)))
         } else if self.per_addr.get(&key).copied().unwrap_or(0) >= self.config.max_per_ip {
             Some((Refused::TooManyFromAddress, Some(1)))
-        } else if self.handshaking >= self.config.max_handshaking {
-            Some((Refused::TooManyHandshakes, Some(2)))
         } else {
             None
         };
@@ -267,6 +274,11 @@ impl RelayServer {
                 self.stats.refused[i] += 1;
             }
             return Err(why);
+        }
+        while self.handshaking >= self.config.max_handshaking.max(1) {
+            if !self.evict_oldest_handshake() {
+                break;
+            }
         }
         *self.per_addr.entry(key).or_insert(0) += 1;
         self.handshaking += 1;
@@ -288,6 +300,15 @@ impl RelayServer {
         let deadline = c.next_deadline(&self.config);
         self.conns.insert(conn, Conn { deadline, ..c });
         self.timers.insert((deadline, conn));
+        self.handshake_order.push_back((conn, serial));
+        if self.handshake_order.len() > 2 * self.config.max_handshaking.max(1) {
+            let conns = &self.conns;
+            self.handshake_order.retain(|(id, serial)| {
+                conns
+                    .get(id)
+                    .is_some_and(|c| c.serial == *serial && !c.confirmed())
+            });
+        }
         self.stats.accepted += 1;
         Ok(())
     }
@@ -359,6 +380,22 @@ impl RelayServer {
         if let Some(s) = self.conns.get_mut(&conn).and_then(|c| c.session.as_mut()) {
             s.dec = Some(dec);
         }
+    }
+
+    /// Closes the connection that has been in its handshake longest; false if there is none.
+    fn evict_oldest_handshake(&mut self) -> bool {
+        while let Some((id, serial)) = self.handshake_order.pop_front() {
+            if self
+                .conns
+                .get(&id)
+                .is_some_and(|c| c.serial == serial && !c.confirmed())
+            {
+                self.close(id, CloseReason::HandshakeEvicted);
+                return true;
+            }
+        }
+        debug_assert!(self.handshaking == 0, "a handshake missing from the order");
+        false
     }
 
     /// The peer closed `conn` or its socket failed: forget it (its routes go down).
@@ -581,10 +618,8 @@ impl RelayServer {
                             sender: own_pk,
                             data,
                         };
-                        match self.send(to, &out, Class::Ordinary) {
-                            Sent::Queued => self.stats.oob_forwarded += 1,
-                            Sent::Dropped => {}
-                            Sent::Overflow => unreachable!("ordinary frames never overflow"),
+                        if self.send(to, &out, Class::Ordinary) == Sent::Queued {
+                            self.stats.oob_forwarded += 1;
                         }
                     }
                     None => self.drop(RelayDrop::OobUnknownDestination),

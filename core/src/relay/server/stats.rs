@@ -9,9 +9,6 @@ pub enum Refused {
     /// Its source address holds [`super::RelayConfig::max_per_ip`] connections.
     #[error("per-address connection limit reached")]
     TooManyFromAddress,
-    /// [`super::RelayConfig::max_handshaking`] connections are still in their handshake.
-    #[error("too many handshakes in progress")]
-    TooManyHandshakes,
     /// The driver reused the id of a connection the server still holds.
     #[error("connection id in use")]
     DuplicateId,
@@ -36,11 +33,14 @@ pub enum CloseReason {
     SlowReader,
     /// A newer connection authenticated with the same key (c-toxcore `add_accepted`).
     Replaced,
+    /// The oldest connection still in its handshake, closed to make room for a new one
+    /// when [`super::RelayConfig::max_handshaking`] were in progress.
+    HandshakeEvicted,
 }
 
 impl CloseReason {
     /// Every reason, in counter order.
-    pub const ALL: [CloseReason; 7] = [
+    pub const ALL: [CloseReason; 8] = [
         CloseReason::HandshakeTimeout,
         CloseReason::BadHandshake,
         CloseReason::BadFrame,
@@ -48,6 +48,7 @@ impl CloseReason {
         CloseReason::PingTimeout,
         CloseReason::SlowReader,
         CloseReason::Replaced,
+        CloseReason::HandshakeEvicted,
     ];
 
     /// A short name for statistics lines.
@@ -60,6 +61,7 @@ impl CloseReason {
             CloseReason::PingTimeout => "ping_timeout",
             CloseReason::SlowReader => "slow_reader",
             CloseReason::Replaced => "replaced",
+            CloseReason::HandshakeEvicted => "handshake_evicted",
         }
     }
 }
@@ -111,8 +113,8 @@ impl RelayDrop {
 pub struct RelayStats {
     /// Connections accepted.
     pub accepted: u64,
-    /// Connections refused at accept: \[0\] in all, \[1\] per address, \[2\] handshakes.
-    pub refused: [u64; 3],
+    /// Connections refused at accept: \[0\] in all, \[1\] per address.
+    pub refused: [u64; 2],
     /// Connections whose first frame opened.
     pub confirmed: u64,
     /// Connections the driver reported closed by the peer.

@@ -120,7 +120,7 @@ impl Harness {
         let id = ConnId(self.next_id);
         self.next_id += 1;
         self.s.handle_accept(self.now, id, from).unwrap();
-        let (hs, hello) = ClientHandshake::new(&keys, &self.s.public_key(), &mut self.rng);
+        let (hs, hello) = ClientHandshake::new(&keys, &self.s.public_key(), &mut self.rng).unwrap();
         self.s.handle_bytes(self.now, id, &hello, &mut self.rng);
         let mut c = Client {
             id,
@@ -585,7 +585,7 @@ fn hello_and_frames_may_arrive_in_any_chunks() {
     let id = ConnId(7);
     h.s.handle_accept(h.now, id, addr(1)).unwrap();
     let keys = KeyPair::generate(&mut h.rng);
-    let (hs, hello) = ClientHandshake::new(&keys, &h.s.public_key(), &mut h.rng);
+    let (hs, hello) = ClientHandshake::new(&keys, &h.s.public_key(), &mut h.rng).unwrap();
     let mut c = Client {
         id,
         keys,
@@ -733,32 +733,65 @@ fn connection_limits_in_all_per_address_and_for_handshakes() {
         h.s.handle_accept(now, ConnId(5), v6("[2001:db8::3]:1")),
         Err(Refused::TooManyFromAddress)
     );
+    // A fifth handshake evicts the oldest.
+    assert_eq!(h.s.handle_accept(now, ConnId(5), addr(5)), Ok(()));
+    assert_eq!(h.closes(), vec![(ConnId(1), CloseReason::HandshakeEvicted)]);
     assert_eq!(
-        h.s.handle_accept(now, ConnId(5), addr(5)),
-        Err(Refused::TooManyHandshakes)
-    );
-    assert_eq!(
-        h.s.handle_accept(now, ConnId(1), addr(6)),
+        h.s.handle_accept(now, ConnId(2), addr(6)),
         Err(Refused::DuplicateId)
     );
     // Confirmed connections leave room for handshakes, up to the total.
-    h.s.handle_closed(ConnId(1));
     h.s.handle_closed(ConnId(2));
     let _a = h.client(addr(7));
     let _b = h.client(addr(8));
-    assert_eq!(h.s.handle_accept(now, ConnId(5), addr(5)), Ok(()));
+    assert!(h.closes().is_empty());
     assert_eq!(h.s.handle_accept(now, ConnId(6), addr(6)), Ok(()));
     assert_eq!(
         h.s.handle_accept(now, ConnId(10), addr(10)),
         Err(Refused::TooManyConnections)
     );
-    assert_eq!(h.s.stats().refused, [1, 3, 1]);
+    assert_eq!(h.s.stats().refused, [1, 3]);
     // A closed connection frees its address's count.
     h.s.handle_closed(ConnId(3));
     assert_eq!(
         h.s.handle_accept(now, ConnId(11), v6("[2001:db8::9]:1")),
         Ok(())
     );
+}
+
+#[test]
+fn silent_sockets_cannot_keep_an_honest_client_out() {
+    let mut h = Harness::new(RelayConfig {
+        max_handshaking: 8,
+        ..small()
+    });
+    // The handshake slots are full of sockets that never speak, and more keep coming.
+    for i in 0..8 {
+        h.s.handle_accept(h.now, ConnId(1000 + i), addr(50))
+            .unwrap();
+    }
+    let mut a = h.client(addr(1));
+    h.s.handle_accept(h.now, ConnId(2000), addr(50)).unwrap();
+    let b = h.client(addr(2));
+    // Each honest client evicted one silent socket, the oldest, and got through.
+    let mut closes = h.closes();
+    closes.sort();
+    assert_eq!(
+        closes,
+        vec![
+            (ConnId(1000), CloseReason::HandshakeEvicted),
+            (ConnId(1001), CloseReason::HandshakeEvicted),
+        ]
+    );
+    h.send(
+        &mut a,
+        &Packet::OobSend {
+            dest: b.pk(),
+            data: b"in",
+        },
+    );
+    assert_eq!(h.s.stats().oob_forwarded, 1);
+    assert_eq!(h.s.confirmed_connections(), 2);
 }
 
 #[test]

@@ -48,6 +48,10 @@ pub enum HandshakeError {
     /// The box did not open: wrong keys, or tampered bytes.
     #[error("handshake box does not open")]
     Decrypt,
+    /// A public key of small order (libsodium's `crypto_box_beforenm` refuses it: the
+    /// shared key would be one anyone can compute).
+    #[error("low-order public key")]
+    LowOrderKey,
 }
 
 /// The keys and nonces of an established secure stream, one direction each way.
@@ -121,9 +125,10 @@ impl ClientHandshake {
         own: &KeyPair,
         server_pk: &PublicKey,
         rng: &mut dyn CryptoRng,
-    ) -> (ClientHandshake, [u8; CLIENT_HELLO_SIZE]) {
-        let long_term = PrecomputedKey::new(server_pk, &own.secret);
-        Self::with_long_term_key(own.public, long_term, rng)
+    ) -> Result<(ClientHandshake, [u8; CLIENT_HELLO_SIZE]), HandshakeError> {
+        let long_term =
+            PrecomputedKey::new(server_pk, &own.secret).map_err(|_| HandshakeError::LowOrderKey)?;
+        Ok(Self::with_long_term_key(own.public, long_term, rng))
     }
 
     /// As [`Self::new`], with `beforenm(server pk, own sk)` supplied by the caller (from a
@@ -157,7 +162,8 @@ impl ClientHandshake {
     pub fn open_reply(self, reply: &[u8]) -> Result<SessionKeys, HandshakeError> {
         let (server_temp, recv_nonce) = open_plain(&self.long_term, reply)?;
         Ok(SessionKeys {
-            shared: PrecomputedKey::new(&server_temp, &self.temp_secret),
+            shared: PrecomputedKey::new(&server_temp, &self.temp_secret)
+                .map_err(|_| HandshakeError::LowOrderKey)?,
             send_nonce: self.send_nonce,
             recv_nonce,
         })
@@ -187,7 +193,8 @@ pub fn accept_hello(
         return Err(HandshakeError::BadLength(hello.len()));
     }
     let client_pk = PublicKey::from_slice(hello).ok_or(HandshakeError::BadLength(hello.len()))?;
-    let long_term = PrecomputedKey::new(&client_pk, server_secret);
+    let long_term =
+        PrecomputedKey::new(&client_pk, server_secret).map_err(|_| HandshakeError::LowOrderKey)?;
     let (client_temp, recv_nonce) = open_plain(&long_term, &hello[PUBLIC_KEY_SIZE..])?;
     let temp = KeyPair::generate(rng);
     let send_nonce = Nonce::random(rng);
@@ -195,7 +202,8 @@ pub fn accept_hello(
     Ok(AcceptedHello {
         client_pk,
         keys: SessionKeys {
-            shared: PrecomputedKey::new(&client_temp, &temp.secret),
+            shared: PrecomputedKey::new(&client_temp, &temp.secret)
+                .map_err(|_| HandshakeError::LowOrderKey)?,
             send_nonce,
             recv_nonce,
         },
@@ -264,7 +272,7 @@ mod tests {
         let mut rng = rng();
         let client = KeyPair::generate(&mut rng);
         let server = KeyPair::generate(&mut rng);
-        let (hs, hello) = ClientHandshake::new(&client, &server.public, &mut rng);
+        let (hs, hello) = ClientHandshake::new(&client, &server.public, &mut rng).unwrap();
         assert_eq!(&hello[..32], client.public.as_bytes());
         let accepted = accept_hello(&server.secret, &hello, &mut rng).unwrap();
         assert_eq!(accepted.client_pk, client.public);
@@ -288,9 +296,9 @@ mod tests {
         let mut rng = rng();
         let client = KeyPair::generate(&mut rng);
         let server = KeyPair::generate(&mut rng);
-        let (_, hello) = ClientHandshake::new(&client, &server.public, &mut rng);
+        let (_, hello) = ClientHandshake::new(&client, &server.public, &mut rng).unwrap();
         let accepted = accept_hello(&server.secret, &hello, &mut rng).unwrap();
-        let long_term = PrecomputedKey::new(&client.public, &server.secret);
+        let long_term = PrecomputedKey::new(&client.public, &server.secret).unwrap();
         let boxed = accepted.keys.shared.encrypt(&Nonce([2; 24]), b"secret");
         assert!(long_term.decrypt(&Nonce([2; 24]), &boxed).is_err());
     }
@@ -301,12 +309,12 @@ mod tests {
         let client = KeyPair::generate(&mut rng);
         let server = KeyPair::generate(&mut rng);
         let other = KeyPair::generate(&mut rng);
-        let (_, hello) = ClientHandshake::new(&client, &other.public, &mut rng);
+        let (_, hello) = ClientHandshake::new(&client, &other.public, &mut rng).unwrap();
         assert_eq!(
             accept_hello(&server.secret, &hello, &mut rng).unwrap_err(),
             HandshakeError::Decrypt
         );
-        let (hs, mut hello) = ClientHandshake::new(&client, &server.public, &mut rng);
+        let (hs, mut hello) = ClientHandshake::new(&client, &server.public, &mut rng).unwrap();
         hello[0] ^= 1; // another client key: the box no longer opens
         assert_eq!(
             accept_hello(&server.secret, &hello, &mut rng).unwrap_err(),
@@ -327,8 +335,8 @@ mod tests {
         let a = KeyPair::generate(&mut rng);
         let b = KeyPair::generate(&mut rng);
         let server = KeyPair::generate(&mut rng);
-        let (hs_a, _) = ClientHandshake::new(&a, &server.public, &mut rng);
-        let (_, hello_b) = ClientHandshake::new(&b, &server.public, &mut rng);
+        let (hs_a, _) = ClientHandshake::new(&a, &server.public, &mut rng).unwrap();
+        let (_, hello_b) = ClientHandshake::new(&b, &server.public, &mut rng).unwrap();
         let accepted_b = accept_hello(&server.secret, &hello_b, &mut rng).unwrap();
         assert_eq!(
             hs_a.open_reply(&accepted_b.reply).unwrap_err(),

@@ -1,471 +1,7 @@
-//! [`RelayClients`] against in-memory relays, in virtual time: clients ↔ relay ↔ clients.
-//!
-//! The relay here is scripted from the wire module: it routes, relays OOB packets,
-//! answers pings and records onion requests as a c-toxcore 0.2.18 relay does
-//! (`TCP_server.c`), and it can be told to misbehave (fall silent, refuse connections,
-//! send a broken frame). Bytes cross the "TCP connection" at once and in order; the driver
-//! loop is [`World::pump`], what a real driver does after every input.
-
-use std::collections::BTreeMap;
-use std::net::SocketAddr;
-use std::time::Duration;
-
-use rand_chacha::rand_core::SeedableRng;
-use rand_chacha::ChaCha8Rng;
-use rustox_net_crypto::crypto::{KeyPair, Nonce, PublicKey};
-use rustox_net_crypto::Timestamp;
+//! Scenarios against [`ScriptedRelay`]: the protocol as c-toxcore's relay speaks it, and
+//! every way a relay can fail.
 
 use super::*;
-use crate::relay::client::connection::{DEFAULT_OUTPUT_LIMIT, MIN_ONION_REQUEST_SIZE};
-use crate::relay::client::output::CONTROL_RESERVE;
-use crate::relay::client::set::{AddRelayError, TCP_CONNECTION_ANNOUNCE_TIMEOUT};
-use crate::relay::wire::{
-    accept_hello, ExactBytes, FrameDecoder, FrameEncoder, Packet, CLIENT_HELLO_SIZE,
-};
-
-const START: Timestamp = Timestamp::from_secs(1000);
-
-/// The relay side of one client's TCP connection.
-struct Session {
-    hello: ExactBytes<CLIENT_HELLO_SIZE>,
-    client: Option<PublicKey>,
-    enc: Option<FrameEncoder>,
-    dec: Option<FrameDecoder>,
-    /// Our route ids for this client: id → the peer it asked for.
-    routes: BTreeMap<u8, PublicKey>,
-    /// Bytes for the client.
-    out: Vec<u8>,
-    /// Closed by the relay (after a protocol error of the client's).
-    closed: bool,
-}
-
-impl Session {
-    fn send(&mut self, p: &Packet<'_>) {
-        if let Some(enc) = self.enc.as_mut() {
-            enc.encode(&p.to_vec(), &mut self.out).unwrap();
-        }
-    }
-
-    fn id_for(&self, peer: &PublicKey) -> Option<u8> {
-        self.routes
-            .iter()
-            .find(|(_, pk)| *pk == peer)
-            .map(|(id, _)| *id)
-    }
-}
-
-/// A scripted relay: routes, OOB, ping/pong, onion requests recorded.
-struct Relay {
-    keys: KeyPair,
-    sessions: BTreeMap<u64, Session>,
-    answer_pings: bool,
-    accept: bool,
-    /// Onion request bodies received: `[nonce][rest]`.
-    onion: Vec<Vec<u8>>,
-    /// Every packet id received from clients, in order.
-    received_ids: Vec<u8>,
-    /// Pong ids received.
-    pongs: Vec<u64>,
-    rng: ChaCha8Rng,
-}
-
-impl Relay {
-    fn new(seed: u64) -> Self {
-        let mut rng = ChaCha8Rng::seed_from_u64(seed);
-        Relay {
-            keys: KeyPair::generate(&mut rng),
-            sessions: BTreeMap::new(),
-            answer_pings: true,
-            accept: true,
-            onion: Vec::new(),
-            received_ids: Vec::new(),
-            pongs: Vec::new(),
-            rng,
-        }
-    }
-
-    fn session_of(&self, pk: &PublicKey) -> Option<u64> {
-        self.sessions
-            .iter()
-            .find(|(_, s)| s.client.as_ref() == Some(pk) && !s.closed)
-            .map(|(k, _)| *k)
-    }
-
-    fn open(&mut self, key: u64) {
-        self.sessions.insert(
-            key,
-            Session {
-                hello: ExactBytes::default(),
-                client: None,
-                enc: None,
-                dec: None,
-                routes: BTreeMap::new(),
-                out: Vec::new(),
-                closed: false,
-            },
-        );
-    }
-
-    /// The client closed its socket: its peers' routes go offline.
-    fn close(&mut self, key: u64) {
-        let Some(s) = self.sessions.remove(&key) else {
-            return;
-        };
-        let Some(me) = s.client else { return };
-        for peer in s.routes.values() {
-            if let Some(k) = self.session_of(peer) {
-                let other = self.sessions.get_mut(&k).unwrap();
-                if let Some(id) = other.id_for(&me) {
-                    other.send(&Packet::DisconnectNotification { conn_id: id });
-                }
-            }
-        }
-    }
-
-    fn receive(&mut self, key: u64, mut bytes: &[u8]) {
-        let s = self.sessions.get_mut(&key).unwrap();
-        if s.client.is_none() {
-            let Some(hello) = s.hello.fill(&mut bytes).copied() else {
-                return;
-            };
-            let accepted = accept_hello(&self.keys.secret, &hello, &mut self.rng).unwrap();
-            s.out.extend_from_slice(&accepted.reply);
-            s.client = Some(accepted.client_pk);
-            let (enc, dec) = accepted.keys.split();
-            s.enc = Some(enc);
-            s.dec = Some(dec);
-        }
-        let mut plains = Vec::new();
-        let dec = s.dec.as_mut().unwrap();
-        while let Some(p) = dec.decode(&mut bytes).expect("client frames open") {
-            plains.push(p.to_vec());
-        }
-        for p in plains {
-            self.handle(key, &p);
-        }
-    }
-
-    fn handle(&mut self, key: u64, plain: &[u8]) {
-        let packet = Packet::parse(plain).expect("client packets parse");
-        self.received_ids.push(packet.id());
-        let me = self.sessions[&key].client.unwrap();
-        match packet {
-            Packet::RoutingRequest { pk } => {
-                let s = self.sessions.get_mut(&key).unwrap();
-                let id = match s.id_for(&pk) {
-                    Some(id) => id,
-                    None => {
-                        let id = (16..=255u8).find(|i| !s.routes.contains_key(i)).unwrap();
-                        s.routes.insert(id, pk);
-                        id
-                    }
-                };
-                s.send(&Packet::RoutingResponse { conn_id: id, pk });
-                if let Some(k) = self.session_of(&pk) {
-                    let other = self.sessions.get_mut(&k).unwrap();
-                    if let Some(other_id) = other.id_for(&me) {
-                        other.send(&Packet::ConnectNotification { conn_id: other_id });
-                        let s = self.sessions.get_mut(&key).unwrap();
-                        s.send(&Packet::ConnectNotification { conn_id: id });
-                    }
-                }
-            }
-            Packet::DisconnectNotification { conn_id } => {
-                let s = self.sessions.get_mut(&key).unwrap();
-                let Some(peer) = s.routes.remove(&conn_id) else {
-                    return;
-                };
-                if let Some(k) = self.session_of(&peer) {
-                    let other = self.sessions.get_mut(&k).unwrap();
-                    if let Some(other_id) = other.id_for(&me) {
-                        other.send(&Packet::DisconnectNotification { conn_id: other_id });
-                    }
-                }
-            }
-            Packet::Ping { ping_id } => {
-                if self.answer_pings {
-                    let s = self.sessions.get_mut(&key).unwrap();
-                    s.send(&Packet::Pong { ping_id });
-                }
-            }
-            Packet::Pong { ping_id } => self.pongs.push(ping_id),
-            Packet::OobSend { dest, data } => {
-                if let Some(k) = self.session_of(&dest) {
-                    let other = self.sessions.get_mut(&k).unwrap();
-                    other.send(&Packet::OobRecv { sender: me, data });
-                }
-            }
-            Packet::Data { conn_id, payload } => {
-                let peer = self.sessions[&key].routes[&conn_id];
-                if let Some(k) = self.session_of(&peer) {
-                    let other = self.sessions.get_mut(&k).unwrap();
-                    if let Some(other_id) = other.id_for(&me) {
-                        other.send(&Packet::Data {
-                            conn_id: other_id,
-                            payload,
-                        });
-                    }
-                }
-            }
-            Packet::OnionRequest { nonce, plain } => {
-                let mut body = nonce.0.to_vec();
-                body.extend_from_slice(plain);
-                self.onion.push(body);
-            }
-            other => panic!("unexpected packet from a client: {other:?}"),
-        }
-    }
-
-    /// Sends `packet` to the client with key `client`.
-    fn send_to(&mut self, client: &PublicKey, packet: &Packet<'_>) {
-        let k = self.session_of(client).unwrap();
-        self.sessions.get_mut(&k).unwrap().send(packet);
-    }
-
-    /// Sends raw bytes to the client with key `client`.
-    fn send_raw_to(&mut self, client: &PublicKey, bytes: &[u8]) {
-        let k = self.session_of(client).unwrap();
-        self.sessions
-            .get_mut(&k)
-            .unwrap()
-            .out
-            .extend_from_slice(bytes);
-    }
-}
-
-struct Client {
-    relays: RelayClients,
-    rng: ChaCha8Rng,
-    dht: PublicKey,
-    /// Open sockets: relay id → (relay address, relay session key).
-    sockets: BTreeMap<RelayId, (SocketAddr, u64)>,
-    events: Vec<(Timestamp, RelayEvent)>,
-    /// Bytes the driver may still write per socket (None: no limit), for slow sockets.
-    write_budget: Option<usize>,
-    connects: Vec<(Timestamp, SocketAddr)>,
-}
-
-struct World {
-    now: Timestamp,
-    relays: BTreeMap<SocketAddr, Relay>,
-    clients: Vec<Client>,
-    next_session: u64,
-}
-
-fn addr(n: u8) -> SocketAddr {
-    SocketAddr::from(([10, 0, 0, n], 33445))
-}
-
-impl World {
-    fn new(relays: u8, clients: u64) -> Self {
-        Self::with_config(relays, clients, RelayClientConfig::default())
-    }
-
-    fn with_config(relays: u8, clients: u64, config: RelayClientConfig) -> Self {
-        let relays = (1..=relays)
-            .map(|n| (addr(n), Relay::new(u64::from(n) * 1000)))
-            .collect();
-        let clients = (0..clients)
-            .map(|c| {
-                let mut rng = ChaCha8Rng::seed_from_u64(c + 1);
-                let dht = KeyPair::generate(&mut rng);
-                Client {
-                    dht: dht.public,
-                    relays: RelayClients::new(dht, config),
-                    rng,
-                    sockets: BTreeMap::new(),
-                    events: Vec::new(),
-                    write_budget: None,
-                    connects: Vec::new(),
-                }
-            })
-            .collect();
-        World {
-            now: START,
-            relays,
-            clients,
-            next_session: 0,
-        }
-    }
-
-    fn relay_pk(&self, n: u8) -> PublicKey {
-        self.relays[&addr(n)].keys.public
-    }
-
-    fn dht(&self, c: usize) -> PublicKey {
-        self.clients[c].dht
-    }
-
-    fn add_relay(&mut self, c: usize, n: u8) {
-        let pk = self.relay_pk(n);
-        self.clients[c]
-            .relays
-            .add_relay(self.now, addr(n), pk)
-            .unwrap();
-        self.pump();
-    }
-
-    fn add_peer_relay(&mut self, c: usize, peer: usize, n: u8) {
-        let (pk, peer) = (self.relay_pk(n), self.dht(peer));
-        self.clients[c]
-            .relays
-            .add_peer_relay(self.now, peer, addr(n), pk)
-            .unwrap();
-        self.pump();
-    }
-
-    /// What a driver does after every input, until nothing moves.
-    fn pump(&mut self) {
-        for _ in 0..1000 {
-            let mut moved = false;
-            for c in 0..self.clients.len() {
-                moved |= self.pump_client(c);
-            }
-            // Relay → client bytes.
-            for c in 0..self.clients.len() {
-                let sockets: Vec<_> = self.clients[c]
-                    .sockets
-                    .iter()
-                    .map(|(id, s)| (*id, *s))
-                    .collect();
-                for (id, (a, key)) in sockets {
-                    let Some(s) = self.relays.get_mut(&a).unwrap().sessions.get_mut(&key) else {
-                        continue;
-                    };
-                    if s.out.is_empty() {
-                        continue;
-                    }
-                    let bytes = std::mem::take(&mut s.out);
-                    let client = &mut self.clients[c];
-                    client.relays.handle_bytes(self.now, id, &bytes);
-                    moved = true;
-                }
-            }
-            if !moved {
-                return;
-            }
-        }
-        panic!("driver loop does not settle");
-    }
-
-    fn pump_client(&mut self, c: usize) -> bool {
-        let now = self.now;
-        let mut moved = false;
-        let client = &mut self.clients[c];
-        while let Some(id) = client.relays.poll_close() {
-            if let Some((a, key)) = client.sockets.remove(&id) {
-                self.relays.get_mut(&a).unwrap().close(key);
-            }
-            moved = true;
-        }
-        while let Some((id, a)) = client.relays.poll_connect(now) {
-            client.connects.push((now, a));
-            moved = true;
-            let relay = self.relays.get_mut(&a).unwrap();
-            if relay.accept {
-                let key = self.next_session;
-                self.next_session += 1;
-                relay.open(key);
-                client.sockets.insert(id, (a, key));
-                client.relays.handle_connected(now, id, &mut client.rng);
-            } else {
-                client.relays.handle_closed(now, id);
-            }
-        }
-        let ids: Vec<RelayId> = client.sockets.keys().copied().collect();
-        for id in ids {
-            let Some(bytes) = client.relays.poll_write(id) else {
-                continue;
-            };
-            let n = client
-                .write_budget
-                .map_or(bytes.len(), |b| b.min(bytes.len()));
-            if n == 0 {
-                continue;
-            }
-            let bytes = bytes[..n].to_vec();
-            if let Some(b) = client.write_budget.as_mut() {
-                *b -= n;
-            }
-            client.relays.consume(id, n);
-            let (a, key) = client.sockets[&id];
-            self.relays.get_mut(&a).unwrap().receive(key, &bytes);
-            moved = true;
-        }
-        while let Some(e) = client.relays.poll_event() {
-            client.events.push((now, e));
-            moved = true;
-        }
-        moved
-    }
-
-    /// Runs the clients' timers until `until`, jumping from deadline to deadline.
-    fn run_until(&mut self, until: Timestamp) {
-        self.pump();
-        loop {
-            let next = self
-                .clients
-                .iter()
-                .filter_map(|c| c.relays.poll_timeout())
-                .min()
-                .map_or(until, |t| t.max(self.now));
-            if next > until {
-                self.now = until;
-                self.pump();
-                return;
-            }
-            self.now = next;
-            for c in &mut self.clients {
-                c.relays.handle_timeout(self.now, &mut c.rng);
-            }
-            self.pump();
-            if next == until {
-                return;
-            }
-        }
-    }
-
-    fn run_for(&mut self, d: Duration) {
-        self.run_until(self.now + d);
-    }
-
-    fn events(&self, c: usize) -> Vec<RelayEvent> {
-        self.clients[c]
-            .events
-            .iter()
-            .map(|(_, e)| e.clone())
-            .collect()
-    }
-
-    fn take_events(&mut self, c: usize) -> Vec<RelayEvent> {
-        std::mem::take(&mut self.clients[c].events)
-            .into_iter()
-            .map(|(_, e)| e)
-            .collect()
-    }
-
-    fn data_from(&mut self, c: usize, from: usize) -> Vec<Vec<u8>> {
-        let from = self.dht(from);
-        self.take_events(c)
-            .into_iter()
-            .filter_map(|e| match e {
-                RelayEvent::Data { from: f, data } if f == from => Some(data),
-                _ => None,
-            })
-            .collect()
-    }
-
-    fn send(&mut self, c: usize, to: usize, data: &[u8]) -> Result<(), RelaySendError> {
-        let to = self.dht(to);
-        let r = self.clients[c].relays.send_to_peer(self.now, &to, data);
-        self.pump();
-        r
-    }
-
-    fn online(&self, c: usize, peer: usize) -> bool {
-        self.clients[c].relays.is_peer_online(&self.dht(peer))
-    }
-}
 
 /// Two clients that both list relay 1 for each other, with the routes up.
 fn routed_pair() -> World {
@@ -559,7 +95,7 @@ fn data_flows_both_ways_on_the_route() {
     assert!(!w.relays[&addr(1)].received_ids.contains(&6));
 }
 
-const MAX_DATA_SIZE_FOR_TEST: usize = super::connection::MAX_DATA_SIZE;
+const MAX_DATA_SIZE_FOR_TEST: usize = crate::relay::client::connection::MAX_DATA_SIZE;
 
 #[test]
 fn sizes_outside_the_protocol_are_refused() {
@@ -666,7 +202,7 @@ fn peer_leaving_the_relay_takes_the_route_down() {
     // Client 1 is dropped by its driver: its socket closes.
     let id = *w.clients[1].sockets.keys().next().unwrap();
     let (a, key) = w.clients[1].sockets.remove(&id).unwrap();
-    w.relays.get_mut(&a).unwrap().close(key);
+    w.relays.get_mut(&a).unwrap().client_closed(key);
     w.pump();
     assert_eq!(
         w.take_events(0),
@@ -866,6 +402,7 @@ fn onion_request_goes_out_and_the_response_comes_in() {
     assert_eq!(
         w.take_events(0),
         vec![RelayEvent::OnionResponse {
+            relay_addr: addr(1),
             data: b"\x84response".to_vec()
         }]
     );
@@ -894,16 +431,6 @@ fn onion_requests_take_turns_among_relays_and_need_one() {
     assert_eq!(used, [addr(1), addr(2), addr(3), addr(1), addr(2), addr(3)]);
 }
 
-fn connected(w: &World, c: usize) -> Vec<SocketAddr> {
-    let mut v: Vec<_> = w.clients[c]
-        .relays
-        .connected_relays()
-        .map(|(a, _)| a)
-        .collect();
-    v.sort();
-    v
-}
-
 #[test]
 fn three_relays_stay_connected_and_surplus_unused_ones_are_dropped() {
     let mut w = World::new(6, 2);
@@ -921,16 +448,16 @@ fn three_relays_stay_connected_and_surplus_unused_ones_are_dropped() {
     w.add_peer_relay(0, 1, 6);
     w.add_peer_relay(1, 0, 6);
     assert!(w.online(0, 1));
-    assert_eq!(connected(&w, 0).len(), 4);
+    assert_eq!(w.connected(0).len(), 4);
     w.run_for(Duration::from_millis(1));
-    assert_eq!(connected(&w, 0), vec![addr(2), addr(3), addr(6)]);
+    assert_eq!(w.connected(0), vec![addr(2), addr(3), addr(6)]);
     w.run_for(TCP_CONNECTION_ANNOUNCE_TIMEOUT * 2);
-    assert_eq!(connected(&w, 0), vec![addr(2), addr(3), addr(6)], "in use");
+    assert_eq!(w.connected(0), vec![addr(2), addr(3), addr(6)], "in use");
     // The peer goes away: relay 6 is unused but within the three kept.
     let b = w.dht(1);
     w.clients[0].relays.remove_peer(&b);
     w.run_for(TCP_CONNECTION_ANNOUNCE_TIMEOUT * 2);
-    assert_eq!(connected(&w, 0), vec![addr(2), addr(3), addr(6)]);
+    assert_eq!(w.connected(0), vec![addr(2), addr(3), addr(6)]);
     // A kept relay that fails is replaced by a known one while it backs off.
     w.relays.get_mut(&addr(2)).unwrap().accept = false;
     let me = w.dht(0);
@@ -939,7 +466,7 @@ fn three_relays_stay_connected_and_surplus_unused_ones_are_dropped() {
         .unwrap()
         .send_raw_to(&me, &[0xff, 0xff]);
     w.pump();
-    assert_eq!(connected(&w, 0), vec![addr(1), addr(3), addr(6)]);
+    assert_eq!(w.connected(0), vec![addr(1), addr(3), addr(6)]);
 }
 
 /// Client 0 with routes to client 1 on relays 1–3 (all in use), and relay 4 listed for
@@ -951,7 +478,7 @@ fn three_in_use_and_one_more() -> World {
         w.add_peer_relay(1, 0, n);
     }
     w.add_peer_relay(0, 2, 4);
-    assert_eq!(connected(&w, 0).len(), 4);
+    assert_eq!(w.connected(0).len(), 4);
     w
 }
 
@@ -960,9 +487,9 @@ fn an_unused_relay_is_kept_10_s_for_the_peer_to_ask() {
     let mut w = three_in_use_and_one_more();
     // Client 2 never asks for us on relay 4.
     w.run_for(TCP_CONNECTION_ANNOUNCE_TIMEOUT - Duration::from_millis(1));
-    assert_eq!(connected(&w, 0).len(), 4);
+    assert_eq!(w.connected(0).len(), 4);
     w.run_for(Duration::from_millis(1));
-    assert_eq!(connected(&w, 0), vec![addr(1), addr(2), addr(3)]);
+    assert_eq!(w.connected(0), vec![addr(1), addr(2), addr(3)]);
     // As in 0.2.18 the peer loses the relay: it must be shared again.
     assert_eq!(
         w.send(0, 2, b"\x18x"),
@@ -983,7 +510,7 @@ fn an_unused_relay_is_kept_if_the_peer_asks_in_time() {
     w.add_peer_relay(2, 0, 4);
     assert!(w.online(0, 2));
     w.run_for(TCP_CONNECTION_ANNOUNCE_TIMEOUT * 3);
-    assert_eq!(connected(&w, 0).len(), 4);
+    assert_eq!(w.connected(0).len(), 4);
 }
 
 #[test]
@@ -996,7 +523,7 @@ fn a_direct_peer_lets_its_relay_go_and_gets_it_back_when_udp_ends() {
     let now = w.now;
     w.clients[0].relays.set_peer_direct(now, &c, true);
     w.run_for(Duration::from_millis(1));
-    assert_eq!(connected(&w, 0), vec![addr(1), addr(2), addr(3)]);
+    assert_eq!(w.connected(0), vec![addr(1), addr(2), addr(3)]);
     assert!(!w.online(0, 2));
     assert_eq!(
         w.clients[0].relays.poll_connect(w.now),
@@ -1006,7 +533,7 @@ fn a_direct_peer_lets_its_relay_go_and_gets_it_back_when_udp_ends() {
     let now = w.now;
     w.clients[0].relays.set_peer_direct(now, &c, false);
     w.pump();
-    assert_eq!(connected(&w, 0).len(), 4);
+    assert_eq!(w.connected(0).len(), 4);
     assert!(w.online(0, 2), "route requested again on reconnect");
 }
 
@@ -1098,4 +625,112 @@ fn a_stale_id_is_ignored() {
         1,
         "the new connection is untouched"
     );
+}
+
+#[test]
+fn a_peer_with_three_online_routes_gets_no_new_relay_but_may_use_a_known_one() {
+    let mut w = World::new(5, 2);
+    for n in 1..=3 {
+        w.add_peer_relay(0, 1, n);
+        w.add_peer_relay(1, 0, n);
+    }
+    w.add_relay(0, 5);
+    let (b, now) = (w.dht(1), w.now);
+    let (r4, r5) = (w.relay_pk(4), w.relay_pk(5));
+    let r = &mut w.clients[0].relays;
+    assert_eq!(
+        r.add_peer_relay(now, b, addr(4), r4),
+        Err(AddRelayError::Enough)
+    );
+    assert_eq!(r.add_peer_relay(now, b, addr(5), r5), Ok(()));
+}
+
+#[test]
+fn a_connect_the_driver_never_completes_is_abandoned_after_10_s() {
+    let mut w = World::new(1, 1);
+    let (pk, now) = (w.relay_pk(1), w.now);
+    let client = &mut w.clients[0];
+    let r = &mut client.relays;
+    r.add_relay(now, addr(1), pk).unwrap();
+    let (id, a) = r.poll_connect(now).unwrap();
+    assert_eq!(a, addr(1));
+    assert_eq!(r.poll_connect(now), None, "one attempt at a time");
+    assert_eq!(r.poll_timeout(), Some(now + TCP_CONNECTION_TIMEOUT));
+    let deadline = now + TCP_CONNECTION_TIMEOUT;
+    r.handle_timeout(deadline - Duration::from_micros(1), &mut client.rng);
+    assert_eq!(r.poll_close(), None);
+    r.handle_timeout(deadline, &mut client.rng);
+    assert_eq!(r.poll_close(), Some(id));
+    assert_eq!(r.stats().failures, 1);
+    assert_eq!(r.poll_timeout(), Some(deadline + RECONNECT_DELAY_MIN));
+    assert_eq!(r.poll_connect(deadline), None);
+    let (again, _) = r.poll_connect(deadline + RECONNECT_DELAY_MIN).unwrap();
+    assert_ne!(again, id, "a new attempt, a new id");
+}
+
+#[test]
+fn a_peers_relay_that_keeps_failing_is_forgotten_but_ours_is_kept() {
+    let mut w = World::new(2, 2);
+    for n in [1, 2] {
+        w.relays.get_mut(&addr(n)).unwrap().accept = false;
+    }
+    w.add_peer_relay(0, 1, 1);
+    w.add_relay(0, 2);
+    w.run_for(Duration::from_secs(600));
+    let r = &w.clients[0].relays;
+    assert_eq!(r.stats().relays_forgotten, 1);
+    let tries = |n: u8| {
+        w.clients[0]
+            .connects
+            .iter()
+            .filter(|(_, a)| *a == addr(n))
+            .count()
+    };
+    assert_eq!(
+        tries(1),
+        MAX_FAILURES as usize,
+        "forgotten after {MAX_FAILURES}"
+    );
+    assert!(
+        tries(2) > MAX_FAILURES as usize,
+        "ours is retried: {}",
+        tries(2)
+    );
+    assert_eq!(w.send(0, 1, b"\x18x"), Err(RelaySendError::NoRoute));
+    // Once our relay answers again, it comes up at the next try.
+    w.relays.get_mut(&addr(2)).unwrap().accept = true;
+    w.run_for(RECONNECT_DELAY_MAX);
+    assert_eq!(w.connected(0), vec![addr(2)]);
+}
+
+#[test]
+fn a_relay_that_reads_nothing_while_we_ask_for_routes_is_given_up() {
+    let config = RelayClientConfig {
+        connection: ConnectionConfig { output_limit: 1000 },
+        ..RelayClientConfig::default()
+    };
+    let mut w = World::with_config(1, 1, config);
+    w.add_relay(0, 1);
+    w.take_events(0);
+    w.clients[0].write_budget = Some(0);
+    // Each routing request is a 51-byte control frame; the output limit and the reserve
+    // hold about 100 of them (fewer than the 240 routes a relay gives), then the
+    // connection is stalled.
+    let mut rng = ChaCha8Rng::seed_from_u64(77);
+    let pk = w.relay_pk(1);
+    for _ in 0..200 {
+        let peer = KeyPair::generate(&mut rng).public;
+        let now = w.now;
+        w.clients[0]
+            .relays
+            .add_peer_relay(now, peer, addr(1), pk)
+            .unwrap();
+    }
+    assert_eq!(w.clients[0].relays.poll_timeout(), Some(Timestamp::ZERO));
+    w.run_for(Duration::from_millis(1));
+    assert_eq!(
+        w.take_events(0),
+        vec![RelayEvent::RelayDown { addr: addr(1), pk }]
+    );
+    assert_eq!(w.clients[0].relays.stats().failures, 1);
 }

@@ -1,0 +1,161 @@
+//! The node's TCP relay connections under tokio (protocol.md §7): one task per
+//! connection owns its socket; the session loop hands it bytes to write and gets back what
+//! it read, so the node stays single-threaded and sans-IO.
+//!
+//! Backpressure both ways: a task writes one chunk at a time and holds at most
+//! [`WRITE_QUEUE`] chunks; while they wait, the loop leaves the rest in the node's output
+//! buffer, which refuses data beyond its bound (the relay client's `Full`, which the
+//! transport sees as a full path). A task sends what it reads through a channel of
+//! [`READ_QUEUE`] chunks and stops reading while the loop has not taken them, so a fast
+//! relay cannot make us buffer without bound.
+
+use std::collections::HashMap;
+use std::io;
+use std::net::SocketAddr;
+use std::time::Duration;
+
+use ::tokio::io::{AsyncReadExt, AsyncWriteExt};
+use ::tokio::net::TcpStream;
+use ::tokio::sync::mpsc;
+use rustox_net_crypto::Timestamp;
+
+use crate::node::Node;
+use crate::relay::client::RelayId;
+
+/// Chunks waiting for one connection's task to write.
+pub const WRITE_QUEUE: usize = 16;
+/// Chunks read by all tasks and not yet handed to the node.
+pub const READ_QUEUE: usize = 64;
+/// Bytes one read takes from a socket at most.
+pub const READ_CHUNK: usize = 64 * 1024;
+/// How long a TCP connect may take; the relay client gives up on its own after its
+/// handshake timeout (10 s), this only frees the task.
+pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// What a connection's task reports.
+#[derive(Debug)]
+pub enum RelayIo {
+    /// The TCP connection is up.
+    Connected,
+    /// Bytes read.
+    Bytes(Vec<u8>),
+    /// The task wrote everything it was given: the loop may hand it more.
+    Writable,
+    /// The connection failed or ended.
+    Closed,
+}
+
+/// The loop's side of the relay connections.
+pub struct RelaySockets {
+    from_tasks: mpsc::Receiver<(RelayId, RelayIo)>,
+    to_loop: mpsc::Sender<(RelayId, RelayIo)>,
+    writers: HashMap<RelayId, mpsc::Sender<Vec<u8>>>,
+}
+
+impl Default for RelaySockets {
+    fn default() -> Self {
+        let (to_loop, from_tasks) = mpsc::channel(READ_QUEUE);
+        RelaySockets {
+            from_tasks,
+            to_loop,
+            writers: HashMap::new(),
+        }
+    }
+}
+
+impl RelaySockets {
+    /// Opens the connections the node asks for, closes those it gives up, and moves the
+    /// bytes it has to write to their tasks (as much as their queues take).
+    pub fn service(&mut self, node: &mut Node, now: Timestamp) {
+        while let Some(id) = node.poll_relay_close() {
+            // Dropping the sender ends the task, which drops the socket.
+            self.writers.remove(&id);
+        }
+        while let Some((id, addr)) = node.poll_relay_connect(now) {
+            let (tx, rx) = mpsc::channel(WRITE_QUEUE);
+            self.writers.insert(id, tx);
+            ::tokio::spawn(connection(id, addr, rx, self.to_loop.clone()));
+        }
+        for (&id, tx) in &self.writers {
+            while let Some(bytes) = node.relay_write(id) {
+                if bytes.is_empty() {
+                    break;
+                }
+                let n = bytes.len();
+                match tx.try_send(bytes.to_vec()) {
+                    Ok(()) => node.relay_consume(id, n),
+                    Err(_) => break,
+                }
+            }
+        }
+    }
+
+    /// The next report of a connection's task (for the loop's `select!`).
+    pub async fn next(&mut self) -> Option<(RelayId, RelayIo)> {
+        self.from_tasks.recv().await
+    }
+
+    /// Hands one report to the node.
+    pub fn deliver(&mut self, node: &mut Node, now: Timestamp, id: RelayId, io: RelayIo) {
+        match io {
+            RelayIo::Connected => node.handle_relay_connected(now, id),
+            RelayIo::Bytes(bytes) => node.handle_relay_bytes(now, id, &bytes),
+            RelayIo::Writable => {}
+            RelayIo::Closed => {
+                self.writers.remove(&id);
+                node.handle_relay_closed(now, id);
+            }
+        }
+    }
+}
+
+/// One relay connection: connect, then read and write until either side ends.
+async fn connection(
+    id: RelayId,
+    addr: SocketAddr,
+    mut writes: mpsc::Receiver<Vec<u8>>,
+    to_loop: mpsc::Sender<(RelayId, RelayIo)>,
+) {
+    let stream = match ::tokio::time::timeout(CONNECT_TIMEOUT, TcpStream::connect(addr)).await {
+        Ok(Ok(s)) => s,
+        _ => {
+            let _ = to_loop.send((id, RelayIo::Closed)).await;
+            return;
+        }
+    };
+    let _ = stream.set_nodelay(true);
+    if to_loop.send((id, RelayIo::Connected)).await.is_err() {
+        return;
+    }
+    let (mut reader, mut writer) = stream.into_split();
+    let mut buf = vec![0u8; READ_CHUNK];
+    let result: io::Result<()> = loop {
+        ::tokio::select! {
+            read = reader.read(&mut buf) => match read {
+                Ok(0) => break Ok(()),
+                Ok(n) => {
+                    let chunk = buf.get(..n).map(<[u8]>::to_vec).unwrap_or_default();
+                    if to_loop.send((id, RelayIo::Bytes(chunk))).await.is_err() {
+                        return;
+                    }
+                }
+                Err(e) => break Err(e),
+            },
+            chunk = writes.recv() => match chunk {
+                Some(chunk) => {
+                    if let Err(e) = writer.write_all(&chunk).await {
+                        break Err(e);
+                    }
+                    if writes.is_empty() {
+                        // Best effort: a full channel means the loop wakes anyway.
+                        let _ = to_loop.try_send((id, RelayIo::Writable));
+                    }
+                }
+                // The node gave the connection up.
+                None => return,
+            },
+        }
+    };
+    let _ = result;
+    let _ = to_loop.send((id, RelayIo::Closed)).await;
+}
