@@ -48,8 +48,14 @@ const RTT_WARMUP_RTTS: u32 = 4;
 /// How a transfer is set up beyond its profile, seed and size.
 #[derive(Debug, Clone, Default)]
 pub struct NodeTransferOptions {
-    /// On a relayed profile: how every relay socket is set (Nagle off is the default).
-    pub tcp: StreamOptions,
+    /// On a relayed profile: how the nodes' relay sockets are set. Nagle off
+    /// (`TCP_NODELAY`) is the default, as rustox's relay drivers set them
+    /// (`core/src/driver/tokio/relays.rs`, `relay_streams.rs`).
+    pub node_sockets: StreamOptions,
+    /// On a relayed profile: how the relay's sockets are set. Nagle off is the default, as
+    /// `rustox bootstrap --tcp-ports` sets them (`core/src/driver/tcp_relay.rs`); c-toxcore's
+    /// relay (tox-bootstrapd) leaves Nagle on.
+    pub relay_sockets: StreamOptions,
     /// On a relayed profile: the first data segment of file data Alice's relay socket sends
     /// at or after this time is lost on her leg (fault injection, for head-of-line
     /// blocking).
@@ -171,7 +177,7 @@ pub fn run_node_transfer_with(
     let mut sim: Simulator<SimToxNode> = Simulator::new(seed, link);
     sim.set_trace_enabled(false);
     let t0 = Timestamp::ZERO;
-    let stream_options = options.tcp;
+    let (node_sockets, relay_sockets) = (options.node_sockets, options.relay_sockets);
     let node_options = |accept| SimToxOptions {
         node: NodeOptions {
             transport: TransportConfig {
@@ -194,14 +200,14 @@ pub fn run_node_transfer_with(
         let mut host = SimToxNode::new(t0, relay_seed, node_options(false));
         let keys = KeyPair::generate(&mut ChaCha20Rng::seed_from_u64(relay_seed ^ 0x7e1a));
         let relay_pk = keys.public;
-        host.open_tcp_port(tcp_addr(r_addr), stream_options);
+        host.open_tcp_port(tcp_addr(r_addr), relay_sockets);
         host.serve_relay(SimRelayServer::new(
             RelayServer::new(keys, RelayConfig::default()),
             relay_seed,
-            stream_options,
+            relay_sockets,
         ));
         for (node, addr) in [(&mut alice, a_addr), (&mut bob, b_addr)] {
-            node.open_tcp_port(tcp_addr(addr), stream_options);
+            node.open_tcp_port(tcp_addr(addr), node_sockets);
             node.node
                 .add_tcp_relay(t0, tcp_addr(r_addr), relay_pk)
                 .expect("a relay");

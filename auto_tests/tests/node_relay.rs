@@ -203,16 +203,17 @@ fn a_segment_lost_on_a_leg_holds_back_what_follows_and_the_transport_declares_no
     );
 }
 
-/// c-toxcore's relay sockets (client and server) leave Nagle's algorithm on. A request
-/// packet going back to the sender is shorter than a segment, so on each leg it waits for
-/// the previous short segment's ACK: about a leg RTT, plus the delayed-ACK timer. The
-/// session then reads the path hundreds of milliseconds longer than it is and its peer's
-/// acknowledgements as that much delayed — why a relay driver sets TCP_NODELAY.
+/// c-toxcore's relay (tox-bootstrapd) leaves Nagle's algorithm on its sockets; rustox's
+/// drivers set TCP_NODELAY. Through such a relay, a request packet going back to the sender
+/// is shorter than a segment, so on the relay's leg to the sender it waits for the previous
+/// short segment's ACK: about a leg RTT, plus the delayed-ACK timer. The session's RTT then
+/// reads the path well over 10 % long, and its peer's acknowledgements as that much
+/// delayed: the relay's socket option decides whether the RTT target can hold.
 #[test]
-fn nagle_on_the_relay_sockets_delays_requests_by_a_leg_round_trip() {
+fn through_a_relay_whose_sockets_keep_nagle_requests_wait_a_leg_round_trip() {
     let r = run(
         NodeTransferOptions {
-            tcp: rustox_auto_tests::tcp::StreamOptions { nagle: true },
+            relay_sockets: rustox_auto_tests::tcp::StreamOptions { nagle: true },
             ..NodeTransferOptions::default()
         },
         4 * MIB,
@@ -220,17 +221,18 @@ fn nagle_on_the_relay_sockets_delays_requests_by_a_leg_round_trip() {
     assert!(r.verified, "{r:?}");
     let f = figures(&r);
     let ack_delay = f.sender.peer_ack_delay.unwrap_or_default();
+    let median = f.srtt_median().expect("samples");
     eprintln!(
-        "Nagle on: srtt median {:?} (base {:?}), mean error {:?}, peer ack delay {ack_delay:?}, efficiency {:.3}",
-        f.srtt_median(),
+        "relay with Nagle: srtt median {median:?} (base {:?}), mean error {:?}, peer ack delay {ack_delay:?}, declared lost {}, re-sent {}, efficiency {:.3}",
         f.base_rtt,
         f.rtt_error_mean(),
+        f.sender.packets_declared_lost,
+        f.sender.packets_resent,
         r.efficiency
     );
     assert!(ack_delay >= LEG_RTT, "peer ack delay {ack_delay:?}");
-    let median = f.srtt_median().expect("samples");
     assert!(
-        median >= f.base_rtt + LEG_RTT,
+        median.as_secs_f64() > f.base_rtt.as_secs_f64() * (1.0 + RTT_MAX_ERROR),
         "median srtt {median:?} vs base {:?}",
         f.base_rtt
     );

@@ -31,9 +31,10 @@ struct Args {
     /// Profiles, comma-separated (default: all).
     #[arg(long)]
     profiles: Option<String>,
-    /// Relay sockets run Nagle's algorithm (c-toxcore's sockets; default TCP_NODELAY).
+    /// The relay's sockets run Nagle's algorithm, as c-toxcore's relay (tox-bootstrapd)
+    /// leaves them (default TCP_NODELAY, as `rustox bootstrap --tcp-ports` sets them).
     #[arg(long)]
-    nagle: bool,
+    relay_nagle: bool,
 }
 
 fn main() {
@@ -50,7 +51,7 @@ fn main() {
         args.mib, args.seed
     );
     let mut options = NodeTransferOptions::default();
-    options.tcp.nagle = args.nagle;
+    options.relay_sockets.nagle = args.relay_nagle;
     let mut relayed: Vec<(&'static str, RelayFigures)> = Vec::new();
     println!("| profile | whole node | transport alone | node ÷ transport | same from the accept | chat p95 ms during the file | messages | verified | friend KiB idle | friend KiB peak |");
     println!("|---|---:|---:|---:|---:|---:|---:|---|---:|---:|");
@@ -93,7 +94,11 @@ fn main() {
     println!();
     println!(
         "Through the relay ({}): the session's smoothed RTT every half RTT from 4 RTTs after the accept, against the path's base RTT",
-        if args.nagle { "Nagle on" } else { "TCP_NODELAY" }
+        if args.relay_nagle {
+            "the relay's sockets with Nagle on, the nodes' TCP_NODELAY"
+        } else {
+            "TCP_NODELAY on every socket"
+        }
     );
     println!("| profile | base RTT ms | srtt median ms | mean error | max error | lowest srtt ÷ base | friend online s | leg retransmits | longest hold ms | relay drops | unsent | resent | declared lost |");
     println!("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");

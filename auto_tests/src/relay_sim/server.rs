@@ -1,5 +1,6 @@
 //! The real [`RelayServer`] state machine (core `relay/server`) behind simulated TCP
-//! sockets: the driver a relay host runs, as `rustox bootstrap --tcp-ports` runs one.
+//! sockets: what `rustox bootstrap --tcp-ports` runs around it (`core/src/driver/tcp_relay.rs`),
+//! done the same way.
 //!
 //! * A SYN is offered to [`RelayServer::handle_accept`]; accepted, it gets a SYN-ACK and a
 //!   [`ConnId`]; refused (connection caps), a RST.
@@ -26,8 +27,9 @@ use super::control::{segment_conn, Control};
 use super::socket::{SocketInput, TcpSocket};
 use crate::tcp::StreamOptions;
 
-/// Bytes the driver reads from a socket at a time before it writes what they produced: a
-/// usual read buffer (and c-toxcore's relay forwards frame by frame, which is finer still).
+/// Bytes the driver reads from a socket at a time before it writes what they produced: the
+/// relay driver's read buffer (`core/src/driver/tcp_relay.rs`, which flushes after every
+/// read for this reason; c-toxcore's relay forwards frame by frame, finer still).
 pub const READ_BUFFER: usize = 64 * 1024;
 
 /// Counters of the driver (the server keeps its own, [`RelayServer::stats`]).
