@@ -263,7 +263,7 @@ fn the_same_seed_replays_the_same_relayed_run() {
 /// redial (with the stored relay) goes out of band: online at 9.5 s. A relay attached to a
 /// friend whose session is handshaking should reach that session at once.
 #[test]
-#[ignore = "node: a relay added to a friend does not reach a session already dialling (report of the sim-relay branch)"]
+
 fn friends_meet_through_a_relay_added_after_the_dial_within_three_seconds() {
     let online = figures(clean()).online_at.expect("online");
     assert!(online <= Timestamp::from_secs(3), "online at {online:?}");

@@ -172,6 +172,8 @@ impl Node {
                 RelayEvent::RelayUp { .. } => {
                     self.stats.relays_up += 1;
                     self.offer_relays_to_onion(now);
+                    // Sessions to friends listed on it can use it out of band from now.
+                    self.mark_relay_reachable_friends();
                     // Friends hear of it now rather than at the next 120 s round.
                     for number in self.friends.numbers() {
                         if let Some(f) = self.friends.get_mut(number) {
@@ -184,7 +186,10 @@ impl Node {
                     self.offer_relays_to_onion(now);
                 }
                 RelayEvent::PeerRoute { peer, online } => {
-                    self.endpoint.set_relay(&peer, online);
+                    // Without a route, packets still go out of band through the relays the
+                    // peer is registered on.
+                    let reachable = online || self.relays.has_peer_relays(&peer);
+                    self.endpoint.set_relay(&peer, reachable);
                 }
                 RelayEvent::Data { from, data } => self.relayed_datagram(now, from, &data),
                 RelayEvent::Oob {
@@ -207,6 +212,18 @@ impl Node {
                     );
                 }
             }
+        }
+    }
+
+    /// Every friend's session learns whether a connected relay lists the friend.
+    fn mark_relay_reachable_friends(&mut self) {
+        for number in self.friends.numbers() {
+            let Some(dht_pk) = self.friends.get(number).and_then(|f| f.conn.dht_pk()) else {
+                continue;
+            };
+            let reachable =
+                self.relays.is_peer_online(&dht_pk) || self.relays.has_peer_relays(&dht_pk);
+            self.endpoint.set_relay(&dht_pk, reachable);
         }
     }
 
@@ -296,6 +313,11 @@ impl Node {
                 Err(_) => {}
             }
         }
+        if self.relays.has_peer_relays(&dht_pk) {
+            // A session already under way (dialled over UDP) tries the relay at once: its
+            // handshake goes out of band until a route comes up.
+            self.endpoint.set_relay(&dht_pk, true);
+        }
         any
     }
 
@@ -331,10 +353,23 @@ impl Node {
             let Some(dht_pk) = f.conn.dht_pk() else {
                 continue;
             };
-            let direct = f
-                .session
-                .and_then(|id| self.endpoint.connection(id))
-                .is_some_and(|c| c.udp_working(now));
+            let conn = f.session.and_then(|id| self.endpoint.connection(id));
+            let direct = conn.is_some_and(|c| c.udp_working(now));
+            // A session that came in through a relay knows no UDP address, and friend
+            // connection reports an address only when it changes: the one the DHT found is
+            // handed to the session here, so its UDP probes can start.
+            let known = f.conn.direct_addr();
+            let give = match (f.session, conn, known) {
+                (Some(id), Some(c), Some(addr)) if !direct && c.peer_addr() != Some(addr) => {
+                    Some((id, addr))
+                }
+                _ => None,
+            };
+            if let Some((id, addr)) = give {
+                if !self.udp_disabled {
+                    self.endpoint.set_peer_addr(now, id, addr);
+                }
+            }
             self.relays.set_peer_direct(now, &dht_pk, direct);
         }
     }

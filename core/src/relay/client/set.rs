@@ -627,6 +627,17 @@ impl RelayClients {
         result
     }
 
+    /// Whether `peer` lists a relay we are connected to: packets to it can go at least out
+    /// of band ([`Self::send_to_peer`]).
+    pub fn has_peer_relays(&self, peer: &PublicKey) -> bool {
+        self.peers.get(peer).is_some_and(|p| {
+            p.relays.iter().any(|pk| {
+                self.relay_index(pk)
+                    .is_some_and(|i| self.relays[i].established().is_some())
+            })
+        })
+    }
+
     /// Whether some relay has an online route to `peer`.
     pub fn is_peer_online(&self, peer: &PublicKey) -> bool {
         self.online_routes(peer) > 0
