@@ -193,8 +193,19 @@ fn a_file_from_a_udp_off_rustox_node_crosses_tox_bootstrapd_to_c_toxcore_byte_ex
         ..RustoxOptions::default()
     })
     .expect("start the rustox node");
-    let summary = c.wait_summary().expect("the c-toxcore receiver's summary");
-    assert_eq!(summary.bytes, SIZE, "{summary:?}\n rustox: {:?}", r.log.events());
+    let summary = match c.wait_summary() {
+        Ok(s) => s,
+        Err(e) => panic!(
+            "the c-toxcore receiver's summary: {e}\n rustox: {:?}",
+            r.log.events()
+        ),
+    };
+    assert_eq!(
+        summary.bytes,
+        SIZE,
+        "{summary:?}\n rustox: {:?}",
+        r.log.events()
+    );
     assert!(summary.verified, "c-toxcore's check failed: {summary:?}");
     assert!(summary.in_order, "{summary:?}");
     assert_eq!(summary.check, "file-id");
