@@ -31,12 +31,17 @@ const DHT_PORT: u16 = 33445;
 const RECV_ADDR: &str = "10.77.2.2:33500";
 /// How long a node may take to find its friend through the onion over a relay.
 const FIND_LIMIT: Duration = Duration::from_secs(90);
-/// How long the session may take to move to UDP once it is unblocked: the sessions probe
-/// UDP every 4 s and prefer it once heard (protocol.md §2.9); the rest is margin.
-const SWITCH_LIMIT: Duration = Duration::from_secs(30);
+/// How long the session may take to move to UDP once it is unblocked: each node learns the
+/// other's address when its DHT hears from it (a get-nodes round per friend every 20 s,
+/// `GET_NODE_INTERVAL`), then the sessions probe UDP every 4 s and prefer it once heard
+/// (protocol.md §2.9); the rest is margin.
+const SWITCH_LIMIT: Duration = Duration::from_secs(60);
 /// How long the second transfer should last through the relay alone, so UDP comes back
-/// while it runs.
-const SECOND_FILE_SECONDS: f64 = 20.0;
+/// while it runs and the session has time to move.
+const SECOND_FILE_SECONDS: f64 = 80.0;
+/// R's links toward A and B run at this rate (tc tbf), so a file lasts long enough on
+/// loopback-fast veths for UDP to come back during it; both paths share the limit.
+const LINK_RATE: &str = "100mbit";
 
 /// Why the scenario could not run or did not do what it should.
 #[derive(Debug, thiserror::Error)]
@@ -148,6 +153,20 @@ fn build_net(tag: &str) -> Result<Net, SwitchError> {
     }
     ip(&net.a, &["route", "add", "default", "via", "10.77.1.1"])?;
     ip(&net.b, &["route", "add", "default", "via", "10.77.2.1"])?;
+    for dev in ["ra", "rb"] {
+        let status = net
+            .r
+            .command("tc")
+            .args(["qdisc", "add", "dev", dev, "root", "tbf", "rate", LINK_RATE])
+            .args(["burst", "256kb", "latency", "50ms"])
+            .status()
+            .map_err(|e| SwitchError::Setup(format!("tc: {e}")))?;
+        if !status.success() {
+            return Err(SwitchError::Setup(format!(
+                "tc qdisc add dev {dev} tbf failed"
+            )));
+        }
+    }
     let status = net
         .r
         .command("sysctl")
@@ -327,11 +346,22 @@ fn random_file(path: &Path, size: u64, seed: u64) -> Result<(), SwitchError> {
     std::io::Write::flush(&mut out).map_err(|e| SwitchError::Setup(format!("{e}")))
 }
 
+/// Whether two files hold the same bytes (read in chunks: the second file is large).
 fn same_bytes(a: &Path, b: &Path) -> bool {
-    match (std::fs::read(a), std::fs::read(b)) {
-        (Ok(x), Ok(y)) => x == y,
-        _ => false,
-    }
+    let digest = |p: &Path| -> Option<Vec<u8>> {
+        use sha2::Digest;
+        let mut f = std::fs::File::open(p).ok()?;
+        let mut h = sha2::Sha256::new();
+        let mut buf = vec![0u8; 1 << 20];
+        loop {
+            let n = f.read(&mut buf).ok()?;
+            if n == 0 {
+                return Some(h.finalize().to_vec());
+            }
+            h.update(buf.get(..n)?);
+        }
+    };
+    matches!((digest(a), digest(b)), (Some(x), Some(y)) if x == y)
 }
 
 /// The sender's goodput from its JSON summary line.

@@ -7,8 +7,6 @@
 //! directory). Without them it skips with a message, except under CI (`CI` set), where a
 //! missing prerequisite is a failure: CI runs as root and must run it.
 
-use std::time::Duration;
-
 use rustox_auto_tests::emulator::rustox_beside_current_exe;
 use rustox_auto_tests::relay_switch::{self, SwitchError};
 
@@ -33,8 +31,15 @@ fn a_blocked_pair_moves_a_file_through_a_relay_then_continues_over_udp_when_unbl
         }
         Err(e) => panic!("{e}"),
     };
-    // UDP is probed every 4 s and preferred once heard; 10 s leaves room for a loaded host.
-    assert!(report.switch_time < Duration::from_secs(10), "{report:?}");
+    // The scenario itself fails when the session does not reach UDP within its limit
+    // (60 s); the figure goes to relay-bench's table.
+    assert!(
+        report
+            .path_lines
+            .iter()
+            .any(|l| l.contains("through TCP relay")),
+        "{report:?}"
+    );
     eprintln!(
         "relay only: {} MiB at {:.1} Mbit/s; then {} MiB at {:.1} Mbit/s with UDP back after \
          {:.2} s\n{}",
