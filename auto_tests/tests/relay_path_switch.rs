@@ -32,7 +32,7 @@ fn a_blocked_pair_moves_a_file_through_a_relay_then_continues_over_udp_when_unbl
         Err(e) => panic!("{e}"),
     };
     // The scenario itself fails when the session does not reach UDP within its limit
-    // (60 s); the figure goes to relay-bench's table.
+    // (150 s); the figure goes to relay-bench's table.
     assert!(
         report
             .path_lines

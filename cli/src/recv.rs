@@ -185,6 +185,8 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             once: args.once,
             peers: HashMap::new(),
             paths: HashMap::new(),
+            trace_path: std::env::var_os("RUSTOX_TRACE_PATH").is_some(),
+            last_trace: Timestamp::ZERO,
             incoming: HashMap::new(),
             bar: ProgressBar::hidden(),
             linger: None,
@@ -211,6 +213,8 @@ struct RecvApp {
     /// The path each online friend's session ran on when last looked at: a change is
     /// printed, so a person (or a test) sees a session move between a relay and UDP.
     paths: HashMap<FriendNumber, PathKind>,
+    trace_path: bool,
+    last_trace: Timestamp,
     incoming: HashMap<(FriendNumber, u32), Incoming>,
     /// The bar of the most recent incoming file.
     bar: ProgressBar,
@@ -408,6 +412,19 @@ impl App for RecvApp {
     }
 
     fn after_io(&mut self, node: &mut Node, now: Timestamp) {
+        // With `RUSTOX_TRACE_PATH=1`, each friend's path and known UDP address once a second
+        // (a diagnostic of path selection, not part of the interface).
+        if self.trace_path && now >= self.last_trace + Duration::from_secs(1) {
+            self.last_trace = now;
+            for &friend in self.peers.keys() {
+                eprintln!(
+                    "rustox recv: trace path {:?} udp addr {:?} relays {}",
+                    node.friend_data_path(now, friend),
+                    node.friend_udp_addr(friend),
+                    node.friend_relays(friend).len()
+                );
+            }
+        }
         for &friend in self.peers.keys() {
             let Some(path) = node.friend_data_path(now, friend) else {
                 continue;

@@ -13,11 +13,13 @@
 //!   The relay's resident memory grows by so much per connection; connections per GiB is
 //!   what that allows. Kernel socket buffers are not in that figure (they are the kernel's,
 //!   the same for both relays).
+//! * **rustox file**: a file between two UDP-off `rustox send/recv` processes (the `rustox`
+//!   binary beside this one) through the relay, found by Tox ID through the same DHT.
+//! * **Switch** (`--switch`, root): `relay_switch`'s network-namespace scenario, the time
+//!   from UDP unblocked to the session running over UDP.
 //!
-//! * **rustox file**: the same through two UDP-off `rustox send/recv` processes.
-//! * **Switch** (`--switch`, root): `relay_switch`'s time from UDP unblocked to UDP running.
-//!
-//! usage: relay-bench [--rustox-file-mib 64] [--switch] [--file-mib 8] [--blast-mib 512] [--idle 4000] [--only rustox|c-toxcore]
+//! usage: relay-bench [--rustox-file-mib 64] [--switch] [--file-mib 8] [--blast-mib 512]
+//! [--idle 4000] [--only rustox|c-toxcore]
 //! (`--serve UDP TCP` is internal: the rustox relay process, what `rustox bootstrap
 //! --tcp-ports` runs, with the per-address limits lifted for a loopback load.)
 
@@ -330,7 +332,6 @@ fn rustox_file(relay: &Relay, mib: u64) -> (Option<f64>, Option<f64>) {
         .args(["send", "--to", &id])
         .args(&network)
         .arg(&source)
-        .stderr(Stdio::null())
         .output()
         .expect("run rustox send");
     let _ = recv.kill();
@@ -345,7 +346,14 @@ fn rustox_file(relay: &Relay, mib: u64) -> (Option<f64>, Option<f64>) {
             v.get("friend_online_seconds").and_then(|x| x.as_f64()),
         ),
         _ => {
-            eprintln!("{}: rustox send failed: {}", relay.name, sent.status);
+            let err = String::from_utf8_lossy(&sent.stderr);
+            let tail: Vec<&str> = err.lines().rev().take(4).collect();
+            eprintln!(
+                "{}: rustox send failed ({}): {}",
+                relay.name,
+                sent.status,
+                tail.into_iter().rev().collect::<Vec<_>>().join(" / ")
+            );
             (None, None)
         }
     }
@@ -518,7 +526,7 @@ fn switch_table() {
     let dir = std::env::temp_dir().join(format!("relay-bench-switch-{}", std::process::id()));
     let result = rustox_auto_tests::relay_switch::run(&rustox, &dir, "b");
     let _ = std::fs::remove_dir_all(&dir);
-    println!("\nPath switch (network namespaces, 100 Mbit/s links, rustox relay; UDP blocked, then unblocked during the second file)");
+    println!("\nPath switch (network namespaces, 30 Mbit/s links, rustox relay; UDP blocked, then unblocked during the second file)");
     println!("| relay-only file | its goodput Mbit/s | second file | its goodput Mbit/s | UDP unblocked -> session over UDP s |");
     println!("|---:|---:|---:|---:|---:|");
     match result {
