@@ -29,6 +29,7 @@ pub mod node_transfer;
 pub mod profiles;
 pub mod relay_probe;
 pub mod relay_sim;
+pub mod relay_switch;
 pub mod scale;
 pub mod seed;
 pub mod shared;

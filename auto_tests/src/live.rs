@@ -99,6 +99,11 @@ pub struct RustoxOptions {
     pub receive_files: bool,
     /// Start as this profile (identity, friends); `secret` and `add` still apply.
     pub profile: Option<rustox_core::savedata::Profile>,
+    /// UDP off ([`NodeOptions::udp_disabled`]): friends are reached through
+    /// [`Self::tcp_relays`] only.
+    pub no_udp: bool,
+    /// TCP relays (`Node::add_tcp_relay`): address and the relay's key.
+    pub tcp_relays: Vec<(SocketAddr, PublicKey)>,
 }
 
 /// A rustox node on a real socket, run by the tokio session driver on a thread of its own.
@@ -141,9 +146,19 @@ impl rustox_core::driver::tokio::session::App for PeerApp {
                 .push(at, PeerEvent::SelfStatus(if connected { 2 } else { 0 })),
             NodeEvent::FriendRequest { pk, .. } => self.log.push(at, PeerEvent::Request(pk)),
             NodeEvent::FriendAdded { pk, .. } => self.log.push(at, PeerEvent::Request(pk)),
-            NodeEvent::FriendConnection { friend, online, .. } => {
-                self.log
-                    .push(at, PeerEvent::Friend(friend.0, if online { 2 } else { 0 }));
+            NodeEvent::FriendConnection {
+                friend,
+                online,
+                addr,
+            } => {
+                // c-toxcore's TOX_CONNECTION numbers: a session without a UDP address runs
+                // through TCP relays.
+                let status = match (online, addr) {
+                    (false, _) => 0,
+                    (true, None) => 1,
+                    (true, Some(_)) => 2,
+                };
+                self.log.push(at, PeerEvent::Friend(friend.0, status));
                 if !online {
                     return None;
                 }
@@ -267,6 +282,7 @@ impl RustoxPeer {
             },
             accept_strangers: options.accept,
             unix_time: rustox_core::driver::clock::unix_now(),
+            udp_disabled: options.no_udp,
             ..NodeOptions::default()
         };
         let mut node = match &options.profile {
@@ -289,6 +305,10 @@ impl RustoxPeer {
         }
         for (a, pk) in &options.bootstrap {
             node.bootstrap(now, *a, *pk);
+        }
+        for (a, pk) in &options.tcp_relays {
+            node.add_tcp_relay(now, *a, *pk)
+                .map_err(|e| LiveError::Relay(*a, e))?;
         }
         if let Some(id) = &options.request {
             node.add_friend(now, id, b"hello from rustox")?;
@@ -397,4 +417,7 @@ pub enum LiveError {
     /// Adding the friend by key.
     #[error(transparent)]
     Node(#[from] rustox_core::node::NodeError),
+    /// Adding a TCP relay.
+    #[error("TCP relay {0}: {1}")]
+    Relay(SocketAddr, rustox_core::relay::client::AddRelayError),
 }

@@ -26,6 +26,7 @@ use rustox_net_crypto::{ControllerKind, Timestamp, TransportConfig, TransportSta
 use crate::controller::parse_controller;
 use crate::driver::{self, App};
 use crate::progress::transfer_bar;
+use crate::relay_args::RelayArgs;
 use crate::send::closed_error;
 use crate::size::parse_size;
 
@@ -55,6 +56,9 @@ pub struct Args {
     /// Give up after this many seconds.
     #[arg(long, default_value_t = 300)]
     timeout: u64,
+    /// TCP relays for both nodes (without them, Alice and Bob use UDP only).
+    #[command(flatten)]
+    relays: RelayArgs,
 }
 
 /// What Alice measured.
@@ -76,6 +80,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
 }
 
 fn run_in(args: &Args, dir: &Path) -> anyhow::Result<()> {
+    args.relays.check().map_err(anyhow::Error::msg)?;
     let source = dir.join("alice-file.bin");
     let inbox = dir.join("bob");
     std::fs::create_dir_all(&inbox)
@@ -121,6 +126,7 @@ fn run_in(args: &Args, dir: &Path) -> anyhow::Result<()> {
             ..DhtConfig::default()
         },
         unix_time: rustox_core::driver::clock::unix_now(),
+        udp_disabled: args.relays.no_udp,
         ..NodeOptions::default()
     };
     let limit = Duration::from_secs(args.timeout.max(1));
@@ -134,6 +140,8 @@ fn run_in(args: &Args, dir: &Path) -> anyhow::Result<()> {
         rustox_core::node::system_rng(),
     );
     bob_node.bootstrap(start, boot_addr, boot_pk);
+    args.relays.add_relays(&mut bob_node, start)?;
+    let relays = args.relays.clone();
     let bob_id = bob_node.tox_id();
     println!("Bob   {}  Tox ID {bob_id}", bob_socket.local_addr()?);
     let bob = {
@@ -170,6 +178,7 @@ fn run_in(args: &Args, dir: &Path) -> anyhow::Result<()> {
                 alice_socket.local_addr()?
             );
             node.bootstrap(clock.now(), boot_addr, boot_pk);
+            relays.add_relays(&mut node, clock.now())?;
             let friend = node.add_friend(clock.now(), &bob_id, ALICE_REQUEST.as_bytes())?;
             let mut app = Alice {
                 friend,

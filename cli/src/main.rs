@@ -18,6 +18,7 @@ mod plot;
 mod profile;
 mod progress;
 mod recv;
+mod relay_args;
 mod send;
 mod sim;
 mod size;

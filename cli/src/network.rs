@@ -14,6 +14,7 @@ use rustox_net_crypto::crypto::PublicKey;
 use rustox_net_crypto::Timestamp;
 
 use crate::addr::parse_addr;
+use crate::relay_args::RelayArgs;
 
 /// One `--bootstrap` value.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -49,6 +50,8 @@ pub struct NetworkArgs {
     /// Find peers on the local network too (LAN discovery broadcasts, protocol.md §5.7).
     #[arg(long)]
     pub lan: bool,
+    #[command(flatten)]
+    pub relays: RelayArgs,
 }
 
 impl NetworkArgs {
@@ -60,20 +63,27 @@ impl NetworkArgs {
         }
     }
 
-    /// Starts `node` from every bootstrap node, and gives LAN discovery the interfaces'
-    /// broadcast addresses.
-    pub fn bootstrap(&self, node: &mut Node, now: Timestamp) {
+    /// Starts `node` from every bootstrap node and TCP relay, and gives LAN discovery the
+    /// interfaces' broadcast addresses.
+    pub fn bootstrap(&self, node: &mut Node, now: Timestamp) -> anyhow::Result<()> {
+        self.relays.add_relays(node, now)?;
         if self.lan {
             node.set_lan_broadcasts(rustox_core::driver::socket::interface_broadcasts());
         }
         for b in &self.bootstrap {
             node.bootstrap(now, b.addr, b.dht_pk);
         }
+        Ok(())
+    }
+
+    /// Whether the node may send UDP ([`RelayArgs::no_udp`]).
+    pub fn udp_disabled(&self) -> bool {
+        self.relays.no_udp
     }
 
     /// Whether the node has any way to find a peer it knows only by Tox ID.
     pub fn can_search(&self) -> bool {
-        self.lan || !self.bootstrap.is_empty()
+        self.lan || !self.bootstrap.is_empty() || !self.relays.tcp_relays.is_empty()
     }
 }
 

@@ -22,13 +22,14 @@ use rustox_core::driver::Clock;
 use rustox_core::friend::ToxId;
 use rustox_core::node::{FileOffer, FriendNumber, Node, NodeEvent, NodeOptions};
 use rustox_net_crypto::crypto::KeyPair;
-use rustox_net_crypto::{ControllerKind, Timestamp, TransportConfig};
+use rustox_net_crypto::{ControllerKind, PathKind, Timestamp, TransportConfig};
 
 use crate::addr::parse_addr;
 use crate::controller::parse_controller;
 use crate::driver::{self, App};
 use crate::network::NetworkArgs;
 use crate::progress::{say, transfer_bar};
+use crate::relay_args::describe_path;
 use crate::summary::TransferSummary;
 
 /// How long `--once` waits after the file for the sender to close the session: several
@@ -93,6 +94,7 @@ fn parse_accept_from(text: &str) -> Result<AcceptFrom, String> {
 
 /// Runs `rustox recv`.
 pub fn run(args: Args) -> anyhow::Result<()> {
+    args.network.relays.check().map_err(anyhow::Error::msg)?;
     std::fs::create_dir_all(&args.out)
         .with_context(|| format!("cannot use output directory {}", args.out.display()))?;
     if !args.out.is_dir() {
@@ -163,6 +165,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             dht: args.network.dht_config(),
             unix_time: rustox_core::driver::clock::unix_now(),
             accept_strangers: args.accept_from == AcceptFrom::Any,
+            udp_disabled: args.network.udp_disabled(),
             ..NodeOptions::default()
         };
         let mut node = match &profile {
@@ -176,11 +179,14 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             node.add_friend_norequest(clock.now(), id.pk)
                 .context("cannot add the --accept-from peer")?;
         }
-        args.network.bootstrap(&mut node, clock.now());
+        args.network.bootstrap(&mut node, clock.now())?;
         let mut app = RecvApp {
             out: args.out.clone(),
             once: args.once,
             peers: HashMap::new(),
+            paths: HashMap::new(),
+            trace_path: std::env::var_os("RUSTOX_TRACE_PATH").is_some(),
+            last_trace: Timestamp::ZERO,
             incoming: HashMap::new(),
             bar: ProgressBar::hidden(),
             linger: None,
@@ -202,7 +208,13 @@ struct Incoming {
 struct RecvApp {
     out: PathBuf,
     once: bool,
-    peers: HashMap<FriendNumber, SocketAddr>,
+    /// Each online friend as messages name it.
+    peers: HashMap<FriendNumber, String>,
+    /// The path each online friend's session ran on when last looked at: a change is
+    /// printed, so a person (or a test) sees a session move between a relay and UDP.
+    paths: HashMap<FriendNumber, PathKind>,
+    trace_path: bool,
+    last_trace: Timestamp,
     incoming: HashMap<(FriendNumber, u32), Incoming>,
     /// The bar of the most recent incoming file.
     bar: ProgressBar,
@@ -229,10 +241,7 @@ impl RecvApp {
             .with_context(|| format!("cannot write {}", path.display()))?;
         node.accept_file(now, id, file, sink, Some(digest))
             .with_context(|| format!("cannot accept {}", path.display()))?;
-        let from = self
-            .peers
-            .get(&id)
-            .map_or_else(|| "?".into(), |a| a.to_string());
+        let from = self.peers.get(&id).cloned().unwrap_or_else(|| "?".into());
         self.bar = transfer_bar(if size == u64::MAX { 0 } else { size }, &from);
         say(
             &self.bar,
@@ -269,14 +278,16 @@ impl App for RecvApp {
                 online: true,
                 addr,
             } => {
-                let addr = addr?;
-                self.peers.insert(friend, addr);
                 let key = node
                     .friend_public_key(friend)
                     .map_or_else(String::new, |k| k.to_hex());
+                let path = describe_path(node, now, friend, addr);
+                // Named by its UDP address when it has one, else by the start of its key.
+                let name = addr.map_or_else(|| key.chars().take(16).collect(), |a| a.to_string());
+                self.peers.insert(friend, name);
                 say(
                     &self.bar,
-                    &format!("rustox recv: session from {addr} (key {key})"),
+                    &format!("rustox recv: session with friend {key} {path}"),
                 );
             }
             NodeEvent::FriendRequest { pk, message } => {
@@ -309,7 +320,8 @@ impl App for RecvApp {
                 let from = self
                     .peers
                     .get(&friend)
-                    .map_or_else(|| "?".into(), |a| a.to_string());
+                    .cloned()
+                    .unwrap_or_else(|| "?".into());
                 say(
                     &self.bar,
                     &format!("{from}: {}", String::from_utf8_lossy(&text)),
@@ -374,6 +386,7 @@ impl App for RecvApp {
                 eprintln!("rustox recv: {message}");
             }
             NodeEvent::SessionClosed { friend, reason } => {
+                self.paths.remove(&friend);
                 if let Some(addr) = self.peers.remove(&friend) {
                     say(
                         &self.bar,
@@ -398,7 +411,40 @@ impl App for RecvApp {
         Some(Ok(()))
     }
 
-    fn after_io(&mut self, node: &mut Node, _now: Timestamp) {
+    fn after_io(&mut self, node: &mut Node, now: Timestamp) {
+        // With `RUSTOX_TRACE_PATH=1`, each friend's path and known UDP address once a second
+        // (a diagnostic of path selection, not part of the interface).
+        if self.trace_path && now >= self.last_trace + Duration::from_secs(1) {
+            self.last_trace = now;
+            for &friend in self.peers.keys() {
+                eprintln!(
+                    "rustox recv: trace path {:?} udp addr {:?} relays {}",
+                    node.friend_data_path(now, friend),
+                    node.friend_udp_addr(friend),
+                    node.friend_relays(friend).len()
+                );
+            }
+        }
+        for &friend in self.peers.keys() {
+            let Some(path) = node.friend_data_path(now, friend) else {
+                continue;
+            };
+            if self
+                .paths
+                .insert(friend, path)
+                .is_some_and(|old| old != path)
+            {
+                let name = &self.peers[&friend];
+                let udp = node.friend_udp_addr(friend);
+                say(
+                    &self.bar,
+                    &format!(
+                        "rustox recv: friend {name} now {}",
+                        describe_path(node, now, friend, udp)
+                    ),
+                );
+            }
+        }
         if self.bar.is_hidden() {
             return;
         }

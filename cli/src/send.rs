@@ -24,6 +24,7 @@ use crate::controller::parse_controller;
 use crate::driver::{self, App};
 use crate::network::NetworkArgs;
 use crate::progress::{say, transfer_bar};
+use crate::relay_args::describe_path;
 use crate::summary::TransferSummary;
 use rustox_core::friend::ToxId;
 
@@ -97,6 +98,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         }
         _ => {}
     }
+    args.network.relays.check().map_err(anyhow::Error::msg)?;
     let file =
         File::open(&args.file).with_context(|| format!("cannot read {}", args.file.display()))?;
     let meta = file
@@ -138,6 +140,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             },
             dht: args.network.dht_config(),
             unix_time: rustox_core::driver::clock::unix_now(),
+            udp_disabled: args.network.udp_disabled(),
             ..NodeOptions::default()
         };
         let now = clock.now();
@@ -156,7 +159,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
                 rustox_core::node::system_rng(),
             ),
         };
-        args.network.bootstrap(&mut node, now);
+        args.network.bootstrap(&mut node, now)?;
         let (friend, to, find_deadline) = match (args.to, &args.key) {
             (Target::Addr(addr), key) => {
                 let key = key.as_deref().context("--to ADDR needs --key")?;
@@ -296,9 +299,13 @@ impl App for SendApp {
             NodeEvent::FriendConnection {
                 friend,
                 online: true,
-                ..
+                addr,
             } if friend == self.friend => {
                 self.established = true;
+                eprintln!(
+                    "rustox send: friend reached {}",
+                    describe_path(node, now, friend, addr)
+                );
                 if self.find_deadline.take().is_some() {
                     let after = (now - self.started_at).as_secs_f64();
                     self.friend_online = Some(after);

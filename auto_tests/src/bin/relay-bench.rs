@@ -13,8 +13,13 @@
 //!   The relay's resident memory grows by so much per connection; connections per GiB is
 //!   what that allows. Kernel socket buffers are not in that figure (they are the kernel's,
 //!   the same for both relays).
+//! * **rustox file**: a file between two UDP-off `rustox send/recv` processes (the `rustox`
+//!   binary beside this one) through the relay, found by Tox ID through the same DHT.
+//! * **Switch** (`--switch`, root): `relay_switch`'s network-namespace scenario, the time
+//!   from UDP unblocked to the session running over UDP.
 //!
-//! usage: relay-bench [--file-mib 8] [--blast-mib 512] [--idle 4000] [--only rustox|c-toxcore]
+//! usage: relay-bench [--rustox-file-mib 64] [--switch] [--file-mib 8] [--blast-mib 512]
+//! [--idle 4000] [--only rustox|c-toxcore]
 //! (`--serve UDP TCP` is internal: the rustox relay process, what `rustox bootstrap
 //! --tcp-ports` runs, with the per-address limits lifted for a loopback load.)
 
@@ -52,6 +57,14 @@ struct Args {
     /// Idle connections for the memory figure (0 skips it).
     #[arg(long, default_value_t = 4000)]
     idle: usize,
+    /// File size between two UDP-off rustox CLI nodes (`rustox send/recv --no-udp
+    /// --tcp-relay`), MiB (0 skips it; needs `rustox` beside this binary).
+    #[arg(long, default_value_t = 64)]
+    rustox_file_mib: u64,
+    /// Also run the network-namespace path switch (root): time from UDP unblocked to the
+    /// session running over UDP (`rustox_auto_tests::relay_switch`).
+    #[arg(long)]
+    switch: bool,
     /// Run only this relay: "rustox" or "c-toxcore".
     #[arg(long)]
     only: Option<String>,
@@ -204,6 +217,8 @@ fn rss_bytes(pid: u32) -> u64 {
 
 #[derive(Debug, Default, Clone, Copy)]
 struct Row {
+    rustox_file_mbit: Option<f64>,
+    rustox_online_s: Option<f64>,
     file_mbit: Option<f64>,
     file_online_s: Option<f64>,
     blast_mib_s: Option<f64>,
@@ -250,6 +265,96 @@ fn file(relay: &Relay, mib: u64) -> (Option<f64>, Option<f64>) {
         }
         Err(e) => {
             eprintln!("{}: file transfer failed: {e}", relay.name);
+            (None, None)
+        }
+    }
+}
+
+/// A file between two UDP-off rustox CLI processes through the relay: (sender's goodput
+/// Mbit/s, seconds from the sender's start to the friend online).
+fn rustox_file(relay: &Relay, mib: u64) -> (Option<f64>, Option<f64>) {
+    let rustox = match rustox_auto_tests::emulator::rustox_beside_current_exe() {
+        Ok(p) => p,
+        Err(e) => {
+            eprintln!("{e}");
+            return (None, None);
+        }
+    };
+    let nodes: Vec<_> = (0..2)
+        .map(|_| {
+            let n = rustox_bootstrap(free_port()).expect("a DHT node");
+            n.bootstrap(relay.udp, relay.pk);
+            n
+        })
+        .collect();
+    let mut network = vec![
+        "--no-udp".to_owned(),
+        "--tcp-relay".into(),
+        format!("{}:{}", relay.tcp, relay.pk.to_hex()),
+        "--bootstrap".into(),
+        format!("{}:{}", relay.udp, relay.pk.to_hex()),
+    ];
+    for n in &nodes {
+        network.extend([
+            "--bootstrap".into(),
+            format!("{}:{}", n.local_addr(), n.public_key().to_hex()),
+        ]);
+    }
+    let dir = std::env::temp_dir().join(format!("relay-bench-file-{}", std::process::id()));
+    let _ = std::fs::create_dir_all(dir.join("in"));
+    let source = dir.join("file.bin");
+    {
+        let mut rng = StdRng::from_entropy();
+        let mut data = vec![0u8; (mib << 20) as usize];
+        rand::RngCore::fill_bytes(&mut rng, &mut data);
+        std::fs::write(&source, &data).expect("write the file");
+    }
+    let mut recv = Command::new(&rustox)
+        .args(["recv", "--listen", "127.0.0.1:0", "--once", "--out"])
+        .arg(dir.join("in"))
+        .arg("--key-file")
+        .arg(dir.join("recv.key"))
+        .args(&network)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("start rustox recv");
+    let mut out = BufReader::new(recv.stdout.take().expect("stdout"));
+    let mut id = String::new();
+    let mut line = String::new();
+    while out.read_line(&mut line).map(|n| n > 0).unwrap_or(false) {
+        if let Some(rest) = line.strip_prefix("tox id ") {
+            id = rest.trim().to_owned();
+            break;
+        }
+        line.clear();
+    }
+    let sent = Command::new(&rustox)
+        .args(["send", "--to", &id])
+        .args(&network)
+        .arg(&source)
+        .output()
+        .expect("run rustox send");
+    let _ = recv.kill();
+    let _ = recv.wait();
+    let _ = std::fs::remove_dir_all(&dir);
+    let summary: Option<serde_json::Value> = String::from_utf8_lossy(&sent.stdout)
+        .lines()
+        .find_map(|l| serde_json::from_str(l).ok());
+    match summary {
+        Some(v) if sent.status.success() => (
+            v.get("goodput_mbit").and_then(|x| x.as_f64()),
+            v.get("friend_online_seconds").and_then(|x| x.as_f64()),
+        ),
+        _ => {
+            let err = String::from_utf8_lossy(&sent.stderr);
+            let tail: Vec<&str> = err.lines().rev().take(4).collect();
+            eprintln!(
+                "{}: rustox send failed ({}): {}",
+                relay.name,
+                sent.status,
+                tail.into_iter().rev().collect::<Vec<_>>().join(" / ")
+            );
             (None, None)
         }
     }
@@ -378,6 +483,11 @@ fn measure(relay: Relay, args: &Args) -> (&'static str, Row) {
         row.blast_arrived = Some(arrived);
         row.cpu_per_gib = Some(cpu);
     }
+    if args.rustox_file_mib > 0 {
+        let (mbit, online) = rustox_file(&relay, args.rustox_file_mib);
+        row.rustox_file_mbit = mbit;
+        row.rustox_online_s = online;
+    }
     if args.file_mib > 0 {
         let (mbit, online) = file(&relay, args.file_mib);
         row.file_mbit = mbit;
@@ -400,6 +510,22 @@ fn main() {
         rows.push(measure(start_ctoxcore(), &args));
     }
     let f = |v: Option<f64>, d: usize| v.map_or("-".to_string(), |v| format!("{v:.d$}"));
+    println!(
+        "\n{} MiB file between two UDP-off rustox nodes (rustox send/recv --no-udp --tcp-relay)",
+        args.rustox_file_mib
+    );
+    println!("| relay | rustox file goodput Mbit/s | friend online s |");
+    println!("|---|---:|---:|");
+    for (name, r) in &rows {
+        println!(
+            "| {name} | {} | {} |",
+            f(r.rustox_file_mbit, 1),
+            f(r.rustox_online_s, 1)
+        );
+    }
+    if args.switch {
+        switch_table();
+    }
     println!(
         "\n{} MiB file between two TCP-only c-toxcore clients; blast of {} MiB in 1400-byte \
          packets (20 s at most); {} idle connections",
@@ -427,5 +553,31 @@ fn main() {
                 0
             ),
         );
+    }
+}
+
+/// The path switch in network namespaces (root): UDP between two rustox CLI nodes blocked,
+/// then unblocked during a transfer through a rustox relay.
+fn switch_table() {
+    let Ok(rustox) = rustox_auto_tests::emulator::rustox_beside_current_exe() else {
+        eprintln!("no rustox binary beside relay-bench: path switch skipped");
+        return;
+    };
+    let dir = std::env::temp_dir().join(format!("relay-bench-switch-{}", std::process::id()));
+    let result = rustox_auto_tests::relay_switch::run(&rustox, &dir, "b");
+    let _ = std::fs::remove_dir_all(&dir);
+    println!("\nPath switch (network namespaces, 30 Mbit/s links, rustox relay; UDP blocked, then unblocked during the second file)");
+    println!("| relay-only file | its goodput Mbit/s | second file | its goodput Mbit/s | UDP unblocked -> session over UDP s |");
+    println!("|---:|---:|---:|---:|---:|");
+    match result {
+        Ok(r) => println!(
+            "| {} MiB | {:.1} | {} MiB | {:.1} | {:.2} |",
+            r.relay_file.0 >> 20,
+            r.relay_file.1,
+            r.switch_file.0 >> 20,
+            r.switch_file.1,
+            r.switch_time.as_secs_f64()
+        ),
+        Err(e) => println!("| failed: {e} | | | | |"),
     }
 }

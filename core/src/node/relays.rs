@@ -19,7 +19,7 @@ use std::net::SocketAddr;
 
 use rustox_net_crypto::crypto::PublicKey;
 use rustox_net_crypto::packets::PacketKind;
-use rustox_net_crypto::Timestamp;
+use rustox_net_crypto::{PathKind, Timestamp};
 
 use super::friends::FriendNumber;
 use super::{Node, NodeError};
@@ -115,6 +115,28 @@ impl Node {
     /// Whether some relay has an online route to the peer with this DHT key.
     pub fn relay_route_online(&self, peer_dht_pk: &PublicKey) -> bool {
         self.relays.is_peer_online(peer_dht_pk)
+    }
+
+    /// The relays through which a friend is reached now (an online route to its DHT key):
+    /// what an application shows as "through relay X".
+    pub fn friend_relays(&self, friend: FriendNumber) -> Vec<(SocketAddr, PublicKey)> {
+        match self.friend_dht_key(friend) {
+            Some(dht_pk) => self.relays.peer_relays(&dht_pk),
+            None => Vec::new(),
+        }
+    }
+
+    /// The path a friend's session data travels on now (protocol.md §2.9: UDP while it was
+    /// heard from within 8 s, the relays otherwise); `None` without a session.
+    pub fn friend_data_path(&self, now: Timestamp, friend: FriendNumber) -> Option<PathKind> {
+        let id = self.friends.get(friend)?.session?;
+        self.endpoint.connection(id)?.data_path(now)
+    }
+
+    /// The UDP address a friend's session knows for it (whether or not UDP works now).
+    pub fn friend_udp_addr(&self, friend: FriendNumber) -> Option<SocketAddr> {
+        let id = self.friends.get(friend)?.session?;
+        self.endpoint.connection(id)?.peer_addr()
     }
 
     // ----- the driver's side -------------------------------------------------------------

@@ -643,6 +643,19 @@ impl RelayClients {
         self.online_routes(peer) > 0
     }
 
+    /// The relays with an online route to `peer`: where its relayed data goes.
+    pub fn peer_relays(&self, peer: &PublicKey) -> Vec<(SocketAddr, PublicKey)> {
+        let Some(p) = self.peers.get(peer) else {
+            return Vec::new();
+        };
+        p.relays
+            .iter()
+            .filter_map(|pk| self.relay_index(pk))
+            .filter(|&i| matches!(self.relays[i].route(peer), Some(RouteStatus::Online(_))))
+            .map(|i| (self.relays[i].addr, self.relays[i].pk))
+            .collect()
+    }
+
     /// Established relays: what SHARE_RELAYS and DHT-PK packets advertise.
     pub fn connected_relays(&self) -> impl Iterator<Item = (SocketAddr, PublicKey)> + '_ {
         self.relays

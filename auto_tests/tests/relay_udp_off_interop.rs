@@ -1,0 +1,222 @@
+//! A rustox node with UDP off and a c-toxcore 0.2.18 client with UDP off, whose only way to
+//! each other is tox-bootstrapd's TCP relay (issue #14, protocol.md §7): they reach the
+//! onion through it, find each other, become friends, exchange messages, and a 4 MiB file
+//! crosses the relay byte for byte.
+//!
+//! The relay is Debian's tox-bootstrapd (toxcore-utils) with `tcp_relay_ports`; behind it a
+//! UDP DHT of the bootstrapd node and two rustox nodes bootstrapped off it, so onion paths
+//! starting at the relay (hop A) have hops B and C. Both clients bootstrap off all three
+//! (with UDP off they use them only as onion path nodes) and add the relay.
+//!
+//! Ports 372xx. With `CI` set, a missing c-toxcore (tox-bootstrapd, libtoxcore, a C
+//! compiler) fails these tests; otherwise they return at once with a notice.
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use rand::{RngCore, SeedableRng};
+use rustox_auto_tests::ctoxcore::friend::{CPeer, CPeerOptions, PeerEvent};
+use rustox_auto_tests::ctoxcore::{
+    BootstrapNode, BootstrapOptions, BootstrapSpec, BuildOptions, ContentCheck, PeerBinary,
+    PeerOptions, RecvOptions, RecvPeer,
+};
+use rustox_auto_tests::live::{rustox_bootstrap, RustoxOptions, RustoxPeer};
+use rustox_core::driver::workers::NodeRunner;
+use rustox_net_crypto::crypto::PublicKey;
+
+/// How long two TCP-only clients may take to see each other online: c-toxcore's onion over
+/// TCP runs on one-second timers; room for a loaded machine.
+const ONLINE_LIMIT: Duration = Duration::from_secs(90);
+
+/// The file: large enough for many congestion windows through the relay.
+const SIZE: u64 = 4 << 20;
+
+/// tox-bootstrapd (UDP `base`, TCP relay `base + 1`) and two rustox DHT nodes
+/// (`base + 2`, `base + 3`).
+struct Network {
+    _bootstrapd: BootstrapNode,
+    _nodes: Vec<NodeRunner>,
+    relay: (SocketAddr, PublicKey),
+    dht: Vec<(SocketAddr, PublicKey)>,
+}
+
+/// tox-bootstrapd's network, or `None` (with a notice) when it is missing outside CI.
+fn network(base: u16) -> Option<Network> {
+    let bootstrapd = match BootstrapNode::start(&BootstrapOptions {
+        port: base,
+        tcp_relay_ports: vec![base + 1],
+        ..BootstrapOptions::default()
+    }) {
+        Ok(b) => b,
+        Err(e) if e.is_missing_dependency() && std::env::var_os("CI").is_none() => {
+            eprintln!("NOTICE: {e}; tox-bootstrapd relay test skipped");
+            return None;
+        }
+        Err(e) => panic!("cannot start tox-bootstrapd with a TCP relay: {e}"),
+    };
+    let key = PublicKey::from_hex(bootstrapd.dht_key()).expect("tox-bootstrapd's key");
+    let udp = SocketAddr::from(([127, 0, 0, 1], base));
+    let mut dht = vec![(udp, key)];
+    let mut nodes = Vec::new();
+    for port in [base + 2, base + 3] {
+        let n = rustox_bootstrap(port).expect("start a DHT node");
+        n.bootstrap(udp, key);
+        dht.push((n.local_addr(), n.public_key()));
+        nodes.push(n);
+    }
+    Some(Network {
+        _bootstrapd: bootstrapd,
+        _nodes: nodes,
+        relay: (SocketAddr::from(([127, 0, 0, 1], base + 1)), key),
+        dht,
+    })
+}
+
+fn wait_until(limit: Duration, mut what: impl FnMut() -> bool) -> bool {
+    let end = Instant::now() + limit;
+    while Instant::now() < end {
+        if what() {
+            return true;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    what()
+}
+
+fn spec((addr, pk): &(SocketAddr, PublicKey)) -> BootstrapSpec {
+    BootstrapSpec {
+        host: addr.ip().to_string(),
+        port: addr.port(),
+        dht_key: pk.to_hex(),
+    }
+}
+
+#[test]
+fn udp_off_rustox_and_c_toxcore_befriend_and_talk_through_tox_bootstrapd() {
+    let Some(bin) = rustox_auto_tests::ctoxcore::friend::friend_binary_or_skip() else {
+        return;
+    };
+    let Some(net) = network(37201) else { return };
+    let c = CPeer::start(
+        &bin,
+        &CPeerOptions {
+            bootstrap: net.dht.clone(),
+            tcp_relays: vec![net.relay],
+            no_udp: true,
+            accept: true,
+            say: Some("hi from c-toxcore".into()),
+            ..CPeerOptions::default()
+        },
+    )
+    .expect("start the c-toxcore client");
+    let r = RustoxPeer::start(RustoxOptions {
+        port: 37205,
+        bootstrap: net.dht.clone(),
+        tcp_relays: vec![net.relay],
+        no_udp: true,
+        request: Some(c.tox_id),
+        say: Some("hi from rustox".into()),
+        ..RustoxOptions::default()
+    })
+    .expect("start the rustox node");
+    let talked = wait_until(ONLINE_LIMIT, || {
+        c.log.message().is_some() && r.log.message().is_some()
+    });
+    assert!(
+        talked,
+        "no messages both ways within {ONLINE_LIMIT:?}\n c-toxcore: {:?}\n rustox: {:?}",
+        c.log.events(),
+        r.log.events()
+    );
+    assert_eq!(c.log.message().as_deref(), Some("hi from rustox"));
+    assert_eq!(r.log.message().as_deref(), Some("hi from c-toxcore"));
+    // Both saw the friend over TCP (1), never UDP (2).
+    for (name, log) in [("c-toxcore", &c.log), ("rustox", &r.log)] {
+        assert!(
+            log.has(|e| matches!(e, PeerEvent::Friend(_, 1))),
+            "{name}: {:?}",
+            log.events()
+        );
+        assert!(
+            !log.has(|e| matches!(e, PeerEvent::Friend(_, 2))),
+            "{name} used UDP: {:?}",
+            log.events()
+        );
+    }
+    eprintln!(
+        "online through tox-bootstrapd's relay: c-toxcore {:.2} s, rustox {:.2} s",
+        c.log.friend_online().unwrap_or(-1.0),
+        r.log.friend_online().unwrap_or(-1.0)
+    );
+}
+
+#[test]
+fn a_file_from_a_udp_off_rustox_node_crosses_tox_bootstrapd_to_c_toxcore_byte_exact() {
+    let binary = match PeerBinary::build(&BuildOptions::default()) {
+        Ok(b) => b,
+        Err(e) if e.is_missing_dependency() && std::env::var_os("CI").is_none() => {
+            eprintln!("NOTICE: {e}; c-toxcore interop test skipped");
+            return;
+        }
+        Err(e) => panic!("cannot build the c-toxcore file peer: {e}"),
+    };
+    let Some(net) = network(37211) else { return };
+    let mut c = RecvPeer::start(
+        &binary,
+        &RecvOptions {
+            peer: PeerOptions {
+                port: 37215,
+                bootstrap: net.dht.iter().map(spec).collect(),
+                udp: false,
+                tcp_relays: vec![spec(&net.relay)],
+                timeout: Duration::from_secs(150),
+                ..PeerOptions::default()
+            },
+            expect_size: Some(SIZE),
+            // The file id is the SHA-256 rustox announces: c-toxcore checks every byte.
+            check: ContentCheck::FileId,
+            ..RecvOptions::default()
+        },
+    )
+    .expect("start the c-toxcore receiver");
+    let c_id = c.ready().address.parse().expect("the receiver's Tox ID");
+    let mut content = vec![0u8; SIZE as usize];
+    rand_chacha::ChaCha8Rng::seed_from_u64(14).fill_bytes(&mut content);
+    let r = RustoxPeer::start(RustoxOptions {
+        port: 37216,
+        bootstrap: net.dht.clone(),
+        tcp_relays: vec![net.relay],
+        no_udp: true,
+        request: Some(c_id),
+        send_file: Some(Arc::new(content)),
+        ..RustoxOptions::default()
+    })
+    .expect("start the rustox node");
+    let summary = match c.wait_summary() {
+        Ok(s) => s,
+        Err(e) => panic!(
+            "the c-toxcore receiver's summary: {e}\n rustox: {:?}",
+            r.log.events()
+        ),
+    };
+    assert_eq!(
+        summary.bytes,
+        SIZE,
+        "{summary:?}\n rustox: {:?}",
+        r.log.events()
+    );
+    assert!(summary.verified, "c-toxcore's check failed: {summary:?}");
+    assert!(summary.in_order, "{summary:?}");
+    assert_eq!(summary.check, "file-id");
+    assert_eq!(summary.friend_connection, "tcp", "{summary:?}");
+    assert!(
+        r.log.has(|e| matches!(e, PeerEvent::Friend(_, 1))),
+        "rustox did not see the friend through a relay: {:?}",
+        r.log.events()
+    );
+    eprintln!(
+        "rustox → c-toxcore through tox-bootstrapd: online after {:?} s, {:?} Mbit/s",
+        summary.time_to_friend_online, summary.goodput_mbit
+    );
+}
