@@ -797,8 +797,8 @@ bool tox_bootstrap(Tox *tox,
                    enum Tox_Err_Bootstrap *error);
 
 /**
- * Adds a TCP relay (`tox_add_tcp_relay`). rustox has no TCP relay client yet (issue #14):
- * the relay is checked and kept in the profile, where a later version uses it.
+ * Adds a TCP relay (`tox_add_tcp_relay`): connected through when friends or the onion need
+ * it (and always with UDP off), and kept in the profile.
  */
 bool tox_add_tcp_relay(Tox *tox,
                        const char *host,
