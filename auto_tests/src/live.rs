@@ -133,6 +133,8 @@ struct PeerApp {
     send_kind: rustox_file_transfer::FileKind,
     /// Offers are accepted into memory and checked against their SHA-256 file id.
     receive_files: bool,
+    /// When the next diagnostic line is due (`RUSTOX_LIVE_TRACE` set), else `None`.
+    next_trace: Option<Timestamp>,
 }
 
 impl rustox_core::driver::tokio::session::App for PeerApp {
@@ -253,10 +255,34 @@ impl rustox_core::driver::tokio::session::App for PeerApp {
         None
     }
 
-    fn after_io(&mut self, _node: &mut Node, _now: Timestamp) {}
+    fn after_io(&mut self, node: &mut Node, now: Timestamp) {
+        self.trace(node, now);
+    }
 
-    fn on_timeout(&mut self, _node: &mut Node, _now: Timestamp) -> Option<()> {
+    fn on_timeout(&mut self, node: &mut Node, now: Timestamp) -> Option<()> {
+        self.trace(node, now);
         None
+    }
+}
+
+impl PeerApp {
+    /// With `RUSTOX_LIVE_TRACE` set, the node's counters and friend 0's session once a
+    /// second on stderr (a diagnostic for interop runs).
+    fn trace(&mut self, node: &mut Node, now: Timestamp) {
+        let Some(next) = self.next_trace else { return };
+        if now < next {
+            return;
+        }
+        self.next_trace = Some(now + std::time::Duration::from_secs(1));
+        let at = (now - self.started).as_secs_f64();
+        let friend = rustox_core::node::FriendNumber(0);
+        eprintln!(
+            "[{at:7.2}] stats {:?}\n          io {:?}\n          path {:?} session {:?}",
+            node.stats(),
+            node.io_counters(),
+            node.friend_data_path(now, friend),
+            node.session_stats(friend)
+        );
     }
 }
 
@@ -342,6 +368,7 @@ impl RustoxPeer {
                 .unwrap_or(rustox_file_transfer::FileKind::Data),
             receive_files: options.receive_files,
             stop: stop.clone(),
+            next_trace: std::env::var_os("RUSTOX_LIVE_TRACE").map(|_| now),
         };
         let thread = std::thread::spawn(move || {
             let Ok(runtime) = tokio::runtime::Builder::new_current_thread()

@@ -6,7 +6,9 @@
 //! The relay is Debian's tox-bootstrapd (toxcore-utils) with `tcp_relay_ports`; behind it a
 //! UDP DHT of the bootstrapd node and two rustox nodes bootstrapped off it, so onion paths
 //! starting at the relay (hop A) have hops B and C. Both clients bootstrap off all three
-//! (with UDP off they use them only as onion path nodes) and add the relay.
+//! (with UDP off they use them only as onion path nodes) and add the relay. The file also
+//! crosses a rustox relay in tox-bootstrapd's place, so our server's writes meet c-toxcore's
+//! reader too.
 //!
 //! Ports 372xx. With `CI` set, a missing c-toxcore (tox-bootstrapd, libtoxcore, a C
 //! compiler) fails these tests; otherwise they return at once with a notice.
@@ -35,7 +37,7 @@ const SIZE: u64 = 4 << 20;
 /// tox-bootstrapd (UDP `base`, TCP relay `base + 1`) and two rustox DHT nodes
 /// (`base + 2`, `base + 3`).
 struct Network {
-    _bootstrapd: BootstrapNode,
+    _bootstrapd: Option<BootstrapNode>,
     _nodes: Vec<NodeRunner>,
     relay: (SocketAddr, PublicKey),
     dht: Vec<(SocketAddr, PublicKey)>,
@@ -66,11 +68,34 @@ fn network(base: u16) -> Option<Network> {
         nodes.push(n);
     }
     Some(Network {
-        _bootstrapd: bootstrapd,
+        _bootstrapd: Some(bootstrapd),
         _nodes: nodes,
         relay: (SocketAddr::from(([127, 0, 0, 1], base + 1)), key),
         dht,
     })
+}
+
+/// The same network with a rustox relay (`rustox bootstrap --tcp-ports` in process) in
+/// tox-bootstrapd's place: the relay at `base + 1`, its DHT node at `base`.
+fn rustox_relay_network(base: u16) -> Network {
+    let relay = rustox_auto_tests::live::rustox_relay(base, base + 1, Default::default())
+        .expect("start a rustox relay");
+    let key = relay.public_key();
+    let udp = SocketAddr::from(([127, 0, 0, 1], base));
+    let mut dht = vec![(udp, key)];
+    let mut nodes = vec![relay];
+    for port in [base + 2, base + 3] {
+        let n = rustox_bootstrap(port).expect("start a DHT node");
+        n.bootstrap(udp, key);
+        dht.push((n.local_addr(), n.public_key()));
+        nodes.push(n);
+    }
+    Network {
+        _bootstrapd: None,
+        _nodes: nodes,
+        relay: (SocketAddr::from(([127, 0, 0, 1], base + 1)), key),
+        dht,
+    }
 }
 
 fn wait_until(limit: Duration, mut what: impl FnMut() -> bool) -> bool {
@@ -152,22 +177,41 @@ fn udp_off_rustox_and_c_toxcore_befriend_and_talk_through_tox_bootstrapd() {
 }
 
 #[test]
-#[ignore = "known failure, issue #14 open: through tox-bootstrapd's relay a rustox sender stalls after ~300 KB (no acknowledgements come back; through a rustox relay the same pair moves 64 MiB)"]
 fn a_file_from_a_udp_off_rustox_node_crosses_tox_bootstrapd_to_c_toxcore_byte_exact() {
-    let binary = match PeerBinary::build(&BuildOptions::default()) {
-        Ok(b) => b,
+    let Some(binary) = file_peer() else { return };
+    let Some(net) = network(37211) else { return };
+    file_through_relay(&binary, &net, 37215, "tox-bootstrapd");
+}
+
+/// The same transfer through a rustox relay: our server's writes towards a c-toxcore client
+/// (which reads whole frames only, relay_socket.rs) with a fast rustox sender behind them.
+#[test]
+fn a_file_from_a_udp_off_rustox_node_crosses_a_rustox_relay_to_c_toxcore_byte_exact() {
+    let Some(binary) = file_peer() else { return };
+    let net = rustox_relay_network(37221);
+    file_through_relay(&binary, &net, 37225, "a rustox relay");
+}
+
+/// The c-toxcore file peer, or `None` (with a notice) when c-toxcore is missing outside CI.
+fn file_peer() -> Option<PeerBinary> {
+    match PeerBinary::build(&BuildOptions::default()) {
+        Ok(b) => Some(b),
         Err(e) if e.is_missing_dependency() && std::env::var_os("CI").is_none() => {
             eprintln!("NOTICE: {e}; c-toxcore interop test skipped");
-            return;
+            None
         }
         Err(e) => panic!("cannot build the c-toxcore file peer: {e}"),
-    };
-    let Some(net) = network(37211) else { return };
+    }
+}
+
+/// A UDP-off rustox node (UDP port `port + 1`) sends [`SIZE`] bytes to a UDP-off c-toxcore
+/// receiver (UDP port `port`) whose only path is `net`'s relay; c-toxcore checks every byte.
+fn file_through_relay(binary: &PeerBinary, net: &Network, port: u16, relay_name: &str) {
     let mut c = RecvPeer::start(
-        &binary,
+        binary,
         &RecvOptions {
             peer: PeerOptions {
-                port: 37215,
+                port,
                 bootstrap: net.dht.iter().map(spec).collect(),
                 udp: false,
                 tcp_relays: vec![spec(&net.relay)],
@@ -185,7 +229,7 @@ fn a_file_from_a_udp_off_rustox_node_crosses_tox_bootstrapd_to_c_toxcore_byte_ex
     let mut content = vec![0u8; SIZE as usize];
     rand_chacha::ChaCha8Rng::seed_from_u64(14).fill_bytes(&mut content);
     let r = RustoxPeer::start(RustoxOptions {
-        port: 37216,
+        port: port + 1,
         bootstrap: net.dht.clone(),
         tcp_relays: vec![net.relay],
         no_udp: true,
@@ -217,7 +261,7 @@ fn a_file_from_a_udp_off_rustox_node_crosses_tox_bootstrapd_to_c_toxcore_byte_ex
         r.log.events()
     );
     eprintln!(
-        "rustox → c-toxcore through tox-bootstrapd: online after {:?} s, {:?} Mbit/s",
+        "rustox → c-toxcore through {relay_name}: online after {:?} s, {:?} Mbit/s",
         summary.time_to_friend_online, summary.goodput_mbit
     );
 }

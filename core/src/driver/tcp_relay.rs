@@ -321,6 +321,9 @@ impl Driver {
                 continue;
             }
             let _ = stream.set_nodelay(true);
+            // What c-toxcore clients can read (relay_socket.rs); a failure leaves the
+            // kernel's default, which only costs that client a stall under load.
+            let _ = super::relay_socket::bound_relay_send_buffer(&stream, canonical(addr));
             if self
                 .poll
                 .registry()

@@ -15,10 +15,11 @@ use std::net::SocketAddr;
 use std::time::Duration;
 
 use ::tokio::io::{AsyncReadExt, AsyncWriteExt};
-use ::tokio::net::TcpStream;
+use ::tokio::net::{TcpSocket, TcpStream};
 use ::tokio::sync::mpsc;
 use rustox_net_crypto::Timestamp;
 
+use crate::driver::relay_socket::bound_relay_send_buffer;
 use crate::node::Node;
 use crate::relay::client::RelayId;
 
@@ -109,6 +110,18 @@ impl RelaySockets {
     }
 }
 
+/// A TCP connection to a relay, its send buffer bounded before the handshake
+/// ([`bound_relay_send_buffer`]).
+async fn connect(addr: SocketAddr) -> io::Result<TcpStream> {
+    let socket = if addr.is_ipv4() {
+        TcpSocket::new_v4()?
+    } else {
+        TcpSocket::new_v6()?
+    };
+    bound_relay_send_buffer(&socket, addr)?;
+    socket.connect(addr).await
+}
+
 /// One relay connection: connect, then read and write until either side ends.
 async fn connection(
     id: RelayId,
@@ -116,12 +129,13 @@ async fn connection(
     mut writes: mpsc::Receiver<Vec<u8>>,
     to_loop: mpsc::Sender<(RelayId, RelayIo)>,
 ) {
-    let stream = match ::tokio::time::timeout(CONNECT_TIMEOUT, TcpStream::connect(addr)).await {
-        Ok(Ok(s)) => s,
-        _ => {
-            let _ = to_loop.send((id, RelayIo::Closed)).await;
-            return;
-        }
+    let Ok(stream) = ::tokio::time::timeout(CONNECT_TIMEOUT, connect(addr)).await else {
+        let _ = to_loop.send((id, RelayIo::Closed)).await;
+        return;
+    };
+    let Ok(stream) = stream else {
+        let _ = to_loop.send((id, RelayIo::Closed)).await;
+        return;
     };
     let _ = stream.set_nodelay(true);
     if to_loop.send((id, RelayIo::Connected)).await.is_err() {
