@@ -145,6 +145,46 @@ fn bootstrapping_adds_both_sides_after_they_answer() {
     assert!(net.nodes[1].stats().pings_sent >= 1);
 }
 
+/// A node bootstrapped while its UDP is blocked (no answer ever came) joins once UDP works:
+/// it asks its bootstrap nodes again every `REBOOTSTRAP_INTERVAL` while no node is good, and
+/// stops asking once one is.
+#[test]
+fn a_node_whose_udp_was_blocked_at_bootstrap_rejoins_when_it_works() {
+    let mut net = Net::new(2, 7, quiet());
+    net.blocked.push((0, 1));
+    net.bootstrap(0, 1);
+    net.run_for(Duration::from_secs(60));
+    let pk1 = net.nodes[1].public_key();
+    let now = net.now;
+    assert!(
+        net.nodes[0].close_nodes(now).is_empty(),
+        "nothing got through"
+    );
+    net.blocked.clear();
+    net.run_for(rustox_core::dht::timers::REBOOTSTRAP_INTERVAL + Duration::from_secs(12));
+    let now = net.now;
+    assert!(
+        net.nodes[0].close_nodes(now).iter().any(|n| n.pk == pk1),
+        "the bootstrap node was asked again and answered"
+    );
+    // Connected: the bootstrap node is asked no more than by a node that joined at once
+    // (the DHT's own rounds: its close list and fake-friend searches).
+    let asked_before = net.nodes[1].stats().nodes_answered;
+    net.run_for(Duration::from_secs(120));
+    let asked = net.nodes[1].stats().nodes_answered - asked_before;
+    let mut control = Net::new(2, 7, quiet());
+    control.bootstrap(0, 1);
+    control.run_for(Duration::from_secs(92));
+    let control_before = control.nodes[1].stats().nodes_answered;
+    control.run_for(Duration::from_secs(120));
+    let control_asked = control.nodes[1].stats().nodes_answered - control_before;
+    assert!(
+        asked <= control_asked + 2,
+        "{asked} get-nodes answered in 120 s once connected, {control_asked} for a node that \
+         joined at once"
+    );
+}
+
 #[test]
 fn small_network_converges_to_true_closest() {
     // The 4 closest (MAX_SENT_NODES): a get-nodes for a key returns the 4 closest its

@@ -172,6 +172,12 @@ pub struct DhtNode {
     lan_cursor: u16,
     /// The interfaces' broadcast addresses, which the driver reads from the OS.
     lan_broadcasts: Vec<std::net::IpAddr>,
+    /// The nodes [`Self::bootstrap`] was given (at most [`MAX_BOOTSTRAP_NODES`]), asked
+    /// again every [`REBOOTSTRAP_INTERVAL`] while no node is good: a node that starts with
+    /// its UDP blocked, or loses every node, rejoins once UDP works again.
+    bootstrap_nodes: Vec<(SocketAddr, PublicKey)>,
+    /// When the bootstrap nodes were last asked.
+    last_bootstrap: Option<Timestamp>,
     stats: DhtStats,
 }
 
@@ -197,6 +203,8 @@ impl DhtNode {
             events: VecDeque::new(),
             next_tick: now,
             last_round: None,
+            bootstrap_nodes: Vec::new(),
+            last_bootstrap: None,
             next_lan: now,
             lan_cursor: 0,
             lan_broadcasts: Vec::new(),
@@ -274,7 +282,30 @@ impl DhtNode {
         rng: &mut dyn CryptoRng,
     ) {
         let own = self.keys.public;
-        self.send_nodes_request(now, canonical(addr), pk, own, rng);
+        let addr = canonical(addr);
+        if self.bootstrap_nodes.len() < MAX_BOOTSTRAP_NODES
+            && !self.bootstrap_nodes.contains(&(addr, pk))
+        {
+            self.bootstrap_nodes.push((addr, pk));
+        }
+        self.last_bootstrap = Some(now);
+        self.send_nodes_request(now, addr, pk, own, rng);
+    }
+
+    /// Asks the bootstrap nodes again when none has answered for [`REBOOTSTRAP_INTERVAL`]
+    /// and no node is good.
+    fn rebootstrap(&mut self, now: Timestamp, rng: &mut dyn CryptoRng) {
+        let due = self
+            .last_bootstrap
+            .is_some_and(|t| now.saturating_duration_since(t) >= REBOOTSTRAP_INTERVAL);
+        if !due || self.has_good_node(now) {
+            return;
+        }
+        self.last_bootstrap = Some(now);
+        let own = self.keys.public;
+        for (addr, pk) in self.bootstrap_nodes.clone() {
+            self.send_nodes_request(now, addr, pk, own, rng);
+        }
     }
 
     /// Asks the node at `addr` for the nodes closest to `target` (`dht_getnodes`): what
@@ -958,6 +989,7 @@ impl DhtNode {
     }
 
     fn do_dht(&mut self, now: Timestamp, rng: &mut dyn CryptoRng) {
+        self.rebootstrap(now, rng);
         // A node whose every close node died is probably offline: make them merely bad
         // (as of BAD_NODE_TIMEOUT ago) so they keep being pinged.
         self.close.expire(now, now.saturating_sub(BAD_NODE_TIMEOUT));

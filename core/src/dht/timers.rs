@@ -6,6 +6,14 @@ use std::time::Duration;
 pub const PING_INTERVAL: Duration = Duration::from_secs(60);
 /// `GET_NODE_INTERVAL`: per list, one get-nodes to a random good node this often.
 pub const GET_NODE_INTERVAL: Duration = Duration::from_secs(20);
+/// While no node has answered us, the nodes we were bootstrapped from are asked again this
+/// often (ours: 0.2.18 asks them once and leaves retrying to the client, as toxic and qTox
+/// do when offline). The same rate as `GET_NODE_INTERVAL`, so a node whose UDP comes back
+/// rejoins within one interval of it and costs its bootstrap nodes no more than a peer.
+pub const REBOOTSTRAP_INTERVAL: Duration = Duration::from_secs(20);
+/// Bootstrap nodes remembered for [`REBOOTSTRAP_INTERVAL`] (ours: the first ones given win;
+/// clients pass a handful).
+pub const MAX_BOOTSTRAP_NODES: usize = 16;
 /// `MAX_BOOTSTRAP_TIMES`: the first rounds ignore `GET_NODE_INTERVAL`.
 pub const MAX_BOOTSTRAP_TIMES: u32 = 5;
 /// `BAD_NODE_TIMEOUT` = PING_INTERVAL + PINGS_MISSED_NODE_GOES_BAD × (PING_INTERVAL +
