@@ -3,7 +3,8 @@
 //!
 //! Three network namespaces: A (the sender, 10.77.1.2), B (the receiver, 10.77.2.2) and R,
 //! the router between them (10.77.1.1, 10.77.2.1, forwarding on), where the relay and two
-//! more DHT nodes run. UDP between A and B is blocked in R by policy routing
+//! more DHT nodes run on an address of R's own outside both subnets ([`SERVICE_IP`], so R's
+//! answers to B are not A's traffic to B). UDP between A and B is blocked in R by policy routing
 //! (`ip rule ... ipproto udp blackhole`, both ways): no iptables, nft or tc modules needed,
 //! and UDP to R (the DHT, the onion) still works, so both nodes learn each other's UDP
 //! address and their sessions keep probing it (protocol.md §2.9).
@@ -25,6 +26,9 @@ use rand::{RngCore, SeedableRng};
 
 use crate::emulator::{NetNs, NAMESPACE_PREFIX};
 
+/// Where the relay and the DHT nodes listen in R (on its loopback device; A and B reach it
+/// through their default routes).
+const SERVICE_IP: &str = "10.77.3.1";
 /// The relay's and DHT nodes' UDP ports in R; the relay's TCP port is `DHT_PORT + 1`.
 const DHT_PORT: u16 = 33445;
 /// Where `rustox recv` listens in B.
@@ -152,6 +156,10 @@ fn build_net(tag: &str) -> Result<Net, SwitchError> {
         ip(ns, &["link", "set", dev, "up"])?;
         ip(ns, &["link", "set", "lo", "up"])?;
     }
+    ip(
+        &net.r,
+        &["addr", "add", &format!("{SERVICE_IP}/32"), "dev", "lo"],
+    )?;
     ip(&net.a, &["route", "add", "default", "via", "10.77.1.1"])?;
     ip(&net.b, &["route", "add", "default", "via", "10.77.2.1"])?;
     for dev in ["ra", "rb"] {
@@ -309,7 +317,7 @@ fn bootstrap_node(
     let mut args = vec![
         "bootstrap".to_owned(),
         "--bind".into(),
-        "10.77.1.1".into(),
+        SERVICE_IP.into(),
         "--port".into(),
         port.to_string(),
         "--keys".into(),
@@ -419,18 +427,18 @@ pub fn run(rustox: &Path, dir: &Path, tag: &str) -> Result<SwitchReport, SwitchE
     let net = build_net(tag)?;
     udp_rules(&net, "add")?;
     let (_relay, k1) = bootstrap_node(&net, rustox, dir, DHT_PORT, true, None)?;
-    let first = format!("10.77.1.1:{DHT_PORT}:{k1}");
+    let first = format!("{SERVICE_IP}:{DHT_PORT}:{k1}");
     let (_n2, k2) = bootstrap_node(&net, rustox, dir, DHT_PORT + 2, false, Some(&first))?;
     let (_n3, k3) = bootstrap_node(&net, rustox, dir, DHT_PORT + 3, false, Some(&first))?;
     let network: Vec<String> = [
         "--bootstrap".to_owned(),
         first.clone(),
         "--bootstrap".into(),
-        format!("10.77.1.1:{}:{k2}", DHT_PORT + 2),
+        format!("{SERVICE_IP}:{}:{k2}", DHT_PORT + 2),
         "--bootstrap".into(),
-        format!("10.77.1.1:{}:{k3}", DHT_PORT + 3),
+        format!("{SERVICE_IP}:{}:{k3}", DHT_PORT + 3),
         "--tcp-relay".into(),
-        format!("10.77.1.1:{}:{k1}", DHT_PORT + 1),
+        format!("{SERVICE_IP}:{}:{k1}", DHT_PORT + 1),
     ]
     .into();
     let mut recv_args: Vec<String> = [

@@ -11,7 +11,6 @@ use rustox_auto_tests::emulator::rustox_beside_current_exe;
 use rustox_auto_tests::relay_switch::{self, SwitchError};
 
 #[test]
-#[ignore = "known failure, issue #14 open: after UDP is unblocked neither node's DHT hears from the other, so no session learns the other's UDP address and the move to UDP never starts (the in-memory test shows the move once the address is known)"]
 fn a_blocked_pair_moves_a_file_through_a_relay_then_continues_over_udp_when_unblocked() {
     let rustox = match rustox_beside_current_exe() {
         Ok(p) => p,
