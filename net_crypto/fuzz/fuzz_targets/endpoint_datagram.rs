@@ -12,9 +12,7 @@ fuzz_target!(|data: &[u8]| {
         KeyPair::from_secret(SecretKey::from_bytes([1; 32])),
         KeyPair::from_secret(SecretKey::from_bytes([2; 32])),
         EndpointConfig {
-            transport: TransportConfig {
-                controller: Default::default(),
-            },
+            transport: TransportConfig::default(),
             accept_all: true,
         },
         Box::new(rand_chacha::ChaCha8Rng::seed_from_u64(0)),
