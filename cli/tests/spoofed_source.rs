@@ -3,16 +3,22 @@
 //! port 0 (EINVAL), and the receiver exited. The driver now drops such datagrams on
 //! arrival, and a refused send of one datagram is counted, never fatal.
 //!
-//! Sending from port 0 takes a raw socket, so root: outside CI the test skips without it;
-//! under CI (`CI` set, run as root) it must run.
+//! The same for `rustox bootstrap`: a DHT get-nodes from port 0 leaves it serving.
+//!
+//! Sending from port 0 takes a raw socket, so root: outside CI the tests skip without it;
+//! under CI (`CI` set, run as root) they must run.
 
 mod common;
 
-use std::net::{SocketAddr, SocketAddrV4};
+use std::io::{BufRead, BufReader};
+use std::net::{Ipv4Addr, SocketAddr, SocketAddrV4, UdpSocket};
+use std::process::{Child, Stdio};
 use std::time::Duration;
 
 use common::{last_json, run_with_limit, rustox, write_pattern, Receiver, Scratch};
-use rand::rngs::OsRng;
+use rand::rngs::{OsRng, StdRng};
+use rand::SeedableRng;
+use rustox_core::dht::{DhtConfig, DhtNode};
 use rustox_net_crypto::crypto::{KeyPair, PublicKey};
 use rustox_net_crypto::{Endpoint, EndpointConfig, Timestamp};
 use socket2::{Domain, Protocol, Socket, Type};
@@ -93,4 +99,87 @@ fn a_cookie_request_from_port_zero_does_not_stop_rustox_recv() {
     );
     let sent = last_json(&String::from_utf8_lossy(&send.stdout));
     assert_eq!(sent["bytes"], original.len() as u64);
+}
+
+/// A child killed when the test ends, however it ends.
+struct Killed(Child);
+
+impl Drop for Killed {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+#[test]
+fn a_get_nodes_from_port_zero_does_not_stop_rustox_bootstrap() {
+    let dir = Scratch::new("port-zero-bootstrap");
+    // A port free a moment ago (the command prints only the address it was given).
+    let port = UdpSocket::bind("127.0.0.1:0")
+        .and_then(|s| s.local_addr())
+        .expect("a free port")
+        .port();
+    let mut boot = Killed(
+        rustox()
+            .args([
+                "bootstrap",
+                "--bind",
+                "127.0.0.1",
+                "--port",
+                &port.to_string(),
+            ])
+            .arg("--keys")
+            .arg(dir.path("boot.keys"))
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("spawn rustox bootstrap"),
+    );
+    let mut key = String::new();
+    BufReader::new(boot.0.stdout.take().expect("stdout"))
+        .read_line(&mut key)
+        .expect("its key");
+    let pk = PublicKey::from_hex(key.trim()).expect("the node prints its key");
+    let addr = SocketAddrV4::new(Ipv4Addr::LOCALHOST, port);
+    // A get-nodes for our own key, as a joining node sends it (protocol.md §5.8).
+    let mut rng = StdRng::seed_from_u64(5);
+    let mut dht = DhtNode::new(
+        KeyPair::generate(&mut rng),
+        DhtConfig {
+            lan_discovery: false,
+            ..DhtConfig::default()
+        },
+        Timestamp::ZERO,
+        &mut rng,
+    );
+    dht.bootstrap(Timestamp::ZERO, SocketAddr::V4(addr), pk, &mut rng);
+    let request = dht
+        .poll_transmit(Timestamp::ZERO, &mut rng)
+        .expect("a get-nodes to send")
+        .payload;
+    // Give the node time to bind before the raw datagram.
+    std::thread::sleep(Duration::from_millis(300));
+    match send_from_port_zero(addr, &request) {
+        Ok(()) => {}
+        Err(e) if std::env::var_os("CI").is_none() => {
+            eprintln!("SKIP: cannot send from port 0 without root (raw socket): {e}");
+            return;
+        }
+        Err(e) => panic!("under CI: cannot open a raw socket: {e}"),
+    }
+    std::thread::sleep(Duration::from_millis(300));
+    assert!(
+        boot.0.try_wait().expect("poll bootstrap").is_none(),
+        "rustox bootstrap exited after a get-nodes from port 0"
+    );
+    // And it still answers an honest peer.
+    let socket = UdpSocket::bind("127.0.0.1:0").expect("a socket");
+    socket
+        .set_read_timeout(Some(Duration::from_secs(3)))
+        .expect("timeout");
+    socket.send_to(&request, addr).expect("send");
+    let mut answer = [0u8; 2048];
+    let (n, from) = socket.recv_from(&mut answer).expect("an answer");
+    assert_eq!(from, SocketAddr::V4(addr));
+    assert!(n > 0);
 }
