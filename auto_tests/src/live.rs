@@ -24,21 +24,7 @@ use crate::ctoxcore::friend::{PeerEvent, PeerLog, Presence};
 /// A rustox bootstrap node (what `rustox bootstrap` runs: DHT and onion server) on
 /// 127.0.0.1:`port`.
 pub fn rustox_bootstrap(port: u16) -> std::io::Result<NodeRunner> {
-    NodeRunner::start(
-        KeyPair::generate(&mut StdRng::from_entropy()),
-        RunnerConfig {
-            bind: SocketAddr::from(([127, 0, 0, 1], port)),
-            workers: 1,
-            mode: UdpMode::ReusePort,
-            dht: DhtConfig {
-                lan_discovery: false,
-                guard: GuardConfig::default(),
-                ..DhtConfig::default()
-            },
-            onion: Some(OnionConfig::default()),
-            tcp: None,
-        },
-    )
+    start_bootstrap_node(port, None)
 }
 
 /// A rustox bootstrap node that also serves a TCP relay on 127.0.0.1:`tcp_port`, as
@@ -47,6 +33,19 @@ pub fn rustox_relay(
     port: u16,
     tcp_port: u16,
     relay: rustox_core::relay::server::RelayConfig,
+) -> std::io::Result<NodeRunner> {
+    start_bootstrap_node(
+        port,
+        Some(rustox_core::driver::tcp_relay::TcpRelayConfig {
+            listen: vec![SocketAddr::from(([127, 0, 0, 1], tcp_port))],
+            relay,
+        }),
+    )
+}
+
+fn start_bootstrap_node(
+    port: u16,
+    tcp: Option<rustox_core::driver::tcp_relay::TcpRelayConfig>,
 ) -> std::io::Result<NodeRunner> {
     NodeRunner::start(
         KeyPair::generate(&mut StdRng::from_entropy()),
@@ -60,12 +59,21 @@ pub fn rustox_relay(
                 ..DhtConfig::default()
             },
             onion: Some(OnionConfig::default()),
-            tcp: Some(rustox_core::driver::tcp_relay::TcpRelayConfig {
-                listen: vec![SocketAddr::from(([127, 0, 0, 1], tcp_port))],
-                relay,
-            }),
+            tcp,
         },
     )
+}
+
+/// Polls `what` every 50 ms until it holds or `limit` passes; whether it held.
+pub fn wait_until(limit: Duration, mut what: impl FnMut() -> bool) -> bool {
+    let end = std::time::Instant::now() + limit;
+    while std::time::Instant::now() < end {
+        if what() {
+            return true;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    what()
 }
 
 /// How to start a rustox peer.

@@ -10,9 +10,10 @@
 //! With `CI` set, a missing c-toxcore fails these tests; otherwise they return at once with
 //! a notice.
 
+use rustox_auto_tests::live::wait_until;
 use std::net::SocketAddr;
 use std::path::PathBuf;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use rustox_auto_tests::ctoxcore::friend::{CPeer, CPeerOptions, PeerEvent};
 use rustox_auto_tests::live::{rustox_bootstrap, RustoxOptions, RustoxPeer};
@@ -24,18 +25,6 @@ const ONLINE_LIMIT: Duration = Duration::from_secs(60);
 
 fn toxfriend() -> Option<PathBuf> {
     rustox_auto_tests::ctoxcore::friend::friend_binary_or_skip()
-}
-
-/// Polls `what` every 50 ms until it holds or `limit` passes.
-fn wait_until(limit: Duration, mut what: impl FnMut() -> bool) -> bool {
-    let end = Instant::now() + limit;
-    while Instant::now() < end {
-        if what() {
-            return true;
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    what()
 }
 
 fn c_peer(bin: &std::path::Path, options: &CPeerOptions) -> CPeer {

@@ -10,8 +10,9 @@
 //! Ports 371xx. With `CI` set, a missing c-toxcore fails these tests; otherwise they return
 //! at once with a notice.
 
+use rustox_auto_tests::live::wait_until;
 use std::net::SocketAddr;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use rustox_auto_tests::ctoxcore::friend::{CPeer, CPeerOptions, PeerEvent};
 use rustox_auto_tests::ctoxcore::{
@@ -52,17 +53,6 @@ fn network(base: u16) -> Network {
         _nodes: nodes,
         dht,
     }
-}
-
-fn wait_until(limit: Duration, mut what: impl FnMut() -> bool) -> bool {
-    let end = Instant::now() + limit;
-    while Instant::now() < end {
-        if what() {
-            return true;
-        }
-        std::thread::sleep(Duration::from_millis(100));
-    }
-    what()
 }
 
 #[test]

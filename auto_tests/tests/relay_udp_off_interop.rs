@@ -13,9 +13,10 @@
 //! Ports 372xx. With `CI` set, a missing c-toxcore (tox-bootstrapd, libtoxcore, a C
 //! compiler) fails these tests; otherwise they return at once with a notice.
 
+use rustox_auto_tests::live::wait_until;
 use std::net::SocketAddr;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use rand::{RngCore, SeedableRng};
 use rustox_auto_tests::ctoxcore::friend::{CPeer, CPeerOptions, PeerEvent};
@@ -58,21 +59,7 @@ fn network(base: u16) -> Option<Network> {
         Err(e) => panic!("cannot start tox-bootstrapd with a TCP relay: {e}"),
     };
     let key = PublicKey::from_hex(bootstrapd.dht_key()).expect("tox-bootstrapd's key");
-    let udp = SocketAddr::from(([127, 0, 0, 1], base));
-    let mut dht = vec![(udp, key)];
-    let mut nodes = Vec::new();
-    for port in [base + 2, base + 3] {
-        let n = rustox_bootstrap(port).expect("start a DHT node");
-        n.bootstrap(udp, key);
-        dht.push((n.local_addr(), n.public_key()));
-        nodes.push(n);
-    }
-    Some(Network {
-        _bootstrapd: Some(bootstrapd),
-        _nodes: nodes,
-        relay: (SocketAddr::from(([127, 0, 0, 1], base + 1)), key),
-        dht,
-    })
+    Some(Network::behind(base, key, Some(bootstrapd), Vec::new()))
 }
 
 /// The same network with a rustox relay (`rustox bootstrap --tcp-ports` in process) in
@@ -81,32 +68,33 @@ fn rustox_relay_network(base: u16) -> Network {
     let relay = rustox_auto_tests::live::rustox_relay(base, base + 1, Default::default())
         .expect("start a rustox relay");
     let key = relay.public_key();
-    let udp = SocketAddr::from(([127, 0, 0, 1], base));
-    let mut dht = vec![(udp, key)];
-    let mut nodes = vec![relay];
-    for port in [base + 2, base + 3] {
-        let n = rustox_bootstrap(port).expect("start a DHT node");
-        n.bootstrap(udp, key);
-        dht.push((n.local_addr(), n.public_key()));
-        nodes.push(n);
-    }
-    Network {
-        _bootstrapd: None,
-        _nodes: nodes,
-        relay: (SocketAddr::from(([127, 0, 0, 1], base + 1)), key),
-        dht,
-    }
+    Network::behind(base, key, None, vec![relay])
 }
 
-fn wait_until(limit: Duration, mut what: impl FnMut() -> bool) -> bool {
-    let end = Instant::now() + limit;
-    while Instant::now() < end {
-        if what() {
-            return true;
+impl Network {
+    /// The relay at `base + 1` with DHT key `key` and its DHT node at `base`, and two
+    /// rustox DHT nodes (`base + 2`, `base + 3`) bootstrapped off it.
+    fn behind(
+        base: u16,
+        key: PublicKey,
+        bootstrapd: Option<BootstrapNode>,
+        mut nodes: Vec<NodeRunner>,
+    ) -> Network {
+        let udp = SocketAddr::from(([127, 0, 0, 1], base));
+        let mut dht = vec![(udp, key)];
+        for port in [base + 2, base + 3] {
+            let n = rustox_bootstrap(port).expect("start a DHT node");
+            n.bootstrap(udp, key);
+            dht.push((n.local_addr(), n.public_key()));
+            nodes.push(n);
         }
-        std::thread::sleep(Duration::from_millis(100));
+        Network {
+            _bootstrapd: bootstrapd,
+            _nodes: nodes,
+            relay: (SocketAddr::from(([127, 0, 0, 1], base + 1)), key),
+            dht,
+        }
     }
-    what()
 }
 
 fn spec((addr, pk): &(SocketAddr, PublicKey)) -> BootstrapSpec {

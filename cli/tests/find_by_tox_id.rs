@@ -7,26 +7,16 @@
 mod common;
 
 use std::io::{BufRead, BufReader};
-use std::process::{Child, Stdio};
+use std::process::Stdio;
 use std::time::Duration;
 
-use common::{last_json, run_with_limit, rustox, write_pattern, Scratch};
+use common::{last_json, run_with_limit, rustox, write_pattern, Killed, Scratch};
 use sha2::{Digest, Sha256};
 
 const SIZE: usize = 1 << 20;
 /// Fixed, so the receiver and sender can be told where the bootstrap node listens; chosen
 /// outside Tox's default range (33445–33545) and the interop tests' ports.
 const BOOTSTRAP_PORT: u16 = 36950;
-
-/// A child killed when the test ends, however it ends.
-struct Killed(Child);
-
-impl Drop for Killed {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
 
 /// Reads lines from `child`'s stdout until one starts with `prefix`; returns the rest.
 fn line_after(out: &mut impl BufRead, prefix: &str) -> String {

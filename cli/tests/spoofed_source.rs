@@ -12,10 +12,10 @@ mod common;
 
 use std::io::{BufRead, BufReader};
 use std::net::{Ipv4Addr, SocketAddr, SocketAddrV4, UdpSocket};
-use std::process::{Child, Stdio};
+use std::process::Stdio;
 use std::time::Duration;
 
-use common::{last_json, run_with_limit, rustox, write_pattern, Receiver, Scratch};
+use common::{last_json, run_with_limit, rustox, write_pattern, Killed, Receiver, Scratch};
 use rand::rngs::{OsRng, StdRng};
 use rand::SeedableRng;
 use rustox_core::dht::{DhtConfig, DhtNode};
@@ -99,16 +99,6 @@ fn a_cookie_request_from_port_zero_does_not_stop_rustox_recv() {
     );
     let sent = last_json(&String::from_utf8_lossy(&send.stdout));
     assert_eq!(sent["bytes"], original.len() as u64);
-}
-
-/// A child killed when the test ends, however it ends.
-struct Killed(Child);
-
-impl Drop for Killed {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
 }
 
 #[test]

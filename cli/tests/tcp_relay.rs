@@ -6,24 +6,14 @@ mod common;
 
 use std::io::{BufRead, BufReader};
 use std::net::SocketAddr;
-use std::process::{Child, Stdio};
+use std::process::Stdio;
 
-use common::{rustox, Scratch};
+use common::{rustox, Killed, Scratch};
 use rand::rngs::StdRng;
 use rand::SeedableRng;
 use rustox_auto_tests::relay_probe::RelayProbe;
 use rustox_core::relay::wire::Packet;
 use rustox_net_crypto::crypto::PublicKey;
-
-/// A child killed when the test ends, however it ends.
-struct Killed(Child);
-
-impl Drop for Killed {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
 
 #[test]
 fn bootstrap_serves_a_tcp_relay_on_each_port_given() {

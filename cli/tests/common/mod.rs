@@ -7,6 +7,16 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdout, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
+/// A child killed when the test ends, however it ends.
+pub struct Killed(pub Child);
+
+impl Drop for Killed {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
 /// The `rustox` binary cargo built for these tests.
 pub fn rustox() -> Command {
     Command::new(env!("CARGO_BIN_EXE_rustox"))
