@@ -12,6 +12,7 @@
 //! transfer over a [`profiles::Profile`] and returns [`transfer::TransferMetrics`] — the piece
 //! the benchmark binaries and `rustox sim` call.
 
+pub mod attack;
 pub mod cross_traffic;
 pub mod ctoxcore;
 pub mod driver_model;

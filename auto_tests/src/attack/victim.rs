@@ -1,0 +1,308 @@
+//! The attacked node and the honest transfer through it, as child processes: `rustox recv`
+//! (a full node: DHT, onion server, net_crypto endpoint, friend requests) and
+//! `rustox send --to ADDR --key KEY FILE`. What each costs or achieves is read from
+//! `/proc` and from the JSON line each prints per file (`cli/src/summary.rs`).
+
+use std::fs::File;
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+use crate::emulator::CliSummary;
+
+/// How long `rustox recv` may take to print its address and key.
+const STARTUP: Duration = Duration::from_secs(10);
+
+/// `USER_HZ`: Linux fixes the clock ticks of `/proc/PID/stat`'s `utime` and `stime` at 100
+/// for user space (proc(5)).
+const USER_HZ: f64 = 100.0;
+
+/// What `rustox recv` prints on stderr for each friend it adds (`cli/src/recv.rs`): a
+/// stranger who opened a session or whose friend request arrived.
+const FRIEND_ADDED: &str = "accepted a friend request from";
+
+/// A running `rustox recv` on 127.0.0.1 with an OS-chosen port, killed on drop.
+pub struct Victim {
+    child: Child,
+    /// Where it listens.
+    pub addr: SocketAddr,
+    /// Its public key (also its DHT key), hex.
+    pub key_hex: String,
+    /// Its Tox ID.
+    pub tox_id: String,
+    lines: mpsc::Receiver<String>,
+    stderr: PathBuf,
+}
+
+impl Victim {
+    /// Starts `rustox recv` with its files, key and stderr in `dir`.
+    pub fn start(rustox: &Path, dir: &Path) -> Result<Victim, String> {
+        let out = dir.join("inbox");
+        std::fs::create_dir_all(&out).map_err(|e| format!("{}: {e}", out.display()))?;
+        let stderr = dir.join("recv.stderr");
+        let err_file = File::create(&stderr).map_err(|e| format!("{}: {e}", stderr.display()))?;
+        let mut child = Command::new(rustox)
+            .args(["recv", "--listen", "127.0.0.1:0", "--out"])
+            .arg(&out)
+            .arg("--key-file")
+            .arg(dir.join("recv.key"))
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(err_file)
+            .spawn()
+            .map_err(|e| format!("cannot start {}: {e}", rustox.display()))?;
+        let lines = line_reader(child.stdout.take());
+        let deadline = Instant::now() + STARTUP;
+        let (mut addr, mut key_hex, mut tox_id) = (None, None, None);
+        while addr.is_none() || key_hex.is_none() || tox_id.is_none() {
+            let left = deadline.saturating_duration_since(Instant::now());
+            let Ok(line) = lines.recv_timeout(left) else {
+                let _ = child.kill();
+                let _ = child.wait();
+                return Err(format!(
+                    "rustox recv printed no address, key and Tox ID: {}",
+                    std::fs::read_to_string(&stderr).unwrap_or_default()
+                ));
+            };
+            if let Some(a) = line.strip_prefix("rustox recv listening on ") {
+                addr = a.trim().parse().ok();
+            } else if let Some(k) = line.strip_prefix("public key ") {
+                key_hex = Some(k.trim().to_owned());
+            } else if let Some(t) = line.strip_prefix("tox id ") {
+                tox_id = Some(t.trim().to_owned());
+            }
+        }
+        Ok(Victim {
+            child,
+            addr: addr.unwrap_or_else(|| SocketAddr::from(([127, 0, 0, 1], 0))),
+            key_hex: key_hex.unwrap_or_default(),
+            tox_id: tox_id.unwrap_or_default(),
+            lines,
+            stderr,
+        })
+    }
+
+    /// Its process id.
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// Whether it still runs.
+    pub fn running(&mut self) -> bool {
+        matches!(self.child.try_wait(), Ok(None))
+    }
+
+    /// The next file summary it prints, waiting at most `limit`.
+    pub fn received(&self, limit: Duration) -> Option<CliSummary> {
+        let deadline = Instant::now() + limit;
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            let line = self.lines.recv_timeout(left).ok()?;
+            if line.starts_with('{') {
+                if let Ok(s) = serde_json::from_str(&line) {
+                    return Some(s);
+                }
+            }
+        }
+    }
+
+    /// User + system CPU seconds it has used (all threads).
+    pub fn cpu_seconds(&self) -> Option<f64> {
+        proc_cpu_seconds(self.pid())
+    }
+
+    /// Its peak resident set (`VmHWM`), bytes.
+    pub fn peak_rss_bytes(&self) -> Option<u64> {
+        proc_status_kb(self.pid(), "VmHWM:").map(|kb| kb * 1024)
+    }
+
+    /// Datagrams the kernel dropped at its socket because its receive buffer was full (the
+    /// `drops` column of `/proc/net/udp`): what it never got to read.
+    pub fn socket_drops(&self) -> Option<u64> {
+        udp_socket_drops(self.addr)
+    }
+
+    /// Friends it added (strangers' sessions and friend requests), from its stderr.
+    pub fn friends_added(&self) -> usize {
+        std::fs::read_to_string(&self.stderr)
+            .unwrap_or_default()
+            .lines()
+            .filter(|l| l.contains(FRIEND_ADDED))
+            .count()
+    }
+
+    /// The last `n` lines of its stderr.
+    pub fn stderr_tail(&self, n: usize) -> String {
+        let text = std::fs::read_to_string(&self.stderr).unwrap_or_default();
+        let lines: Vec<&str> = text.lines().collect();
+        lines[lines.len().saturating_sub(n)..].join("\n")
+    }
+}
+
+impl Drop for Victim {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// What the honest `rustox send` reported.
+#[derive(Debug, Clone)]
+pub struct HonestOutcome {
+    /// Its summary, or why there is none.
+    pub summary: Result<CliSummary, String>,
+    /// From start to exit.
+    pub wall: Duration,
+}
+
+/// Runs `rustox send --to ADDR --key KEY FILE` to completion or `limit`.
+pub fn send_file(
+    rustox: &Path,
+    victim: &Victim,
+    file: &Path,
+    stderr: &Path,
+    limit: Duration,
+) -> HonestOutcome {
+    let started = Instant::now();
+    let err_file = match File::create(stderr) {
+        Ok(f) => f,
+        Err(e) => {
+            return HonestOutcome {
+                summary: Err(format!("{}: {e}", stderr.display())),
+                wall: started.elapsed(),
+            }
+        }
+    };
+    let child = Command::new(rustox)
+        .args(["send", "--to", &victim.addr.to_string(), "--key"])
+        .arg(&victim.key_hex)
+        .arg(file)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(err_file)
+        .spawn();
+    let mut child = match child {
+        Ok(c) => c,
+        Err(e) => {
+            return HonestOutcome {
+                summary: Err(format!("cannot start rustox send: {e}")),
+                wall: started.elapsed(),
+            }
+        }
+    };
+    let lines = line_reader(child.stdout.take());
+    let status = loop {
+        match child.try_wait() {
+            Ok(Some(s)) => break Some(s),
+            Ok(None) if started.elapsed() > limit => {
+                let _ = child.kill();
+                let _ = child.wait();
+                break None;
+            }
+            Ok(None) => std::thread::sleep(Duration::from_millis(10)),
+            Err(_) => break None,
+        }
+    };
+    let wall = started.elapsed();
+    let summary = lines
+        .try_iter()
+        .filter(|l| l.starts_with('{'))
+        .filter_map(|l| serde_json::from_str::<CliSummary>(&l).ok())
+        .last();
+    let summary = match (status, summary) {
+        (Some(s), Some(summary)) if s.success() => Ok(summary),
+        (None, _) => Err(format!("still running after {limit:?}; killed")),
+        (Some(s), _) => {
+            let text = std::fs::read_to_string(stderr).unwrap_or_default();
+            Err(format!(
+                "{s}: {}",
+                text.lines().last().unwrap_or("no message")
+            ))
+        }
+    };
+    HonestOutcome { summary, wall }
+}
+
+/// Writes `size` bytes of a xorshift stream (seeded by `seed`) to `path`, so a misplaced or
+/// repeated chunk changes the file's hash.
+pub fn write_file(path: &Path, size: u64, seed: u64) -> std::io::Result<()> {
+    let mut out = std::io::BufWriter::new(File::create(path)?);
+    let mut x = seed | 1;
+    let mut block = vec![0u8; 1 << 16];
+    let mut left = size;
+    while left > 0 {
+        for chunk in block.chunks_exact_mut(8) {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            chunk.copy_from_slice(&x.to_le_bytes());
+        }
+        let n = left.min(block.len() as u64) as usize;
+        out.write_all(&block[..n])?;
+        left -= n as u64;
+    }
+    out.flush()
+}
+
+/// User + system CPU seconds of `pid`: fields 14 and 15 of `/proc/PID/stat`, counted after
+/// the command name (which may hold spaces and parentheses).
+pub fn proc_cpu_seconds(pid: u32) -> Option<f64> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let after = stat.get(stat.rfind(')')? + 2..)?;
+    let fields: Vec<&str> = after.split_whitespace().collect();
+    let ticks = fields.get(11)?.parse::<u64>().ok()? + fields.get(12)?.parse::<u64>().ok()?;
+    Some(ticks as f64 / USER_HZ)
+}
+
+/// A `kB` line of `/proc/PID/status`.
+fn proc_status_kb(pid: u32, key: &str) -> Option<u64> {
+    let mut text = String::new();
+    File::open(format!("/proc/{pid}/status"))
+        .ok()?
+        .read_to_string(&mut text)
+        .ok()?;
+    let line = text.lines().find(|l| l.starts_with(key))?;
+    line.get(key.len()..)?
+        .split_whitespace()
+        .next()?
+        .parse()
+        .ok()
+}
+
+/// The `drops` count of the IPv4 UDP socket bound to `addr`, from `/proc/net/udp` (local
+/// address as `AABBCCDD:PPPP`, the address in host byte order, the port big-endian; drops
+/// is the last column).
+fn udp_socket_drops(addr: SocketAddr) -> Option<u64> {
+    let SocketAddr::V4(v4) = addr else {
+        return None;
+    };
+    let ip = u32::from_ne_bytes(v4.ip().octets());
+    let local = format!("{ip:08X}:{:04X}", v4.port());
+    let table = std::fs::read_to_string("/proc/net/udp").ok()?;
+    table.lines().skip(1).find_map(|l| {
+        let cols: Vec<&str> = l.split_whitespace().collect();
+        if cols.get(1) == Some(&local.as_str()) {
+            cols.last()?.parse().ok()
+        } else {
+            None
+        }
+    })
+}
+
+fn line_reader(stdout: Option<std::process::ChildStdout>) -> mpsc::Receiver<String> {
+    let (tx, rx) = mpsc::channel();
+    if let Some(stdout) = stdout {
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines() {
+                let Ok(line) = line else { break };
+                if tx.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+    }
+    rx
+}
