@@ -16,6 +16,9 @@ use crate::emulator::CliSummary;
 /// How long `rustox recv` may take to print its address and key.
 const STARTUP: Duration = Duration::from_secs(10);
 
+/// How long the last lines of an exited child may take to come through its pipe.
+const OUTPUT_DRAIN: Duration = Duration::from_secs(2);
+
 /// `USER_HZ`: Linux fixes the clock ticks of `/proc/PID/stat`'s `utime` and `stime` at 100
 /// for user space (proc(5)).
 const USER_HZ: f64 = 100.0;
@@ -207,11 +210,13 @@ pub fn send_file(
         }
     };
     let wall = started.elapsed();
-    let summary = lines
-        .try_iter()
-        .filter(|l| l.starts_with('{'))
-        .filter_map(|l| serde_json::from_str::<CliSummary>(&l).ok())
-        .last();
+    // The child has exited; its reader thread delivers what is left and hangs up at EOF.
+    let mut summary = None;
+    while let Ok(line) = lines.recv_timeout(OUTPUT_DRAIN) {
+        if let Ok(s) = serde_json::from_str::<CliSummary>(&line) {
+            summary = Some(s);
+        }
+    }
     let summary = match (status, summary) {
         (Some(s), Some(summary)) if s.success() => Ok(summary),
         (None, _) => Err(format!("still running after {limit:?}; killed")),

@@ -3,7 +3,8 @@
 //! costs the node little and changes nothing").
 //!
 //! Each row starts a fresh victim (`rustox recv`, the binary beside this one) on loopback,
-//! starts one attack from this process, lets it run alone for `--seconds`, then runs
+//! starts one attack from this process, lets it run alone for `--seconds` (pinning: at
+//! least until every pinned window is full; friend spam: at least 5 s), then runs
 //! `rustox send --to ADDR --key KEY FILE` while the attack goes on, and stops everything.
 //! The first row, "none", is the unattacked baseline the others are a share of.
 //!
@@ -35,7 +36,7 @@ use rand::rngs::StdRng;
 use rand::SeedableRng;
 use rustox_auto_tests::attack::flood::{Flood, FloodReport, Outlet, Pool};
 use rustox_auto_tests::attack::forge;
-use rustox_auto_tests::attack::session::{handshake_pool, PinnedSession, Pinning};
+use rustox_auto_tests::attack::session::{handshake_pool, PinnedSession, Pinning, WINDOW};
 use rustox_auto_tests::attack::victim::{self, Victim};
 use rustox_auto_tests::emulator::rustox_beside_current_exe;
 use rustox_auto_tests::live::{RustoxOptions, RustoxPeer};
@@ -308,10 +309,14 @@ fn run_row(
         }
     };
     let lead = Duration::from_secs_f64(args.seconds.max(0.0));
-    std::thread::sleep(if kind == Some(AttackKind::FriendSpam) {
-        lead.max(SPAM_LEAD)
-    } else {
-        lead
+    std::thread::sleep(match kind {
+        Some(AttackKind::FriendSpam) => lead.max(SPAM_LEAD),
+        // Long enough to fill every pinned window once, so the peak memory shows whether
+        // the victim bounds what it buffers or holds the whole window per session.
+        Some(AttackKind::Pinning) if rate > 0 => lead.max(Duration::from_secs_f64(
+            args.pin_sessions as f64 * f64::from(WINDOW) / rate as f64,
+        )),
+        _ => lead,
     });
 
     let cpu_before = victim.cpu_seconds();
