@@ -159,6 +159,10 @@ pub struct Connection {
     /// beforenm(peer DHT pk, own DHT sk) and the echo id of our cookie request; only while
     /// COOKIE_REQUESTING.
     cookie_request: Option<(PrecomputedKey, u64)>,
+    /// beforenm(peer DHT pk, own DHT sk), kept by an initiator for the session's life: the
+    /// peer's own cookie requests (it connects to us as we connect to it) are answered with
+    /// it, without an X25519 (admission.rs).
+    dht_shared: Option<PrecomputedKey>,
     /// Our per-session key pair (the public half goes in our handshake).
     session: KeyPair,
     /// The nonce of our next data packet; its first value is our handshake's base nonce.
@@ -225,7 +229,8 @@ impl Connection {
             config,
             rng,
         );
-        conn.cookie_request = Some((dht_shared, echo_id));
+        conn.cookie_request = Some((dht_shared.clone(), echo_id));
+        conn.dht_shared = Some(dht_shared);
         conn.status = ConnectionStatus::CookieRequesting;
         conn.start_temp(now, request.to_bytes());
         Ok(conn)
@@ -282,6 +287,7 @@ impl Connection {
             paths,
             real_shared,
             cookie_request: None,
+            dht_shared: None,
             session: KeyPair::generate(rng),
             sent_nonce: Nonce::random(rng),
             peer_session: None,
@@ -654,6 +660,11 @@ impl Connection {
     /// `direct_lastrecv_time`).
     pub(crate) fn on_udp_heard(&mut self, now: Timestamp) {
         self.paths.on_udp_heard(now);
+    }
+
+    /// beforenm(peer DHT pk, own DHT sk), if this side initiated.
+    pub(crate) fn dht_shared_key(&self) -> Option<&PrecomputedKey> {
+        self.dht_shared.as_ref()
     }
 
     /// The key that boxes handshakes with this peer.

@@ -62,9 +62,14 @@ pub enum DropReason {
     /// The limit of connections is reached.
     #[error("too many connections")]
     TooManyConnections,
-    /// More cookie requests than the endpoint's token bucket allows (protocol.md §2.2).
-    #[error("cookie request rate limited")]
-    CookieRequestRateLimited,
+    /// More cookie requests or handshakes from one source (UDP address and port, or relayed
+    /// peer) than its bucket allows ([`crate::EndpointLimits::source_burst`]).
+    #[error("source rate limited")]
+    SourceRateLimited,
+    /// A cookie request or handshake that would need a key agreement (an X25519) while the
+    /// bucket of all sources is empty ([`crate::EndpointLimits::key_agreement_burst`]).
+    #[error("key agreement rate limited")]
+    KeyAgreementRateLimited,
     /// The queue of stateless cookie responses is full.
     #[error("response queue full")]
     ResponseQueueFull,

@@ -10,6 +10,7 @@
 //! [`transport::Transport`] (arrays, RTT, loss, congestion control, pacing) sends and
 //! receives. [`packets`] holds the wire layouts, [`crypto`] the primitives (§1).
 
+mod admission;
 pub mod connection;
 pub mod crypto;
 mod drop_reason;
@@ -18,6 +19,7 @@ mod identity;
 pub mod packets;
 pub mod path;
 mod receive_nonce;
+mod recent_map;
 pub mod time;
 mod token_bucket;
 pub mod transport;

@@ -14,7 +14,8 @@ use rustox_net_crypto::packets::{
     DataPlaintext, Handshake, HandshakePayload,
 };
 use rustox_net_crypto::{
-    ConnectError, ConnectionEvent, ConnectionId, ConnectionStatus, DropReason, EndpointLimits,
+    ConnectError, ConnectionEvent, ConnectionId, ConnectionStatus, Destination, DropReason,
+    EndpointLimits,
 };
 
 const HANDSHAKE: u8 = 0x1a;
@@ -524,20 +525,26 @@ proptest! {
 }
 
 #[test]
-fn cookie_requests_beyond_the_rate_limit_are_dropped() {
+fn cookie_requests_beyond_a_sources_rate_limit_are_dropped_and_other_sources_answered() {
     let mut p = Pair::new(41);
     p.filter = Some(Box::new(|_, _| false));
     p.connect(Side::A);
     p.flush();
     let req = p.sent(Side::A, COOKIE_REQUEST)[0].transmit.payload.clone();
-    // c-toxcore v0.2.22+: a burst of 10, then one per 100 ms.
+    // c-toxcore v0.2.22+'s bucket, here for each source: a burst of 10, then one per 100 ms.
     for _ in 0..10 {
         assert_eq!(p.deliver(Side::B, &req), Ok(()));
     }
     let now = p.now;
     let responses = std::iter::from_fn(|| p.b.endpoint.poll_transmit(now)).count();
     assert_eq!(responses, 10);
-    expect_drop(&mut p, Side::B, &req, DropReason::CookieRequestRateLimited);
+    expect_drop(&mut p, Side::B, &req, DropReason::SourceRateLimited);
+    // The same request from another port of the same host has a bucket of its own.
+    let mut other_port = p.a.addr;
+    other_port.set_port(other_port.port().wrapping_add(1));
+    assert_eq!(p.b.endpoint.handle_datagram(now, other_port, &req), Ok(()));
+    let answer = p.b.endpoint.poll_transmit(now).expect("a cookie response");
+    assert_eq!(answer.destination, Destination::Udp(other_port));
     p.now += Duration::from_millis(100);
     assert_eq!(p.deliver(Side::B, &req), Ok(()));
 }
@@ -596,9 +603,10 @@ fn handshake_whose_cookie_names_a_low_order_real_key_is_dropped() {
     // B accepts anyone, so only the key check stands between the attacker and a session.
     let mut b = common::node(41, 33446, true);
     let attacker_dht = KeyPair::generate(&mut rand_chacha::ChaCha8Rng::seed_from_u64(41));
-    let from: std::net::SocketAddr = "192.0.2.9:4000".parse().unwrap();
     let now = rustox_net_crypto::Timestamp::from_secs(1000);
-    for low in small_order_points() {
+    for (port, low) in (4000..).zip(small_order_points()) {
+        // From a port of its own each time: the per-source rate limit is not what is tested.
+        let from = std::net::SocketAddr::from(([192, 0, 2, 9], port));
         // A genuine cookie from B naming the low-order key as the attacker's real key.
         let dht_shared = PrecomputedKey::new(&b.dht.public, &attacker_dht.secret).unwrap();
         let request = CookieRequest::seal(
