@@ -35,7 +35,7 @@ use crate::packets::{
 };
 use crate::path::{Destination, PathKind, Paths};
 use crate::receive_nonce::{ReceiveNonce, ReplayError};
-use crate::transport::{PacketClass, Transport, TransportConfig, TransportError};
+use crate::transport::{ArrayBudget, PacketClass, Transport, TransportConfig, TransportError};
 use crate::Timestamp;
 
 /// `CRYPTO_SEND_PACKET_INTERVAL` (net_crypto.h, protocol.md §2.3): temp-packet resend period.
@@ -662,6 +662,11 @@ impl Connection {
         self.paths.on_udp_heard(now);
     }
 
+    /// Accounts the transport's arrays in the endpoint's memory budget.
+    pub(crate) fn set_array_budget(&mut self, budget: ArrayBudget) {
+        self.transport.set_array_budget(budget);
+    }
+
     /// beforenm(peer DHT pk, own DHT sk), if this side initiated.
     pub(crate) fn dht_shared_key(&self) -> Option<&PrecomputedKey> {
         self.dht_shared.as_ref()
@@ -1014,6 +1019,7 @@ fn transport_drop(e: TransportError) -> DropReason {
         TransportError::OutsideWindow => DropReason::PacketOutsideWindow,
         TransportError::Duplicate => DropReason::DuplicatePacket,
         TransportError::MalformedRequest => DropReason::MalformedRequest,
+        TransportError::OverBudget => DropReason::MemoryBudget,
         TransportError::SendQueueFull | TransportError::BadLength => DropReason::MalformedPlaintext,
     }
 }

@@ -91,6 +91,11 @@ pub enum DropReason {
     /// A request packet that does not decode (protocol.md §2.7).
     #[error("malformed request packet")]
     MalformedRequest,
+    /// An out-of-order lossless packet refused because the endpoint's memory budget for send
+    /// and receive arrays is full and this session holds its share of it
+    /// ([`crate::EndpointLimits::array_memory_budget`]); the peer resends it.
+    #[error("memory budget full")]
+    MemoryBudget,
     /// A lossy payload arrived while the event queue was full.
     #[error("event queue full")]
     EventQueueFull,

@@ -24,7 +24,7 @@ use crate::packets::{
 };
 use crate::path::{Destination, Paths};
 use crate::recent_map::RecentMap;
-use crate::transport::TransportConfig;
+use crate::transport::{ArrayBudget, TransportConfig};
 use crate::Timestamp;
 
 /// Endpoint configuration.
@@ -65,6 +65,10 @@ pub struct EndpointLimits {
     /// Agreed keys remembered: requesters' DHT keys and accepted peers' real keys whose
     /// boxes opened, so that their next cookie request or handshake costs no X25519.
     pub max_cached_keys: usize,
+    /// Bytes all sessions' send and receive arrays may hold together before a session that
+    /// holds its share (this over the number of sessions holding any) stops growing
+    /// (transport/array_budget.rs).
+    pub array_memory_budget: usize,
 }
 
 impl Default for EndpointLimits {
@@ -74,7 +78,9 @@ impl Default for EndpointLimits {
     /// sources remembered (about 100 bytes each), and 1000 key agreements a second after a
     /// burst of 100: an X25519 with its HSalsa20 takes about 40 µs on the CI machine (the
     /// `key_agreement` bench), so a flood of fresh keys costs at most about 4 % of a core.
-    /// 1024 cached keys take 64 KiB.
+    /// 1024 cached keys take 64 KiB. 64 MiB for the arrays: one session's full receive window
+    /// (32 768 × 1373 bytes, 45 MiB) with room for a busy send array, so that a single
+    /// session is never held back by the budget, and at most 128 MiB whatever the peers do.
     fn default() -> Self {
         EndpointLimits {
             max_connections: 1024,
@@ -86,6 +92,7 @@ impl Default for EndpointLimits {
             key_agreement_burst: 100,
             key_agreement_interval: Duration::from_millis(1),
             max_cached_keys: 1024,
+            array_memory_budget: 64 << 20,
         }
     }
 }
@@ -166,6 +173,8 @@ pub struct Endpoint {
     real_keys: RecentMap<PublicKey, PrecomputedKey>,
     /// X25519s done for cookie requests and handshakes (connections' own not counted).
     key_agreements: u64,
+    /// What every connection's send and receive arrays hold together.
+    array_budget: ArrayBudget,
     /// Round-robin position of `poll_transmit` over connections.
     transmit_cursor: Option<ConnectionId>,
     /// Where data packets are decrypted, reused from packet to packet (≤ 1400 bytes).
@@ -204,6 +213,7 @@ impl Endpoint {
             dht_keys: RecentMap::new(limits.max_cached_keys),
             real_keys: RecentMap::new(limits.max_cached_keys),
             key_agreements: 0,
+            array_budget: ArrayBudget::new(limits.array_memory_budget),
             rng,
             connections: BTreeMap::new(),
             by_addr: HashMap::new(),
@@ -226,6 +236,10 @@ impl Endpoint {
         self.admission = Admission::new(Timestamp::ZERO, limits);
         self.dht_keys = RecentMap::new(limits.max_cached_keys);
         self.real_keys = RecentMap::new(limits.max_cached_keys);
+        self.array_budget = ArrayBudget::new(limits.array_memory_budget);
+        for conn in self.connections.values_mut() {
+            conn.set_array_budget(self.array_budget.clone());
+        }
     }
 
     /// The bounds in force.
@@ -761,6 +775,12 @@ impl Endpoint {
         self.key_agreements
     }
 
+    /// Bytes all connections' send and receive arrays hold (payloads and ring slots): what
+    /// [`EndpointLimits::array_memory_budget`] bounds.
+    pub fn array_bytes(&self) -> usize {
+        self.array_budget.held()
+    }
+
     /// Bytes held by the endpoint: its connections (transports included), queued cookie
     /// responses and events, and its tables.
     pub fn memory_usage(&self) -> usize {
@@ -800,7 +820,8 @@ impl Endpoint {
         ConnectionId(id)
     }
 
-    fn insert(&mut self, conn: Connection) {
+    fn insert(&mut self, mut conn: Connection) {
+        conn.set_array_budget(self.array_budget.clone());
         let id = conn.id();
         self.next_id = id.0.wrapping_add(1);
         if let Some(addr) = conn.peer_addr() {

@@ -290,6 +290,7 @@ impl Transport {
         if batch.packets == 0 {
             return;
         }
+        self.sync_array_account();
         self.stats.packets_acked += batch.packets;
         self.bytes_in_flight = self.bytes_in_flight.saturating_sub(batch.inflight_bytes);
         // A filled hole (an acked retransmission) releases packets the peer received long

@@ -39,6 +39,7 @@
 
 mod ack;
 mod ack_timing;
+mod array_budget;
 mod cc;
 mod loss;
 mod minmax;
@@ -54,6 +55,9 @@ mod send_array;
 mod sender;
 mod stats;
 mod timer;
+
+use array_budget::Account;
+pub use array_budget::ArrayBudget;
 
 use std::collections::VecDeque;
 
@@ -164,9 +168,13 @@ pub enum TransportError {
     /// A request payload that does not decode (protocol.md §2.7 decoding rule).
     #[error("malformed request packet")]
     MalformedRequest,
-    /// The send array is full.
+    /// The send array is full, or holds the session's share of a full memory budget.
     #[error("send queue full")]
     SendQueueFull,
+    /// An out-of-order packet refused: the endpoint's memory budget is full and this
+    /// session holds its share ([`ArrayBudget`]).
+    #[error("memory budget full")]
+    OverBudget,
     /// Payload empty or longer than 1373 bytes.
     #[error("bad payload length")]
     BadLength,
@@ -249,6 +257,8 @@ pub struct Transport {
     /// before it give no samples.
     path_since: Timestamp,
     stats: TransportStats,
+    /// What the arrays hold, in the endpoint's memory budget.
+    account: Account,
 }
 
 impl Transport {
@@ -290,12 +300,31 @@ impl Transport {
             tail_duplicates: 0,
             path_since: Timestamp::ZERO,
             stats: TransportStats::default(),
+            account: Account::new(ArrayBudget::unlimited()),
         }
     }
 
     /// The controller this transport runs.
     pub fn controller(&self) -> ControllerKind {
         self.kind
+    }
+
+    /// Accounts this transport's arrays in `budget` (an endpoint's) from now on.
+    pub fn set_array_budget(&mut self, budget: ArrayBudget) {
+        self.account = Account::new(budget);
+        self.sync_array_account();
+    }
+
+    /// Bytes the send and receive arrays hold (payloads and ring slots), as the memory
+    /// budget counts them.
+    pub fn array_bytes(&self) -> usize {
+        self.account.held()
+    }
+
+    /// Brings the budget's count up to date after the arrays changed.
+    pub(crate) fn sync_array_account(&mut self) {
+        let bytes = self.send.accounted_bytes() + self.recv.accounted_bytes();
+        self.account.set_held(bytes);
     }
 
     /// A one-line description of the congestion controller's state, for traces.

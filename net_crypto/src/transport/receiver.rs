@@ -56,8 +56,13 @@ impl Transport {
         if payload.is_empty() || payload.len() > MAX_PAYLOAD {
             return Err(TransportError::BadLength);
         }
-        match self.recv.store(packet_number, payload) {
+        let account = &self.account;
+        match self
+            .recv
+            .store(packet_number, payload, |extra| account.may_grow(extra))
+        {
             Ok(stored) => {
+                self.sync_array_account();
                 self.stats.packets_received += 1;
                 self.ack_timing.on_packet(stored.new_hole);
                 self.cc.on_packet_received();
@@ -89,6 +94,7 @@ impl Transport {
     /// The next in-order lossless payload for the layer above.
     pub fn poll_delivered(&mut self) -> Option<Vec<u8>> {
         let p = self.recv.pop()?;
+        self.sync_array_account();
         self.stats.bytes_delivered += p.len() as u64;
         Some(p)
     }

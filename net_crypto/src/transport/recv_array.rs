@@ -21,7 +21,12 @@ pub(crate) struct RecvArray {
     slots: VecDeque<Option<Vec<u8>>>,
     /// Number of `Some` slots.
     held: u32,
+    /// Payload bytes of the `Some` slots.
+    held_bytes: usize,
 }
+
+/// What one slot of the ring costs, payload aside.
+const SLOT_BYTES: usize = std::mem::size_of::<Option<Vec<u8>>>();
 
 /// What storing a packet did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -39,6 +44,7 @@ impl RecvArray {
             end: start,
             slots: VecDeque::new(),
             held: 0,
+            held_bytes: 0,
         }
     }
 
@@ -62,8 +68,14 @@ impl RecvArray {
     }
 
     /// Stores packet `pn`. Errors: `OutsideWindow` if it lies beyond the window,
-    /// `Duplicate` if already held or already delivered.
-    pub(crate) fn store(&mut self, pn: u32, payload: &[u8]) -> Result<Stored, TransportError> {
+    /// `Duplicate` if already held or already delivered, `OverBudget` if it is not the next
+    /// expected packet and `may_grow` refuses the bytes it would add (array_budget.rs).
+    pub(crate) fn store(
+        &mut self,
+        pn: u32,
+        payload: &[u8],
+        may_grow: impl FnOnce(usize) -> bool,
+    ) -> Result<Stored, TransportError> {
         let off = pn.wrapping_sub(self.start);
         if off >= WINDOW {
             // Behind the window by at most one window: a late duplicate.
@@ -78,6 +90,12 @@ impl RecvArray {
             return Err(TransportError::Duplicate);
         }
         let highest_before = self.slots.len();
+        if off_us > 0 {
+            let new_slots = (off_us + 1).saturating_sub(highest_before);
+            if !may_grow(payload.len() + new_slots * SLOT_BYTES) {
+                return Err(TransportError::OverBudget);
+            }
+        }
         let new_hole = off_us > highest_before;
         let filled_hole = off_us < highest_before;
         while self.slots.len() <= off_us {
@@ -85,6 +103,7 @@ impl RecvArray {
         }
         self.slots[off_us] = Some(payload.to_vec());
         self.held += 1;
+        self.held_bytes += payload.len();
         let after = pn.wrapping_add(1);
         if after.wrapping_sub(self.start) > self.len() {
             self.end = after;
@@ -119,6 +138,7 @@ impl RecvArray {
         let p = self.slots.pop_front().flatten();
         self.start = self.start.wrapping_add(1);
         self.held -= 1;
+        self.held_bytes -= p.as_ref().map_or(0, Vec::len);
         let cap = self.slots.capacity();
         if self.slots.is_empty() {
             // Drained: an idle session holds no ring at all.
@@ -127,6 +147,11 @@ impl RecvArray {
             self.slots.shrink_to(self.slots.len() * 2);
         }
         p
+    }
+
+    /// Payload bytes held and the slots of the ring: what the memory budget counts.
+    pub(crate) fn accounted_bytes(&self) -> usize {
+        self.held_bytes + self.slots.len() * SLOT_BYTES
     }
 
     pub(crate) fn memory_usage(&self) -> usize {
@@ -147,20 +172,42 @@ mod tests {
     #[test]
     fn out_of_order_packets_are_delivered_in_order_once() {
         let mut r = RecvArray::new(u32::MAX);
-        assert!(r.store(1, &[3]).unwrap().new_hole);
+        assert!(r.store(1, &[3], |_| true).unwrap().new_hole);
         assert_eq!(r.pop(), None);
-        assert!(r.store(0, &[2]).unwrap().filled_hole);
-        assert_eq!(r.store(0, &[2]), Err(TransportError::Duplicate));
-        r.store(u32::MAX, &[1]).unwrap();
+        assert!(r.store(0, &[2], |_| true).unwrap().filled_hole);
+        assert_eq!(r.store(0, &[2], |_| true), Err(TransportError::Duplicate));
+        r.store(u32::MAX, &[1], |_| true).unwrap();
         assert_eq!(r.pop(), Some(vec![1]));
         assert_eq!(r.pop(), Some(vec![2]));
         assert_eq!(r.pop(), Some(vec![3]));
         assert_eq!(r.start(), 2);
-        assert_eq!(r.store(0, &[2]), Err(TransportError::Duplicate));
+        assert_eq!(r.store(0, &[2], |_| true), Err(TransportError::Duplicate));
         assert_eq!(
-            r.store(2 + WINDOW, &[2]),
+            r.store(2 + WINDOW, &[2], |_| true),
             Err(TransportError::OutsideWindow)
         );
+    }
+
+    #[test]
+    fn past_a_hole_only_what_the_budget_allows_is_stored() {
+        let mut r = RecvArray::new(0);
+        // Packet 3 would add its payload and slots 0..=3.
+        let asked = std::cell::Cell::new(0);
+        let refuse = |extra| {
+            asked.set(extra);
+            false
+        };
+        assert_eq!(
+            r.store(3, &[1; 10], refuse),
+            Err(TransportError::OverBudget)
+        );
+        assert_eq!(asked.get(), 10 + 4 * SLOT_BYTES);
+        assert_eq!(r.accounted_bytes(), 0);
+        // The next expected packet is stored whatever the budget says.
+        r.store(0, &[1; 10], |_| false).unwrap();
+        assert_eq!(r.accounted_bytes(), 10 + SLOT_BYTES);
+        assert_eq!(r.pop(), Some(vec![1; 10]));
+        assert_eq!(r.accounted_bytes(), 0);
     }
 
     #[test]

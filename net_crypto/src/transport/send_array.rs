@@ -86,13 +86,19 @@ impl SendSlot {
 pub(crate) struct SendArray {
     start: u32,
     slots: VecDeque<Option<SendSlot>>,
+    /// Payload bytes of the held slots.
+    payload_bytes: usize,
 }
+
+/// What one slot of the ring costs, payload aside.
+pub(crate) const SEND_SLOT_BYTES: usize = std::mem::size_of::<Option<SendSlot>>();
 
 impl SendArray {
     pub(crate) fn new(start: u32) -> Self {
         Self {
             start,
             slots: VecDeque::new(),
+            payload_bytes: 0,
         }
     }
 
@@ -133,6 +139,7 @@ impl SendArray {
             return Err(TransportError::SendQueueFull);
         }
         let pn = self.end();
+        self.payload_bytes += slot.payload.len();
         self.slots.push_back(Some(slot));
         Ok(pn)
     }
@@ -151,6 +158,9 @@ impl SendArray {
     pub(crate) fn take(&mut self, pn: u32) -> Option<SendSlot> {
         let off = self.offset(pn)?;
         let slot = self.slots.get_mut(off as usize)?.take();
+        if let Some(s) = &slot {
+            self.payload_bytes -= s.payload.len();
+        }
         self.pop_acked_front();
         slot
     }
@@ -162,6 +172,7 @@ impl SendArray {
         for _ in 0..count {
             let pn = self.start;
             if let Some(Some(slot)) = self.slots.pop_front() {
+                self.payload_bytes -= slot.payload.len();
                 f(pn, slot);
             }
             self.start = self.start.wrapping_add(1);
@@ -217,6 +228,11 @@ impl SendArray {
             .enumerate()
             .skip(from as usize)
             .filter_map(move |(i, s)| s.as_mut().map(|s| (start.wrapping_add(i as u32), s)))
+    }
+
+    /// Payload bytes held and the slots of the ring: what the memory budget counts.
+    pub(crate) fn accounted_bytes(&self) -> usize {
+        self.payload_bytes + self.slots.len() * SEND_SLOT_BYTES
     }
 
     /// Heap bytes: the ring plus the payloads it holds.

@@ -12,7 +12,7 @@
 
 use super::cc::MAX_PACKET;
 use super::pacer;
-use super::send_array::{SendSlot, SlotState};
+use super::send_array::{self, SendSlot, SlotState};
 use super::{
     serial_lt, OutgoingData, OutgoingRef, PacketClass, Transport, TransportError, MAX_PAYLOAD,
     RESERVED_SLOTS,
@@ -56,7 +56,14 @@ impl Transport {
                 return Err(TransportError::SendQueueFull);
             }
         }
+        if !self
+            .account
+            .may_grow(payload.len() + send_array::SEND_SLOT_BYTES)
+        {
+            return Err(TransportError::SendQueueFull);
+        }
         let pn = self.send.push(SendSlot::new(payload.to_vec()))?;
+        self.sync_array_account();
         match class {
             PacketClass::Control => self.control_queue.push_back(pn),
             PacketClass::Bulk => {
@@ -78,6 +85,13 @@ impl Transport {
     /// controller with its own write limit (the legacy model's token bucket) sets the
     /// budget instead, within the same reserve.
     pub fn send_budget(&mut self, now: Timestamp) -> usize {
+        if !self
+            .account
+            .may_grow(MAX_PAYLOAD + send_array::SEND_SLOT_BYTES)
+        {
+            // The session holds its share of a full memory budget (array_budget.rs).
+            return 0;
+        }
         let free = self.send.free().saturating_sub(RESERVED_SLOTS) as u64;
         let pending = self.resend_queue.len() as u32;
         if let Some(tokens) = self.cc.bulk_write_budget(now, pending) {
