@@ -11,6 +11,8 @@
 //! distance from the handshake's base nonce and keep a bitmap of the last [`REPLAY_WINDOW`]
 //! numbers below the highest one accepted (the IPsec/DTLS sliding window): a number seen
 //! before is a replay, a number older than the window is stale. Neither changes the wire.
+// Wire input: no indexing or arithmetic that could panic or wrap (see packets/mod.rs).
+#![deny(clippy::indexing_slicing, clippy::arithmetic_side_effects)]
 
 use crate::crypto::Nonce;
 
@@ -72,7 +74,7 @@ impl ReceiveNonce {
         nonce.add(u32::from(diff));
         NonceCandidate {
             nonce,
-            index: self.base_index + u64::from(diff),
+            index: self.base_index.saturating_add(u64::from(diff)),
             diff,
         }
     }
@@ -85,7 +87,7 @@ impl ReceiveNonce {
         if c.index > highest {
             return Ok(());
         }
-        if highest - c.index >= REPLAY_WINDOW {
+        if highest.saturating_sub(c.index) >= REPLAY_WINDOW {
             return Err(ReplayError::Stale);
         }
         if self.is_seen(c.index) {
@@ -100,11 +102,11 @@ impl ReceiveNonce {
             Some(highest) if c.index <= highest => {}
             Some(highest) => {
                 // Numbers between the old and new highest have not been seen yet.
-                let gap = c.index - highest;
+                let gap = c.index.saturating_sub(highest);
                 if gap >= REPLAY_WINDOW {
                     self.seen = [0; WORDS];
                 } else {
-                    for i in highest + 1..c.index {
+                    for i in highest.saturating_add(1)..c.index {
                         self.clear(i);
                     }
                 }
@@ -119,7 +121,9 @@ impl ReceiveNonce {
         self.mark(c.index);
         if c.diff > BASE_MOVE_DIFF {
             self.base.add(DATA_NUM_THRESHOLD);
-            self.base_index += u64::from(DATA_NUM_THRESHOLD);
+            self.base_index = self
+                .base_index
+                .saturating_add(u64::from(DATA_NUM_THRESHOLD));
         }
     }
 
@@ -130,21 +134,26 @@ impl ReceiveNonce {
 
     fn is_seen(&self, i: u64) -> bool {
         let (w, m) = Self::slot(i);
-        self.seen[w] & m != 0
+        self.seen.get(w).is_some_and(|word| word & m != 0)
     }
 
     fn mark(&mut self, i: u64) {
         let (w, m) = Self::slot(i);
-        self.seen[w] |= m;
+        if let Some(word) = self.seen.get_mut(w) {
+            *word |= m;
+        }
     }
 
     fn clear(&mut self, i: u64) {
         let (w, m) = Self::slot(i);
-        self.seen[w] &= !m;
+        if let Some(word) = self.seen.get_mut(w) {
+            *word &= !m;
+        }
     }
 }
 
 #[cfg(test)]
+#[allow(clippy::indexing_slicing, clippy::arithmetic_side_effects)]
 mod tests {
     use super::*;
 

@@ -44,7 +44,7 @@ impl CookieRequest {
     /// Parses exactly 145 bytes starting with 0x18.
     pub fn parse(bytes: &[u8]) -> Result<Self, ParseError> {
         expect_fixed(bytes, PacketKind::CookieRequest, COOKIE_REQUEST_SIZE)?;
-        let mut r = Reader::new(&bytes[1..]);
+        let mut r = Reader::after_kind(bytes);
         Ok(CookieRequest {
             sender_dht_pk: PublicKey(r.array()?),
             nonce: Nonce(r.array()?),

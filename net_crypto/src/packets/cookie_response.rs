@@ -40,7 +40,7 @@ impl CookieResponse {
     /// Parses exactly 161 bytes starting with 0x19.
     pub fn parse(bytes: &[u8]) -> Result<Self, ParseError> {
         expect_fixed(bytes, PacketKind::CookieResponse, COOKIE_RESPONSE_SIZE)?;
-        let mut r = Reader::new(&bytes[1..]);
+        let mut r = Reader::after_kind(bytes);
         Ok(CookieResponse {
             nonce: Nonce(r.array()?),
             encrypted: r.array()?,

@@ -61,7 +61,7 @@ impl DataPacket {
 
     /// The wire bytes.
     pub fn to_bytes(&self) -> Vec<u8> {
-        let mut out = Vec::with_capacity(3 + self.encrypted.len());
+        let mut out = Vec::with_capacity(self.encrypted.len().saturating_add(3));
         out.push(PacketKind::Data as u8);
         out.extend_from_slice(&self.nonce_low.to_be_bytes());
         out.extend_from_slice(&self.encrypted);
@@ -113,18 +113,24 @@ pub fn seal_data_into(
     check_payload(payload)?;
     let pad = padding_len(payload.len());
     let start = out.len();
-    out.reserve(3 + MAC_SIZE + DATA_HEADER_SIZE + pad + payload.len());
+    // The header, MAC and padding are bounded constants and `check_payload` bounded the
+    // payload: the packet is at most MAX_CRYPTO_PACKET_SIZE bytes, so nothing here overflows.
+    out.reserve(
+        (3 + MAC_SIZE + DATA_HEADER_SIZE)
+            .saturating_add(pad)
+            .saturating_add(payload.len()),
+    );
     out.push(PacketKind::Data as u8);
     out.extend_from_slice(&nonce.low_u16().to_be_bytes());
-    let mac_at = out.len();
     out.extend_from_slice(&[0; MAC_SIZE]);
     out.extend_from_slice(&buffer_start.to_be_bytes());
     out.extend_from_slice(&packet_number.to_be_bytes());
-    out.resize(out.len() + pad, 0);
+    out.extend(std::iter::repeat_n(0, pad));
     out.extend_from_slice(payload);
-    let mac = key.encrypt_in_place(nonce, &mut out[mac_at + MAC_SIZE..]);
-    out[mac_at..mac_at + MAC_SIZE].copy_from_slice(&mac);
-    debug_assert!(out.len() - start <= MAX_CRYPTO_PACKET_SIZE);
+    let sealed = out.get_mut(start.saturating_add(3)..).unwrap_or_default();
+    let (mac_slot, plain) = sealed.split_at_mut(MAC_SIZE.min(sealed.len()));
+    let mac = key.encrypt_in_place(nonce, plain);
+    mac_slot.copy_from_slice(&mac);
     Ok(())
 }
 
@@ -205,10 +211,14 @@ impl DataPlaintext {
     pub fn to_bytes(&self) -> Result<Vec<u8>, ParseError> {
         check_payload(&self.payload)?;
         let pad = padding_len(self.payload.len());
-        let mut out = Vec::with_capacity(DATA_HEADER_SIZE + pad + self.payload.len());
+        let mut out = Vec::with_capacity(
+            DATA_HEADER_SIZE
+                .saturating_add(pad)
+                .saturating_add(self.payload.len()),
+        );
         out.extend_from_slice(&self.buffer_start.to_be_bytes());
         out.extend_from_slice(&self.packet_number.to_be_bytes());
-        out.resize(DATA_HEADER_SIZE + pad, 0);
+        out.extend(std::iter::repeat_n(0, pad));
         out.extend_from_slice(&self.payload);
         Ok(out)
     }
@@ -252,7 +262,7 @@ impl<'a> DataPlaintextRef<'a> {
         Ok(DataPlaintextRef {
             buffer_start,
             packet_number,
-            payload: &body[start..],
+            payload: body.get(start..).ok_or(ParseError::AllPadding)?,
         })
     }
 

@@ -51,7 +51,7 @@ impl Handshake {
     /// Parses exactly 385 bytes starting with 0x1a.
     pub fn parse(bytes: &[u8]) -> Result<Self, ParseError> {
         expect_fixed(bytes, PacketKind::Handshake, HANDSHAKE_SIZE)?;
-        let mut r = Reader::new(&bytes[1..]);
+        let mut r = Reader::after_kind(bytes);
         Ok(Handshake {
             cookie: EncryptedCookie(r.array()?),
             nonce: Nonce(r.array()?),

@@ -16,13 +16,22 @@ impl<'a> Reader<'a> {
         }
     }
 
+    /// The bytes after the packet kind byte (empty if there are none).
+    pub(super) fn after_kind(bytes: &'a [u8]) -> Self {
+        Reader::new(bytes.get(1..).unwrap_or_default())
+    }
+
     /// The next `N` bytes as an array.
     pub(super) fn array<const N: usize>(&mut self) -> Result<[u8; N], ParseError> {
         let (head, rest) = self
             .bytes
             .split_first_chunk::<N>()
             .ok_or(ParseError::WrongLength {
-                expected: self.total - self.bytes.len() + N,
+                // What was read before, plus `N`: never more than `total + N`.
+                expected: self
+                    .total
+                    .saturating_sub(self.bytes.len())
+                    .saturating_add(N),
                 actual: self.total,
             })?;
         self.bytes = rest;

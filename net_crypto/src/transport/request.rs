@@ -14,6 +14,8 @@
 //!
 //! Example (§2.7): `buffer_start` = 100, only 100, 102 and 400 missing →
 //! `[01][01][02][00][2b]`.
+// Wire input: no indexing or arithmetic that could panic or wrap (see packets/mod.rs).
+#![deny(clippy::indexing_slicing, clippy::arithmetic_side_effects)]
 
 use super::TransportError;
 
@@ -43,7 +45,7 @@ pub(crate) fn encode(len: u32, mut is_filled: impl FnMut(u32) -> bool) -> Vec<u8
         if out.len() >= MAX_REQUEST_LEN {
             break;
         }
-        n += 1;
+        n = n.saturating_add(1);
     }
     out
 }
@@ -87,7 +89,7 @@ pub(crate) fn decode(
                 _ => return Err(TransportError::MalformedRequest),
             }
         } else {
-            n += 1;
+            n = n.saturating_add(1);
         }
     }
     Ok(())
@@ -99,6 +101,7 @@ pub(crate) fn validate(payload: &[u8], len: u32) -> Result<(), TransportError> {
 }
 
 #[cfg(test)]
+#[allow(clippy::indexing_slicing, clippy::arithmetic_side_effects)]
 mod tests {
     use super::*;
 
