@@ -12,7 +12,7 @@
 //! c-toxcore (`handle_filecontrol`) ignores bytes after the control byte for ACCEPT, PAUSE and
 //! KILL, and requires exactly 8 for SEEK; [`ControlPacket::parse`] does the same.
 
-use super::{expect_id, need, PacketError, PACKET_ID_FILE_CONTROL};
+use super::{expect_id, split_head, PacketError, PACKET_ID_FILE_CONTROL};
 
 /// Bytes before the optional seek position.
 const HEAD_LENGTH: usize = 4;
@@ -70,15 +70,14 @@ pub struct ControlPacket {
 impl ControlPacket {
     /// Decode a payload (id byte first).
     pub fn parse(payload: &[u8]) -> Result<Self, PacketError> {
-        need(payload, HEAD_LENGTH)?;
+        let (&[_, direction, file_number, control], rest) = split_head::<HEAD_LENGTH>(payload)?;
         expect_id(payload, PACKET_ID_FILE_CONTROL)?;
-        let direction = match payload[1] {
+        let direction = match direction {
             0 => Direction::SenderIsSending,
             1 => Direction::SenderIsReceiving,
             other => return Err(PacketError::BadDirection(other)),
         };
-        let rest = &payload[HEAD_LENGTH..];
-        let control = match payload[3] {
+        let control = match control {
             0 => ControlKind::Accept,
             1 => ControlKind::Pause,
             2 => ControlKind::Kill,
@@ -92,7 +91,7 @@ impl ControlPacket {
         };
         Ok(ControlPacket {
             direction,
-            file_number: payload[2],
+            file_number,
             control,
         })
     }
@@ -117,6 +116,7 @@ impl ControlPacket {
 }
 
 #[cfg(test)]
+#[allow(clippy::indexing_slicing, clippy::arithmetic_side_effects)]
 mod tests {
     use super::*;
     use proptest::prelude::*;

@@ -9,7 +9,7 @@
 //!
 //! Every chunk but the last is exactly 1371 bytes; a shorter one (even empty) ends the file.
 
-use super::{expect_id, need, PacketError, MAX_FILE_DATA_SIZE, PACKET_ID_FILE_DATA};
+use super::{expect_id, split_head, PacketError, MAX_FILE_DATA_SIZE, PACKET_ID_FILE_DATA};
 
 /// Bytes before the data.
 const HEAD_LENGTH: usize = 2;
@@ -26,16 +26,12 @@ pub struct DataPacket<'a> {
 impl<'a> DataPacket<'a> {
     /// Decode a payload (id byte first).
     pub fn parse(payload: &'a [u8]) -> Result<Self, PacketError> {
-        need(payload, HEAD_LENGTH)?;
+        let (&[_, file_number], data) = split_head::<HEAD_LENGTH>(payload)?;
         expect_id(payload, PACKET_ID_FILE_DATA)?;
-        let data = &payload[HEAD_LENGTH..];
         if data.len() > MAX_FILE_DATA_SIZE {
             return Err(PacketError::DataTooLong(data.len()));
         }
-        Ok(DataPacket {
-            file_number: payload[1],
-            data,
-        })
+        Ok(DataPacket { file_number, data })
     }
 
     /// Encode as a lossless payload (id byte first).
@@ -43,7 +39,7 @@ impl<'a> DataPacket<'a> {
         if self.data.len() > MAX_FILE_DATA_SIZE {
             return Err(PacketError::DataTooLong(self.data.len()));
         }
-        let mut out = Vec::with_capacity(HEAD_LENGTH + self.data.len());
+        let mut out = Vec::with_capacity(self.data.len().saturating_add(HEAD_LENGTH));
         out.push(PACKET_ID_FILE_DATA);
         out.push(self.file_number);
         out.extend_from_slice(self.data);
@@ -52,6 +48,7 @@ impl<'a> DataPacket<'a> {
 }
 
 #[cfg(test)]
+#[allow(clippy::indexing_slicing, clippy::arithmetic_side_effects)]
 mod tests {
     use super::*;
     use proptest::prelude::*;

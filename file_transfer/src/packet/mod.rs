@@ -4,6 +4,9 @@
 //! net_crypto lossless payload (id byte first), checks every length against the bytes
 //! actually present, never allocates more than the bounded fields allow, and returns a
 //! typed [`PacketError`] instead of panicking.
+// Wire code: every length comes from the peer, so no indexing, slicing or arithmetic that
+// could panic or wrap (issue #15).
+#![deny(clippy::indexing_slicing, clippy::arithmetic_side_effects)]
 
 mod control;
 mod data;
@@ -85,16 +88,14 @@ impl<'a> FilePacket<'a> {
     }
 }
 
-/// Fail with `TooShort` unless `payload` has at least `needed` bytes.
-fn need(payload: &[u8], needed: usize) -> Result<(), PacketError> {
-    if payload.len() < needed {
-        Err(PacketError::TooShort {
-            needed,
+/// The first `N` bytes as an array and the rest, or `TooShort`.
+fn split_head<const N: usize>(payload: &[u8]) -> Result<(&[u8; N], &[u8]), PacketError> {
+    payload
+        .split_first_chunk::<N>()
+        .ok_or(PacketError::TooShort {
+            needed: N,
             got: payload.len(),
         })
-    } else {
-        Ok(())
-    }
 }
 
 /// Fail with `WrongId` unless the first byte is `id` (callers check the length first).
@@ -107,6 +108,7 @@ fn expect_id(payload: &[u8], id: u8) -> Result<(), PacketError> {
 }
 
 #[cfg(test)]
+#[allow(clippy::indexing_slicing, clippy::arithmetic_side_effects)]
 mod tests {
     use super::*;
 

@@ -13,7 +13,8 @@
 //! 255 bytes; so does [`SendRequestPacket::parse`].
 
 use super::{
-    expect_id, need, PacketError, FILE_ID_LENGTH, MAX_FILENAME_LENGTH, PACKET_ID_FILE_SENDREQUEST,
+    expect_id, split_head, PacketError, FILE_ID_LENGTH, MAX_FILENAME_LENGTH,
+    PACKET_ID_FILE_SENDREQUEST,
 };
 
 /// Bytes before the file name: id, file number, kind, size, file id.
@@ -37,23 +38,21 @@ pub struct SendRequestPacket {
 impl SendRequestPacket {
     /// Decode a payload (id byte first).
     pub fn parse(payload: &[u8]) -> Result<Self, PacketError> {
-        need(payload, HEAD_LENGTH)?;
+        let (head, name) = split_head::<HEAD_LENGTH>(payload)?;
         expect_id(payload, PACKET_ID_FILE_SENDREQUEST)?;
-        let name = &payload[HEAD_LENGTH..];
         if name.len() > MAX_FILENAME_LENGTH {
             return Err(PacketError::NameTooLong(name.len()));
         }
-        let mut kind = [0; 4];
-        kind.copy_from_slice(&payload[2..6]);
-        let mut size = [0; 8];
-        size.copy_from_slice(&payload[6..14]);
-        let mut file_id = [0; FILE_ID_LENGTH];
-        file_id.copy_from_slice(&payload[14..HEAD_LENGTH]);
+        // The head's fields in order; each split is within the head's fixed length.
+        let (&[_, file_number], rest) = split_head::<2>(head)?;
+        let (kind, rest) = split_head::<4>(rest)?;
+        let (size, rest) = split_head::<8>(rest)?;
+        let (file_id, _) = split_head::<FILE_ID_LENGTH>(rest)?;
         Ok(SendRequestPacket {
-            file_number: payload[1],
-            kind: u32::from_be_bytes(kind),
-            file_size: u64::from_be_bytes(size),
-            file_id,
+            file_number,
+            kind: u32::from_be_bytes(*kind),
+            file_size: u64::from_be_bytes(*size),
+            file_id: *file_id,
             filename: name.to_vec(),
         })
     }
@@ -63,7 +62,7 @@ impl SendRequestPacket {
         if self.filename.len() > MAX_FILENAME_LENGTH {
             return Err(PacketError::NameTooLong(self.filename.len()));
         }
-        let mut out = Vec::with_capacity(HEAD_LENGTH + self.filename.len());
+        let mut out = Vec::with_capacity(self.filename.len().saturating_add(HEAD_LENGTH));
         out.push(PACKET_ID_FILE_SENDREQUEST);
         out.push(self.file_number);
         out.extend_from_slice(&self.kind.to_be_bytes());
@@ -75,6 +74,7 @@ impl SendRequestPacket {
 }
 
 #[cfg(test)]
+#[allow(clippy::indexing_slicing, clippy::arithmetic_side_effects)]
 mod tests {
     use super::*;
     use proptest::prelude::*;
