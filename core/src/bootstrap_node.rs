@@ -16,6 +16,7 @@ use rand::rngs::StdRng;
 use rand::SeedableRng;
 use rustox_net_crypto::crypto::{KeyPair, PublicKey};
 
+use crate::dht::key_cache::KeyAgreementLimit;
 use crate::dht::node::{BootstrapInfo, DhtConfig};
 use crate::dht::source_guard::GuardConfig;
 use crate::driver::keyfile::{self, KeyFileError};
@@ -97,6 +98,7 @@ pub fn dht_config(opts: &BootstrapOptions) -> DhtConfig {
         guard: GuardConfig {
             rate: opts.rate,
             slots: crate::dht::source_guard::BOOTSTRAP_SLOTS,
+            key_agreements: key_agreements(opts),
             ..GuardConfig::default()
         },
         lan_discovery: opts.lan_discovery,
@@ -109,6 +111,14 @@ pub fn dht_config(opts: &BootstrapOptions) -> DhtConfig {
     }
 }
 
+/// The key-agreement budget of each worker's gate and of the onion server: a client node's
+/// (`KeyAgreementLimit::default`) per worker, so a flood of fresh keys from many sources
+/// costs each worker a bounded share of its core; none when the per-source rate is off too
+/// (load tests on loopback measure the key agreements themselves).
+fn key_agreements(opts: &BootstrapOptions) -> Option<KeyAgreementLimit> {
+    opts.rate.map(|_| KeyAgreementLimit::default())
+}
+
 /// The onion settings a bootstrap node runs with: the per-source onion rate is four times
 /// the DHT rate (`OnionConfig::default`'s ratio), unlimited when the DHT rate is.
 pub fn onion_config(opts: &BootstrapOptions) -> OnionConfig {
@@ -118,6 +128,7 @@ pub fn onion_config(opts: &BootstrapOptions) -> OnionConfig {
             rate: opts.rate.map(|r| r * 4.0),
             burst: default.guard.burst,
             slots: crate::dht::source_guard::BOOTSTRAP_SLOTS,
+            key_agreements: key_agreements(opts),
         },
     }
 }

@@ -295,6 +295,90 @@ fn a_flood_from_one_source_is_rate_limited_before_decryption() {
     assert_eq!(node.gate_stats().rate_limited, 1000 - 64);
 }
 
+/// Pings from fresh keys and many (spoofed) sources pass every per-source limit; what bounds
+/// their key agreements is the gate's budget for all sources together. A peer whose key is
+/// agreed already is answered all through the flood, and a new peer once it stops (issue
+/// #15).
+#[test]
+fn a_flood_of_fresh_keys_from_many_sources_costs_at_most_the_key_budget() {
+    let mut rng = ChaCha8Rng::seed_from_u64(8);
+    let mut node = DhtNode::new(
+        KeyPair::generate(&mut rng),
+        quiet(),
+        Timestamp::ZERO,
+        &mut rng,
+    );
+    let pk = node.public_key();
+    let ping = |sender: &KeyPair, rng: &mut ChaCha8Rng| {
+        let key = PrecomputedKey::new(&pk, &sender.secret).unwrap();
+        DhtMessage::Ping(Ping {
+            response: false,
+            id: 1,
+        })
+        .seal(&sender.public, &key, &Nonce::random(rng))
+    };
+    let answers_to = |node: &mut DhtNode, now, to: SocketAddr, rng: &mut ChaCha8Rng| {
+        let mut n = 0;
+        while let Some(t) = node.poll_transmit(now, rng) {
+            n += usize::from(t.dst == to);
+        }
+        n
+    };
+    let honest = KeyPair::generate(&mut rng);
+    let honest_from: SocketAddr = "198.51.100.7:33445".parse().unwrap();
+    let t0 = Timestamp::from_secs(1);
+    node.handle_datagram(t0, honest_from, &ping(&honest, &mut rng), &mut rng)
+        .unwrap();
+    assert!(answers_to(&mut node, t0, honest_from, &mut rng) >= 1);
+
+    // 4000 fresh keys from 4000 addresses over 0.4 s (10 000/s), the honest peer pinging
+    // between them 40 times.
+    let limit = GuardConfig::default().key_agreements.unwrap();
+    let flood: Vec<Vec<u8>> = (0..4000)
+        .map(|_| ping(&KeyPair::generate(&mut rng), &mut rng))
+        .collect();
+    let before = node.key_agreements();
+    let (mut opened, mut honest_answered) = (0u64, 0);
+    let mut now = t0;
+    for (i, bytes) in flood.iter().enumerate() {
+        now = t0 + Duration::from_micros(100 * i as u64);
+        let from = SocketAddr::from(([10, (i / 250) as u8, (i % 250) as u8, 1], 33445));
+        opened += u64::from(node.handle_datagram(now, from, bytes, &mut rng).is_ok());
+        while node.poll_transmit(now, &mut rng).is_some() {}
+        if i % 100 == 99 {
+            node.handle_datagram(now, honest_from, &ping(&honest, &mut rng), &mut rng)
+                .expect("a key agreed before the flood needs no budget");
+            honest_answered += answers_to(&mut node, now, honest_from, &mut rng);
+        }
+    }
+    let elapsed = now - t0;
+    let allowed =
+        u64::from(limit.burst) + (elapsed.as_micros() / limit.interval.as_micros()) as u64;
+    let agreed = node.key_agreements() - before;
+    assert!(
+        agreed <= allowed,
+        "{agreed} key agreements, {allowed} allowed"
+    );
+    assert_eq!(opened, agreed, "each opened ping took one agreement");
+    assert!(
+        opened + 1 >= allowed,
+        "the budget is used: {opened} of {allowed}"
+    );
+    assert_eq!(node.gate_stats().key_budget, 4000 - opened);
+    assert!(
+        honest_answered >= 40,
+        "{honest_answered} answers to 40 pings"
+    );
+
+    // The flood over, a new peer is answered.
+    let later = now + limit.interval * 2;
+    let newcomer = KeyPair::generate(&mut rng);
+    let newcomer_from: SocketAddr = "198.51.100.8:33445".parse().unwrap();
+    node.handle_datagram(later, newcomer_from, &ping(&newcomer, &mut rng), &mut rng)
+        .unwrap();
+    assert!(answers_to(&mut node, later, newcomer_from, &mut rng) >= 1);
+}
+
 /// A ping whose sender key has low order is dropped, unanswered and counted: libsodium's
 /// `crypto_box_beforenm` refuses such a key (c-toxcore drops the packet), and a key agreed
 /// with it would be one anyone can compute (issue #15).

@@ -21,7 +21,7 @@ pub mod path;
 mod receive_nonce;
 mod recent_map;
 pub mod time;
-mod token_bucket;
+pub mod token_bucket;
 pub mod transport;
 
 pub use connection::{

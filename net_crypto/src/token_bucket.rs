@@ -8,7 +8,7 @@ use crate::Timestamp;
 
 /// Up to `burst` events at once, then one per `interval`.
 #[derive(Debug, Clone)]
-pub(crate) struct TokenBucket {
+pub struct TokenBucket {
     burst: u32,
     interval: Duration,
     tokens: u32,
@@ -18,7 +18,7 @@ pub(crate) struct TokenBucket {
 
 impl TokenBucket {
     /// A full bucket.
-    pub(crate) fn new(now: Timestamp, burst: u32, interval: Duration) -> Self {
+    pub fn new(now: Timestamp, burst: u32, interval: Duration) -> Self {
         TokenBucket {
             burst,
             interval,
@@ -28,7 +28,7 @@ impl TokenBucket {
     }
 
     /// Takes one token if there is one.
-    pub(crate) fn try_take(&mut self, now: Timestamp) -> bool {
+    pub fn try_take(&mut self, now: Timestamp) -> bool {
         self.refill(now);
         if self.tokens == 0 {
             return false;

@@ -1,5 +1,6 @@
-//! The gate between raw datagrams and the DHT state machine: admission (per-source limits),
-//! decryption on the way in, encryption and amplification checks on the way out.
+//! The gate between raw datagrams and the DHT state machine: admission (per-source limits,
+//! then a budget of key agreements for all sources together, key_cache.rs), decryption on
+//! the way in, encryption and amplification checks on the way out.
 //!
 //! It is split from [`super::node::DhtNode`] so a multi-worker driver can give every worker
 //! its own gate (own key cache, own RNG, no lock) and hold the shared node's lock only for
@@ -14,7 +15,7 @@ use rustox_net_crypto::crypto::{
 };
 use rustox_net_crypto::Timestamp;
 
-use super::key_cache::KeyCache;
+use super::key_cache::{KeyBudget, KeyCache, KeyRefusal};
 use super::source_guard::{GuardConfig, Refusal, SourceGuard};
 use super::wire::crypto_request::{self, RequestEnvelope};
 use super::wire::dht_packet::{DhtMessage, Envelope};
@@ -120,6 +121,19 @@ pub enum GateError {
     /// (no key agreed with it is secret).
     #[error(transparent)]
     LowOrderPublicKey(#[from] LowOrderPublicKey),
+    /// A sender key not cached, while the key agreements of all sources together are spent
+    /// ([`GuardConfig::key_agreements`]).
+    #[error("key-agreement budget spent")]
+    KeyBudget,
+}
+
+impl From<KeyRefusal> for GateError {
+    fn from(e: KeyRefusal) -> Self {
+        match e {
+            KeyRefusal::LowOrder(e) => GateError::LowOrderPublicKey(e),
+            KeyRefusal::OverBudget => GateError::KeyBudget,
+        }
+    }
 }
 
 /// Counters of one gate; a driver sums its workers' gates when reading.
@@ -139,6 +153,9 @@ pub struct GateStats {
     pub from_port_zero: u64,
     /// Datagrams dropped, received or about to be sent, because the peer's key has low order.
     pub low_order_keys: u64,
+    /// Datagrams dropped because their sender's key was not cached and the key-agreement
+    /// budget was spent.
+    pub key_budget: u64,
     /// Replies not sent because of the amplification limit.
     pub amplification_refused: u64,
     /// Datagrams sent.
@@ -156,6 +173,7 @@ impl std::ops::AddAssign for GateStats {
         self.unsupported += o.unsupported;
         self.from_port_zero += o.from_port_zero;
         self.low_order_keys += o.low_order_keys;
+        self.key_budget += o.key_budget;
         self.amplification_refused += o.amplification_refused;
         self.datagrams_out += o.datagrams_out;
         self.bytes_out += o.bytes_out;
@@ -168,6 +186,8 @@ pub struct Gate {
     own: PublicKey,
     cache: KeyCache,
     guard: SourceGuard,
+    /// Key agreements for received datagrams that the cache does not save.
+    budget: KeyBudget,
     /// Counters.
     pub stats: GateStats,
 }
@@ -179,6 +199,7 @@ impl Gate {
             own: keys.public,
             cache: KeyCache::new(keys.secret.clone()),
             guard: SourceGuard::new(guard, rng),
+            budget: KeyBudget::new(guard.key_agreements),
             stats: GateStats::default(),
         }
     }
@@ -230,6 +251,7 @@ impl Gate {
             Err(GateError::Wire(WireError::UnknownKind(_))) => self.stats.unsupported += 1,
             Err(GateError::Wire(_)) => self.stats.malformed += 1,
             Err(GateError::LowOrderPublicKey(_)) => self.stats.low_order_keys += 1,
+            Err(GateError::KeyBudget) => self.stats.key_budget += 1,
             _ => {}
         }
         result
@@ -248,7 +270,8 @@ impl Gate {
                 if env.sender == self.own {
                     return Err(GateError::FromSelf);
                 }
-                let msg = env.open(self.cache.get(now, &env.sender)?)?;
+                let key = self.cache.get_within(now, &env.sender, &mut self.budget)?;
+                let msg = env.open(key)?;
                 Ok(Incoming::Dht {
                     sender: env.sender,
                     msg,
@@ -265,7 +288,8 @@ impl Gate {
                 if env.sender == self.own {
                     return Err(GateError::FromSelf);
                 }
-                let (request_id, data) = env.open(self.cache.get(now, &env.sender)?)?;
+                let key = self.cache.get_within(now, &env.sender, &mut self.budget)?;
+                let (request_id, data) = env.open(key)?;
                 Ok(Incoming::Request {
                     sender: env.sender,
                     request_id,

@@ -1,5 +1,6 @@
 //! A bounded cache of precomputed shared keys (protocol.md §1: c-toxcore's "shared key
-//! cache", 256 sets × 4 ways indexed by `pk[30]`, entries expire after `KEYS_TIMEOUT`).
+//! cache", 256 sets × 4 ways indexed by `pk[30]`, entries expire after `KEYS_TIMEOUT`), and the
+//! budget of the key agreements no cached key saves (issue #15).
 //!
 //! The X25519 + HSalsa20 key agreement is the most expensive step of a DHT packet (tens of
 //! µs); a node that keeps talking to the same few hundred peers pays it once per peer.
@@ -7,10 +8,92 @@
 //! its four ways as keys land in it, so an idle node that talks to a few dozen peers holds a
 //! few dozen entries, not a thousand (a node has six of these caches; issue #12's memory
 //! budget). A flood of fresh keys only churns the sets it lands in.
+//!
+//! A flood of fresh keys from many (spoofed) sources passes every per-source limit, and no
+//! cache saves its key agreements. A [`KeyBudget`] caps them for all sources together, as
+//! net_crypto's admission does for cookie requests and handshakes: [`KeyCache::get_within`]
+//! takes a token only on a miss, so peers whose key is cached — those we talk to — are never
+//! refused, however hard the budget is spent by others.
 
 use rustox_net_crypto::crypto::{LowOrderPublicKey, PrecomputedKey, PublicKey, SecretKey};
+use rustox_net_crypto::token_bucket::TokenBucket;
 use rustox_net_crypto::Timestamp;
 use std::time::Duration;
+
+/// Key agreements that no cached key saves, all sources together: `burst` at once, then one
+/// per `interval`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct KeyAgreementLimit {
+    /// Agreements allowed at once.
+    pub burst: u32,
+    /// Then one per this interval.
+    pub interval: Duration,
+}
+
+impl Default for KeyAgreementLimit {
+    /// net_crypto's budget (`EndpointLimits::default`): a burst of 100, then 1000 a second.
+    /// An X25519 with its HSalsa20 takes about 40–60 µs here (the attack bench's profile of
+    /// a malformed flood), so a flood of fresh keys costs each budgeted layer at most about
+    /// 5 % of a core; honest strangers' keys arrive at a few a second on a client node.
+    fn default() -> Self {
+        KeyAgreementLimit {
+            burst: 100,
+            interval: Duration::from_millis(1),
+        }
+    }
+}
+
+/// The budget of one layer (see the module docs); `None` as limit: unlimited.
+#[derive(Debug, Clone)]
+pub struct KeyBudget {
+    limit: Option<KeyAgreementLimit>,
+    /// Made full on first use, so that the budget needs no clock when it is created.
+    bucket: Option<TokenBucket>,
+    /// Key agreements refused.
+    refused: u64,
+}
+
+impl KeyBudget {
+    /// A full budget.
+    pub fn new(limit: Option<KeyAgreementLimit>) -> Self {
+        KeyBudget {
+            limit,
+            bucket: None,
+            refused: 0,
+        }
+    }
+
+    /// Takes one key agreement; false (counted) when the budget is spent.
+    pub fn admit(&mut self, now: Timestamp) -> bool {
+        let Some(limit) = self.limit else {
+            return true;
+        };
+        let bucket = self
+            .bucket
+            .get_or_insert_with(|| TokenBucket::new(now, limit.burst, limit.interval));
+        if bucket.try_take(now) {
+            return true;
+        }
+        self.refused += 1;
+        false
+    }
+
+    /// Key agreements refused so far.
+    pub fn refused(&self) -> u64 {
+        self.refused
+    }
+}
+
+/// Why [`KeyCache::get_within`] gave no key.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum KeyRefusal {
+    /// The peer's key has low order ([`LowOrderPublicKey`]).
+    #[error(transparent)]
+    LowOrder(#[from] LowOrderPublicKey),
+    /// Not cached, and the budget of key agreements is spent.
+    #[error("key-agreement budget spent")]
+    OverBudget,
+}
 
 /// Sets in the cache (indexed by one key byte).
 const SETS: usize = 256;
@@ -56,12 +139,37 @@ impl KeyCache {
 
     /// The shared key with `pk`, computed on a miss. A low-order `pk` is refused, as
     /// libsodium's `crypto_box_beforenm` refuses it, and takes no entry: each try costs the
-    /// one key agreement a fresh key would.
+    /// one key agreement a fresh key would. For keys we chose (what we send); keys that
+    /// arrive in datagrams from anyone go through [`Self::get_within`].
     pub fn get(
         &mut self,
         now: Timestamp,
         pk: &PublicKey,
     ) -> Result<&PrecomputedKey, LowOrderPublicKey> {
+        match self.fetch(now, pk, None) {
+            Ok(key) => Ok(key),
+            // Without a budget, a low-order key is the only refusal.
+            Err(_) => Err(LowOrderPublicKey),
+        }
+    }
+
+    /// As [`Self::get`], but a miss first takes a key agreement from `budget`: a key that
+    /// is cached costs nothing and is never refused.
+    pub fn get_within(
+        &mut self,
+        now: Timestamp,
+        pk: &PublicKey,
+        budget: &mut KeyBudget,
+    ) -> Result<&PrecomputedKey, KeyRefusal> {
+        self.fetch(now, pk, Some(budget))
+    }
+
+    fn fetch(
+        &mut self,
+        now: Timestamp,
+        pk: &PublicKey,
+        budget: Option<&mut KeyBudget>,
+    ) -> Result<&PrecomputedKey, KeyRefusal> {
         let set = &mut self.sets[usize::from(pk.0[30])];
         let hit = set
             .iter()
@@ -69,6 +177,9 @@ impl KeyCache {
         let i = match hit {
             Some(w) => w,
             None => {
+                if budget.is_some_and(|b| !b.admit(now)) {
+                    return Err(KeyRefusal::OverBudget);
+                }
                 self.computed += 1;
                 let entry = Entry {
                     pk: *pk,
@@ -151,6 +262,35 @@ mod tests {
         c.get(t + KEYS_TIMEOUT, &same_set[0]).unwrap();
         assert_eq!(c.computed, before + 2, "expired entries are recomputed");
         assert_eq!(c.len(), 1 + 4, "a set holds four ways at most");
+    }
+
+    #[test]
+    fn a_spent_budget_refuses_only_keys_not_cached() {
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(6);
+        let mut c = KeyCache::new(KeyPair::generate(&mut rng).secret);
+        let mut budget = KeyBudget::new(Some(KeyAgreementLimit {
+            burst: 2,
+            interval: Duration::from_secs(1),
+        }));
+        let t = Timestamp::from_secs(1);
+        let known = KeyPair::generate(&mut rng).public;
+        c.get_within(t, &known, &mut budget).unwrap();
+        c.get_within(t, &KeyPair::generate(&mut rng).public, &mut budget)
+            .unwrap();
+        let late = KeyPair::generate(&mut rng).public;
+        assert_eq!(
+            c.get_within(t, &late, &mut budget).err(),
+            Some(KeyRefusal::OverBudget)
+        );
+        assert_eq!(budget.refused(), 1);
+        c.get_within(t, &known, &mut budget)
+            .expect("a cached key needs no budget");
+        assert_eq!(c.computed, 2, "the refused key was not agreed");
+        c.get_within(t + Duration::from_secs(1), &late, &mut budget)
+            .expect("the budget refills");
+        // Keys we send to are not budgeted.
+        c.get(t, &KeyPair::generate(&mut rng).public).unwrap();
+        assert_eq!(c.computed, 4);
     }
 
     #[test]

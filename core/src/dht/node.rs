@@ -249,6 +249,11 @@ impl DhtNode {
         self.gate.stats
     }
 
+    /// Key agreements the node's own gate computed (its cache's misses).
+    pub fn key_agreements(&self) -> u64 {
+        self.gate.key_agreements()
+    }
+
     /// The close list.
     pub fn close_list(&self) -> &CloseList {
         &self.close

@@ -21,6 +21,8 @@ use std::time::Duration;
 use rustox_net_crypto::crypto::CryptoRng;
 use rustox_net_crypto::Timestamp;
 
+use super::key_cache::KeyAgreementLimit;
+
 /// Slots of a client node's table: it hears from a few hundred sources, and a 24-byte slot
 /// table is a fixed cost of every node (two tables, DHT and onion: 48 KiB at 1024 slots).
 pub const CLIENT_SLOTS: usize = 1024;
@@ -31,7 +33,9 @@ pub const AMPLIFICATION_FACTOR: u32 = 4;
 /// Most reply credit a source can bank: 16 full send-nodes replies.
 pub const MAX_CREDIT: u32 = 16 * 286;
 
-/// Limits of the guard.
+/// Limits of a gate: the guard's, per source, and the key-agreement budget of all sources
+/// together ([`super::key_cache::KeyBudget`]), which a datagram meets only once its source's
+/// allowance has let it through.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct GuardConfig {
     /// Datagrams per second a source may send; `None` disables the rate limit.
@@ -41,6 +45,9 @@ pub struct GuardConfig {
     /// Slots in the table, rounded up to a power of two: more means fewer sources sharing
     /// a slot (and a limit), at 24 bytes each.
     pub slots: usize,
+    /// Key agreements with senders' keys that no cached key saves, all sources together,
+    /// checked after the per-source limit (key_cache.rs); `None`: unlimited.
+    pub key_agreements: Option<KeyAgreementLimit>,
 }
 
 impl Default for GuardConfig {
@@ -52,6 +59,7 @@ impl Default for GuardConfig {
             rate: Some(32.0),
             burst: 64.0,
             slots: CLIENT_SLOTS,
+            key_agreements: Some(KeyAgreementLimit::default()),
         }
     }
 }

@@ -101,6 +101,7 @@ struct WorkerCounters {
     unsupported: AtomicU64,
     from_port_zero: AtomicU64,
     low_order_keys: AtomicU64,
+    key_budget: AtomicU64,
     amplification_refused: AtomicU64,
     datagrams_out: AtomicU64,
     bytes_out: AtomicU64,
@@ -119,6 +120,7 @@ impl WorkerCounters {
             .store(s.from_port_zero, Ordering::Relaxed);
         self.low_order_keys
             .store(s.low_order_keys, Ordering::Relaxed);
+        self.key_budget.store(s.key_budget, Ordering::Relaxed);
         self.amplification_refused
             .store(s.amplification_refused, Ordering::Relaxed);
         self.datagrams_out.store(s.datagrams_out, Ordering::Relaxed);
@@ -137,6 +139,7 @@ impl WorkerCounters {
                 unsupported: self.unsupported.load(Ordering::Relaxed),
                 from_port_zero: self.from_port_zero.load(Ordering::Relaxed),
                 low_order_keys: self.low_order_keys.load(Ordering::Relaxed),
+                key_budget: self.key_budget.load(Ordering::Relaxed),
                 amplification_refused: self.amplification_refused.load(Ordering::Relaxed),
                 datagrams_out: self.datagrams_out.load(Ordering::Relaxed),
                 bytes_out: self.bytes_out.load(Ordering::Relaxed),

@@ -149,12 +149,14 @@ impl Node {
             self.stats.bad_dht_pks += 1;
             return;
         }
-        // A friend's key of low order is refused as libsodium refuses it, like a bad box.
-        let Ok(key) = PrecomputedKey::new(&route.sender_real_pk, &self.keys.secret) else {
+        // The key agreed when the friend was added: a flood of DHT-route packets naming a
+        // friend costs no key agreement each (issue #15). A friend the onion client refused
+        // (a key of low order) has none, and is refused like a bad box.
+        let Some(key) = self.onion_client.friend_shared_key(&route.sender_real_pk) else {
             self.stats.bad_dht_pks += 1;
             return;
         };
-        let Ok(announce) = route.open(&key, &sender) else {
+        let Ok(announce) = route.open(key, &sender) else {
             self.stats.bad_dht_pks += 1;
             return;
         };

@@ -10,15 +10,43 @@
 //! Receiving 0x86: the outer layer opens with our data secret key, the inner one with
 //! `beforenm(sender real pk, our real sk)`; the first byte picks the handler: 0x9c DHT-PK
 //! (friends only, `no_replay` checked), 32 friend request (anyone; the Node filters).
+//!
+//! Each 0x86 costs a key agreement with a temporary key that senders make fresh for every
+//! packet, so no cache saves it, and one more with a stranger's real key. Before either, the
+//! source (the first relay of one of our paths, or a TCP relay) must be within its own rate,
+//! and then the agreements of all sources together within a budget ([`DATA_LIMITS`]), so
+//! that a flood of them costs bounded CPU (issue #15).
+
+use std::net::SocketAddr;
+use std::time::Duration;
 
 use rustox_net_crypto::crypto::{CryptoRng, Nonce, PrecomputedKey, PublicKey};
 use rustox_net_crypto::Timestamp;
 
 use super::search::DHTPK_RETRY;
 use super::{OnionClient, OnionClientDrop, OnionClientError, OnionEvent};
+use crate::dht::key_cache::KeyAgreementLimit;
+use crate::dht::source_guard::GuardConfig;
 use crate::friend::dht_pk::{DhtPkAnnounce, CRYPTO_PACKET_DHTPK};
 use crate::friend::request::CRYPTO_PACKET_FRIEND_REQ;
 use crate::onion::wire::data::{self, DataError, DataResponse, ONION_CLIENT_MAX_DATA_SIZE};
+
+/// Limits on onion data received (0x86). Honest onion data is rare: a friend's DHT-PK
+/// announcement every `ONION_DHTPK_SEND_INTERVAL` = 30 s through each of its nodes, and
+/// friend requests. So a source — the first relay of our paths, each carrying all that
+/// reaches us through it — gets the DHT's per-source rate (32/s, burst 64), in a table of
+/// 256 slots (6 KiB: it needs to tell apart a handful of relays from an attacker, not
+/// thousands of peers); all sources together get 100 key agreements at once and then 100 a
+/// second: about 0.5 % of a core at 50 µs each.
+pub const DATA_LIMITS: GuardConfig = GuardConfig {
+    rate: Some(32.0),
+    burst: 64.0,
+    slots: 256,
+    key_agreements: Some(KeyAgreementLimit {
+        burst: 100,
+        interval: Duration::from_millis(10),
+    }),
+};
 
 impl OnionClient {
     /// Sends onion data (e.g. a friend request, first byte 32) to `friend` through every
@@ -119,15 +147,31 @@ impl OnionClient {
     /// A 0x86.
     pub(super) fn handle_data_response(
         &mut self,
-        _now: Timestamp,
+        now: Timestamp,
+        source: SocketAddr,
         bytes: &[u8],
     ) -> Result<(), OnionClientDrop> {
         let response = DataResponse::parse(bytes).map_err(data_drop)?;
+        if self
+            .data_guard
+            .on_receive(now, source.ip(), bytes.len())
+            .is_err()
+        {
+            return Err(OnionClientDrop::RateLimited);
+        }
+        if !self.data_budget.admit(now) {
+            return Err(OnionClientDrop::KeyBudget);
+        }
         let inner = response.open(&self.data_keys.secret).map_err(data_drop)?;
         let from = inner.sender_real_pk;
         let plain = match self.friends.get(&from) {
             Some(f) => inner.open(&f.shared),
-            None => inner.open(&PrecomputedKey::new(&from, &self.real_keys.secret)?),
+            None => {
+                if !self.data_budget.admit(now) {
+                    return Err(OnionClientDrop::KeyBudget);
+                }
+                inner.open(&PrecomputedKey::new(&from, &self.real_keys.secret)?)
+            }
         }
         .map_err(data_drop)?;
         match plain.first() {

@@ -30,6 +30,7 @@
 
 mod announce;
 mod data;
+pub use data::DATA_LIMITS;
 pub mod nodes;
 pub mod paths;
 mod response;
@@ -46,6 +47,8 @@ use rustox_net_crypto::crypto::{
 use rustox_net_crypto::Timestamp;
 
 use crate::dht::gate::Transmit;
+use crate::dht::key_cache::KeyBudget;
+use crate::dht::source_guard::SourceGuard;
 use crate::dht::wire::packed_node::PackedNode;
 use crate::friend::dht_pk::{DhtPkAnnounce, MAX_DHTPK_NODES};
 use crate::onion::wire::announce::{AnnounceRequest, PingId};
@@ -190,6 +193,13 @@ pub enum OnionClientDrop {
     /// `crypto_box_beforenm` refuses it.
     #[error("low-order public key")]
     LowOrderKey,
+    /// Onion data from a source over its rate ([`DATA_LIMITS`]).
+    #[error("source over its rate limit")]
+    RateLimited,
+    /// Onion data whose keys are not cached, while the key agreements of all sources
+    /// together are spent ([`DATA_LIMITS`]).
+    #[error("key-agreement budget spent")]
+    KeyBudget,
 }
 
 impl From<LowOrderPublicKey> for OnionClientDrop {
@@ -200,7 +210,7 @@ impl From<LowOrderPublicKey> for OnionClientDrop {
 
 impl OnionClientDrop {
     /// Every reason, in counter order.
-    pub const ALL: [OnionClientDrop; 11] = [
+    pub const ALL: [OnionClientDrop; 13] = [
         OnionClientDrop::UnknownKind,
         OnionClientDrop::BadLength,
         OnionClientDrop::UnknownSendback,
@@ -212,6 +222,8 @@ impl OnionClientDrop {
         OnionClientDrop::BadDhtPk,
         OnionClientDrop::UnknownDataKind,
         OnionClientDrop::LowOrderKey,
+        OnionClientDrop::RateLimited,
+        OnionClientDrop::KeyBudget,
     ];
 
     /// A short name for statistics lines.
@@ -228,6 +240,8 @@ impl OnionClientDrop {
             OnionClientDrop::BadDhtPk => "bad_dht_pk",
             OnionClientDrop::UnknownDataKind => "unknown_data_kind",
             OnionClientDrop::LowOrderKey => "low_order_key",
+            OnionClientDrop::RateLimited => "rate_limited",
+            OnionClientDrop::KeyBudget => "key_budget",
         }
     }
 }
@@ -325,6 +339,10 @@ pub struct OnionClient {
     events: VecDeque<OnionEvent>,
     stats: OnionClientStats,
     deadline: Timestamp,
+    /// Onion data (0x86) per source, before any key agreement ([`DATA_LIMITS`]).
+    data_guard: SourceGuard,
+    /// Key agreements for onion data, all sources together ([`DATA_LIMITS`]).
+    data_budget: KeyBudget,
 }
 
 impl std::fmt::Debug for OnionClient {
@@ -368,6 +386,8 @@ impl OnionClient {
             events: VecDeque::new(),
             stats: OnionClientStats::default(),
             deadline: now,
+            data_guard: SourceGuard::new(DATA_LIMITS, rng),
+            data_budget: KeyBudget::new(DATA_LIMITS.key_agreements),
         }
     }
 
@@ -474,7 +494,7 @@ impl OnionClient {
     ) -> Result<(), OnionClientDrop> {
         let result = match bytes.first() {
             Some(&kind::ANNOUNCE_RESPONSE) => self.handle_announce_response(now, from, bytes, rng),
-            Some(&kind::DATA_RESPONSE) => self.handle_data_response(now, bytes),
+            Some(&kind::DATA_RESPONSE) => self.handle_data_response(now, from, bytes),
             _ => Err(OnionClientDrop::UnknownKind),
         };
         match result {
@@ -732,6 +752,12 @@ impl OnionClient {
         self.config
             .unix_time_at_origin
             .saturating_add(now.as_secs())
+    }
+
+    /// The key agreed with friend `real_pk`'s real key when it was added: what its DHT-route
+    /// DHT-PK packets open with, so that they cost no key agreement each.
+    pub fn friend_shared_key(&self, real_pk: &PublicKey) -> Option<&PrecomputedKey> {
+        self.friends.get(real_pk).map(|f| &f.shared)
     }
 
     /// Checks and records a DHT-PK announcement that came by the DHT route (0x20, request

@@ -792,3 +792,85 @@ fn connection_is_lost_when_servers_go_silent_and_search_stops_for_online_friends
         .iter()
         .any(|(_, e)| *e == OnionEvent::Connected(false)));
 }
+
+/// A friend request from a fresh sender, as the announce node D forwards it to us: a 0x86
+/// whose temporary key is new, so no cache can save its key agreement.
+fn friend_request_0x86(to_real: &PublicKey, to_data: &PublicKey, rng: &mut ChaCha8Rng) -> Vec<u8> {
+    use crate::onion::wire::data::{seal_inner, seal_request, DataRequest};
+    use rustox_net_crypto::crypto::Nonce;
+    let sender = KeyPair::generate(rng);
+    let nonce = Nonce::random(rng);
+    let key = PrecomputedKey::new(to_real, &sender.secret).unwrap();
+    let inner = seal_inner(&sender.public, &key, &nonce, &[32, 0, 0, 0, 0, b'h', b'i']).unwrap();
+    let request = seal_request(to_real, to_data, &nonce, &inner, rng).unwrap();
+    DataRequest::parse(&request).unwrap().to_response()
+}
+
+/// Onion data (0x86) costs a key agreement with a key its sender makes fresh per packet
+/// (and one more with a stranger's real key). A flood from one source is cut by that
+/// source's rate before any of them; a flood from many sources by the budget of all
+/// sources together; and once the flood stops the budget refills for honest data (issue
+/// #15).
+#[test]
+fn a_flood_of_onion_data_costs_at_most_the_source_rate_and_the_key_budget() {
+    let mut rng = ChaCha8Rng::seed_from_u64(15);
+    let real = KeyPair::generate(&mut rng);
+    let real_pk = real.public;
+    let mut c = OnionClient::new(
+        real,
+        PublicKey([1; 32]),
+        OnionClientConfig::default(),
+        START,
+        &mut rng,
+    );
+    let data_pk = c.data_pk();
+    let limits = DATA_LIMITS;
+    let source_burst = limits.burst as u64;
+    let budget = limits.key_agreements.unwrap();
+    let flood: Vec<Vec<u8>> = (0..600)
+        .map(|_| friend_request_0x86(&real_pk, &data_pk, &mut rng))
+        .collect();
+    let delivered = |c: &mut OnionClient| {
+        let mut n = 0;
+        while let Some(e) = c.poll_event() {
+            n += u64::from(matches!(e, OnionEvent::FriendRequest { .. }));
+        }
+        n
+    };
+
+    // One source: beyond its burst, nothing reaches a key agreement (and of its burst, a
+    // stranger's request costing two, the budget lets half its burst through).
+    let one: SocketAddr = "192.0.2.1:33445".parse().unwrap();
+    for p in &flood[..300] {
+        let _ = c.handle_datagram(START, one, p, &mut rng);
+    }
+    assert_eq!(
+        c.stats().dropped(OnionClientDrop::RateLimited),
+        300 - source_burst
+    );
+    assert_eq!(
+        delivered(&mut c),
+        source_burst.min(u64::from(budget.burst) / 2)
+    );
+
+    // Many sources, 1 s later (the budget full again): each stranger's request takes two
+    // key agreements, so half the burst get through, and no more.
+    let t1 = START + Duration::from_secs(1);
+    for (i, p) in flood[300..].iter().enumerate() {
+        let from = SocketAddr::from(([10, 1, (i / 250) as u8, (i % 250) as u8 + 1], 33445));
+        let _ = c.handle_datagram(t1, from, p, &mut rng);
+    }
+    assert_eq!(delivered(&mut c), u64::from(budget.burst) / 2);
+    let in_phase_one = source_burst - u64::from(budget.burst) / 2;
+    assert_eq!(
+        c.stats().dropped(OnionClientDrop::KeyBudget),
+        in_phase_one + 300 - u64::from(budget.burst) / 2
+    );
+
+    // The flood over, an honest request from yet another source gets through.
+    let t2 = t1 + budget.interval * 2;
+    let honest = friend_request_0x86(&real_pk, &data_pk, &mut rng);
+    let relay: SocketAddr = "198.51.100.3:33445".parse().unwrap();
+    assert_eq!(c.handle_datagram(t2, relay, &honest, &mut rng), Ok(()));
+    assert_eq!(delivered(&mut c), 1);
+}

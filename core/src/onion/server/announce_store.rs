@@ -4,7 +4,8 @@
 //!
 //! A 0x83 reaches us from the last relay C as `[request 177][C's sendback 177]` (exactly 354
 //! bytes). What 0.2.18 does, and so what we do:
-//! 1. Open the request with `beforenm(sender pk, our DHT sk)` (a bounded key cache).
+//! 1. Open the request with `beforenm(sender pk, our DHT sk)` (a bounded key cache; a key
+//!    not cached takes from the server's key-agreement budget, key_cache.rs).
 //! 2. If its ping id is valid for (sender pk, C's address), store or refresh an entry for the
 //!    **sender pk** with the request's data pk and C's address and sendback; the entry
 //!    looked at next is that one (or none, if the store keeps closer keys). Otherwise look
@@ -36,7 +37,7 @@ use super::ping_id::PingIdKey;
 use super::{CloseNodes, OnionDrop, OnionStats};
 use crate::dht::distance::cmp_distance;
 use crate::dht::gate::Transmit;
-use crate::dht::key_cache::KeyCache;
+use crate::dht::key_cache::{KeyBudget, KeyCache};
 use crate::dht::lan::is_lan;
 use crate::dht::wire::nodes::MAX_SENT_NODES;
 use crate::onion::wire::announce::{
@@ -157,6 +158,7 @@ impl AnnounceStore {
         from: SocketAddr,
         bytes: &[u8],
         nodes: &dyn CloseNodes,
+        budget: &mut KeyBudget,
         stats: &mut OnionStats,
         rng: &mut dyn CryptoRng,
     ) -> Result<Transmit, OnionDrop> {
@@ -165,7 +167,7 @@ impl AnnounceStore {
         }
         let (request, ret) = bytes.split_at(ANNOUNCE_REQUEST_SIZE);
         let env = AnnounceEnvelope::parse(request)?;
-        let key = self.cache.get(now, &env.sender_pk)?.clone();
+        let key = self.cache.get_within(now, &env.sender_pk, budget)?.clone();
         let req = env.open(&key)?;
         let index = if self.ping_key.check(now, &env.sender_pk, from, &req.ping_id) {
             let mut r = [0u8; RETURN_3];

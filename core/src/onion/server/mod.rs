@@ -11,6 +11,10 @@
 //! * Datagrams from UDP port 0 are dropped, and nothing is sent to port 0.
 //! * A per-source rate limit ([`OnionConfig::guard`]) runs before any decryption, so a flood
 //!   of fresh keys from one address costs a hash, not a key agreement per datagram.
+//! * Then the key agreements that no cached key saves — request layers 0x80–0x82 and
+//!   announce requests 0x83 with fresh keys — take from one budget of all sources together
+//!   (`GuardConfig::key_agreements`, key_cache.rs): a flood from many (spoofed) sources costs
+//!   bounded CPU, and the paths and clients whose keys are cached are not refused.
 //! * Every output is smaller than the datagram that caused it, except an announce response
 //!   (at most 464 bytes for a 354-byte request, 1.31×), which goes back to the request's
 //!   source. A spoofed source therefore gains no real amplification.
@@ -25,6 +29,7 @@ use rustox_net_crypto::crypto::{CryptoRng, KeyPair, LowOrderPublicKey, Nonce, Pu
 use rustox_net_crypto::Timestamp;
 
 use crate::dht::gate::Transmit;
+use crate::dht::key_cache::{KeyBudget, KeyRefusal};
 use crate::dht::node::DhtNode;
 use crate::dht::source_guard::{GuardConfig, SourceGuard};
 use crate::dht::wire::packed_node::{canonical, PackedNode};
@@ -114,11 +119,15 @@ pub enum OnionDrop {
     /// `crypto_box_beforenm` refuses it, and a key agreed with it would be no secret.
     #[error("low-order public key")]
     LowOrderKey,
+    /// A request or announce key not cached, while the key agreements of all sources
+    /// together are spent.
+    #[error("key-agreement budget spent")]
+    KeyBudget,
 }
 
 impl OnionDrop {
     /// Every reason, in counter order.
-    pub const ALL: [OnionDrop; 12] = [
+    pub const ALL: [OnionDrop; 13] = [
         OnionDrop::FromPortZero,
         OnionDrop::RateLimited,
         OnionDrop::UnknownKind,
@@ -131,6 +140,7 @@ impl OnionDrop {
         OnionDrop::TcpReturn,
         OnionDrop::UnknownDestination,
         OnionDrop::LowOrderKey,
+        OnionDrop::KeyBudget,
     ];
 
     /// A short name for statistics lines.
@@ -148,6 +158,7 @@ impl OnionDrop {
             OnionDrop::TcpReturn => "tcp_return",
             OnionDrop::UnknownDestination => "unknown_destination",
             OnionDrop::LowOrderKey => "low_order_key",
+            OnionDrop::KeyBudget => "key_budget",
         }
     }
 }
@@ -194,6 +205,15 @@ impl From<AnnounceError> for OnionDrop {
 impl From<LowOrderPublicKey> for OnionDrop {
     fn from(_: LowOrderPublicKey) -> Self {
         OnionDrop::LowOrderKey
+    }
+}
+
+impl From<KeyRefusal> for OnionDrop {
+    fn from(e: KeyRefusal) -> Self {
+        match e {
+            KeyRefusal::LowOrder(_) => OnionDrop::LowOrderKey,
+            KeyRefusal::OverBudget => OnionDrop::KeyBudget,
+        }
     }
 }
 
@@ -301,6 +321,8 @@ pub struct OnionServer {
     relay: Relay,
     store: AnnounceStore,
     guard: SourceGuard,
+    /// Key agreements the relay's and the store's caches do not save, for both.
+    budget: KeyBudget,
     stats: OnionStats,
 }
 
@@ -316,6 +338,7 @@ impl OnionServer {
             relay: Relay::new(keys, now, rng),
             store: AnnounceStore::new(keys, rng),
             guard: SourceGuard::new(config.guard, rng),
+            budget: KeyBudget::new(config.guard.key_agreements),
             stats: OnionStats::default(),
         }
     }
@@ -431,17 +454,18 @@ impl OnionServer {
             return Err(OnionDrop::RateLimited);
         }
         let stats = &mut self.stats;
+        let budget = &mut self.budget;
         match k {
             kind::REQUEST_0 | kind::REQUEST_1 | kind::REQUEST_2 => self
                 .relay
-                .handle_request(now, from, bytes, stats, rng)
+                .handle_request(now, from, bytes, budget, stats, rng)
                 .map(OnionOutput::Udp),
             kind::RESPONSE_3 | kind::RESPONSE_2 | kind::RESPONSE_1 => {
                 self.relay.handle_response(now, bytes, stats, rng)
             }
             kind::ANNOUNCE_REQUEST => self
                 .store
-                .handle_announce(now, from, bytes, nodes, stats, rng)
+                .handle_announce(now, from, bytes, nodes, budget, stats, rng)
                 .map(OnionOutput::Udp),
             _ => self
                 .store

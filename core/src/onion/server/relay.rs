@@ -23,7 +23,7 @@ use rustox_net_crypto::Timestamp;
 
 use super::{OnionDrop, OnionOutput, OnionStats};
 use crate::dht::gate::Transmit;
-use crate::dht::key_cache::KeyCache;
+use crate::dht::key_cache::{KeyBudget, KeyCache};
 use crate::onion::wire::ip_port::{IpPort, SIZE_IPPORT};
 use crate::onion::wire::request::{Hop, RequestLayer};
 use crate::onion::wire::response::{self, ResponseLayer};
@@ -77,12 +77,14 @@ impl Relay {
         self.caches.iter().map(|c| c.computed).sum()
     }
 
-    /// 0x80/0x81/0x82 from `from`: open our layer, forward with our sendback.
+    /// 0x80/0x81/0x82 from `from`: open our layer (a key not cached takes from `budget`),
+    /// forward with our sendback.
     pub(super) fn handle_request(
         &mut self,
         now: Timestamp,
         from: SocketAddr,
         bytes: &[u8],
+        budget: &mut KeyBudget,
         stats: &mut OnionStats,
         rng: &mut dyn CryptoRng,
     ) -> Result<Transmit, OnionDrop> {
@@ -95,7 +97,7 @@ impl Relay {
         if self.handle_timeout(now, rng) {
             stats.key_refreshes += 1;
         }
-        let opened = layer.open(self.caches[i].get(now, &layer.pk)?)?;
+        let opened = layer.open(self.caches[i].get_within(now, &layer.pk, budget)?)?;
         if opened.next.port() == 0 {
             return Err(OnionDrop::ToPortZero);
         }

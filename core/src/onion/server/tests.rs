@@ -376,6 +376,7 @@ fn the_store_keeps_the_160_keys_closest_to_ours() {
             guard: GuardConfig {
                 rate: None,
                 burst: 1.0,
+                key_agreements: None,
                 ..GuardConfig::default()
             },
         },
@@ -617,6 +618,109 @@ fn rate_limit_runs_before_decryption() {
     );
     assert_eq!(server.stats().dropped(OnionDrop::RateLimited), 6);
     assert_eq!(server.key_agreements(), 4);
+}
+
+/// An announce request (0x83) as hop C delivers it: from `real`, searching its own key.
+fn announce_0x83(
+    server_pk: &PublicKey,
+    real: &KeyPair,
+    ping_id: PingId,
+    rng: &mut ChaCha8Rng,
+) -> Vec<u8> {
+    let key = PrecomputedKey::new(server_pk, &real.secret).unwrap();
+    let req = AnnounceRequest {
+        ping_id,
+        searched_pk: real.public,
+        data_pk: real.public,
+        sendback: [0; 8],
+    };
+    let mut bytes = req.seal(&real.public, &key, &Nonce::random(rng));
+    bytes.extend_from_slice(&[7; 177]);
+    bytes
+}
+
+/// Announce requests from fresh keys and many (spoofed) sources pass every per-source
+/// limit; their key agreements stay within the server's budget for all sources together.
+/// A client whose key is agreed already is answered all through the flood, even from a
+/// relay it never used before, and a new client once the flood stops (issue #15).
+#[test]
+fn a_flood_of_fresh_announce_keys_costs_at_most_the_key_budget() {
+    let mut rng = ChaCha8Rng::seed_from_u64(17);
+    let keys = KeyPair::generate(&mut rng);
+    let mut server = OnionServer::new(&keys, OnionConfig::default(), Timestamp::ZERO, &mut rng);
+    let limit = OnionConfig::default().guard.key_agreements.unwrap();
+    let honest = KeyPair::generate(&mut rng);
+    let t0 = Timestamp::from_secs(1);
+    let c1 = SocketAddr::from(([198, 51, 100, 1], 33445));
+    let first = announce_0x83(&keys.public, &honest, [0; 32], &mut rng);
+    server
+        .handle_datagram(t0, c1, &first, &NoNodes, &mut rng)
+        .unwrap();
+
+    // 5000 fresh keys from 5000 addresses over 0.1 s (50 000/s); the honest client asks
+    // every 500 through another relay.
+    let flood: Vec<Vec<u8>> = (0..5000)
+        .map(|_| {
+            announce_0x83(
+                &keys.public,
+                &KeyPair::generate(&mut rng),
+                [0; 32],
+                &mut rng,
+            )
+        })
+        .collect();
+    let before = server.key_agreements();
+    let (mut answered, mut honest_answered) = (0u64, 0);
+    let mut now = t0;
+    let c2 = SocketAddr::from(([198, 51, 100, 2], 33445));
+    for (i, bytes) in flood.iter().enumerate() {
+        now = t0 + Duration::from_micros(20 * i as u64);
+        let from = SocketAddr::from(([10, (i / 250) as u8, (i % 250) as u8, 1], 33445));
+        answered += u64::from(
+            server
+                .handle_datagram(now, from, bytes, &NoNodes, &mut rng)
+                .is_ok(),
+        );
+        if i % 500 == 499 {
+            let again = announce_0x83(&keys.public, &honest, [0; 32], &mut rng);
+            let out = server
+                .handle_datagram(now, c2, &again, &NoNodes, &mut rng)
+                .expect("a key agreed before the flood needs no budget");
+            honest_answered += usize::from(out.dst == c2);
+        }
+    }
+    let allowed =
+        u64::from(limit.burst) + ((now - t0).as_micros() / limit.interval.as_micros()) as u64;
+    let agreed = server.key_agreements() - before;
+    assert!(
+        agreed <= allowed,
+        "{agreed} key agreements, {allowed} allowed"
+    );
+    assert_eq!(answered, agreed, "each answer took one agreement");
+    assert!(
+        answered + 1 >= allowed,
+        "the budget is used: {answered} of {allowed}"
+    );
+    assert_eq!(
+        server.stats().dropped(OnionDrop::KeyBudget),
+        5000 - answered
+    );
+    assert_eq!(honest_answered, 10);
+
+    // The flood over, a new client is answered.
+    let later = now + limit.interval * 2;
+    let newcomer = announce_0x83(
+        &keys.public,
+        &KeyPair::generate(&mut rng),
+        [0; 32],
+        &mut rng,
+    );
+    assert_eq!(
+        server
+            .handle_datagram(later, c1, &newcomer, &NoNodes, &mut rng)
+            .map(|t| t.dst),
+        Ok(c1)
+    );
 }
 
 #[test]
