@@ -23,6 +23,7 @@ mod send;
 mod sim;
 mod size;
 mod summary;
+mod trace_stats;
 
 #[derive(Parser)]
 #[command(

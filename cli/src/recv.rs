@@ -7,6 +7,9 @@
 //! (`rustox send --to ADDR --key KEY`) or by Tox ID through the DHT and the onion
 //! (`rustox send --to TOXID --bootstrap ...`): their friend request is accepted when
 //! `--accept-from` allows it.
+//!
+//! With `RUSTOX_TRACE_STATS` set, it also prints the node's counters (drops by layer and
+//! reason, io, key agreements) to stderr as one JSON line a second (`trace_stats.rs`).
 
 use std::collections::HashMap;
 use std::fs::{File, OpenOptions};
@@ -187,6 +190,8 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             paths: HashMap::new(),
             trace_path: std::env::var_os("RUSTOX_TRACE_PATH").is_some(),
             last_trace: Timestamp::ZERO,
+            trace_stats: std::env::var_os("RUSTOX_TRACE_STATS").map(|_| Instant::now()),
+            last_stats: None,
             incoming: HashMap::new(),
             bar: ProgressBar::hidden(),
             linger: None,
@@ -215,6 +220,10 @@ struct RecvApp {
     paths: HashMap<FriendNumber, PathKind>,
     trace_path: bool,
     last_trace: Timestamp,
+    /// With `RUSTOX_TRACE_STATS` set: when the process started; the counters go to stderr
+    /// as one JSON line a second (trace_stats.rs).
+    trace_stats: Option<Instant>,
+    last_stats: Option<Timestamp>,
     incoming: HashMap<(FriendNumber, u32), Incoming>,
     /// The bar of the most recent incoming file.
     bar: ProgressBar,
@@ -412,6 +421,18 @@ impl App for RecvApp {
     }
 
     fn after_io(&mut self, node: &mut Node, now: Timestamp) {
+        if let Some(started) = self.trace_stats {
+            if self
+                .last_stats
+                .is_none_or(|last| now >= last + Duration::from_secs(1))
+            {
+                self.last_stats = Some(now);
+                eprintln!(
+                    "{}",
+                    crate::trace_stats::line(node, started.elapsed().as_secs_f64())
+                );
+            }
+        }
         // With `RUSTOX_TRACE_PATH=1`, each friend's path and known UDP address once a second
         // (a diagnostic of path selection, not part of the interface).
         if self.trace_path && now >= self.last_trace + Duration::from_secs(1) {

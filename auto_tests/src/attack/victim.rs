@@ -27,6 +27,12 @@ const USER_HZ: f64 = 100.0;
 /// stranger who opened a session or whose friend request arrived.
 const FRIEND_ADDED: &str = "accepted a friend request from";
 
+/// The variable that makes `rustox recv` print its counters as a JSON line a second.
+const TRACE_STATS: &str = "RUSTOX_TRACE_STATS";
+
+/// The key that marks the counters line, a JSON object (cli/src/trace_stats.rs).
+const TRACE_STATS_KEY: &str = "trace_stats";
+
 /// A running `rustox recv` on 127.0.0.1 with an OS-chosen port, killed on drop.
 pub struct Victim {
     child: Child,
@@ -52,6 +58,9 @@ impl Victim {
             .arg(&out)
             .arg("--key-file")
             .arg(dir.join("recv.key"))
+            // Its counters once a second on stderr (cli/src/trace_stats.rs): which drop
+            // reasons an attack hits.
+            .env(TRACE_STATS, "1")
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(err_file)
@@ -135,6 +144,31 @@ impl Victim {
             .lines()
             .filter(|l| l.contains(FRIEND_ADDED))
             .count()
+    }
+
+    /// Its drop counters (`layer.reason`, count) from the last counters line it printed,
+    /// largest first.
+    pub fn drop_reasons(&self) -> Vec<(String, u64)> {
+        let text = std::fs::read_to_string(&self.stderr).unwrap_or_default();
+        let Some(value) = text
+            .lines()
+            .rev()
+            .filter(|l| l.starts_with('{') && l.contains(TRACE_STATS_KEY))
+            .find_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+            .filter(|v| v.get(TRACE_STATS_KEY).is_some())
+        else {
+            return Vec::new();
+        };
+        let mut drops: Vec<(String, u64)> = value["drops"]
+            .as_object()
+            .map(|m| {
+                m.iter()
+                    .filter_map(|(k, v)| Some((k.clone(), v.as_u64()?)))
+                    .collect()
+            })
+            .unwrap_or_default();
+        drops.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+        drops
     }
 
     /// The last `n` lines of its stderr.

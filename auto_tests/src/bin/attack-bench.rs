@@ -16,7 +16,10 @@
 //! stderr; the honest sender is one); whether the honest file arrived byte-exact (the
 //! SHA-256 `rustox send` printed equals the one `rustox recv` printed, and all bytes
 //! arrived); the honest goodput as `rustox send` measured it; and its share of the
-//! baseline's. The project's goal: every row byte-exact, bounded, at ≥ 80 %.
+//! baseline's. The project's goal: every row byte-exact, bounded, at ≥ 80 %. Below the
+//! table, each row's largest drop counters at the victim (`layer.reason`, from the JSON
+//! line `rustox recv` prints each second with `RUSTOX_TRACE_STATS` set): where the attack
+//! was stopped.
 //!
 //! The attacker runs in this process and shares the machine's cores with the victim and
 //! the honest sender, so on a small machine part of a row's slowdown is the attacker's own
@@ -64,6 +67,9 @@ const SPOOF_LAST: u8 = 254;
 /// A friend-request spammer needs the onion to find the victim (paths, announcements,
 /// searches): several seconds on a fresh network, so its lead time is at least this.
 const SPAM_LEAD: Duration = Duration::from_secs(5);
+
+/// Drop reasons shown per row, largest first.
+const TOP_DROP_REASONS: usize = 4;
 
 /// How long the victim may take to print its summary after the sender exits.
 const RECEIVER_SUMMARY_WAIT: Duration = Duration::from_secs(10);
@@ -210,6 +216,8 @@ struct Row {
     friends_added: usize,
     byte_exact: bool,
     goodput_mbit: Option<f64>,
+    /// The victim's largest drop counters at the end of the row (`layer.reason`, count).
+    drops: Vec<(String, u64)>,
     notes: Vec<String>,
 }
 
@@ -288,6 +296,7 @@ fn run_row(
         friends_added: 0,
         byte_exact: false,
         goodput_mbit: None,
+        drops: Vec::new(),
         notes: Vec::new(),
     };
     let mut victim = match Victim::start(rustox, dir) {
@@ -345,6 +354,7 @@ fn run_row(
         .peak_rss_bytes()
         .map(|b| b as f64 / f64::from(1 << 20));
     row.kernel_drops = victim.socket_drops();
+    row.drops = victim.drop_reasons();
     let report = running.stop();
     row.friends_added = victim.friends_added();
     if !victim.running() {
@@ -520,6 +530,26 @@ fn print_table(rows: &[Row]) {
             if r.byte_exact { "yes" } else { "no" },
             opt(r.goodput_mbit, 1),
             opt(share, 1),
+        );
+    }
+    println!();
+    println!("top drop reasons at the victim (RUSTOX_TRACE_STATS, whole row):");
+    for r in rows {
+        let top: Vec<String> = r
+            .drops
+            .iter()
+            .take(TOP_DROP_REASONS)
+            .map(|(name, n)| format!("{name} {n}"))
+            .collect();
+        println!(
+            "{:<17} {:>8}  {}",
+            r.attack,
+            r.offered,
+            if top.is_empty() {
+                "-".to_owned()
+            } else {
+                top.join(", ")
+            }
         );
     }
     let notes: Vec<_> = rows

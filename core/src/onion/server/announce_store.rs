@@ -152,6 +152,8 @@ impl AnnounceStore {
     }
 
     /// A 0x83 from the last relay `from`.
+    // `budget` is the server's, shared with the relay's layer caches (mod.rs).
+    #[allow(clippy::too_many_arguments)]
     pub(super) fn handle_announce(
         &mut self,
         now: Timestamp,
