@@ -2,15 +2,20 @@
 //! (a full node: DHT, onion server, net_crypto endpoint, friend requests) and
 //! `rustox send --to ADDR --key KEY FILE`. What each costs or achieves is read from
 //! `/proc` and from the JSON line each prints per file (`cli/src/summary.rs`).
+//!
+//! Either may run behind a [`Launch`] prefix such as `taskset -c 0 ip netns exec NS`: both
+//! programs replace themselves with the next (`exec`), so the child's pid is the rustox
+//! process's and its `/proc` entries are the victim's, and the environment passes through.
 
 use std::fs::File;
 use std::io::{BufRead, BufReader, Read, Write};
-use std::net::SocketAddr;
+use std::net::{IpAddr, SocketAddr};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
+use crate::ctoxcore::Launch;
 use crate::emulator::CliSummary;
 
 /// How long `rustox recv` may take to print its address and key.
@@ -33,7 +38,7 @@ const TRACE_STATS: &str = "RUSTOX_TRACE_STATS";
 /// The key that marks the counters line, a JSON object (cli/src/trace_stats.rs).
 const TRACE_STATS_KEY: &str = "trace_stats";
 
-/// A running `rustox recv` on 127.0.0.1 with an OS-chosen port, killed on drop.
+/// A running `rustox recv` with an OS-chosen port, killed on drop.
 pub struct Victim {
     child: Child,
     /// Where it listens.
@@ -47,14 +52,21 @@ pub struct Victim {
 }
 
 impl Victim {
-    /// Starts `rustox recv` with its files, key and stderr in `dir`.
-    pub fn start(rustox: &Path, dir: &Path) -> Result<Victim, String> {
+    /// Starts `rustox recv` behind `launch`, listening on `ip`, with its files, key and
+    /// stderr in `dir`.
+    pub fn start(rustox: &Path, launch: &Launch, ip: IpAddr, dir: &Path) -> Result<Victim, String> {
         let out = dir.join("inbox");
         std::fs::create_dir_all(&out).map_err(|e| format!("{}: {e}", out.display()))?;
         let stderr = dir.join("recv.stderr");
         let err_file = File::create(&stderr).map_err(|e| format!("{}: {e}", stderr.display()))?;
-        let mut child = Command::new(rustox)
-            .args(["recv", "--listen", "127.0.0.1:0", "--out"])
+        let mut child = launch
+            .command(rustox)
+            .args([
+                "recv",
+                "--listen",
+                &SocketAddr::new(ip, 0).to_string(),
+                "--out",
+            ])
             .arg(&out)
             .arg("--key-file")
             .arg(dir.join("recv.key"))
@@ -132,9 +144,9 @@ impl Victim {
     }
 
     /// Datagrams the kernel dropped at its socket because its receive buffer was full (the
-    /// `drops` column of `/proc/net/udp`): what it never got to read.
+    /// `drops` column of its namespace's `/proc/PID/net/udp`): what it never got to read.
     pub fn socket_drops(&self) -> Option<u64> {
-        udp_socket_drops(self.addr)
+        udp_socket_drops(self.pid(), self.addr)
     }
 
     /// Friends it added (strangers' sessions and friend requests), from its stderr.
@@ -195,9 +207,10 @@ pub struct HonestOutcome {
     pub wall: Duration,
 }
 
-/// Runs `rustox send --to ADDR --key KEY FILE` to completion or `limit`.
+/// Runs `rustox send --to ADDR --key KEY FILE` behind `launch` to completion or `limit`.
 pub fn send_file(
     rustox: &Path,
+    launch: &Launch,
     victim: &Victim,
     file: &Path,
     stderr: &Path,
@@ -213,7 +226,8 @@ pub fn send_file(
             }
         }
     };
-    let child = Command::new(rustox)
+    let child = launch
+        .command(rustox)
         .args(["send", "--to", &victim.addr.to_string(), "--key"])
         .arg(&victim.key_hex)
         .arg(file)
@@ -311,16 +325,16 @@ fn proc_status_kb(pid: u32, key: &str) -> Option<u64> {
         .ok()
 }
 
-/// The `drops` count of the IPv4 UDP socket bound to `addr`, from `/proc/net/udp` (local
-/// address as `AABBCCDD:PPPP`, the address in host byte order, the port big-endian; drops
-/// is the last column).
-fn udp_socket_drops(addr: SocketAddr) -> Option<u64> {
+/// The `drops` count of the IPv4 UDP socket bound to `addr`, from `/proc/PID/net/udp`: the
+/// table of `pid`'s network namespace (local address as `AABBCCDD:PPPP`, the address in host
+/// byte order, the port big-endian; drops is the last column).
+fn udp_socket_drops(pid: u32, addr: SocketAddr) -> Option<u64> {
     let SocketAddr::V4(v4) = addr else {
         return None;
     };
     let ip = u32::from_ne_bytes(v4.ip().octets());
     let local = format!("{ip:08X}:{:04X}", v4.port());
-    let table = std::fs::read_to_string("/proc/net/udp").ok()?;
+    let table = std::fs::read_to_string(format!("/proc/{pid}/net/udp")).ok()?;
     table.lines().skip(1).find_map(|l| {
         let cols: Vec<&str> = l.split_whitespace().collect();
         if cols.get(1) == Some(&local.as_str()) {

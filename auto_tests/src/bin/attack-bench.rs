@@ -2,35 +2,55 @@
 //! file transfer through it survives them (DESIGN.md principle 5, "a flood of bad packets
 //! costs the node little and changes nothing").
 //!
-//! Each row starts a fresh victim (`rustox recv`, the binary beside this one) on loopback,
-//! starts one attack from this process, lets it run alone for `--seconds` (pinning: at
-//! least until every pinned window is full; friend spam: at least 5 s), then runs
+//! Each row starts a fresh victim (`rustox recv`, the binary beside this one), starts one
+//! attack from this process, lets it run alone for `--seconds` (pinning: at least until
+//! every pinned window is full; friend spam: at least 5 s), then runs
 //! `rustox send --to ADDR --key KEY FILE` while the attack goes on, and stops everything.
 //! The first row, "none", is the unattacked baseline the others are a share of.
 //!
-//! Columns: the attack; the rate it offered and the rate the kernel took from it
-//! (packets/s); the victim's CPU (utime + stime from /proc/PID/stat over the transfer,
-//! divided by the transfer's wall time: 100 % is one core); its peak resident set (VmHWM,
-//! MiB); datagrams the kernel dropped at its socket because it did not read them in time
-//! (/proc/net/udp); friends it added (strangers' sessions and friend requests, from its
-//! stderr; the honest sender is one); whether the honest file arrived byte-exact (the
-//! SHA-256 `rustox send` printed equals the one `rustox recv` printed, and all bytes
-//! arrived); the honest goodput as `rustox send` measured it; and its share of the
-//! baseline's. The project's goal: every row byte-exact, bounded, at ≥ 80 %. Below the
-//! table, each row's largest drop counters at the victim (`layer.reason`, from the JSON
-//! line `rustox recv` prints each second with `RUSTOX_TRACE_STATS` set): where the attack
-//! was stopped.
+//! Where they run (`--link`). By default the honest transfer crosses a link shaped to
+//! `--link` Mbit/s (100) each way: the victim runs in a network namespace of its own, the
+//! sender in another, joined by a veth pair with a token bucket on both ends, and the
+//! attacker reaches the victim over a second, unshaped veth pair from a third namespace
+//! (`rustox_auto_tests::attack::link`). The transfer is then limited by the link, not by the
+//! CPU, and the flood does not take the honest link's bandwidth: a row that loses goodput
+//! lost it at the victim. Needs root. `--link 0` runs everything on loopback in this
+//! namespace instead, where the transfer is CPU-bound (1–2 Gbit/s on two cores, swinging
+//! between runs) and its share measures CPU contention as much as the victim.
 //!
-//! The attacker runs in this process and shares the machine's cores with the victim and
-//! the honest sender, so on a small machine part of a row's slowdown is the attacker's own
-//! CPU; the achieved rate column says how hard it actually pushed.
+//! CPUs (unless `--no-pin`, and only with `taskset` and at least two CPUs): the victim runs
+//! on CPU 0 and the honest sender on CPU 1 (`taskset -c`); this process's attacker threads
+//! are bound to CPU 1 too (`sched_setaffinity`), so the victim has a core to itself and what
+//! the attack costs it shows in its own CPU column.
+//!
+//! Repeats (`--runs`, 3): every row, the baseline included, runs that many times, the rows
+//! interleaved (all rows once, then again) so a slow spell of the machine spreads over all
+//! of them. The table shows the median goodput and its min–max, and the share is the median
+//! over the baseline's median.
+//!
+//! Columns: the attack; the rate it offered and the rate the kernel took from it
+//! (packets/s, median); the victim's CPU (utime + stime from /proc/PID/stat over the
+//! transfer, divided by the transfer's wall time: 100 % is one core; median); its peak
+//! resident set (VmHWM, MiB; largest of the runs); datagrams the kernel dropped at its
+//! socket because it did not read them in time (/proc/PID/net/udp; largest); friends it
+//! added (strangers' sessions and friend requests, from its stderr; the honest sender is
+//! one; largest); whether the honest file arrived byte-exact in every run (the SHA-256
+//! `rustox send` printed equals the one `rustox recv` printed, and all bytes arrived;
+//! "k/N" when only k did); the honest goodput as `rustox send` measured it (median, and
+//! min–max); and its share of the baseline's, shown only when every run was byte-exact.
+//! The project's goal: every row byte-exact, bounded, at ≥ 80 %. Below the table, each
+//! row's largest drop counters at the victim in its median run (`layer.reason`, from the
+//! JSON line `rustox recv` prints each second with `RUSTOX_TRACE_STATS` set): where the
+//! attack was stopped.
 //!
 //! usage: cargo build --release -p rustox -p rustox-auto-tests --bin attack-bench
-//!        target/release/attack-bench [--size 64MiB] [--rate 50000,100000] [--seconds 1]
+//!        target/release/attack-bench [--link 100] [--runs 3] [--size 32MiB]
+//!        [--rate 50000,100000] [--seconds 1] [--no-pin]
 //!        [--attacks malformed,spoofed,cookie-flood,handshake-replay,pinning,friend-spam,
 //!        announce-flood]
 
-use std::net::{Ipv4Addr, UdpSocket};
+use std::ffi::OsString;
+use std::net::{IpAddr, Ipv4Addr, UdpSocket};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -39,8 +59,10 @@ use rand::rngs::StdRng;
 use rand::SeedableRng;
 use rustox_auto_tests::attack::flood::{Flood, FloodReport, Outlet, Pool};
 use rustox_auto_tests::attack::forge;
+use rustox_auto_tests::attack::link::{AttackNet, LinkShape, Sources, VICTIM_IP};
 use rustox_auto_tests::attack::session::{handshake_pool, PinnedSession, Pinning, WINDOW};
 use rustox_auto_tests::attack::victim::{self, Victim};
+use rustox_auto_tests::ctoxcore::Launch;
 use rustox_auto_tests::emulator::rustox_beside_current_exe;
 use rustox_auto_tests::live::{RustoxOptions, RustoxPeer};
 use rustox_net_crypto::crypto::PublicKey;
@@ -59,8 +81,8 @@ const ANNOUNCE_POOL: usize = 4096;
 const REPLAY_IDENTITIES: usize = 4;
 const REPLAY_FRESH: usize = 128;
 
-/// Loopback addresses the spoofed-source flood binds: 127.0.0.2 … 127.0.0.254, all routed
-/// to `lo` on Linux (127.0.0.0/8), one socket each on a port the OS picks.
+/// Source addresses the spoofed-source flood binds: host 2 … 254 of the attacker's pool
+/// (127.0.0.x on loopback, 10.78.4.x with `--link`), one socket each on a port the OS picks.
 const SPOOF_FIRST: u8 = 2;
 const SPOOF_LAST: u8 = 254;
 
@@ -74,12 +96,39 @@ const TOP_DROP_REASONS: usize = 4;
 /// How long the victim may take to print its summary after the sender exits.
 const RECEIVER_SUMMARY_WAIT: Duration = Duration::from_secs(10);
 
+/// The honest file's default size with `--link`: about 3 s at 100 Mbit/s, long enough that
+/// the transfer's start (handshake, slow start) is a small part of its goodput.
+const LINK_FILE_SIZE: u64 = 32 << 20;
+/// The default size on loopback, where the transfer runs at 1–2 Gbit/s.
+const LOOPBACK_FILE_SIZE: u64 = 64 << 20;
+
+/// The CPU the victim runs on, and the one the honest sender and the attacker share.
+const VICTIM_CPU: usize = 0;
+const OTHERS_CPU: usize = 1;
+
 #[derive(Parser, Debug)]
 #[command(about = "Attacks on a running rustox recv, against an honest transfer through it")]
 struct Args {
-    /// The honest file's size (e.g. 16MiB, 64MiB, 1G; binary units, plain numbers are bytes).
-    #[arg(long, default_value = "64MiB", value_parser = parse_size)]
-    size: u64,
+    /// The honest file's size (e.g. 16MiB, 64MiB, 1G; binary units, plain numbers are
+    /// bytes). Default: 32MiB with --link, 64MiB on loopback.
+    #[arg(long, value_parser = parse_size)]
+    size: Option<u64>,
+    /// The honest link's rate, Mbit/s each way: the victim and the sender run in network
+    /// namespaces joined by a shaped veth pair, the attacker reaches the victim over an
+    /// unshaped one (needs root). 0: everything on loopback in this namespace.
+    #[arg(long, default_value_t = 100)]
+    link: u64,
+    /// The honest link's queue, in milliseconds at its rate (one bandwidth-delay product of
+    /// a path with this round trip).
+    #[arg(long, default_value_t = 20)]
+    queue_ms: u64,
+    /// Times each row (the baseline included) runs; the table shows medians.
+    #[arg(long, default_value_t = 3)]
+    runs: usize,
+    /// Leave CPU placement to the scheduler (default: victim on CPU 0, honest sender and
+    /// attacker on CPU 1).
+    #[arg(long)]
+    no_pin: bool,
     /// Flood rates to try, packets per second (comma-separated; each flood gets one row
     /// per rate).
     #[arg(long, value_delimiter = ',', default_value = "50000")]
@@ -205,10 +254,8 @@ impl Running {
     }
 }
 
-/// One line of the table.
-struct Row {
-    attack: String,
-    offered: String,
+/// What one run of a row measured.
+struct Sample {
     achieved: Option<f64>,
     cpu_percent: Option<f64>,
     peak_rss_mib: Option<f64>,
@@ -216,9 +263,47 @@ struct Row {
     friends_added: usize,
     byte_exact: bool,
     goodput_mbit: Option<f64>,
-    /// The victim's largest drop counters at the end of the row (`layer.reason`, count).
+    /// The victim's largest drop counters at the end of the run (`layer.reason`, count).
     drops: Vec<(String, u64)>,
     notes: Vec<String>,
+}
+
+impl Sample {
+    /// Nothing measured yet.
+    fn empty() -> Sample {
+        Sample {
+            achieved: None,
+            cpu_percent: None,
+            peak_rss_mib: None,
+            kernel_drops: None,
+            friends_added: 0,
+            byte_exact: false,
+            goodput_mbit: None,
+            drops: Vec::new(),
+            notes: Vec::new(),
+        }
+    }
+}
+
+/// One line of the table: an attack at a rate, and its runs.
+struct Row {
+    attack: String,
+    offered: String,
+    runs: Vec<Sample>,
+}
+
+/// How the parties are started and where the attacker's datagrams come from.
+struct Setup {
+    rustox: PathBuf,
+    /// Prefix of the victim's command (`taskset`, `ip netns exec`).
+    victim: Launch,
+    /// Prefix of the honest sender's command.
+    sender: Launch,
+    /// Where the victim listens.
+    victim_ip: IpAddr,
+    sources: Sources,
+    /// Bind the attacker's threads to [`OTHERS_CPU`].
+    pin_attacker: bool,
 }
 
 fn main() {
@@ -230,20 +315,136 @@ fn main() {
 }
 
 fn run(args: &Args) -> Result<(), String> {
+    if args.runs == 0 {
+        return Err("--runs must be at least 1".into());
+    }
     let rustox = match &args.rustox {
         Some(p) => p.clone(),
         None => rustox_beside_current_exe()?,
     };
+    let size = args.size.unwrap_or(if args.link > 0 {
+        LINK_FILE_SIZE
+    } else {
+        LOOPBACK_FILE_SIZE
+    });
+    let pin = pinning(args);
+    let taskset = |cpu: usize| -> Vec<OsString> {
+        match pin {
+            Ok(()) => ["taskset", "-c", &cpu.to_string()]
+                .into_iter()
+                .map(OsString::from)
+                .collect(),
+            Err(_) => Vec::new(),
+        }
+    };
+    let net = if args.link > 0 {
+        Some(AttackNet::build(LinkShape {
+            rate_bps: args.link.saturating_mul(1_000_000),
+            queue: Duration::from_millis(args.queue_ms),
+        })?)
+    } else {
+        None
+    };
+    let setup = Setup {
+        rustox,
+        victim: Launch::prefixed(
+            taskset(VICTIM_CPU)
+                .into_iter()
+                .chain(net.iter().flat_map(AttackNet::victim_prefix)),
+        ),
+        sender: Launch::prefixed(
+            taskset(OTHERS_CPU)
+                .into_iter()
+                .chain(net.iter().flat_map(AttackNet::sender_prefix)),
+        ),
+        victim_ip: if net.is_some() {
+            IpAddr::V4(VICTIM_IP)
+        } else {
+            IpAddr::V4(Ipv4Addr::LOCALHOST)
+        },
+        sources: if net.is_some() {
+            Sources::Link
+        } else {
+            Sources::Loopback
+        },
+        pin_attacker: pin.is_ok(),
+    };
+
     let dir = std::env::temp_dir().join(format!("attack-bench-{}", std::process::id()));
     std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
     let file = dir.join("honest.bin");
-    victim::write_file(&file, args.size, 0x5eed).map_err(|e| format!("{e}"))?;
+    victim::write_file(&file, size, 0x5eed).map_err(|e| format!("{e}"))?;
     println!(
-        "attack-bench: honest file {} MiB, attacks lead by {:.1} s, rates {:?} packets/s",
-        args.size as f64 / f64::from(1 << 20),
+        "attack-bench: honest file {} MiB, attacks lead by {:.1} s, rates {:?} packets/s, {} run{} per row",
+        size as f64 / f64::from(1 << 20),
         args.seconds,
-        args.rate
+        args.rate,
+        args.runs,
+        if args.runs == 1 { "" } else { "s" }
     );
+    match &net {
+        Some(net) => {
+            let shape = net.shape();
+            println!(
+                "link: {} Mbit/s each way (tbf, bucket {} B, drop-tail queue {} B = {} ms), \
+                 no added delay (this kernel has no netem); the attacker on its own unshaped veth",
+                args.link,
+                shape.burst_bytes(),
+                shape.queue_bytes(),
+                args.queue_ms
+            );
+        }
+        None => println!("link: none, all on loopback (the transfer is CPU-bound)"),
+    }
+    match &pin {
+        Ok(()) => println!(
+            "cpus: victim on {VICTIM_CPU}, honest sender and attacker threads on {OTHERS_CPU}"
+        ),
+        Err(why) => println!("cpus: not pinned ({why})"),
+    }
+    let started = Instant::now();
+    let rows = match &net {
+        Some(net) => net.run_attacker(|| run_rows(args, &setup, &file, &dir, size))?,
+        None => run_rows(args, &setup, &file, &dir, size),
+    };
+    print_table(&rows);
+    println!();
+    println!("wall time {:.0} s", started.elapsed().as_secs_f64().round());
+    let _ = std::fs::remove_dir_all(&dir);
+    drop(net);
+    Ok(())
+}
+
+/// Whether to pin the parties to CPUs, or why not.
+fn pinning(args: &Args) -> Result<(), String> {
+    if args.no_pin {
+        return Err("--no-pin".into());
+    }
+    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+    if cpus <= OTHERS_CPU {
+        return Err(format!("{cpus} CPU available"));
+    }
+    match std::process::Command::new("taskset")
+        .arg("-V")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .status()
+    {
+        Ok(s) if s.success() => Ok(()),
+        _ => Err("no taskset".into()),
+    }
+}
+
+/// Binds the calling thread, and so every thread it starts later, to `cpu`.
+fn pin_current_thread(cpu: usize) -> Result<(), String> {
+    let mut set = nix::sched::CpuSet::new();
+    set.set(cpu).map_err(|e| e.to_string())?;
+    nix::sched::sched_setaffinity(nix::unistd::Pid::from_raw(0), &set).map_err(|e| e.to_string())
+}
+
+/// Runs every row `args.runs` times, the rows interleaved, on the calling thread (the
+/// attacker's: inside namespace A with `--link`).
+fn run_rows(args: &Args, setup: &Setup, file: &Path, dir: &Path, size: u64) -> Vec<Row> {
     let mut plan: Vec<(Option<AttackKind>, u64)> = vec![(None, 0)];
     for &kind in &args.attacks {
         if kind.is_flood() {
@@ -252,69 +453,89 @@ fn run(args: &Args) -> Result<(), String> {
             plan.push((Some(kind), 0));
         }
     }
-    let mut rows = Vec::new();
-    for (i, &(kind, rate)) in plan.iter().enumerate() {
-        let row_dir = dir.join(format!("row{i}"));
-        std::fs::create_dir_all(&row_dir).map_err(|e| format!("{}: {e}", row_dir.display()))?;
-        let row = run_row(args, &rustox, &file, &row_dir, kind, rate);
-        eprintln!(
-            "attack-bench: {} done: {}",
-            row.attack,
-            if row.byte_exact {
-                "byte-exact"
-            } else {
-                "NOT delivered"
-            }
-        );
-        rows.push(row);
-        let _ = std::fs::remove_dir_all(&row_dir);
+    let mut rows: Vec<Row> = plan
+        .iter()
+        .map(|&(kind, rate)| Row {
+            attack: kind.map_or("none", AttackKind::name).to_owned(),
+            offered: match kind {
+                None => "-".into(),
+                Some(AttackKind::FriendSpam) => format!("{} ids", args.spammers),
+                Some(_) => rate.to_string(),
+            },
+            runs: Vec::new(),
+        })
+        .collect();
+    let pin_note = if setup.pin_attacker {
+        pin_current_thread(OTHERS_CPU)
+            .err()
+            .map(|e| format!("attacker not pinned: {e}"))
+    } else {
+        None
+    };
+    for run in 0..args.runs {
+        for (i, (&(kind, rate), row)) in plan.iter().zip(rows.iter_mut()).enumerate() {
+            let run_dir = dir.join(format!("row{i}-run{run}"));
+            let mut sample = match std::fs::create_dir_all(&run_dir) {
+                Ok(()) => run_once(args, setup, file, &run_dir, size, kind, rate),
+                Err(e) => failed(format!("{}: {e}", run_dir.display())),
+            };
+            sample.notes.extend(pin_note.clone());
+            eprintln!(
+                "attack-bench: run {}/{} {} @ {}: {}{}",
+                run + 1,
+                args.runs,
+                row.attack,
+                row.offered,
+                if sample.byte_exact {
+                    "byte-exact"
+                } else {
+                    "NOT delivered"
+                },
+                sample
+                    .goodput_mbit
+                    .map_or(String::new(), |g| format!(", {g:.1} Mbit/s"))
+            );
+            row.runs.push(sample);
+            let _ = std::fs::remove_dir_all(&run_dir);
+        }
     }
-    print_table(&rows);
-    let _ = std::fs::remove_dir_all(&dir);
-    Ok(())
+    rows
 }
 
-fn run_row(
+/// A run that never started.
+fn failed(note: String) -> Sample {
+    let mut sample = Sample::empty();
+    sample.notes.push(note);
+    sample
+}
+
+/// One run of one sample: a fresh victim, the attack, the honest transfer.
+fn run_once(
     args: &Args,
-    rustox: &Path,
+    setup: &Setup,
     file: &Path,
     dir: &Path,
+    size: u64,
     kind: Option<AttackKind>,
     rate: u64,
-) -> Row {
-    let mut row = Row {
-        attack: kind.map_or("none", AttackKind::name).to_owned(),
-        offered: match kind {
-            None => "-".into(),
-            Some(AttackKind::FriendSpam) => format!("{} ids", args.spammers),
-            Some(_) => rate.to_string(),
-        },
-        achieved: None,
-        cpu_percent: None,
-        peak_rss_mib: None,
-        kernel_drops: None,
-        friends_added: 0,
-        byte_exact: false,
-        goodput_mbit: None,
-        drops: Vec::new(),
-        notes: Vec::new(),
-    };
-    let mut victim = match Victim::start(rustox, dir) {
+) -> Sample {
+    let mut sample = Sample::empty();
+    let mut victim = match Victim::start(&setup.rustox, &setup.victim, setup.victim_ip, dir) {
         Ok(v) => v,
         Err(e) => {
-            row.notes.push(e);
-            return row;
+            sample.notes.push(e);
+            return sample;
         }
     };
     let running = match kind {
         None => Ok(Running::Nothing),
-        Some(k) => start_attack(args, k, rate, &victim, &mut row.notes),
+        Some(k) => start_attack(args, setup.sources, k, rate, &victim, &mut sample.notes),
     };
     let running = match running {
         Ok(r) => r,
         Err(e) => {
-            row.notes.push(format!("attack not started: {e}"));
-            return row;
+            sample.notes.push(format!("attack not started: {e}"));
+            return sample;
         }
     };
     let lead = Duration::from_secs_f64(args.seconds.max(0.0));
@@ -331,7 +552,8 @@ fn run_row(
     let cpu_before = victim.cpu_seconds();
     let started = Instant::now();
     let honest = victim::send_file(
-        rustox,
+        &setup.rustox,
+        &setup.sender,
         &victim,
         file,
         &dir.join("send.stderr"),
@@ -344,67 +566,69 @@ fn run_row(
     } else {
         Duration::ZERO
     });
-    row.cpu_percent = match (cpu_before, cpu_after) {
+    sample.cpu_percent = match (cpu_before, cpu_after) {
         (Some(a), Some(b)) if window > Duration::ZERO => {
             Some((b - a) / window.as_secs_f64() * 100.0)
         }
         _ => None,
     };
-    row.peak_rss_mib = victim
+    sample.peak_rss_mib = victim
         .peak_rss_bytes()
         .map(|b| b as f64 / f64::from(1 << 20));
-    row.kernel_drops = victim.socket_drops();
-    row.drops = victim.drop_reasons();
+    sample.kernel_drops = victim.socket_drops();
+    sample.drops = victim.drop_reasons();
     let report = running.stop();
-    row.friends_added = victim.friends_added();
+    sample.friends_added = victim.friends_added();
     if !victim.running() {
-        row.notes.push(format!(
+        sample.notes.push(format!(
             "the victim exited: {}",
             victim.stderr_tail(2).replace('\n', " | ")
         ));
     }
     if let Some(f) = report.flood {
-        row.achieved = Some(f.achieved_rate());
+        sample.achieved = Some(f.achieved_rate());
         if f.errors > 0 || f.missed > 0 {
-            row.notes.push(format!(
+            sample.notes.push(format!(
                 "flood: {} refused by the kernel, {} not sent in time",
                 f.errors, f.missed
             ));
         }
     }
     if let Some(n) = report.spammers_online {
-        row.notes.push(format!(
+        sample.notes.push(format!(
             "{n} of {} spammers saw the victim online as their friend",
             args.spammers
         ));
     }
     match (&honest.summary, &received) {
         (Ok(sent), Some(got)) => {
-            row.byte_exact = sent.sha256 == got.sha256 && got.bytes == args.size;
-            row.goodput_mbit = Some(sent.goodput_mbit);
-            if !row.byte_exact {
-                row.notes.push(format!(
+            sample.byte_exact = sent.sha256 == got.sha256 && got.bytes == size;
+            sample.goodput_mbit = Some(sent.goodput_mbit);
+            if !sample.byte_exact {
+                sample.notes.push(format!(
                     "sent {} bytes sha256 {}, received {} bytes sha256 {}",
                     sent.bytes, sent.sha256, got.bytes, got.sha256
                 ));
             }
         }
         (Ok(sent), None) => {
-            row.goodput_mbit = Some(sent.goodput_mbit);
-            row.notes
+            sample.goodput_mbit = Some(sent.goodput_mbit);
+            sample
+                .notes
                 .push("the sender finished but the victim printed no summary".into());
         }
-        (Err(e), _) => row.notes.push(format!(
+        (Err(e), _) => sample.notes.push(format!(
             "honest send failed after {:.1} s: {e}",
             honest.wall.as_secs_f64()
         )),
     }
-    row
+    sample
 }
 
-/// Prepares and starts one attack on `victim`.
+/// Prepares and starts one attack on `victim`, from `sources`.
 fn start_attack(
     args: &Args,
+    sources: Sources,
     kind: AttackKind,
     rate: u64,
     victim: &Victim,
@@ -413,7 +637,7 @@ fn start_attack(
     let mut rng = StdRng::from_entropy();
     let key = PublicKey::from_hex(&victim.key_hex).ok_or("the victim printed a bad key")?;
     let to = victim.addr;
-    let one_socket = || Outlet::udp(Ipv4Addr::LOCALHOST).map_err(|e| e.to_string());
+    let one_socket = || Outlet::udp(sources.host()).map_err(|e| e.to_string());
     let flood = |outlets: Vec<Outlet>, packets: Vec<Vec<u8>>| {
         let n = outlets.len();
         Flood::start(to, rate, outlets, Box::new(Pool::new(packets, n)))
@@ -431,9 +655,9 @@ fn start_attack(
         ),
         AttackKind::Spoofed => {
             let mut outlets = (SPOOF_FIRST..=SPOOF_LAST)
-                .map(|last| Outlet::udp(Ipv4Addr::new(127, 0, 0, last)))
+                .map(|last| Outlet::udp(sources.spoofed(last)))
                 .collect::<std::io::Result<Vec<_>>>()
-                .map_err(|e| format!("binding 127.0.0.x: {e}"))?;
+                .map_err(|e| format!("binding {}: {e}", sources.spoofed(SPOOF_FIRST)))?;
             match Outlet::port_zero() {
                 Ok(raw) => {
                     outlets.push(raw);
@@ -447,7 +671,7 @@ fn start_attack(
             flood(outlets, forge::cookie_request_pool(&key, &mut rng))
         }
         AttackKind::HandshakeReplay => {
-            let socket = UdpSocket::bind((Ipv4Addr::LOCALHOST, 0)).map_err(|e| e.to_string())?;
+            let socket = UdpSocket::bind((sources.host(), 0)).map_err(|e| e.to_string())?;
             let pool = handshake_pool(&socket, to, &key, REPLAY_IDENTITIES, REPLAY_FRESH, &mut rng)
                 .map_err(|e| e.to_string())?;
             notes.push(format!(
@@ -459,7 +683,7 @@ fn start_attack(
         AttackKind::Pinning => {
             let sessions = (0..args.pin_sessions)
                 .map(|i| {
-                    let ip = Ipv4Addr::new(127, 0, 1, 1 + (i % 250) as u8);
+                    let ip = sources.pinned(1 + (i % 250) as u8);
                     PinnedSession::open(ip, to, &key, &mut rng)
                 })
                 .collect::<Result<Vec<_>, _>>()
@@ -481,6 +705,7 @@ fn start_attack(
             let peers = (0..args.spammers)
                 .map(|_| {
                     RustoxPeer::start(RustoxOptions {
+                        bind_ip: Some(IpAddr::V4(sources.host())),
                         bootstrap: vec![(to, key)],
                         request: Some(id),
                         ..RustoxOptions::default()
@@ -493,15 +718,58 @@ fn start_attack(
     }
 }
 
+/// The median of `values` (the mean of the middle two for an even count); `None` if empty.
+fn median(values: impl IntoIterator<Item = f64>) -> Option<f64> {
+    let mut v: Vec<f64> = values.into_iter().collect();
+    v.sort_by(f64::total_cmp);
+    let n = v.len();
+    match n {
+        0 => None,
+        _ if n % 2 == 1 => v.get(n / 2).copied(),
+        _ => Some((v.get(n / 2 - 1)? + v.get(n / 2)?) / 2.0),
+    }
+}
+
+impl Row {
+    fn median_goodput(&self) -> Option<f64> {
+        median(self.runs.iter().filter_map(|s| s.goodput_mbit))
+    }
+
+    fn all_byte_exact(&self) -> bool {
+        !self.runs.is_empty() && self.runs.iter().all(|s| s.byte_exact)
+    }
+
+    /// The run whose goodput is the median (the lower middle for an even count); without
+    /// any goodput, the last run.
+    fn median_run(&self) -> Option<&Sample> {
+        let mut with: Vec<&Sample> = self
+            .runs
+            .iter()
+            .filter(|s| s.goodput_mbit.is_some())
+            .collect();
+        with.sort_by(|a, b| {
+            a.goodput_mbit
+                .unwrap_or(0.0)
+                .total_cmp(&b.goodput_mbit.unwrap_or(0.0))
+        });
+        match with.len() {
+            0 => self.runs.last(),
+            n => with.get((n - 1) / 2).copied(),
+        }
+    }
+}
+
 fn print_table(rows: &[Row]) {
     let baseline = rows
         .iter()
         .find(|r| r.attack == "none")
-        .and_then(|r| r.goodput_mbit);
+        .filter(|r| r.all_byte_exact())
+        .and_then(Row::median_goodput);
     let opt = |v: Option<f64>, prec: usize| v.map_or("-".into(), |x| format!("{x:.prec$}"));
+    let max_f = |it: &mut dyn Iterator<Item = f64>| it.reduce(f64::max);
     println!();
     println!(
-        "{:<17} {:>8} {:>9} {:>8} {:>9} {:>9} {:>7} {:>10} {:>9} {:>7}",
+        "{:<17} {:>8} {:>9} {:>7} {:>8} {:>8} {:>7} {:>10} {:>7} {:>13} {:>7}",
         "attack",
         "rate/s",
         "achieved",
@@ -511,36 +779,60 @@ fn print_table(rows: &[Row]) {
         "friends",
         "byte-exact",
         "Mbit/s",
+        "min–max",
         "share %"
     );
     for r in rows {
-        let share = match (r.goodput_mbit, baseline) {
-            (Some(g), Some(b)) if b > 0.0 && r.byte_exact => Some(g / b * 100.0),
+        let goodput = r.median_goodput();
+        let share = match (goodput, baseline) {
+            (Some(g), Some(b)) if b > 0.0 && r.all_byte_exact() => Some(g / b * 100.0),
             _ => None,
         };
+        let goodputs: Vec<f64> = r.runs.iter().filter_map(|s| s.goodput_mbit).collect();
+        let range = match (
+            goodputs.iter().copied().reduce(f64::min),
+            goodputs.iter().copied().reduce(f64::max),
+        ) {
+            (Some(lo), Some(hi)) => format!("{lo:.1}–{hi:.1}"),
+            _ => "-".into(),
+        };
+        let exact = r.runs.iter().filter(|s| s.byte_exact).count();
         println!(
-            "{:<17} {:>8} {:>9} {:>8} {:>9} {:>9} {:>7} {:>10} {:>9} {:>7}",
+            "{:<17} {:>8} {:>9} {:>7} {:>8} {:>8} {:>7} {:>10} {:>7} {:>13} {:>7}",
             r.attack,
             r.offered,
-            opt(r.achieved, 0),
-            opt(r.cpu_percent, 1),
-            opt(r.peak_rss_mib, 1),
-            r.kernel_drops.map_or("-".into(), |d| d.to_string()),
-            r.friends_added,
-            if r.byte_exact { "yes" } else { "no" },
-            opt(r.goodput_mbit, 1),
+            opt(median(r.runs.iter().filter_map(|s| s.achieved)), 0),
+            opt(median(r.runs.iter().filter_map(|s| s.cpu_percent)), 1),
+            opt(max_f(&mut r.runs.iter().filter_map(|s| s.peak_rss_mib)), 1),
+            r.runs
+                .iter()
+                .filter_map(|s| s.kernel_drops)
+                .max()
+                .map_or("-".into(), |d| d.to_string()),
+            r.runs.iter().map(|s| s.friends_added).max().unwrap_or(0),
+            match exact {
+                _ if r.all_byte_exact() => "yes".to_owned(),
+                0 => "no".to_owned(),
+                k => format!("{k}/{}", r.runs.len()),
+            },
+            opt(goodput, 1),
+            range,
             opt(share, 1),
         );
     }
     println!();
-    println!("top drop reasons at the victim (RUSTOX_TRACE_STATS, whole row):");
+    println!("top drop reasons at the victim (RUSTOX_TRACE_STATS, whole row, median run):");
     for r in rows {
         let top: Vec<String> = r
-            .drops
-            .iter()
-            .take(TOP_DROP_REASONS)
-            .map(|(name, n)| format!("{name} {n}"))
-            .collect();
+            .median_run()
+            .map(|s| {
+                s.drops
+                    .iter()
+                    .take(TOP_DROP_REASONS)
+                    .map(|(name, n)| format!("{name} {n}"))
+                    .collect()
+            })
+            .unwrap_or_default();
         println!(
             "{:<17} {:>8}  {}",
             r.attack,
@@ -552,14 +844,38 @@ fn print_table(rows: &[Row]) {
             }
         );
     }
-    let notes: Vec<_> = rows
-        .iter()
-        .flat_map(|r| r.notes.iter().map(move |n| (&r.attack, &r.offered, n)))
-        .collect();
+    // Each distinct note once per row, with the runs it came from.
+    let mut notes: Vec<(&str, &str, &str, Vec<usize>)> = Vec::new();
+    for r in rows {
+        for (i, s) in r.runs.iter().enumerate() {
+            for n in &s.notes {
+                match notes
+                    .iter_mut()
+                    .find(|(a, o, t, _)| *a == r.attack && *o == r.offered && *t == n.as_str())
+                {
+                    Some((_, _, _, runs)) => runs.push(i + 1),
+                    None => notes.push((&r.attack, &r.offered, n, vec![i + 1])),
+                }
+            }
+        }
+    }
     if !notes.is_empty() {
         println!();
-        for (attack, rate, note) in notes {
-            println!("{attack} @ {rate}: {note}");
+        for (attack, rate, note, runs) in notes {
+            let runs: Vec<String> = runs.iter().map(usize::to_string).collect();
+            println!("{attack} @ {rate} (run {}): {note}", runs.join(","));
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn median_of_odd_and_even_counts() {
+        assert_eq!(median([3.0, 1.0, 2.0]), Some(2.0));
+        assert_eq!(median([4.0, 1.0, 2.0, 3.0]), Some(2.5));
+        assert_eq!(median([]), None);
     }
 }
