@@ -76,8 +76,9 @@ impl Default for EndpointLimits {
     /// progress, 256 queued cookie responses (a burst a driver drains in one loop),
     /// c-toxcore's cookie-request bucket for each source (protocol.md §2.2) with 4096
     /// sources remembered (about 100 bytes each), and 1000 key agreements a second after a
-    /// burst of 100: an X25519 with its HSalsa20 takes about 40 µs on the CI machine (the
-    /// `key_agreement` bench), so a flood of fresh keys costs at most about 4 % of a core.
+    /// burst of 100: a `PrecomputedKey::new` (X25519 and HSalsa20) took 73–90 µs on this
+    /// project's 2-core VM with other work running, so a flood of fresh keys costs at most
+    /// about 9 % of a core.
     /// 1024 cached keys take 64 KiB. 64 MiB for the arrays: one session's full receive window
     /// (32 768 × 1373 bytes, 45 MiB) with room for a busy send array, so that a single
     /// session is never held back by the budget, and at most 128 MiB whatever the peers do.
