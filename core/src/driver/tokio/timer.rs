@@ -14,6 +14,7 @@
 
 use std::io;
 use std::os::fd::{AsFd, AsRawFd, RawFd};
+use std::sync::{Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 use nix::sys::time::TimeSpec;
@@ -38,6 +39,10 @@ impl AsRawFd for Fd {
 /// A one-shot, re-armable timer on CLOCK_MONOTONIC (the clock `Instant` reads on Linux).
 pub struct PreciseTimer {
     fd: AsyncFd<Fd>,
+    /// The deadline the timer is armed for. The driver asks again after every wake-up, and
+    /// under a flood of datagrams it wakes once per receive batch with the same deadline:
+    /// asking again for it costs no `timerfd_settime`.
+    armed: Mutex<Option<Instant>>,
 }
 
 impl PreciseTimer {
@@ -57,7 +62,10 @@ impl PreciseTimer {
         // (`register`) is `unsafe`, which this crate does not use.
         #[allow(deprecated)]
         let fd = AsyncFd::new(Fd(timer))?;
-        Ok(PreciseTimer { fd })
+        Ok(PreciseTimer {
+            fd,
+            armed: Mutex::new(None),
+        })
     }
 
     /// Completes at `deadline` (at once if it is less than [`SPIN_BELOW`] away).
@@ -67,13 +75,20 @@ impl PreciseTimer {
             tokio::task::yield_now().await;
             return Ok(());
         }
-        // Re-arming resets the expiry count, so an expiry left over from an earlier,
-        // abandoned sleep cannot end this one early (the read below then finds nothing
-        // and waits again).
-        self.fd.get_ref().0.set(
-            Expiration::OneShot(TimeSpec::from_duration(wait)),
-            TimerSetTimeFlags::empty(),
-        )?;
+        // Re-arming for another deadline resets the expiry count, so an expiry left over
+        // from an earlier, abandoned sleep cannot end this one early (the read below then
+        // finds nothing and waits again). Armed for this deadline already, the timer has
+        // not expired yet (the deadline is still ahead), so it is left as it is.
+        {
+            let mut armed = self.armed.lock().unwrap_or_else(PoisonError::into_inner);
+            if *armed != Some(deadline) {
+                self.fd.get_ref().0.set(
+                    Expiration::OneShot(TimeSpec::from_duration(wait)),
+                    TimerSetTimeFlags::empty(),
+                )?;
+                *armed = Some(deadline);
+            }
+        }
         loop {
             let mut guard = self.fd.readable().await?;
             match guard.try_io(|fd| fd.get_ref().0.wait().map_err(io::Error::from)) {
@@ -81,5 +96,50 @@ impl PreciseTimer {
                 Err(_would_block) => continue,
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn runtime() -> tokio::runtime::Runtime {
+        tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .expect("a runtime")
+    }
+
+    #[test]
+    fn a_sleep_abandoned_and_asked_again_ends_at_its_deadline_not_before() {
+        runtime().block_on(async {
+            let timer = PreciseTimer::new().expect("a timerfd");
+            let deadline = Instant::now() + Duration::from_millis(20);
+            // Abandoned after 2 ms, as the driver abandons its sleep when a datagram comes.
+            tokio::select! {
+                _ = timer.sleep_until(deadline) => panic!("ended 18 ms early"),
+                () = tokio::time::sleep(Duration::from_millis(2)) => {}
+            }
+            // Asked again for the same deadline: the timer is left armed, and still fires.
+            timer.sleep_until(deadline).await.expect("the sleep");
+            assert!(Instant::now() >= deadline);
+        });
+    }
+
+    #[test]
+    fn an_expiry_of_an_abandoned_deadline_does_not_end_a_later_sleep() {
+        runtime().block_on(async {
+            let timer = PreciseTimer::new().expect("a timerfd");
+            let first = Instant::now() + Duration::from_millis(2);
+            tokio::select! {
+                _ = timer.sleep_until(first) => {}
+                () = std::future::ready(()) => {}
+            }
+            // The first deadline expires unread while nobody sleeps.
+            std::thread::sleep(Duration::from_millis(5));
+            let later = Instant::now() + Duration::from_millis(10);
+            timer.sleep_until(later).await.expect("the sleep");
+            assert!(Instant::now() >= later, "ended by the stale expiry");
+        });
     }
 }
