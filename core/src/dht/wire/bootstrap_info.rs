@@ -28,13 +28,13 @@ pub fn encode_request() -> [u8; INFO_REQUEST_SIZE] {
 
 /// True if `bytes` is a well-formed request.
 pub fn is_request(bytes: &[u8]) -> bool {
-    bytes.len() == INFO_REQUEST_SIZE && bytes[0] == kind::BOOTSTRAP_INFO
+    bytes.len() == INFO_REQUEST_SIZE && bytes.first() == Some(&kind::BOOTSTRAP_INFO)
 }
 
 /// The reply; a MOTD longer than 256 bytes is cut.
 pub fn encode_reply(version: u32, motd: &[u8]) -> Vec<u8> {
-    let motd = &motd[..motd.len().min(MAX_MOTD_LENGTH)];
-    let mut out = Vec::with_capacity(5 + motd.len());
+    let motd = motd.get(..MAX_MOTD_LENGTH).unwrap_or(motd);
+    let mut out = Vec::with_capacity(motd.len().saturating_add(5));
     out.push(kind::BOOTSTRAP_INFO);
     out.extend_from_slice(&version.to_be_bytes());
     out.extend_from_slice(motd);
@@ -52,8 +52,14 @@ pub fn decode_reply(bytes: &[u8]) -> Result<(u32, &[u8]), WireError> {
             len: bytes.len(),
         });
     }
-    let version = u32::from_be_bytes([bytes[1], bytes[2], bytes[3], bytes[4]]);
-    Ok((version, &bytes[5..]))
+    let (version, motd) = bytes
+        .get(1..)
+        .and_then(<[u8]>::split_first_chunk::<4>)
+        .ok_or(WireError::BadLength {
+            kind: kind::BOOTSTRAP_INFO,
+            len: bytes.len(),
+        })?;
+    Ok((u32::from_be_bytes(*version), motd))
 }
 
 #[cfg(test)]

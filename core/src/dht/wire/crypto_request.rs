@@ -60,16 +60,21 @@ impl<'a> RequestEnvelope<'a> {
                 len: bytes.len(),
             });
         }
-        let receiver = PublicKey::from_slice(&bytes[1..]).ok_or(WireError::BadPayload)?;
-        let sender =
-            PublicKey::from_slice(&bytes[1 + PUBLIC_KEY_SIZE..]).ok_or(WireError::BadPayload)?;
-        let nonce =
-            Nonce::from_slice(&bytes[1 + 2 * PUBLIC_KEY_SIZE..]).ok_or(WireError::BadPayload)?;
+        let rest = bytes.get(1..).ok_or(WireError::BadPayload)?;
+        let (receiver, rest) = rest
+            .split_first_chunk::<PUBLIC_KEY_SIZE>()
+            .ok_or(WireError::BadPayload)?;
+        let (sender, rest) = rest
+            .split_first_chunk::<PUBLIC_KEY_SIZE>()
+            .ok_or(WireError::BadPayload)?;
+        let (nonce, boxed) = rest
+            .split_first_chunk::<NONCE_SIZE>()
+            .ok_or(WireError::BadPayload)?;
         Ok(RequestEnvelope {
-            receiver,
-            sender,
-            nonce,
-            boxed: &bytes[REQUEST_HEADER_SIZE..],
+            receiver: PublicKey(*receiver),
+            sender: PublicKey(*sender),
+            nonce: Nonce(*nonce),
+            boxed,
         })
     }
 
@@ -95,14 +100,15 @@ pub fn seal(
     request_id: u8,
     data: &[u8],
 ) -> Option<Vec<u8>> {
-    if REQUEST_HEADER_SIZE + MAC_SIZE + 1 + data.len() > MAX_CRYPTO_REQUEST_SIZE {
+    if data.len() > MAX_CRYPTO_REQUEST_SIZE - (REQUEST_HEADER_SIZE + MAC_SIZE + 1) {
         return None;
     }
-    let mut plain = Vec::with_capacity(1 + data.len());
+    // `data` is at most 918 bytes here, so neither sum below can overflow.
+    let mut plain = Vec::with_capacity(data.len().saturating_add(1));
     plain.push(request_id);
     plain.extend_from_slice(data);
     let boxed = key.encrypt(nonce, &plain);
-    let mut out = Vec::with_capacity(REQUEST_HEADER_SIZE + boxed.len());
+    let mut out = Vec::with_capacity(REQUEST_HEADER_SIZE.saturating_add(boxed.len()));
     out.push(kind::CRYPTO_REQUEST);
     out.extend_from_slice(receiver.as_bytes());
     out.extend_from_slice(sender.as_bytes());
@@ -131,19 +137,20 @@ impl NatPing {
 
     /// Parses the data (c-toxcore requires exactly 9 bytes and type 0 or 1).
     pub fn decode(data: &[u8]) -> Result<Self, WireError> {
-        if data.len() != 9 || data[0] > 1 {
+        let (&kind, id) = data.split_first().ok_or(WireError::BadPayload)?;
+        let id: &[u8; 8] = id.try_into().map_err(|_| WireError::BadPayload)?;
+        if kind > 1 {
             return Err(WireError::BadPayload);
         }
-        let mut id = [0u8; 8];
-        id.copy_from_slice(&data[1..]);
         Ok(NatPing {
-            response: data[0] == 1,
-            id: u64::from_be_bytes(id),
+            response: kind == 1,
+            id: u64::from_be_bytes(*id),
         })
     }
 }
 
 #[cfg(test)]
+#[allow(clippy::indexing_slicing, clippy::arithmetic_side_effects)]
 mod tests {
     use super::*;
     use proptest::prelude::*;

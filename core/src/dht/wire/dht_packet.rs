@@ -42,8 +42,8 @@ pub struct Envelope<'a> {
 impl<'a> Envelope<'a> {
     /// Splits a datagram, checking the length its kind requires.
     pub fn parse(bytes: &'a [u8]) -> Result<Self, WireError> {
-        let k = *bytes
-            .first()
+        let (&k, rest) = bytes
+            .split_first()
             .ok_or(WireError::BadLength { kind: 0, len: 0 })?;
         let len_ok = match k {
             kind::PING_REQUEST | kind::PING_RESPONSE => bytes.len() == PING_PACKET_SIZE,
@@ -59,14 +59,17 @@ impl<'a> Envelope<'a> {
                 len: bytes.len(),
             });
         }
-        let sender = PublicKey::from_slice(&bytes[1..]).ok_or(WireError::BadPayload)?;
-        let nonce =
-            Nonce::from_slice(&bytes[1 + PUBLIC_KEY_SIZE..]).ok_or(WireError::BadPayload)?;
+        let (sender, rest) = rest
+            .split_first_chunk::<PUBLIC_KEY_SIZE>()
+            .ok_or(WireError::BadPayload)?;
+        let (nonce, boxed) = rest
+            .split_first_chunk::<NONCE_SIZE>()
+            .ok_or(WireError::BadPayload)?;
         Ok(Envelope {
             kind: k,
-            sender,
-            nonce,
-            boxed: &bytes[DHT_HEADER_SIZE..],
+            sender: PublicKey(*sender),
+            nonce: Nonce(*nonce),
+            boxed,
         })
     }
 
@@ -128,7 +131,7 @@ impl DhtMessage {
     pub fn seal(&self, own_pk: &PublicKey, key: &PrecomputedKey, nonce: &Nonce) -> Vec<u8> {
         let plain = self.encode_plain();
         let boxed = key.encrypt(nonce, &plain);
-        let mut out = Vec::with_capacity(DHT_HEADER_SIZE + boxed.len());
+        let mut out = Vec::with_capacity(DHT_HEADER_SIZE.saturating_add(boxed.len()));
         out.push(self.kind());
         out.extend_from_slice(own_pk.as_bytes());
         out.extend_from_slice(&nonce.0);
@@ -138,6 +141,7 @@ impl DhtMessage {
 }
 
 #[cfg(test)]
+#[allow(clippy::indexing_slicing, clippy::arithmetic_side_effects)]
 mod tests {
     use super::*;
     use crate::dht::wire::packed_node::PackedNode;

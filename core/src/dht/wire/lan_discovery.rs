@@ -33,7 +33,7 @@ pub fn decode(bytes: &[u8]) -> Result<PublicKey, WireError> {
             len: bytes.len(),
         });
     }
-    PublicKey::from_slice(&bytes[1..]).ok_or(WireError::BadPayload)
+    PublicKey::from_slice(bytes.get(1..).unwrap_or_default()).ok_or(WireError::BadPayload)
 }
 
 #[cfg(test)]

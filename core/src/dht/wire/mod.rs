@@ -3,6 +3,9 @@
 //! Every parser takes untrusted bytes and returns a typed [`WireError`]; none panics, none
 //! trusts a length or count field, and none allocates more than the fixed maximum of its
 //! packet (the largest is the 1024-byte DHT request, §5.5).
+// Wire code: every length and count comes from the network, so no indexing, slicing or
+// arithmetic that could panic or wrap (issue #15; the rest of the DHT is not held to it).
+#![deny(clippy::indexing_slicing, clippy::arithmetic_side_effects)]
 
 pub mod bootstrap_info;
 pub mod crypto_request;

@@ -50,13 +50,13 @@ impl NodesRequest {
 
     /// Parses the plaintext (exactly 40 bytes).
     pub fn decode(plain: &[u8]) -> Result<Self, WireError> {
-        if plain.len() != PUBLIC_KEY_SIZE + 8 {
-            return Err(WireError::BadPayload);
-        }
-        let searched = PublicKey::from_slice(plain).ok_or(WireError::BadPayload)?;
+        let (searched, sendback) = plain
+            .split_first_chunk::<PUBLIC_KEY_SIZE>()
+            .ok_or(WireError::BadPayload)?;
+        let sendback: &[u8; 8] = sendback.try_into().map_err(|_| WireError::BadPayload)?;
         Ok(NodesRequest {
-            searched,
-            sendback: read_u64(&plain[PUBLIC_KEY_SIZE..]),
+            searched: PublicKey(*searched),
+            sendback: u64::from_be_bytes(*sendback),
         })
     }
 }
@@ -73,8 +73,14 @@ pub struct NodesResponse {
 impl NodesResponse {
     /// The plaintext. Nodes beyond the fourth are not sent.
     pub fn encode(&self) -> Vec<u8> {
-        let nodes = &self.nodes[..self.nodes.len().min(MAX_SENT_NODES)];
-        let mut out = Vec::with_capacity(1 + nodes.len() * PACKED_NODE_SIZE_V6 + 8);
+        let nodes = self.nodes.get(..MAX_SENT_NODES).unwrap_or(&self.nodes);
+        // At most 4 nodes: the capacity is at most 213 bytes.
+        let mut out = Vec::with_capacity(
+            nodes
+                .len()
+                .saturating_mul(PACKED_NODE_SIZE_V6)
+                .saturating_add(1 + 8),
+        );
         out.push(nodes.len() as u8);
         for n in nodes {
             n.encode(&mut out);
@@ -86,29 +92,21 @@ impl NodesResponse {
     /// Parses the plaintext; the count must match the node bytes exactly, and only UDP
     /// families are accepted here (protocol.md §5.1).
     pub fn decode(plain: &[u8]) -> Result<Self, WireError> {
-        if plain.len() < 1 + 8 {
-            return Err(WireError::BadPayload);
-        }
-        let count = plain[0];
-        let node_bytes = &plain[1..plain.len() - 8];
+        let (&count, rest) = plain.split_first().ok_or(WireError::BadPayload)?;
+        let (node_bytes, sendback) = rest.split_last_chunk::<8>().ok_or(WireError::BadPayload)?;
         let nodes = decode_nodes(node_bytes, count, MAX_SENT_NODES)?;
         if nodes.iter().any(|n| n.tcp) {
             return Err(WireError::BadPayload);
         }
         Ok(NodesResponse {
             nodes,
-            sendback: read_u64(&plain[plain.len() - 8..]),
+            sendback: u64::from_be_bytes(*sendback),
         })
     }
 }
 
-fn read_u64(bytes: &[u8]) -> u64 {
-    let mut b = [0u8; 8];
-    b.copy_from_slice(&bytes[..8]);
-    u64::from_be_bytes(b)
-}
-
 #[cfg(test)]
+#[allow(clippy::indexing_slicing, clippy::arithmetic_side_effects)]
 mod tests {
     use super::*;
     use proptest::prelude::*;

@@ -78,30 +78,44 @@ impl PackedNode {
 
     /// Reads one node from the front of `bytes`; returns it and the bytes it used.
     pub fn decode(bytes: &[u8]) -> Result<(PackedNode, usize), WireError> {
-        let family = *bytes.first().ok_or(WireError::BadNodeList)?;
-        let (tcp, ip_len) = match family {
-            FAMILY_UDP_V4 => (false, 4),
-            FAMILY_UDP_V6 => (false, 16),
-            FAMILY_TCP_V4 => (true, 4),
-            FAMILY_TCP_V6 => (true, 16),
+        let (&family, body) = bytes.split_first().ok_or(WireError::BadNodeList)?;
+        let (tcp, v6) = match family {
+            FAMILY_UDP_V4 => (false, false),
+            FAMILY_UDP_V6 => (false, true),
+            FAMILY_TCP_V4 => (true, false),
+            FAMILY_TCP_V6 => (true, true),
             other => return Err(WireError::BadFamily(other)),
         };
-        let size = 1 + ip_len + 2 + PUBLIC_KEY_SIZE;
-        let body = bytes.get(1..size).ok_or(WireError::BadNodeList)?;
-        let ip = if ip_len == 4 {
-            IpAddr::V4(Ipv4Addr::new(body[0], body[1], body[2], body[3]))
+        let (ip, rest, size) = if v6 {
+            let (octets, rest) = body
+                .split_first_chunk::<16>()
+                .ok_or(WireError::BadNodeList)?;
+            (
+                IpAddr::V6(Ipv6Addr::from(*octets)),
+                rest,
+                PACKED_NODE_SIZE_V6,
+            )
         } else {
-            let mut octets = [0u8; 16];
-            octets.copy_from_slice(&body[..16]);
-            IpAddr::V6(Ipv6Addr::from(octets))
+            let (octets, rest) = body
+                .split_first_chunk::<4>()
+                .ok_or(WireError::BadNodeList)?;
+            (
+                IpAddr::V4(Ipv4Addr::from(*octets)),
+                rest,
+                PACKED_NODE_SIZE_V4,
+            )
         };
-        let port = u16::from_be_bytes([body[ip_len], body[ip_len + 1]]);
-        let pk = PublicKey::from_slice(&body[ip_len + 2..]).ok_or(WireError::BadNodeList)?;
+        let (port, rest) = rest
+            .split_first_chunk::<2>()
+            .ok_or(WireError::BadNodeList)?;
+        let (pk, _) = rest
+            .split_first_chunk::<PUBLIC_KEY_SIZE>()
+            .ok_or(WireError::BadNodeList)?;
         Ok((
             PackedNode {
-                addr: canonical(SocketAddr::new(ip, port)),
+                addr: canonical(SocketAddr::new(ip, u16::from_be_bytes(*port))),
                 tcp,
-                pk,
+                pk: PublicKey(*pk),
             },
             size,
         ))
@@ -116,14 +130,13 @@ pub fn decode_nodes(bytes: &[u8], count: u8, max: usize) -> Result<Vec<PackedNod
         return Err(WireError::TooManyNodes(count));
     }
     let mut nodes = Vec::with_capacity(usize::from(count));
-    let mut offset = 0;
+    let mut rest = bytes;
     for _ in 0..count {
-        let rest = bytes.get(offset..).ok_or(WireError::BadNodeList)?;
         let (node, used) = PackedNode::decode(rest)?;
         nodes.push(node);
-        offset += used;
+        rest = rest.get(used..).ok_or(WireError::BadNodeList)?;
     }
-    if offset != bytes.len() {
+    if !rest.is_empty() {
         return Err(WireError::BadNodeList);
     }
     Ok(nodes)
@@ -141,6 +154,7 @@ pub fn canonical(addr: SocketAddr) -> SocketAddr {
 }
 
 #[cfg(test)]
+#[allow(clippy::indexing_slicing, clippy::arithmetic_side_effects)]
 mod tests {
     use super::*;
     use proptest::prelude::*;

@@ -38,15 +38,16 @@ impl Ping {
     /// Parses the plaintext; `response` is the direction the outer kind byte announced, and
     /// the inner byte must agree with it.
     pub fn decode(plain: &[u8], response: bool) -> Result<Ping, WireError> {
-        if plain.len() != PING_PLAIN_SIZE || plain[0] != u8::from(response) {
-            return Err(WireError::BadPayload);
+        match *plain {
+            [kind, ref id @ ..] if kind == u8::from(response) => {
+                let id: &[u8; 8] = id.try_into().map_err(|_| WireError::BadPayload)?;
+                Ok(Ping {
+                    response,
+                    id: u64::from_be_bytes(*id),
+                })
+            }
+            _ => Err(WireError::BadPayload),
         }
-        let mut id = [0u8; 8];
-        id.copy_from_slice(&plain[1..]);
-        Ok(Ping {
-            response,
-            id: u64::from_be_bytes(id),
-        })
     }
 }
 
