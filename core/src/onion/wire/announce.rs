@@ -115,14 +115,16 @@ impl AnnounceRequest {
     }
 
     fn decode_plain(plain: &[u8]) -> Option<Self> {
-        if plain.len() != ANNOUNCE_PLAIN_SIZE {
-            return None;
-        }
+        let (ping_id, rest) = plain.split_first_chunk::<ONION_PING_ID_SIZE>()?;
+        let (searched_pk, rest) = rest.split_first_chunk::<PUBLIC_KEY_SIZE>()?;
+        let (data_pk, rest) = rest.split_first_chunk::<PUBLIC_KEY_SIZE>()?;
+        // Exactly SENDBACK_DATA_SIZE left, so `plain` is exactly ANNOUNCE_PLAIN_SIZE.
+        let sendback: [u8; SENDBACK_DATA_SIZE] = rest.try_into().ok()?;
         Some(AnnounceRequest {
-            ping_id: plain[..32].try_into().ok()?,
-            searched_pk: PublicKey::from_slice(&plain[32..])?,
-            data_pk: PublicKey::from_slice(&plain[64..])?,
-            sendback: plain[96..].try_into().ok()?,
+            ping_id: *ping_id,
+            searched_pk: PublicKey(*searched_pk),
+            data_pk: PublicKey(*data_pk),
+            sendback,
         })
     }
 }
@@ -151,10 +153,15 @@ impl<'a> AnnounceEnvelope<'a> {
         if bytes.len() != ANNOUNCE_REQUEST_SIZE {
             return Err(bad);
         }
+        let (nonce, rest) = bytes
+            .get(1..)
+            .and_then(<[u8]>::split_first_chunk::<NONCE_SIZE>)
+            .ok_or(bad)?;
+        let (sender_pk, boxed) = rest.split_first_chunk::<PUBLIC_KEY_SIZE>().ok_or(bad)?;
         Ok(AnnounceEnvelope {
-            nonce: Nonce::from_slice(&bytes[1..]).ok_or(bad)?,
-            sender_pk: PublicKey::from_slice(&bytes[1 + NONCE_SIZE..]).ok_or(bad)?,
-            boxed: &bytes[1 + NONCE_SIZE + PUBLIC_KEY_SIZE..],
+            nonce: Nonce(*nonce),
+            sender_pk: PublicKey(*sender_pk),
+            boxed,
         })
     }
 
@@ -223,14 +230,12 @@ impl AnnounceResponse {
         out.extend_from_slice(&nonce.0);
         let mac_at = out.len();
         out.extend_from_slice(&[0; MAC_SIZE]);
-        let plain_at = out.len();
         out.push(self.status.is_stored());
         out.extend_from_slice(self.status.field());
         for n in &self.nodes {
             n.encode(&mut out);
         }
-        let mac = key.encrypt_in_place(nonce, &mut out[plain_at..]);
-        out[mac_at..plain_at].copy_from_slice(&mac);
+        super::seal_after(&mut out, mac_at, |plain| key.encrypt_in_place(nonce, plain));
         Ok(out)
     }
 }
@@ -259,12 +264,15 @@ impl<'a> AnnounceResponseEnvelope<'a> {
         if !(ANNOUNCE_RESPONSE_MIN_SIZE..=ANNOUNCE_RESPONSE_MAX_SIZE).contains(&bytes.len()) {
             return Err(bad);
         }
+        let (sendback, rest) = bytes
+            .get(1..)
+            .and_then(<[u8]>::split_first_chunk::<SENDBACK_DATA_SIZE>)
+            .ok_or(bad)?;
+        let (nonce, boxed) = rest.split_first_chunk::<NONCE_SIZE>().ok_or(bad)?;
         Ok(AnnounceResponseEnvelope {
-            sendback: bytes[1..1 + SENDBACK_DATA_SIZE]
-                .try_into()
-                .map_err(|_| bad)?,
-            nonce: Nonce::from_slice(&bytes[1 + SENDBACK_DATA_SIZE..]).ok_or(bad)?,
-            boxed: &bytes[1 + SENDBACK_DATA_SIZE + NONCE_SIZE..],
+            sendback: *sendback,
+            nonce: Nonce(*nonce),
+            boxed,
         })
     }
 
@@ -275,27 +283,29 @@ impl<'a> AnnounceResponseEnvelope<'a> {
         let plain = key
             .decrypt(&self.nonce, self.boxed)
             .map_err(|_| AnnounceError::Decrypt)?;
-        if plain.len() < 1 + ONION_PING_ID_SIZE {
-            return Err(AnnounceError::Decrypt);
-        }
-        let field: [u8; 32] = plain[1..33]
-            .try_into()
-            .map_err(|_| AnnounceError::Decrypt)?;
-        let status = match plain[0] {
+        let (&is_stored, rest) = plain.split_first().ok_or(AnnounceError::Decrypt)?;
+        let (&field, mut rest) = rest
+            .split_first_chunk::<ONION_PING_ID_SIZE>()
+            .ok_or(AnnounceError::Decrypt)?;
+        let status = match is_stored {
             0 => AnnounceStatus::NotStored(field),
             1 => AnnounceStatus::Found(PublicKey(field)),
             2 => AnnounceStatus::Stored(field),
             other => return Err(AnnounceError::BadStatus(other)),
         };
         let mut nodes = Vec::new();
-        let mut rest = &plain[33..];
-        while !rest.is_empty() && nodes.len() < MAX_SENT_NODES {
+        while nodes.len() < MAX_SENT_NODES {
+            let Some(&family) = rest.first() else {
+                break;
+            };
             let (node, used) = PackedNode::decode(rest).map_err(AnnounceError::Nodes)?;
             if node.tcp {
-                return Err(AnnounceError::Nodes(WireError::BadFamily(rest[0])));
+                return Err(AnnounceError::Nodes(WireError::BadFamily(family)));
             }
             nodes.push(node);
-            rest = &rest[used..];
+            rest = rest
+                .get(used..)
+                .ok_or(AnnounceError::Nodes(WireError::BadNodeList))?;
         }
         Ok(AnnounceResponse {
             sendback: self.sendback,
@@ -306,6 +316,7 @@ impl<'a> AnnounceResponseEnvelope<'a> {
 }
 
 #[cfg(test)]
+#[allow(clippy::indexing_slicing, clippy::arithmetic_side_effects)]
 mod tests {
     use super::*;
     use proptest::prelude::*;

@@ -90,7 +90,8 @@ pub fn seal_inner(
     if data.is_empty() || data.len() > ONION_CLIENT_MAX_DATA_SIZE {
         return Err(DataError::DataSize(data.len()));
     }
-    let mut out = Vec::with_capacity(DATA_IN_RESPONSE_MIN_SIZE + data.len());
+    // `data` is at most ONION_CLIENT_MAX_DATA_SIZE here.
+    let mut out = Vec::with_capacity(DATA_IN_RESPONSE_MIN_SIZE.saturating_add(data.len()));
     out.extend_from_slice(sender_real_pk.as_bytes());
     out.extend_from_slice(&key.encrypt(nonce, data));
     Ok(out)
@@ -106,14 +107,14 @@ pub fn seal_request(
     rng: &mut dyn CryptoRng,
 ) -> Result<Vec<u8>, DataError> {
     if inner.len() <= DATA_IN_RESPONSE_MIN_SIZE
-        || DATA_REQUEST_MIN_SIZE + inner.len() > ONION_MAX_DATA_SIZE
+        || inner.len() > ONION_MAX_DATA_SIZE - DATA_REQUEST_MIN_SIZE
     {
         return Err(DataError::DataSize(
             inner.len().saturating_sub(DATA_IN_RESPONSE_MIN_SIZE),
         ));
     }
     let temp = KeyPair::generate(rng);
-    let mut out = Vec::with_capacity(DATA_REQUEST_MIN_SIZE + inner.len());
+    let mut out = Vec::with_capacity(DATA_REQUEST_MIN_SIZE.saturating_add(inner.len()));
     out.push(kind::DATA_REQUEST);
     out.extend_from_slice(dest_real_pk.as_bytes());
     out.extend_from_slice(&nonce.0);
@@ -146,15 +147,19 @@ impl<'a> DataRequest<'a> {
         if bytes.len() <= DATA_REQUEST_MIN_SIZE || bytes.len() > MAX_DATA_REQUEST_AT_D {
             return Err(bad);
         }
+        let (dest_pk, body) = bytes
+            .get(1..)
+            .and_then(<[u8]>::split_first_chunk::<PUBLIC_KEY_SIZE>)
+            .ok_or(bad)?;
         Ok(DataRequest {
-            dest_pk: PublicKey::from_slice(&bytes[1..]).ok_or(bad)?,
-            body: &bytes[1 + PUBLIC_KEY_SIZE..],
+            dest_pk: PublicKey(*dest_pk),
+            body,
         })
     }
 
     /// The 0x86 D sends on: `[0x86][body]`.
     pub fn to_response(&self) -> Vec<u8> {
-        let mut out = Vec::with_capacity(1 + self.body.len());
+        let mut out = Vec::with_capacity(self.body.len().saturating_add(1));
         out.push(kind::DATA_RESPONSE);
         out.extend_from_slice(self.body);
         out
@@ -187,10 +192,15 @@ impl<'a> DataResponse<'a> {
         {
             return Err(bad);
         }
+        let (nonce, rest) = bytes
+            .get(1..)
+            .and_then(<[u8]>::split_first_chunk::<NONCE_SIZE>)
+            .ok_or(bad)?;
+        let (temp_pk, boxed) = rest.split_first_chunk::<PUBLIC_KEY_SIZE>().ok_or(bad)?;
         Ok(DataResponse {
-            nonce: Nonce::from_slice(&bytes[1..]).ok_or(bad)?,
-            temp_pk: PublicKey::from_slice(&bytes[1 + NONCE_SIZE..]).ok_or(bad)?,
-            boxed: &bytes[1 + NONCE_SIZE + PUBLIC_KEY_SIZE..],
+            nonce: Nonce(*nonce),
+            temp_pk: PublicKey(*temp_pk),
+            boxed,
         })
     }
 
@@ -199,11 +209,13 @@ impl<'a> DataResponse<'a> {
         let plain = PrecomputedKey::new(&self.temp_pk, data_sk)?
             .decrypt(&self.nonce, self.boxed)
             .map_err(|_| DataError::Decrypt)?;
-        let sender_real_pk = PublicKey::from_slice(&plain).ok_or(DataError::Decrypt)?;
+        let (sender_real_pk, boxed) = plain
+            .split_first_chunk::<PUBLIC_KEY_SIZE>()
+            .ok_or(DataError::Decrypt)?;
         Ok(DataInner {
-            sender_real_pk,
+            sender_real_pk: PublicKey(*sender_real_pk),
             nonce: self.nonce,
-            boxed: plain[PUBLIC_KEY_SIZE..].to_vec(),
+            boxed: boxed.to_vec(),
         })
     }
 }
@@ -227,6 +239,7 @@ impl DataInner {
 }
 
 #[cfg(test)]
+#[allow(clippy::indexing_slicing, clippy::arithmetic_side_effects)]
 mod tests {
     use super::*;
     use proptest::prelude::*;

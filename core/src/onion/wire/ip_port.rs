@@ -101,14 +101,14 @@ impl IpPort {
     /// Reads the first 19 bytes without the family check (c-toxcore's
     /// `ipport_unpack(.., disable_family_check = true)`).
     pub fn decode(bytes: &[u8]) -> Result<IpPort, IpPortError> {
-        let b = bytes
-            .get(..SIZE_IPPORT)
+        let (b, _) = bytes
+            .split_first_chunk::<SIZE_IPPORT>()
             .ok_or(IpPortError::Truncated(bytes.len()))?;
-        let family = b[0];
-        let port = u16::from_be_bytes([b[17], b[18]]);
-        let v4 = || IpAddr::V4(Ipv4Addr::new(b[1], b[2], b[3], b[4]));
-        let mut v6 = [0u8; 16];
-        v6.copy_from_slice(&b[1..17]);
+        let &[family, ref v6 @ .., hi, lo] = b;
+        let v6: [u8; 16] = *v6;
+        let port = u16::from_be_bytes([hi, lo]);
+        let [a0, a1, a2, a3, ..] = v6;
+        let v4 = || IpAddr::V4(Ipv4Addr::new(a0, a1, a2, a3));
         let v6addr = IpAddr::V6(Ipv6Addr::from(v6));
         Ok(match family {
             FAMILY_UDP_V4 => IpPort::Udp(SocketAddr::new(v4(), port)),

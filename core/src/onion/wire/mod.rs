@@ -10,6 +10,9 @@
 //! client ─0x80─► A ─0x81─► B ─0x82─► C ─0x83/0x85─► D
 //! client ◄─resp── A ◄─0x8e── B ◄─0x8d── C ◄─0x8c───── D
 //! ```
+// Wire code: every length comes from the network, so no indexing, slicing or arithmetic
+// that could panic or wrap (issue #15; the onion client and server are not held to it).
+#![deny(clippy::indexing_slicing, clippy::arithmetic_side_effects)]
 
 pub mod announce;
 pub mod data;
@@ -70,6 +73,19 @@ pub const SEND_1: usize = NONCE_SIZE + SEND_BASE * 3;
 pub const ONION_MAX_DATA_SIZE: usize = ONION_MAX_PACKET_SIZE - (SEND_1 + 1);
 /// `ONION_RESPONSE_MAX_DATA_SIZE` = 1222: the longest response D may send back.
 pub const ONION_RESPONSE_MAX_DATA_SIZE: usize = ONION_MAX_PACKET_SIZE - (1 + RETURN_3);
+
+/// Encrypts `out[mac_at + MAC_SIZE..]` in place with `seal` and writes its MAC into the
+/// `MAC_SIZE` bytes at `mac_at`, which the caller appended as a placeholder. Every caller
+/// takes `mac_at` from `out.len()` just before appending those bytes, so the slot is always
+/// there; were it not, nothing would be written.
+fn seal_after(out: &mut [u8], mac_at: usize, seal: impl FnOnce(&mut [u8]) -> [u8; MAC_SIZE]) {
+    if let Some((mac_slot, plain)) = out
+        .get_mut(mac_at..)
+        .and_then(<[u8]>::split_first_chunk_mut::<MAC_SIZE>)
+    {
+        *mac_slot = seal(plain);
+    }
+}
 
 /// True for the kinds an onion server handles or counts (0x80–0x88, 0x8c–0x8e).
 pub fn is_onion_kind(k: u8) -> bool {

@@ -125,10 +125,10 @@ impl Hop {
 
     /// A datagram of this kind must be longer than this (`1 + SEND_1/2/3`).
     const fn min_exclusive(self) -> usize {
-        1 + match self {
-            Hop::A => SEND_1,
-            Hop::B => SEND_2,
-            Hop::C => SEND_3,
+        match self {
+            Hop::A => 1 + SEND_1,
+            Hop::B => 1 + SEND_2,
+            Hop::C => 1 + SEND_3,
         }
     }
 }
@@ -158,15 +158,22 @@ impl<'a> RequestLayer<'a> {
             return Err(RequestError::BadLength { kind: k, len });
         }
         let bad = RequestError::BadLength { kind: k, len };
-        let nonce = Nonce::from_slice(&bytes[1..]).ok_or(bad)?;
-        let pk = PublicKey::from_slice(&bytes[1 + NONCE_SIZE..]).ok_or(bad)?;
-        let split = len - hop.incoming_sendback();
+        let (nonce, rest) = bytes
+            .get(1..)
+            .and_then(<[u8]>::split_first_chunk::<NONCE_SIZE>)
+            .ok_or(bad)?;
+        let (pk, rest) = rest.split_first_chunk::<PUBLIC_KEY_SIZE>().ok_or(bad)?;
+        let (boxed, sendback) = rest
+            .len()
+            .checked_sub(hop.incoming_sendback())
+            .and_then(|split| rest.split_at_checked(split))
+            .ok_or(bad)?;
         Ok(RequestLayer {
             hop,
-            nonce,
-            pk,
-            boxed: &bytes[LAYER_HEADER_SIZE..split],
-            sendback: &bytes[split..],
+            nonce: Nonce(*nonce),
+            pk: PublicKey(*pk),
+            boxed,
+            sendback,
         })
     }
 
@@ -176,14 +183,11 @@ impl<'a> RequestLayer<'a> {
             .decrypt(&self.nonce, self.boxed)
             .map_err(|_| RequestError::Decrypt)?;
         // The length checks of `parse` leave more than an IP_Port in every layer.
-        if plain.len() <= SIZE_IPPORT {
+        let Some(&k) = plain.get(SIZE_IPPORT) else {
             return Err(RequestError::Decrypt);
-        }
-        if self.hop == Hop::C {
-            let k = plain[SIZE_IPPORT];
-            if k != kind::ANNOUNCE_REQUEST && k != kind::DATA_REQUEST {
-                return Err(RequestError::ForbiddenPayload(k));
-            }
+        };
+        if self.hop == Hop::C && k != kind::ANNOUNCE_REQUEST && k != kind::DATA_REQUEST {
+            return Err(RequestError::ForbiddenPayload(k));
         }
         let next = IpPort::decode_udp(&plain)?;
         Ok(OpenedLayer {
@@ -210,7 +214,8 @@ pub struct OpenedLayer {
 impl OpenedLayer {
     /// What follows the address: `[next PK][next box]` at A and B, the payload for D at C.
     pub fn payload(&self) -> &[u8] {
-        &self.plain[SIZE_IPPORT..]
+        // `open` made sure the plaintext is longer than the IP_Port.
+        self.plain.get(SIZE_IPPORT..).unwrap_or_default()
     }
 
     /// The datagram for [`Self::next`]: the payload re-framed, with our sendback appended.
@@ -224,7 +229,11 @@ impl OpenedLayer {
         nonce: &Nonce,
     ) -> Result<Vec<u8>, RequestError> {
         let level = self.hop.outgoing_level();
-        let mut out = Vec::with_capacity(1 + NONCE_SIZE + self.payload().len() + level.size());
+        let mut out = Vec::with_capacity(
+            (1 + NONCE_SIZE)
+                .saturating_add(self.payload().len())
+                .saturating_add(level.size()),
+        );
         match self.hop {
             Hop::A | Hop::B => {
                 out.push(if self.hop == Hop::A {
@@ -309,15 +318,16 @@ impl OnionPath {
     ) -> Result<Vec<u8>, RequestError> {
         check_payload(payload)?;
         let nonce = Nonce::random(rng);
-        let mut out = Vec::with_capacity(1 + SEND_1 + payload.len());
+        let mut out = Vec::with_capacity((1 + SEND_1).saturating_add(payload.len()));
         out.push(kind::REQUEST_0);
         out.extend_from_slice(&nonce.0);
         out.extend_from_slice(self.public_keys[0].as_bytes());
         let mac_at = out.len();
         out.extend_from_slice(&[0; MAC_SIZE]);
         self.inner_layers(&mut out, &nonce, dest, payload);
-        let mac = self.keys[0].encrypt_in_place(&nonce, &mut out[mac_at + MAC_SIZE..]);
-        out[mac_at..mac_at + MAC_SIZE].copy_from_slice(&mac);
+        super::seal_after(&mut out, mac_at, |plain| {
+            self.keys[0].encrypt_in_place(&nonce, plain)
+        });
         Ok(out)
     }
 
@@ -332,7 +342,7 @@ impl OnionPath {
     ) -> Result<Vec<u8>, RequestError> {
         check_payload(payload)?;
         let nonce = Nonce::random(rng);
-        let mut out = Vec::with_capacity(SEND_1 + payload.len());
+        let mut out = Vec::with_capacity(SEND_1.saturating_add(payload.len()));
         out.extend_from_slice(&nonce.0);
         self.inner_layers(&mut out, &nonce, dest, payload);
         Ok(out)
@@ -350,10 +360,12 @@ impl OnionPath {
         out.extend_from_slice(&[0; MAC_SIZE]);
         out.extend_from_slice(&IpPort::Udp(dest).encode());
         out.extend_from_slice(payload);
-        let mac = self.keys[2].encrypt_in_place(nonce, &mut out[mac3 + MAC_SIZE..]);
-        out[mac3..mac3 + MAC_SIZE].copy_from_slice(&mac);
-        let mac = self.keys[1].encrypt_in_place(nonce, &mut out[mac2 + MAC_SIZE..]);
-        out[mac2..mac2 + MAC_SIZE].copy_from_slice(&mac);
+        super::seal_after(out, mac3, |plain| {
+            self.keys[2].encrypt_in_place(nonce, plain)
+        });
+        super::seal_after(out, mac2, |plain| {
+            self.keys[1].encrypt_in_place(nonce, plain)
+        });
     }
 }
 
@@ -365,6 +377,7 @@ fn check_payload(payload: &[u8]) -> Result<(), RequestError> {
 }
 
 #[cfg(test)]
+#[allow(clippy::indexing_slicing, clippy::arithmetic_side_effects)]
 mod tests {
     use super::*;
     use crate::onion::wire::{RETURN_3, SEND_BASE};

@@ -66,16 +66,21 @@ impl<'a> ResponseLayer<'a> {
             other => return Err(ResponseError::UnknownKind(other)),
         };
         let len = bytes.len();
-        if len > ONION_MAX_PACKET_SIZE || len <= 1 + level.size() {
+        if len > ONION_MAX_PACKET_SIZE || len <= level.size().saturating_add(1) {
             return Err(ResponseError::BadLength { kind: k, len });
         }
-        let response = &bytes[1 + level.size()..];
-        if response[0] != kind::ANNOUNCE_RESPONSE && response[0] != kind::DATA_RESPONSE {
-            return Err(ResponseError::ForbiddenResponse(response[0]));
+        let (sendback, response) = bytes
+            .get(1..)
+            .and_then(|b| b.split_at_checked(level.size()))
+            .ok_or(ResponseError::BadLength { kind: k, len })?;
+        match response.first() {
+            Some(&kind::ANNOUNCE_RESPONSE | &kind::DATA_RESPONSE) => {}
+            Some(&other) => return Err(ResponseError::ForbiddenResponse(other)),
+            None => return Err(ResponseError::BadLength { kind: k, len }),
         }
         Ok(ResponseLayer {
             level,
-            sendback: &bytes[1..1 + level.size()],
+            sendback,
             response,
         })
     }
@@ -88,11 +93,17 @@ impl<'a> ResponseLayer<'a> {
 pub fn encode(level: ReturnLevel, sendback: &[u8], response: &[u8]) -> Option<Vec<u8>> {
     if sendback.len() != level.size()
         || response.is_empty()
-        || 1 + sendback.len() + response.len() > ONION_MAX_PACKET_SIZE
+        || sendback.len().saturating_add(response.len()) > ONION_MAX_PACKET_SIZE - 1
     {
         return None;
     }
-    let mut out = Vec::with_capacity(1 + sendback.len() + response.len());
+    // At most ONION_MAX_PACKET_SIZE after the check above.
+    let mut out = Vec::with_capacity(
+        sendback
+            .len()
+            .saturating_add(response.len())
+            .saturating_add(1),
+    );
     out.push(response_kind(level));
     out.extend_from_slice(sendback);
     out.extend_from_slice(response);
@@ -100,6 +111,7 @@ pub fn encode(level: ReturnLevel, sendback: &[u8], response: &[u8]) -> Option<Ve
 }
 
 #[cfg(test)]
+#[allow(clippy::indexing_slicing, clippy::arithmetic_side_effects)]
 mod tests {
     use super::*;
     use crate::onion::wire::RETURN_3;

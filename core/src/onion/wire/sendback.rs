@@ -54,7 +54,9 @@ impl ReturnLevel {
 
     /// Size of the sendback it wraps.
     pub const fn inner_size(self) -> usize {
-        self.size() - (NONCE_SIZE + SIZE_IPPORT + MAC_SIZE)
+        // Every level is at least RETURN_1 = NONCE_SIZE + SIZE_IPPORT + MAC_SIZE: never clamps.
+        self.size()
+            .saturating_sub(NONCE_SIZE + SIZE_IPPORT + MAC_SIZE)
     }
 }
 
@@ -75,11 +77,9 @@ pub fn seal_into(
     out.extend_from_slice(&nonce.0);
     let mac_at = out.len();
     out.extend_from_slice(&[0u8; MAC_SIZE]);
-    let plain_at = out.len();
     out.extend_from_slice(&prev.encode());
     out.extend_from_slice(inner);
-    let mac = key.encrypt_in_place(nonce, &mut out[plain_at..]);
-    out[mac_at..plain_at].copy_from_slice(&mac);
+    super::seal_after(out, mac_at, |plain| key.encrypt_in_place(nonce, plain));
     Ok(())
 }
 
@@ -102,14 +102,16 @@ pub fn open(
     if sendback.len() != level.size() {
         return Err(SendbackError::BadLength(sendback.len()));
     }
-    let nonce = Nonce::from_slice(sendback).ok_or(SendbackError::BadLength(sendback.len()))?;
+    let (nonce, boxed) = sendback
+        .split_first_chunk::<NONCE_SIZE>()
+        .ok_or(SendbackError::BadLength(sendback.len()))?;
     let plain = key
-        .decrypt(&nonce, &sendback[NONCE_SIZE..])
+        .decrypt(&Nonce(*nonce), boxed)
         .map_err(|_| SendbackError::Decrypt)?;
     let prev = IpPort::decode(&plain)?;
     Ok(OpenedSendback {
         prev,
-        inner: plain[SIZE_IPPORT..].to_vec(),
+        inner: plain.get(SIZE_IPPORT..).unwrap_or_default().to_vec(),
     })
 }
 
