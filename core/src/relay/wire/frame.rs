@@ -35,7 +35,8 @@ pub const MAX_FRAME_SIZE: usize = LENGTH_SIZE + MAX_PACKET_SIZE;
 
 /// The size on the wire of a frame carrying `plaintext_len` bytes.
 pub const fn frame_size(plaintext_len: usize) -> usize {
-    LENGTH_SIZE + MAC_SIZE + plaintext_len
+    // Saturating: no frame holds usize::MAX bytes, so a saturated size fails every bound.
+    (LENGTH_SIZE + MAC_SIZE).saturating_add(plaintext_len)
 }
 
 /// Why a frame could not be made or read.
@@ -80,15 +81,21 @@ impl FrameEncoder {
         if plaintext.len() > MAX_PLAINTEXT_SIZE {
             return Err(FrameError::PlaintextTooLong(plaintext.len()));
         }
-        let boxed = (MAC_SIZE + plaintext.len()) as u16;
+        // At most MAX_PACKET_SIZE (2048) after the check above.
+        let boxed = u16::try_from(MAC_SIZE.saturating_add(plaintext.len()))
+            .map_err(|_| FrameError::PlaintextTooLong(plaintext.len()))?;
         out.reserve(frame_size(plaintext.len()));
         out.extend_from_slice(&boxed.to_be_bytes());
         let mac_at = out.len();
         out.extend_from_slice(&[0u8; MAC_SIZE]);
-        let plain_at = out.len();
         out.extend_from_slice(plaintext);
-        let mac = self.key.encrypt_in_place(&self.nonce, &mut out[plain_at..]);
-        out[mac_at..plain_at].copy_from_slice(&mac);
+        // The MAC slot was appended just above, so it is always there.
+        if let Some((mac_slot, plain)) = out
+            .get_mut(mac_at..)
+            .and_then(<[u8]>::split_first_chunk_mut::<MAC_SIZE>)
+        {
+            *mac_slot = self.key.encrypt_in_place(&self.nonce, plain);
+        }
         self.nonce.increment();
         Ok(())
     }
@@ -140,11 +147,11 @@ impl FrameDecoder {
         }
         loop {
             if self.prefix_len < LENGTH_SIZE {
-                let take = (LENGTH_SIZE - self.prefix_len).min(input.len());
-                self.prefix[self.prefix_len..self.prefix_len + take]
-                    .copy_from_slice(&input[..take]);
-                self.prefix_len += take;
-                *input = &input[take..];
+                let free = self.prefix.get_mut(self.prefix_len..).unwrap_or_default();
+                // At most LENGTH_SIZE - prefix_len bytes: `prefix_len` never passes 2.
+                self.prefix_len = self
+                    .prefix_len
+                    .saturating_add(super::take_front(free, input));
                 if self.prefix_len < LENGTH_SIZE {
                     return Ok(None);
                 }
@@ -168,25 +175,34 @@ impl FrameDecoder {
                 self.body.clear();
                 self.body_len = usize::from(n);
             }
-            let take = (self.body_len - self.body.len()).min(input.len());
-            self.body.extend_from_slice(&input[..take]);
-            *input = &input[take..];
+            let bytes: &[u8] = input;
+            let take = self
+                .body_len
+                .saturating_sub(self.body.len())
+                .min(bytes.len());
+            let (head, rest) = bytes.split_at_checked(take).unwrap_or((bytes, &[]));
+            self.body.extend_from_slice(head);
+            *input = rest;
             if self.body.len() < self.body_len {
                 return Ok(None);
             }
             self.prefix_len = 0;
-            let (mac, ciphertext) = self.body.split_at_mut(MAC_SIZE);
-            let mac: [u8; MAC_SIZE] = (&*mac).try_into().expect("split at MAC_SIZE");
-            if self
-                .key
-                .decrypt_in_place(&self.nonce, &mac, ciphertext)
-                .is_err()
-            {
+            // The length check above made the body longer than a MAC.
+            let opened = match self.body.split_first_chunk_mut::<MAC_SIZE>() {
+                Some((mac, ciphertext)) => {
+                    let mac = *mac;
+                    self.key
+                        .decrypt_in_place(&self.nonce, &mac, ciphertext)
+                        .is_ok()
+                }
+                None => false,
+            };
+            if !opened {
                 self.failed = Some(FrameError::Decrypt);
                 return Err(FrameError::Decrypt);
             }
             self.nonce.increment();
-            return Ok(Some(&self.body[MAC_SIZE..]));
+            return Ok(Some(self.body.get(MAC_SIZE..).unwrap_or_default()));
         }
     }
 
@@ -200,7 +216,8 @@ impl FrameDecoder {
         if self.prefix_len < LENGTH_SIZE {
             self.prefix_len
         } else {
-            LENGTH_SIZE + self.body.len()
+            // The body never holds more than one frame (2048 bytes).
+            LENGTH_SIZE.saturating_add(self.body.len())
         }
     }
 
@@ -224,6 +241,7 @@ impl FrameDecoder {
 }
 
 #[cfg(test)]
+#[allow(clippy::indexing_slicing, clippy::arithmetic_side_effects)]
 mod tests {
     use super::*;
     use proptest::prelude::*;

@@ -83,31 +83,31 @@ fn seal_plain(
     rng: &mut dyn CryptoRng,
 ) -> [u8; SERVER_REPLY_SIZE] {
     let nonce = Nonce::random(rng);
-    let mut out = [0u8; SERVER_REPLY_SIZE];
-    out[..NONCE_SIZE].copy_from_slice(&nonce.0);
-    let plain = &mut out[NONCE_SIZE + MAC_SIZE..];
+    let mut plain = [0u8; HANDSHAKE_PLAIN_SIZE];
     plain[..PUBLIC_KEY_SIZE].copy_from_slice(temp_pk.as_bytes());
     plain[PUBLIC_KEY_SIZE..].copy_from_slice(&base.0);
-    let mac = key.encrypt_in_place(&nonce, plain);
+    let mac = key.encrypt_in_place(&nonce, &mut plain);
+    let mut out = [0u8; SERVER_REPLY_SIZE];
+    out[..NONCE_SIZE].copy_from_slice(&nonce.0);
     out[NONCE_SIZE..NONCE_SIZE + MAC_SIZE].copy_from_slice(&mac);
+    out[NONCE_SIZE + MAC_SIZE..].copy_from_slice(&plain);
     out
 }
 
 /// Opens what [`seal_plain`] made: the peer's temporary key and base nonce.
 fn open_plain(key: &PrecomputedKey, sealed: &[u8]) -> Result<(PublicKey, Nonce), HandshakeError> {
-    if sealed.len() != SERVER_REPLY_SIZE {
-        return Err(HandshakeError::BadLength(sealed.len()));
-    }
-    let nonce = Nonce::from_slice(sealed).ok_or(HandshakeError::BadLength(sealed.len()))?;
-    let mut mac = [0u8; MAC_SIZE];
-    mac.copy_from_slice(&sealed[NONCE_SIZE..NONCE_SIZE + MAC_SIZE]);
-    let mut plain = [0u8; HANDSHAKE_PLAIN_SIZE];
-    plain.copy_from_slice(&sealed[NONCE_SIZE + MAC_SIZE..]);
-    key.decrypt_in_place(&nonce, &mac, &mut plain)
+    let bad = HandshakeError::BadLength(sealed.len());
+    let (nonce, rest) = sealed.split_first_chunk::<NONCE_SIZE>().ok_or(bad)?;
+    let (mac, rest) = rest.split_first_chunk::<MAC_SIZE>().ok_or(bad)?;
+    // Exactly the plaintext's size left, so `sealed` is exactly SERVER_REPLY_SIZE.
+    let mut plain: [u8; HANDSHAKE_PLAIN_SIZE] = rest.try_into().map_err(|_| bad)?;
+    key.decrypt_in_place(&Nonce(*nonce), mac, &mut plain)
         .map_err(|_| HandshakeError::Decrypt)?;
-    let pk = PublicKey::from_slice(&plain).ok_or(HandshakeError::Decrypt)?;
-    let base = Nonce::from_slice(&plain[PUBLIC_KEY_SIZE..]).ok_or(HandshakeError::Decrypt)?;
-    Ok((pk, base))
+    let (pk, base) = plain
+        .split_first_chunk::<PUBLIC_KEY_SIZE>()
+        .ok_or(HandshakeError::Decrypt)?;
+    let base = Nonce::from_slice(base).ok_or(HandshakeError::Decrypt)?;
+    Ok((PublicKey(*pk), base))
 }
 
 /// A client's half-done handshake: the hello is sent, the reply awaited.
@@ -192,10 +192,13 @@ pub fn accept_hello(
     if hello.len() != CLIENT_HELLO_SIZE {
         return Err(HandshakeError::BadLength(hello.len()));
     }
-    let client_pk = PublicKey::from_slice(hello).ok_or(HandshakeError::BadLength(hello.len()))?;
+    let (client_pk, sealed) = hello
+        .split_first_chunk::<PUBLIC_KEY_SIZE>()
+        .ok_or(HandshakeError::BadLength(hello.len()))?;
+    let client_pk = PublicKey(*client_pk);
     let long_term =
         PrecomputedKey::new(&client_pk, server_secret).map_err(|_| HandshakeError::LowOrderKey)?;
-    let (client_temp, recv_nonce) = open_plain(&long_term, &hello[PUBLIC_KEY_SIZE..])?;
+    let (client_temp, recv_nonce) = open_plain(&long_term, sealed)?;
     let temp = KeyPair::generate(rng);
     let send_nonce = Nonce::random(rng);
     let reply = seal_plain(&long_term, &temp.public, &send_nonce, rng);
@@ -232,10 +235,9 @@ impl<const N: usize> ExactBytes<N> {
     /// Takes what it still needs from the front of `input` (advancing it); the `N` bytes
     /// once they are all there. Bytes after them stay in `input`: they are the first frames.
     pub fn fill(&mut self, input: &mut &[u8]) -> Option<&[u8; N]> {
-        let take = (N - self.filled).min(input.len());
-        self.buf[self.filled..self.filled + take].copy_from_slice(&input[..take]);
-        self.filled += take;
-        *input = &input[take..];
+        let free = self.buf.get_mut(self.filled..).unwrap_or_default();
+        // At most N - filled bytes: `filled` never passes N.
+        self.filled = self.filled.saturating_add(super::take_front(free, input));
         (self.filled == N).then_some(&self.buf)
     }
 

@@ -12,6 +12,9 @@
 //!
 //! Every parser takes untrusted bytes and returns a typed error; none panics, none trusts a
 //! length, and none holds more than one frame (2050 bytes) of a stream.
+// Wire code: every length comes from a TCP peer, so no indexing, slicing or arithmetic
+// that could panic or wrap (issue #15; the relay client and server are not held to it).
+#![deny(clippy::indexing_slicing, clippy::arithmetic_side_effects)]
 
 pub mod frame;
 pub mod handshake;
@@ -23,3 +26,16 @@ pub use handshake::{
     CLIENT_HELLO_SIZE, SERVER_REPLY_SIZE,
 };
 pub use packet::{Packet, PacketError, NUM_CLIENT_CONNECTIONS, NUM_RESERVED_PORTS};
+
+/// Copies as many bytes from the front of `input` as `dst` holds (or `input` has), moves
+/// `input` past them and returns how many: the one step of every streaming reader here.
+fn take_front(dst: &mut [u8], input: &mut &[u8]) -> usize {
+    let bytes: &[u8] = input;
+    let n = dst.len().min(bytes.len());
+    let (head, rest) = bytes.split_at_checked(n).unwrap_or((bytes, &[]));
+    for (d, s) in dst.iter_mut().zip(head) {
+        *d = *s;
+    }
+    *input = rest;
+    n
+}

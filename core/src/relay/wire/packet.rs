@@ -186,39 +186,34 @@ fn pk_at(bytes: &[u8], at: usize) -> Option<PublicKey> {
     PublicKey::from_slice(bytes.get(at..)?)
 }
 
-fn u64_at(bytes: &[u8]) -> u64 {
-    let mut b = [0u8; 8];
-    b.copy_from_slice(&bytes[1..9]);
-    u64::from_be_bytes(b)
+fn u64_at(bytes: &[u8]) -> Option<u64> {
+    bytes.first_chunk::<8>().map(|b| u64::from_be_bytes(*b))
 }
 
 /// `unpack_ip_port(.., include_tcp = false)`: family 2 with 4 bytes or 10 with 16, then the
 /// port; the size read.
-fn unpack_udp_ip_port(bytes: &[u8]) -> Result<(SocketAddr, usize), PacketError> {
-    let family = *bytes.first().ok_or(PacketError::BadAddress(0))?;
-    let addr_len = match family {
-        FAMILY_UDP_V4 => 4,
-        FAMILY_UDP_V6 => 16,
+fn unpack_udp_ip_port(bytes: &[u8]) -> Result<(SocketAddr, &[u8]), PacketError> {
+    let (&family, rest) = bytes.split_first().ok_or(PacketError::BadAddress(0))?;
+    let bad = PacketError::BadAddress(family);
+    let (ip, rest) = match family {
+        FAMILY_UDP_V4 => {
+            let (v4, rest) = rest.split_first_chunk::<4>().ok_or(bad)?;
+            (IpAddr::V4(Ipv4Addr::from(*v4)), rest)
+        }
+        FAMILY_UDP_V6 => {
+            let (v6, rest) = rest.split_first_chunk::<16>().ok_or(bad)?;
+            (IpAddr::V6(Ipv6Addr::from(*v6)), rest)
+        }
         other => return Err(PacketError::BadAddress(other)),
     };
-    let b = bytes
-        .get(1..1 + addr_len + 2)
-        .ok_or(PacketError::BadAddress(family))?;
-    let port = u16::from_be_bytes([b[addr_len], b[addr_len + 1]]);
-    let ip = if addr_len == 4 {
-        IpAddr::V4(Ipv4Addr::new(b[0], b[1], b[2], b[3]))
-    } else {
-        let mut v6 = [0u8; 16];
-        v6.copy_from_slice(&b[..16]);
-        IpAddr::V6(Ipv6Addr::from(v6))
-    };
-    Ok((SocketAddr::new(ip, port), 1 + addr_len + 2))
+    let (port, rest) = rest.split_first_chunk::<2>().ok_or(bad)?;
+    Ok((SocketAddr::new(ip, u16::from_be_bytes(*port)), rest))
 }
 
 impl<'a> Packet<'a> {
     /// Parses a frame's plaintext. Never panics; the result borrows from `bytes`.
     pub fn parse(bytes: &'a [u8]) -> Result<Packet<'a>, PacketError> {
-        let id = *bytes.first().ok_or(PacketError::Empty)?;
+        let (&id, body) = bytes.split_first().ok_or(PacketError::Empty)?;
         let len = bytes.len();
         let bad = PacketError::BadLength { id, len };
         let packet = match id {
@@ -226,52 +221,58 @@ impl<'a> Packet<'a> {
                 pk: pk_at(bytes, 1).ok_or(bad)?,
             },
             id::ROUTING_RESPONSE if len == 2 + PUBLIC_KEY_SIZE => Packet::RoutingResponse {
-                conn_id: bytes[1],
+                conn_id: *body.first().ok_or(bad)?,
                 pk: pk_at(bytes, 2).ok_or(bad)?,
             },
-            id::CONNECT_NOTIFICATION if len == 2 => {
-                Packet::ConnectNotification { conn_id: bytes[1] }
-            }
-            id::DISCONNECT_NOTIFICATION if len == 2 => {
-                Packet::DisconnectNotification { conn_id: bytes[1] }
-            }
+            id::CONNECT_NOTIFICATION if len == 2 => Packet::ConnectNotification {
+                conn_id: *body.first().ok_or(bad)?,
+            },
+            id::DISCONNECT_NOTIFICATION if len == 2 => Packet::DisconnectNotification {
+                conn_id: *body.first().ok_or(bad)?,
+            },
             id::PING if len == 9 => Packet::Ping {
-                ping_id: u64_at(bytes),
+                ping_id: u64_at(body).ok_or(bad)?,
             },
             id::PONG if len == 9 => Packet::Pong {
-                ping_id: u64_at(bytes),
+                ping_id: u64_at(body).ok_or(bad)?,
             },
             id::OOB_SEND
                 if len > 1 + PUBLIC_KEY_SIZE
                     && len <= 1 + PUBLIC_KEY_SIZE + MAX_OOB_DATA_LENGTH =>
             {
+                let (dest, data) = body.split_first_chunk::<PUBLIC_KEY_SIZE>().ok_or(bad)?;
                 Packet::OobSend {
-                    dest: pk_at(bytes, 1).ok_or(bad)?,
-                    data: &bytes[1 + PUBLIC_KEY_SIZE..],
+                    dest: PublicKey(*dest),
+                    data,
                 }
             }
-            id::OOB_RECV if len > 1 + PUBLIC_KEY_SIZE => Packet::OobRecv {
-                sender: pk_at(bytes, 1).ok_or(bad)?,
-                data: &bytes[1 + PUBLIC_KEY_SIZE..],
-            },
-            id::ONION_REQUEST if len > ONION_REQUEST_MIN_EXCLUSIVE => Packet::OnionRequest {
-                nonce: Nonce::from_slice(&bytes[1..]).ok_or(bad)?,
-                plain: &bytes[1 + NONCE_SIZE..],
-            },
-            id::ONION_RESPONSE if len > 1 => Packet::OnionResponse { data: &bytes[1..] },
+            id::OOB_RECV if len > 1 + PUBLIC_KEY_SIZE => {
+                let (sender, data) = body.split_first_chunk::<PUBLIC_KEY_SIZE>().ok_or(bad)?;
+                Packet::OobRecv {
+                    sender: PublicKey(*sender),
+                    data,
+                }
+            }
+            id::ONION_REQUEST if len > ONION_REQUEST_MIN_EXCLUSIVE => {
+                let (nonce, plain) = body.split_first_chunk::<NONCE_SIZE>().ok_or(bad)?;
+                Packet::OnionRequest {
+                    nonce: Nonce(*nonce),
+                    plain,
+                }
+            }
+            id::ONION_RESPONSE if len > 1 => Packet::OnionResponse { data: body },
             id::FORWARD_REQUEST => {
-                let (dest, at) = unpack_udp_ip_port(&bytes[1..])?;
-                let data = &bytes[1 + at..];
+                let (dest, data) = unpack_udp_ip_port(body)?;
                 if data.len() > MAX_FORWARD_DATA_SIZE {
                     return Err(bad);
                 }
                 Packet::ForwardRequest { dest, data }
             }
-            id::FORWARDING if len > 1 => Packet::Forwarding { data: &bytes[1..] },
+            id::FORWARDING if len > 1 => Packet::Forwarding { data: body },
             12..=15 => return Err(PacketError::Reserved(id)),
             id if id >= NUM_RESERVED_PORTS && len > 1 => Packet::Data {
                 conn_id: id,
-                payload: &bytes[1..],
+                payload: body,
             },
             _ => return Err(bad),
         };
@@ -299,21 +300,23 @@ impl<'a> Packet<'a> {
 
     /// The plaintext's size once encoded.
     pub fn encoded_len(&self) -> usize {
-        1 + match self {
+        // Saturating: a packet too long to count does not fit a frame either.
+        let body = match self {
             Packet::RoutingRequest { .. } => PUBLIC_KEY_SIZE,
             Packet::RoutingResponse { .. } => 1 + PUBLIC_KEY_SIZE,
             Packet::ConnectNotification { .. } | Packet::DisconnectNotification { .. } => 1,
             Packet::Ping { .. } | Packet::Pong { .. } => 8,
             Packet::OobSend { data, .. } | Packet::OobRecv { data, .. } => {
-                PUBLIC_KEY_SIZE + data.len()
+                PUBLIC_KEY_SIZE.saturating_add(data.len())
             }
-            Packet::OnionRequest { plain, .. } => NONCE_SIZE + plain.len(),
+            Packet::OnionRequest { plain, .. } => NONCE_SIZE.saturating_add(plain.len()),
             Packet::OnionResponse { data } | Packet::Forwarding { data } => data.len(),
             Packet::ForwardRequest { dest, data } => {
-                (if dest.is_ipv4() { 7 } else { SIZE_IPPORT }) + data.len()
+                (if dest.is_ipv4() { 7 } else { SIZE_IPPORT }).saturating_add(data.len())
             }
             Packet::Data { payload, .. } => payload.len(),
-        }
+        };
+        body.saturating_add(1)
     }
 
     /// Appends the plaintext to `out`. The result parses back to `self` when `self` obeys
@@ -376,6 +379,7 @@ impl<'a> Packet<'a> {
 }
 
 #[cfg(test)]
+#[allow(clippy::indexing_slicing, clippy::arithmetic_side_effects)]
 mod tests {
     use super::*;
     use proptest::prelude::*;
