@@ -82,9 +82,8 @@ pub fn salt(data: &[u8]) -> Option<[u8; SALT_SIZE]> {
     if !is_encrypted(data) {
         return None;
     }
-    data.get(MAGIC.len()..MAGIC.len() + SALT_SIZE)?
-        .try_into()
-        .ok()
+    let (salt, _) = data.get(MAGIC.len()..)?.split_first_chunk::<SALT_SIZE>()?;
+    Some(*salt)
 }
 
 /// A key derived from a passphrase and its salt (`Tox_Pass_Key`). Deriving costs 16 MiB and
@@ -134,17 +133,20 @@ impl PassKey {
             return Err(CryptError::EmptyPlaintext);
         }
         let nonce = Nonce::random(rng);
-        let mut out = Vec::with_capacity(ENCRYPTION_EXTRA_LENGTH + plain.len());
+        let mut out = Vec::with_capacity(ENCRYPTION_EXTRA_LENGTH.saturating_add(plain.len()));
         out.extend_from_slice(MAGIC);
         out.extend_from_slice(&self.salt);
         out.extend_from_slice(&nonce.0);
         let start = out.len();
-        out.resize(start + MAC_SIZE, 0);
+        out.extend_from_slice(&[0; MAC_SIZE]);
         out.extend_from_slice(plain);
-        let mac = self
-            .key
-            .encrypt_in_place(&nonce, &mut out[start + MAC_SIZE..]);
-        out[start..start + MAC_SIZE].copy_from_slice(&mac);
+        // The MAC slot was appended just above, so it is always there.
+        if let Some((mac_slot, boxed)) = out
+            .get_mut(start..)
+            .and_then(<[u8]>::split_first_chunk_mut::<MAC_SIZE>)
+        {
+            *mac_slot = self.key.encrypt_in_place(&nonce, boxed);
+        }
         Ok(out)
     }
 
@@ -158,6 +160,9 @@ impl PassKey {
     }
 }
 
+/// Where the nonce starts: after the magic and the salt.
+const NONCE_AT: usize = MAGIC.len() + SALT_SIZE;
+
 /// Checks the length and magic; returns the nonce and `[MAC][ciphertext]`.
 fn split(data: &[u8]) -> Result<(Nonce, &[u8]), CryptError> {
     if data.len() <= ENCRYPTION_EXTRA_LENGTH {
@@ -168,10 +173,11 @@ fn split(data: &[u8]) -> Result<(Nonce, &[u8]), CryptError> {
     if !is_encrypted(data) {
         return Err(CryptError::NotEncrypted);
     }
-    let after_salt = MAGIC.len() + SALT_SIZE;
-    let nonce = Nonce::from_slice(&data[after_salt..after_salt + NONCE_SIZE])
+    let (nonce, boxed) = data
+        .get(NONCE_AT..)
+        .and_then(<[u8]>::split_first_chunk::<NONCE_SIZE>)
         .ok_or(CryptError::Truncated { len: data.len() })?;
-    Ok((nonce, &data[after_salt + NONCE_SIZE..]))
+    Ok((Nonce(*nonce), boxed))
 }
 
 /// `tox_pass_encrypt`: derives a key with a fresh salt and encrypts `plain` with it.
@@ -195,6 +201,7 @@ pub fn decrypt(passphrase: &[u8], data: &[u8]) -> Result<Vec<u8>, CryptError> {
 }
 
 #[cfg(test)]
+#[allow(clippy::indexing_slicing, clippy::arithmetic_side_effects)]
 mod tests {
     use super::*;
     use rand_chacha::rand_core::SeedableRng;

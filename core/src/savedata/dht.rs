@@ -69,7 +69,8 @@ impl DhtState {
         for sub in section::split(rest, DHT_STATE_COOKIE_TYPE, None) {
             let sub = sub.map_err(DhtSectionError::Framing)?;
             if sub.kind == DHT_STATE_TYPE_NODES {
-                let room = MAX_DHT_NODES - state.nodes.len();
+                // parse_nodes returns at most `room` nodes: never more than MAX_DHT_NODES.
+                let room = MAX_DHT_NODES.saturating_sub(state.nodes.len());
                 state.nodes.extend(super::parse_nodes(
                     sub.body,
                     super::SECTION_DHT,
@@ -92,7 +93,7 @@ impl DhtState {
     /// c-toxcore writes it), then the kept sub-sections.
     pub fn write(&self, out: &mut Vec<u8>) {
         out.extend_from_slice(&DHT_STATE_COOKIE_GLOBAL.to_le_bytes());
-        let mut nodes = Vec::with_capacity(self.nodes.len() * PACKED_NODE_SIZE_V6);
+        let mut nodes = Vec::with_capacity(self.nodes.len().saturating_mul(PACKED_NODE_SIZE_V6));
         for node in &self.nodes {
             node.encode(&mut nodes);
         }

@@ -48,7 +48,8 @@ fn io(path: &Path) -> impl FnOnce(std::io::Error) -> FileError + '_ {
 pub fn load(path: &Path) -> Result<Vec<u8>, FileError> {
     let file = fs::File::open(path).map_err(io(path))?;
     let mut bytes = Vec::new();
-    file.take(MAX_FILE_SIZE as u64 + 1)
+    // One byte more than allowed, to tell a file of the largest size from a larger one.
+    file.take((MAX_FILE_SIZE as u64).saturating_add(1))
         .read_to_end(&mut bytes)
         .map_err(io(path))?;
     if bytes.len() > MAX_FILE_SIZE {
@@ -116,6 +117,7 @@ fn unique_suffix() -> String {
 }
 
 #[cfg(test)]
+#[allow(clippy::indexing_slicing, clippy::arithmetic_side_effects)]
 mod tests {
     use super::*;
 

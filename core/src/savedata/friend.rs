@@ -175,16 +175,16 @@ impl SavedFriend {
     pub fn parse(record: &[u8; SAVED_FRIEND_SIZE]) -> Result<Self, FriendRecordError> {
         let status =
             FriendStatus::from_u8(record[0]).ok_or(FriendRecordError::BadStatus(record[0]))?;
-        let be16 = |at: usize| u16::from_be_bytes([record[at], record[at + 1]]);
-        let info_len = be16(OFF_INFO_LEN);
+        let info_len = u16::from_be_bytes([record[OFF_INFO_LEN], record[OFF_INFO_LEN + 1]]);
         if usize::from(info_len) > MAX_FRIEND_REQUEST_DATA_SIZE {
             return Err(FriendRecordError::RequestTooLong(info_len));
         }
-        let name_len = be16(OFF_NAME_LEN);
+        let name_len = u16::from_be_bytes([record[OFF_NAME_LEN], record[OFF_NAME_LEN + 1]]);
         if usize::from(name_len) > MAX_NAME_LENGTH {
             return Err(FriendRecordError::NameTooLong(name_len));
         }
-        let status_msg_len = be16(OFF_STATUS_MSG_LEN);
+        let status_msg_len =
+            u16::from_be_bytes([record[OFF_STATUS_MSG_LEN], record[OFF_STATUS_MSG_LEN + 1]]);
         if usize::from(status_msg_len) > MAX_STATUSMESSAGE_LENGTH {
             return Err(FriendRecordError::StatusMessageTooLong(status_msg_len));
         }
@@ -199,11 +199,15 @@ impl SavedFriend {
         Ok(SavedFriend {
             pk: PublicKey(pk),
             status,
-            request_message: record[OFF_INFO..OFF_INFO + usize::from(info_len)].to_vec(),
+            // Each length was checked against its limit, which is its field's size, so every
+            // field is there; were one not, the record is refused as too long.
+            request_message: field(record, OFF_INFO, info_len)
+                .ok_or(FriendRecordError::RequestTooLong(info_len))?,
             request_nospam: NoSpam(nospam),
-            name: record[OFF_NAME..OFF_NAME + usize::from(name_len)].to_vec(),
-            status_message: record[OFF_STATUS_MSG..OFF_STATUS_MSG + usize::from(status_msg_len)]
-                .to_vec(),
+            name: field(record, OFF_NAME, name_len)
+                .ok_or(FriendRecordError::NameTooLong(name_len))?,
+            status_message: field(record, OFF_STATUS_MSG, status_msg_len)
+                .ok_or(FriendRecordError::StatusMessageTooLong(status_msg_len))?,
             user_status,
             last_seen: u64::from_be_bytes(last_seen),
         })
@@ -232,19 +236,25 @@ impl SavedFriend {
     /// does. Fields longer than their limit are cut to it ([`SavedFriend::check`] says so
     /// beforehand; [`super::Profile::to_bytes`] relies on its caller's checks).
     pub fn write(&self, out: &mut Vec<u8>) {
-        let start = out.len();
-        out.resize(start + SAVED_FRIEND_SIZE, 0);
-        let record = &mut out[start..];
+        let mut record = [0u8; SAVED_FRIEND_SIZE];
         record[0] = match self.status {
             FriendStatus::Online => FriendStatus::Confirmed as u8,
             other => other as u8,
         };
         record[OFF_PK..OFF_INFO].copy_from_slice(self.pk.as_bytes());
         let mut put = |at: usize, len_at: usize, field: &[u8], max: usize| {
-            let field = &field[..field.len().min(max)];
-            record[at..at + field.len()].copy_from_slice(field);
-            // max ≤ 1016, so the length fits in a u16.
-            record[len_at..len_at + 2].copy_from_slice(&(field.len() as u16).to_be_bytes());
+            let field = field.get(..max).unwrap_or(field);
+            // Every `max` is the size of the field at `at`, so both slots are always there.
+            if let Some(slot) = record.get_mut(at..).and_then(|r| r.get_mut(..field.len())) {
+                slot.copy_from_slice(field);
+            }
+            if let Some(slot) = record
+                .get_mut(len_at..)
+                .and_then(<[u8]>::first_chunk_mut::<2>)
+            {
+                // max ≤ 1016, so the length fits in a u16.
+                *slot = (field.len() as u16).to_be_bytes();
+            }
         };
         put(
             OFF_INFO,
@@ -262,10 +272,17 @@ impl SavedFriend {
         record[OFF_USER_STATUS] = self.user_status.to_byte();
         record[OFF_NOSPAM..OFF_LAST_SEEN].copy_from_slice(&self.request_nospam.0);
         record[OFF_LAST_SEEN..].copy_from_slice(&self.last_seen.to_be_bytes());
+        out.extend_from_slice(&record);
     }
 }
 
+/// The first `len` bytes of the field at `at`, if the record holds them.
+fn field(record: &[u8], at: usize, len: u16) -> Option<Vec<u8>> {
+    Some(record.get(at..)?.get(..usize::from(len))?.to_vec())
+}
+
 #[cfg(test)]
+#[allow(clippy::indexing_slicing, clippy::arithmetic_side_effects)]
 mod tests {
     use super::*;
 

@@ -32,6 +32,9 @@
 //! allocating at most a bounded multiple of the input — and [`Profile::to_bytes`] turns it
 //! back. Sections this crate does not interpret are kept verbatim, so a round trip loses
 //! nothing. Files live in [`file`] (cargo feature `io`).
+// A save file is untrusted input: every length in it is checked, so no indexing, slicing or
+// arithmetic that could panic or wrap (issue #15).
+#![deny(clippy::indexing_slicing, clippy::arithmetic_side_effects)]
 
 pub mod crypt;
 pub mod dht;
@@ -350,7 +353,7 @@ impl Profile {
             let raw = raw?;
             let body = raw.body;
             if let Some(i) = KNOWN_SECTIONS.iter().position(|&k| k == raw.kind) {
-                if std::mem::replace(&mut seen[i], true) {
+                if seen.get_mut(i).is_some_and(|s| std::mem::replace(s, true)) {
                     return Err(SavedataError::DuplicateSection { kind: raw.kind });
                 }
             }
@@ -472,15 +475,17 @@ impl Profile {
     /// Fields beyond their limits are cut to them and kept sections of the interpreted types
     /// are left out; [`Profile::check`] reports both beforehand.
     pub fn to_bytes(&self) -> Vec<u8> {
+        // A capacity hint: saturating, since the sizes are only what the caller put in.
         let mut out = Vec::with_capacity(
-            256 + self.friends.len() * SAVED_FRIEND_SIZE
-                + self.name.len()
-                + self.status_message.len()
-                + self
-                    .other_sections
-                    .iter()
-                    .map(|(_, b)| 8 + b.len())
-                    .sum::<usize>(),
+            self.friends
+                .len()
+                .saturating_mul(SAVED_FRIEND_SIZE)
+                .saturating_add(256)
+                .saturating_add(self.name.len())
+                .saturating_add(self.status_message.len())
+                .saturating_add(self.other_sections.iter().fold(0usize, |sum, (_, b)| {
+                    sum.saturating_add(8).saturating_add(b.len())
+                })),
         );
         out.extend_from_slice(&[0; 4]);
         out.extend_from_slice(&STATE_COOKIE_GLOBAL.to_le_bytes());
@@ -536,10 +541,12 @@ impl Profile {
                 }
             }
             SECTION_NAME => {
-                out.extend_from_slice(&self.name[..self.name.len().min(MAX_NAME_LENGTH)])
+                out.extend_from_slice(self.name.get(..MAX_NAME_LENGTH).unwrap_or(&self.name))
             }
             SECTION_STATUSMESSAGE => out.extend_from_slice(
-                &self.status_message[..self.status_message.len().min(MAX_STATUSMESSAGE_LENGTH)],
+                self.status_message
+                    .get(..MAX_STATUSMESSAGE_LENGTH)
+                    .unwrap_or(&self.status_message),
             ),
             SECTION_STATUS => out.push(self.user_status.to_byte()),
             SECTION_TCP_RELAY => write_nodes(&self.tcp_relays, MAX_TCP_RELAYS, out),
@@ -579,7 +586,10 @@ fn parse_friends(body: &[u8]) -> Result<Vec<SavedFriend>, SavedataError> {
     }
     let mut friends = Vec::with_capacity(count);
     for (index, record) in body.chunks_exact(SAVED_FRIEND_SIZE).enumerate() {
-        let record: &[u8; SAVED_FRIEND_SIZE] = record.try_into().expect("chunks_exact");
+        // chunks_exact gives SAVED_FRIEND_SIZE bytes each time: the error never happens.
+        let record: &[u8; SAVED_FRIEND_SIZE] = record
+            .try_into()
+            .map_err(|_| SavedataError::FriendsLength { len: body.len() })?;
         friends.push(
             SavedFriend::parse(record).map_err(|source| SavedataError::Friend { index, source })?,
         );
@@ -596,22 +606,25 @@ fn parse_nodes(
     max: usize,
 ) -> Result<Vec<PackedNode>, SavedataError> {
     let mut nodes = Vec::with_capacity(room.min(body.len() / PACKED_NODE_SIZE_V4));
-    let mut offset = 0;
-    while offset < body.len() {
+    let mut rest = body;
+    while !rest.is_empty() {
         if nodes.len() == room {
             return Err(SavedataError::TooManyNodes { section, max });
         }
-        let (node, used) =
-            PackedNode::decode(&body[offset..]).map_err(|source| SavedataError::Nodes {
-                section,
-                node: nodes.len(),
-                source,
-            })?;
+        let nodes_error = |source| SavedataError::Nodes {
+            section,
+            node: nodes.len(),
+            source,
+        };
+        let (node, used) = PackedNode::decode(rest).map_err(nodes_error)?;
+        rest = rest
+            .get(used..)
+            .ok_or_else(|| nodes_error(WireError::BadNodeList))?;
         nodes.push(node);
-        offset += used;
     }
     Ok(nodes)
 }
 
 #[cfg(test)]
+#[allow(clippy::indexing_slicing, clippy::arithmetic_side_effects)]
 mod tests;

@@ -109,7 +109,7 @@ impl<'a> Iterator for Sections<'a> {
         if self.done {
             return None;
         }
-        let rest = &self.bytes[self.offset..];
+        let rest = self.bytes.get(self.offset..).unwrap_or_default();
         if rest.is_empty() {
             self.done = true;
             return None;
@@ -154,8 +154,12 @@ impl<'a> Iterator for Sections<'a> {
                 expected: self.cookie,
             }));
         }
-        self.offset += SECTION_HEADER_SIZE + body.len();
-        self.index += 1;
+        // The header and body lie inside `bytes`, so neither sum can reach usize::MAX.
+        self.offset = self
+            .offset
+            .saturating_add(SECTION_HEADER_SIZE)
+            .saturating_add(body.len());
+        self.index = self.index.saturating_add(1);
         if Some(kind) == self.end {
             self.done = true;
         }
@@ -171,10 +175,12 @@ pub fn write(out: &mut Vec<u8>, cookie: u16, kind: u16, body: &[u8]) {
     out.extend_from_slice(&len.to_le_bytes());
     out.extend_from_slice(&kind.to_le_bytes());
     out.extend_from_slice(&cookie.to_le_bytes());
-    out.extend_from_slice(&body[..len as usize]);
+    // `len` is at most body.len(), so this is the whole body or its first 2^32 - 1 bytes.
+    out.extend_from_slice(body.get(..len as usize).unwrap_or(body));
 }
 
 #[cfg(test)]
+#[allow(clippy::indexing_slicing, clippy::arithmetic_side_effects)]
 mod tests {
     use super::*;
 
