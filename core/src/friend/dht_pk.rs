@@ -28,6 +28,9 @@
 //! (c-toxcore uses `mono_time_get`, Unix time in seconds), never a `Timestamp`, whose origin
 //! is the driver's start. The receiver keeps the last value per friend ([`NoReplay`]) and
 //! resets it when the friend goes offline (`onion_set_friend_online`).
+// Wire code: announcements come over the onion and the DHT, so no indexing, slicing or
+// arithmetic that could panic or wrap (issue #15).
+#![deny(clippy::indexing_slicing, clippy::arithmetic_side_effects)]
 
 use std::time::Duration;
 
@@ -118,7 +121,8 @@ impl DhtPkAnnounce {
             .take(MAX_DHTPK_TCP_RELAYS)
             .copied()
             .collect();
-        let room = MAX_DHTPK_NODES - nodes.len();
+        // At most MAX_DHTPK_TCP_RELAYS (2) taken above, so this never clamps.
+        let room = MAX_DHTPK_NODES.saturating_sub(nodes.len());
         nodes.extend(udp_nodes.iter().take(room).copied());
         DhtPkAnnounce {
             no_replay,
@@ -132,9 +136,11 @@ impl DhtPkAnnounce {
         if self.nodes.len() > MAX_DHTPK_NODES {
             return Err(DhtPkError::TooManyNodes(self.nodes.len()));
         }
-        let mut out = Vec::with_capacity(
-            DHTPK_DATA_MIN_LENGTH + self.nodes.iter().map(|n| n.packed_len()).sum::<usize>(),
-        );
+        // At most 4 nodes of at most 51 bytes: the hint cannot saturate.
+        let mut out =
+            Vec::with_capacity(self.nodes.iter().fold(DHTPK_DATA_MIN_LENGTH, |sum, n| {
+                sum.saturating_add(n.packed_len())
+            }));
         out.push(CRYPTO_PACKET_DHTPK);
         out.extend_from_slice(&self.no_replay.to_be_bytes());
         out.extend_from_slice(self.dht_pk.as_bytes());
@@ -163,13 +169,16 @@ impl DhtPkAnnounce {
         if data.len() < DHTPK_DATA_MIN_LENGTH || data.len() > DHTPK_DATA_MAX_LENGTH {
             return Err(DhtPkError::BadLength(data.len()));
         }
-        let no_replay = u64::from_be_bytes(data[1..9].try_into().expect("8 bytes"));
-        let dht_pk = PublicKey::from_slice(&data[9..]).ok_or(DhtPkError::BadLength(data.len()))?;
-        let nodes = decode_nodes_prefix(&data[DHTPK_DATA_MIN_LENGTH..], MAX_DHTPK_NODES)
-            .unwrap_or_default();
+        let bad = DhtPkError::BadLength(data.len());
+        let (no_replay, rest) = data
+            .get(1..)
+            .and_then(<[u8]>::split_first_chunk::<8>)
+            .ok_or(bad)?;
+        let (dht_pk, nodes) = rest.split_first_chunk::<PUBLIC_KEY_SIZE>().ok_or(bad)?;
+        let nodes = decode_nodes_prefix(nodes, MAX_DHTPK_NODES).unwrap_or_default();
         Ok(DhtPkAnnounce {
-            no_replay,
-            dht_pk,
+            no_replay: u64::from_be_bytes(*no_replay),
+            dht_pk: PublicKey(*dht_pk),
             nodes,
         })
     }
@@ -195,14 +204,13 @@ impl<'a> DhtPkRoute<'a> {
         if data.len() < DHT_ROUTE_MIN_LENGTH || data.len() > DHT_ROUTE_MAX_LENGTH {
             return Err(DhtPkError::BadLength(data.len()));
         }
-        let sender_real_pk =
-            PublicKey::from_slice(data).ok_or(DhtPkError::BadLength(data.len()))?;
-        let nonce =
-            Nonce::from_slice(&data[PUBLIC_KEY_SIZE..]).ok_or(DhtPkError::BadLength(data.len()))?;
+        let bad = DhtPkError::BadLength(data.len());
+        let (sender_real_pk, rest) = data.split_first_chunk::<PUBLIC_KEY_SIZE>().ok_or(bad)?;
+        let (nonce, boxed) = rest.split_first_chunk::<NONCE_SIZE>().ok_or(bad)?;
         Ok(DhtPkRoute {
-            sender_real_pk,
-            nonce,
-            boxed: &data[PUBLIC_KEY_SIZE + NONCE_SIZE..],
+            sender_real_pk: PublicKey(*sender_real_pk),
+            nonce: Nonce(*nonce),
+            boxed,
         })
     }
 
@@ -236,7 +244,7 @@ pub fn seal_dht_route(
 ) -> Result<Vec<u8>, DhtPkError> {
     let plain = announce.encode()?;
     let boxed = key.encrypt(nonce, &plain);
-    let mut out = Vec::with_capacity(PUBLIC_KEY_SIZE + NONCE_SIZE + boxed.len());
+    let mut out = Vec::with_capacity((PUBLIC_KEY_SIZE + NONCE_SIZE).saturating_add(boxed.len()));
     out.extend_from_slice(our_real_pk.as_bytes());
     out.extend_from_slice(&nonce.0);
     out.extend_from_slice(&boxed);
@@ -281,6 +289,7 @@ impl NoReplay {
 }
 
 #[cfg(test)]
+#[allow(clippy::indexing_slicing, clippy::arithmetic_side_effects)]
 mod tests {
     use super::*;
     use crate::dht::wire::crypto_request::{self, RequestEnvelope};

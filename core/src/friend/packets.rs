@@ -14,6 +14,9 @@
 //! its id; SHARE_RELAYS reads up to 3 nodes and ignores any bytes after the third
 //! (`unpack_nodes` with a maximum), accepts all four address families, and an empty list is
 //! valid; FRIEND_REQUESTS goes to `friendreq_handlepacket`'s limits.
+// Wire code: the packets come from a friend's session, so no indexing, slicing or
+// arithmetic that could panic or wrap (issue #15).
+#![deny(clippy::indexing_slicing, clippy::arithmetic_side_effects)]
 
 use crate::dht::wire::packed_node::PackedNode;
 use crate::dht::wire::WireError;
@@ -79,8 +82,12 @@ impl FriendConnPacket {
                 if nodes.len() > MAX_SHARED_RELAYS {
                     return Err(PacketError::TooManyRelays(nodes.len()));
                 }
-                let mut out =
-                    Vec::with_capacity(1 + nodes.iter().map(|n| n.packed_len()).sum::<usize>());
+                // At most 3 nodes of at most 51 bytes: the hint cannot saturate.
+                let mut out = Vec::with_capacity(
+                    nodes
+                        .iter()
+                        .fold(1usize, |sum, n| sum.saturating_add(n.packed_len())),
+                );
                 out.push(PACKET_ID_SHARE_RELAYS);
                 for node in nodes {
                     node.encode(&mut out);
@@ -118,16 +125,17 @@ impl FriendConnPacket {
 /// list. At most `max` nodes are allocated.
 pub fn decode_nodes_prefix(bytes: &[u8], max: usize) -> Result<Vec<PackedNode>, WireError> {
     let mut nodes = Vec::new();
-    let mut offset = 0;
-    while nodes.len() < max && offset < bytes.len() {
-        let (node, used) = PackedNode::decode(&bytes[offset..])?;
+    let mut rest = bytes;
+    while nodes.len() < max && !rest.is_empty() {
+        let (node, used) = PackedNode::decode(rest)?;
         nodes.push(node);
-        offset += used;
+        rest = rest.get(used..).ok_or(WireError::BadNodeList)?;
     }
     Ok(nodes)
 }
 
 #[cfg(test)]
+#[allow(clippy::indexing_slicing, clippy::arithmetic_side_effects)]
 mod tests {
     use super::*;
     use crate::friend::tox_id::NoSpam;

@@ -78,6 +78,9 @@ pub struct FriendRequest {
     message: Vec<u8>,
 }
 
+// Wire code: the request body comes from the network, so no indexing, slicing or arithmetic
+// that could panic or wrap (issue #15; the filter and schedule below are not held to it).
+#[deny(clippy::indexing_slicing, clippy::arithmetic_side_effects)]
 impl FriendRequest {
     /// A request to send: the message must be 1..=[`MAX_SENT_MESSAGE_LEN`] bytes.
     pub fn new(nospam: NoSpam, message: &[u8]) -> Result<Self, RequestError> {
@@ -108,7 +111,7 @@ impl FriendRequest {
 
     /// `[nospam 4][message]`, without an id.
     pub fn encode_body(&self) -> Vec<u8> {
-        let mut out = Vec::with_capacity(NOSPAM_SIZE + self.message.len());
+        let mut out = Vec::with_capacity(NOSPAM_SIZE.saturating_add(self.message.len()));
         self.encode_body_into(&mut out);
         out
     }
@@ -130,7 +133,7 @@ impl FriendRequest {
     }
 
     fn encode_with_id(&self, id: u8) -> Vec<u8> {
-        let mut out = Vec::with_capacity(1 + NOSPAM_SIZE + self.message.len());
+        let mut out = Vec::with_capacity((1 + NOSPAM_SIZE).saturating_add(self.message.len()));
         out.push(id);
         self.encode_body_into(&mut out);
         out
@@ -139,10 +142,9 @@ impl FriendRequest {
     /// Parses a body (after the id) with 0.2.18's receive limits: a message of
     /// 1..=[`MAX_FRIEND_REQUEST_DATA_SIZE`] bytes.
     pub fn decode_body(body: &[u8]) -> Result<Self, RequestError> {
-        if body.len() < NOSPAM_SIZE {
-            return Err(RequestError::Truncated(body.len()));
-        }
-        let (nospam, message) = body.split_at(NOSPAM_SIZE);
+        let (nospam, message) = body
+            .split_first_chunk::<NOSPAM_SIZE>()
+            .ok_or(RequestError::Truncated(body.len()))?;
         if message.is_empty() {
             return Err(RequestError::Empty);
         }
@@ -153,7 +155,7 @@ impl FriendRequest {
             });
         }
         Ok(FriendRequest {
-            nospam: NoSpam(nospam.try_into().expect("4 bytes")),
+            nospam: NoSpam(*nospam),
             message: message.to_vec(),
         })
     }

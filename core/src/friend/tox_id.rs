@@ -17,6 +17,9 @@
 //! to two or more bytes of the same parity whose XOR deltas cancel: for example the same
 //! delta applied to bytes 0 and 2, or two bytes two (or any even distance) apart swapped.
 //! Both claims are tested below.
+// Tox IDs come from users and the C ABI as text or bytes: no indexing, slicing or
+// arithmetic that could panic or wrap (issue #15).
+#![deny(clippy::indexing_slicing, clippy::arithmetic_side_effects)]
 
 use std::fmt;
 use std::str::FromStr;
@@ -121,20 +124,19 @@ impl ToxId {
     /// Parses the 38-byte form, checking the checksum. The key's validity
     /// (`public_key_valid`) is not checked here; see [`validate_friend_add`].
     pub fn from_bytes(bytes: &[u8]) -> Result<Self, ToxIdError> {
+        let bad = ToxIdError::WrongLength(bytes.len());
         if bytes.len() != TOX_ID_SIZE {
-            return Err(ToxIdError::WrongLength(bytes.len()));
+            return Err(bad);
         }
-        let head = &bytes[..PUBLIC_KEY_SIZE + NOSPAM_SIZE];
+        let (head, &found) = bytes.split_last_chunk::<CHECKSUM_SIZE>().ok_or(bad)?;
         let expected = checksum(head);
-        let found = [bytes[TOX_ID_SIZE - 2], bytes[TOX_ID_SIZE - 1]];
         if expected != found {
             return Err(ToxIdError::BadChecksum { expected, found });
         }
-        let pk = PublicKey::from_slice(bytes).ok_or(ToxIdError::WrongLength(bytes.len()))?;
-        let mut nospam = [0u8; NOSPAM_SIZE];
-        nospam.copy_from_slice(&bytes[PUBLIC_KEY_SIZE..PUBLIC_KEY_SIZE + NOSPAM_SIZE]);
+        let (pk, nospam) = head.split_first_chunk::<PUBLIC_KEY_SIZE>().ok_or(bad)?;
+        let nospam: [u8; NOSPAM_SIZE] = nospam.try_into().map_err(|_| bad)?;
         Ok(ToxId {
-            pk,
+            pk: PublicKey(*pk),
             nospam: NoSpam(nospam),
         })
     }
@@ -143,8 +145,10 @@ impl ToxId {
 /// c-toxcore's `data_checksum`: XOR of the even-offset bytes, then of the odd-offset ones.
 pub fn checksum(data: &[u8]) -> [u8; CHECKSUM_SIZE] {
     let mut sum = [0u8; CHECKSUM_SIZE];
-    for (i, byte) in data.iter().enumerate() {
-        sum[i % 2] ^= byte;
+    for pair in data.chunks(CHECKSUM_SIZE) {
+        for (s, byte) in sum.iter_mut().zip(pair) {
+            *s ^= byte;
+        }
     }
     sum
 }
@@ -175,9 +179,14 @@ impl FromStr for ToxId {
             return Err(ToxIdError::WrongLength(digits.len()));
         }
         let mut bytes = [0u8; TOX_ID_SIZE];
-        for (i, byte) in bytes.iter_mut().enumerate() {
-            let hi = hex_value(digits[2 * i]).ok_or(ToxIdError::NotHex(2 * i))?;
-            let lo = hex_value(digits[2 * i + 1]).ok_or(ToxIdError::NotHex(2 * i + 1))?;
+        for (i, (byte, pair)) in bytes.iter_mut().zip(digits.chunks_exact(2)).enumerate() {
+            let &[hi, lo] = pair else {
+                return Err(ToxIdError::WrongLength(digits.len()));
+            };
+            // i < 38: the digit positions are below 76.
+            let at = i.saturating_mul(2);
+            let hi = hex_value(hi).ok_or(ToxIdError::NotHex(at))?;
+            let lo = hex_value(lo).ok_or(ToxIdError::NotHex(at.saturating_add(1)))?;
             *byte = (hi << 4) | lo;
         }
         ToxId::from_bytes(&bytes)
@@ -185,12 +194,10 @@ impl FromStr for ToxId {
 }
 
 fn hex_value(c: u8) -> Option<u8> {
-    match c {
-        b'0'..=b'9' => Some(c - b'0'),
-        b'a'..=b'f' => Some(c - b'a' + 10),
-        b'A'..=b'F' => Some(c - b'A' + 10),
-        _ => None,
-    }
+    // Digits and letters of either case, as the arms 0-9, a-f, A-F did.
+    char::from(c)
+        .to_digit(16)
+        .and_then(|d| u8::try_from(d).ok())
 }
 
 /// Why `tox_friend_add` refuses (c-toxcore `FAERR_*`, mapped onto `TOX_ERR_FRIEND_ADD` by
@@ -245,6 +252,7 @@ pub fn validate_friend_add(
 }
 
 #[cfg(test)]
+#[allow(clippy::indexing_slicing, clippy::arithmetic_side_effects)]
 mod tests {
     use super::*;
     use proptest::prelude::*;

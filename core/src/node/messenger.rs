@@ -7,6 +7,9 @@
 //! as `m_send_message_generic` numbers them) is tied to the net_crypto packet number that
 //! carried it, and the receipt is reported once the peer acknowledged that number
 //! (`cryptpacket_received`).
+// Messenger packets come from a friend's session: no indexing, slicing or arithmetic that
+// could panic or wrap here (issue #15; the rest of the Node is not held to it).
+#![deny(clippy::indexing_slicing, clippy::arithmetic_side_effects)]
 
 use std::collections::VecDeque;
 
@@ -111,7 +114,7 @@ impl Node {
             return Err(NodeError::MessageTooLong);
         }
         let (conn, f) = self.online_session(friend)?;
-        let mut payload = Vec::with_capacity(text.len() + 1);
+        let mut payload = Vec::with_capacity(text.len().saturating_add(1));
         payload.push(kind.packet_id());
         payload.extend_from_slice(text);
         let packet = conn.send_lossless(now, &payload)?;
@@ -190,7 +193,7 @@ impl Node {
                     data: p.to_vec(),
                 })
             }
-            _ => self.stats.packets_ignored += 1,
+            _ => self.stats.packets_ignored = self.stats.packets_ignored.saturating_add(1),
         }
     }
 
@@ -263,7 +266,7 @@ impl Node {
                     } else {
                         MessageKind::Normal
                     },
-                    text: p[1..].to_vec(),
+                    text: p.get(1..).unwrap_or_default().to_vec(),
                 });
             }
             (Some(k), true) if CUSTOM_LOSSLESS_IDS.contains(&k) || k == PACKET_ID_MSI => {
@@ -278,7 +281,7 @@ impl Node {
                 self.on_file_packet(now, number, id, p)
             }
             // Anything before ONLINE, and unknown ids: dropped (§3.1).
-            _ => self.stats.packets_ignored += 1,
+            _ => self.stats.packets_ignored = self.stats.packets_ignored.saturating_add(1),
         }
     }
 }

@@ -4,6 +4,9 @@
 //! As in c-toxcore (`Messenger.c`, `do_friends`), each is sent once when the friend comes
 //! online and again whenever ours changes, without congestion control; what a friend sends
 //! is checked against c-toxcore's limits and dropped (counted) when it breaks them.
+// Presence packets come from a friend's session: no indexing, slicing or arithmetic that
+// could panic or wrap here (issue #15; the rest of the Node is not held to it).
+#![deny(clippy::indexing_slicing, clippy::arithmetic_side_effects)]
 
 use rustox_net_crypto::Timestamp;
 
@@ -206,7 +209,7 @@ impl Node {
     }
 
     fn ignore(&mut self) -> bool {
-        self.stats.packets_ignored += 1;
+        self.stats.packets_ignored = self.stats.packets_ignored.saturating_add(1);
         true
     }
 
@@ -230,7 +233,7 @@ impl Node {
         let Ok((conn, _)) = self.online_session(friend) else {
             return;
         };
-        let mut payload = Vec::with_capacity(body.len() + 1);
+        let mut payload = Vec::with_capacity(body.len().saturating_add(1));
         payload.push(kind);
         payload.extend_from_slice(body);
         let _ = conn.send_lossless(now, &payload);
