@@ -3,9 +3,14 @@
 //! `rustox send --to ADDR --key KEY FILE`. What each costs or achieves is read from
 //! `/proc` and from the JSON line each prints per file (`cli/src/summary.rs`).
 //!
-//! Either may run behind a [`Launch`] prefix such as `taskset -c 0 ip netns exec NS`: both
-//! programs replace themselves with the next (`exec`), so the child's pid is the rustox
-//! process's and its `/proc` entries are the victim's, and the environment passes through.
+//! Either may run behind a [`Launch`] prefix such as `taskset -c 0 setsid nice -n -10 ip netns
+//! exec NS`: all these programs replace themselves with the next (`exec`), so the child's pid
+//! is the rustox process's and its `/proc` entries are the victim's, and the environment
+//! passes through.
+//!
+//! What the scheduler did to each is read too ([`SchedStat`]): a process that was runnable
+//! but waited for its CPU uses less of it than it needed, and its CPU time alone would make
+//! it look idle while its socket overflows.
 
 use std::fs::File;
 use std::io::{BufRead, BufReader, Read, Write};
@@ -138,6 +143,11 @@ impl Victim {
         proc_cpu_seconds(self.pid())
     }
 
+    /// Its main thread's (the node's loop's) scheduler counters so far.
+    pub fn schedstat(&self) -> Option<SchedStat> {
+        proc_schedstat(self.pid())
+    }
+
     /// Its peak resident set (`VmHWM`), bytes.
     pub fn peak_rss_bytes(&self) -> Option<u64> {
         proc_status_kb(self.pid(), "VmHWM:").map(|kb| kb * 1024)
@@ -205,9 +215,18 @@ pub struct HonestOutcome {
     pub summary: Result<CliSummary, String>,
     /// From start to exit.
     pub wall: Duration,
+    /// Its main thread's scheduler counters, read last within a poll (10 ms) of its exit.
+    pub sched: Option<SchedStat>,
+    /// Whether its session's nice was set, when [`send_file`] was asked to.
+    pub autogroup: Option<Result<(), String>>,
 }
 
+/// How often [`send_file`] looks at the sender.
+const SENDER_POLL: Duration = Duration::from_millis(10);
+
 /// Runs `rustox send --to ADDR --key KEY FILE` behind `launch` to completion or `limit`.
+/// With `autogroup_nice`, `launch` must start it in a session of its own (`setsid`), whose
+/// nice is then set to that value ([`set_autogroup_nice`]).
 pub fn send_file(
     rustox: &Path,
     launch: &Launch,
@@ -215,6 +234,7 @@ pub fn send_file(
     file: &Path,
     stderr: &Path,
     limit: Duration,
+    autogroup_nice: Option<i32>,
 ) -> HonestOutcome {
     let started = Instant::now();
     let err_file = match File::create(stderr) {
@@ -223,6 +243,8 @@ pub fn send_file(
             return HonestOutcome {
                 summary: Err(format!("{}: {e}", stderr.display())),
                 wall: started.elapsed(),
+                sched: None,
+                autogroup: None,
             }
         }
     };
@@ -241,11 +263,21 @@ pub fn send_file(
             return HonestOutcome {
                 summary: Err(format!("cannot start rustox send: {e}")),
                 wall: started.elapsed(),
+                sched: None,
+                autogroup: None,
             }
         }
     };
     let lines = line_reader(child.stdout.take());
+    let mut sched = None;
+    // The session exists once `setsid` has run, a few execs after the spawn: try until then.
+    let mut autogroup = autogroup_nice.map(|_| Err("its session never appeared".to_owned()));
     let status = loop {
+        if let (Some(nice), Some(Err(_))) = (autogroup_nice, &autogroup) {
+            autogroup = Some(set_autogroup_nice(child.id(), nice));
+        }
+        // Before `try_wait` reaps it: afterwards its /proc entry is gone.
+        sched = proc_schedstat(child.id()).or(sched);
         match child.try_wait() {
             Ok(Some(s)) => break Some(s),
             Ok(None) if started.elapsed() > limit => {
@@ -253,7 +285,7 @@ pub fn send_file(
                 let _ = child.wait();
                 break None;
             }
-            Ok(None) => std::thread::sleep(Duration::from_millis(10)),
+            Ok(None) => std::thread::sleep(SENDER_POLL),
             Err(_) => break None,
         }
     };
@@ -276,7 +308,12 @@ pub fn send_file(
             ))
         }
     };
-    HonestOutcome { summary, wall }
+    HonestOutcome {
+        summary,
+        wall,
+        sched,
+        autogroup,
+    }
 }
 
 /// Writes `size` bytes of a xorshift stream (seeded by `seed`) to `path`, so a misplaced or
@@ -308,6 +345,65 @@ pub fn proc_cpu_seconds(pid: u32) -> Option<f64> {
     let fields: Vec<&str> = after.split_whitespace().collect();
     let ticks = fields.get(11)?.parse::<u64>().ok()? + fields.get(12)?.parse::<u64>().ok()?;
     Some(ticks as f64 / USER_HZ)
+}
+
+/// A thread's scheduler counters (`/proc/PID/schedstat`, the thread group leader's): time on
+/// a CPU and time runnable but waiting on a runqueue for one.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct SchedStat {
+    /// Time it ran.
+    pub ran: Duration,
+    /// Time it was runnable but another task had its CPU.
+    pub waited: Duration,
+}
+
+impl SchedStat {
+    /// What happened between `earlier` and `self`.
+    pub fn since(self, earlier: SchedStat) -> SchedStat {
+        SchedStat {
+            ran: self.ran.saturating_sub(earlier.ran),
+            waited: self.waited.saturating_sub(earlier.waited),
+        }
+    }
+
+    /// Parses `/proc/PID/schedstat`: nanoseconds on the CPU, nanoseconds waiting on a
+    /// runqueue, timeslices (the kernel's `sched-stats.rst`).
+    pub fn parse(text: &str) -> Option<SchedStat> {
+        let mut fields = text.split_whitespace().map(str::parse::<u64>);
+        let ran = fields.next()?.ok()?;
+        let waited = fields.next()?.ok()?;
+        Some(SchedStat {
+            ran: Duration::from_nanos(ran),
+            waited: Duration::from_nanos(waited),
+        })
+    }
+}
+
+/// The scheduler counters of `pid`'s main thread.
+pub fn proc_schedstat(pid: u32) -> Option<SchedStat> {
+    SchedStat::parse(&std::fs::read_to_string(format!("/proc/{pid}/schedstat")).ok()?)
+}
+
+/// Sets the nice value of `pid`'s autogroup. With autogroups (sched(7); on unless
+/// `kernel.sched_autogroup_enabled` is 0), the scheduler first shares a CPU between
+/// sessions, equally at equal autogroup nice, and a task's own nice counts only inside its
+/// session: a build in another session, at any nice, takes half of a CPU from a process
+/// that needs it. Refuses while `pid` is still in this process's session (it has not run
+/// `setsid` yet), which it must not change. Lowering the nice needs `CAP_SYS_NICE`.
+pub fn set_autogroup_nice(pid: u32, nice: i32) -> Result<(), String> {
+    let group = |path: &str| -> Result<String, String> {
+        let text = std::fs::read_to_string(path).map_err(|e| format!("{path}: {e}"))?;
+        Ok(text
+            .split_whitespace()
+            .next()
+            .unwrap_or_default()
+            .to_owned())
+    };
+    let theirs = format!("/proc/{pid}/autogroup");
+    if group(&theirs)? == group("/proc/self/autogroup")? {
+        return Err(format!("{pid} is still in this process's session"));
+    }
+    std::fs::write(&theirs, nice.to_string()).map_err(|e| format!("{theirs}: {e}"))
 }
 
 /// A `kB` line of `/proc/PID/status`.
@@ -358,4 +454,25 @@ fn line_reader(stdout: Option<std::process::ChildStdout>) -> mpsc::Receiver<Stri
         });
     }
     rx
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn schedstat_reads_run_and_runqueue_nanoseconds() {
+        let s = SchedStat::parse("1473374169 1213007018 769\n").unwrap();
+        assert_eq!(s.ran, Duration::from_nanos(1_473_374_169));
+        assert_eq!(s.waited, Duration::from_nanos(1_213_007_018));
+        assert_eq!(SchedStat::parse("12"), None);
+        let later = SchedStat::parse("4184815270 5037278447 1582").unwrap();
+        assert_eq!(later.since(s).waited, Duration::from_nanos(3_824_271_429));
+        assert_eq!(s.since(later), SchedStat::default());
+    }
+
+    #[test]
+    fn this_process_has_scheduler_counters() {
+        assert!(proc_schedstat(std::process::id()).is_some());
+    }
 }
