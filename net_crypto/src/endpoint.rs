@@ -76,9 +76,10 @@ impl Default for EndpointLimits {
     /// progress, 256 queued cookie responses (a burst a driver drains in one loop),
     /// c-toxcore's cookie-request bucket for each source (protocol.md §2.2) with 4096
     /// sources remembered (about 100 bytes each), and 1000 key agreements a second after a
-    /// burst of 100: a `PrecomputedKey::new` (X25519 and HSalsa20) took 73–90 µs on this
-    /// project's 2-core VM with other work running, so a flood of fresh keys costs at most
-    /// about 9 % of a core.
+    /// burst of 1000 (what a node whose friends all come online at once may need; core's
+    /// layers take the same, key_cache.rs): a `PrecomputedKey::new` (X25519 and HSalsa20)
+    /// took 73–90 µs on this project's 2-core VM with other work running, so a sustained
+    /// flood of fresh keys costs at most about 9 % of a core.
     /// 1024 cached keys take 64 KiB. 64 MiB for the arrays: one session's full receive window
     /// (32 768 × 1373 bytes, 45 MiB) with room for a busy send array, so that a single
     /// session is never held back by the budget, and at most 128 MiB whatever the peers do.
@@ -90,7 +91,7 @@ impl Default for EndpointLimits {
             source_burst: 10,
             source_interval: Duration::from_millis(100),
             max_tracked_sources: 4096,
-            key_agreement_burst: 100,
+            key_agreement_burst: 1000,
             key_agreement_interval: Duration::from_millis(1),
             max_cached_keys: 1024,
             array_memory_budget: 64 << 20,
