@@ -13,7 +13,7 @@
 //! it look idle while its socket overflows.
 
 use std::fs::File;
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::Write;
 use std::net::{IpAddr, SocketAddr};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Stdio};
@@ -21,17 +21,15 @@ use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use crate::ctoxcore::Launch;
+use crate::emulator::cli_transfer::line_reader;
 use crate::emulator::CliSummary;
+use crate::scale::process::{cpu_time_of, peak_rss_bytes_of};
 
 /// How long `rustox recv` may take to print its address and key.
 const STARTUP: Duration = Duration::from_secs(10);
 
 /// How long the last lines of an exited child may take to come through its pipe.
 const OUTPUT_DRAIN: Duration = Duration::from_secs(2);
-
-/// `USER_HZ`: Linux fixes the clock ticks of `/proc/PID/stat`'s `utime` and `stime` at 100
-/// for user space (proc(5)).
-const USER_HZ: f64 = 100.0;
 
 /// What `rustox recv` prints on stderr for each friend it adds (`cli/src/recv.rs`): a
 /// stranger who opened a session or whose friend request arrived.
@@ -140,7 +138,7 @@ impl Victim {
 
     /// User + system CPU seconds it has used (all threads).
     pub fn cpu_seconds(&self) -> Option<f64> {
-        proc_cpu_seconds(self.pid())
+        cpu_time_of(self.pid()).map(|t| t.as_secs_f64())
     }
 
     /// Its main thread's (the node's loop's) scheduler counters so far.
@@ -150,7 +148,7 @@ impl Victim {
 
     /// Its peak resident set (`VmHWM`), bytes.
     pub fn peak_rss_bytes(&self) -> Option<u64> {
-        proc_status_kb(self.pid(), "VmHWM:").map(|kb| kb * 1024)
+        peak_rss_bytes_of(self.pid())
     }
 
     /// Datagrams the kernel dropped at its socket because its receive buffer was full (the
@@ -337,16 +335,6 @@ pub fn write_file(path: &Path, size: u64, seed: u64) -> std::io::Result<()> {
     out.flush()
 }
 
-/// User + system CPU seconds of `pid`: fields 14 and 15 of `/proc/PID/stat`, counted after
-/// the command name (which may hold spaces and parentheses).
-pub fn proc_cpu_seconds(pid: u32) -> Option<f64> {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    let after = stat.get(stat.rfind(')')? + 2..)?;
-    let fields: Vec<&str> = after.split_whitespace().collect();
-    let ticks = fields.get(11)?.parse::<u64>().ok()? + fields.get(12)?.parse::<u64>().ok()?;
-    Some(ticks as f64 / USER_HZ)
-}
-
 /// A thread's scheduler counters (`/proc/PID/schedstat`, the thread group leader's): time on
 /// a CPU and time runnable but waiting on a runqueue for one.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -406,21 +394,6 @@ pub fn set_autogroup_nice(pid: u32, nice: i32) -> Result<(), String> {
     std::fs::write(&theirs, nice.to_string()).map_err(|e| format!("{theirs}: {e}"))
 }
 
-/// A `kB` line of `/proc/PID/status`.
-fn proc_status_kb(pid: u32, key: &str) -> Option<u64> {
-    let mut text = String::new();
-    File::open(format!("/proc/{pid}/status"))
-        .ok()?
-        .read_to_string(&mut text)
-        .ok()?;
-    let line = text.lines().find(|l| l.starts_with(key))?;
-    line.get(key.len()..)?
-        .split_whitespace()
-        .next()?
-        .parse()
-        .ok()
-}
-
 /// The `drops` count of the IPv4 UDP socket bound to `addr`, from `/proc/PID/net/udp`: the
 /// table of `pid`'s network namespace (local address as `AABBCCDD:PPPP`, the address in host
 /// byte order, the port big-endian; drops is the last column).
@@ -439,21 +412,6 @@ fn udp_socket_drops(pid: u32, addr: SocketAddr) -> Option<u64> {
             None
         }
     })
-}
-
-fn line_reader(stdout: Option<std::process::ChildStdout>) -> mpsc::Receiver<String> {
-    let (tx, rx) = mpsc::channel();
-    if let Some(stdout) = stdout {
-        std::thread::spawn(move || {
-            for line in BufReader::new(stdout).lines() {
-                let Ok(line) = line else { break };
-                if tx.send(line).is_err() {
-                    break;
-                }
-            }
-        });
-    }
-    rx
 }
 
 #[cfg(test)]

@@ -232,7 +232,7 @@ fn spawn(cmd: &mut std::process::Command) -> Result<Child, EmulatorError> {
 }
 
 /// Lines of `stdout`, read on a thread of their own (the child never blocks on a full pipe).
-fn line_reader(stdout: Option<ChildStdout>) -> mpsc::Receiver<String> {
+pub(crate) fn line_reader(stdout: Option<ChildStdout>) -> mpsc::Receiver<String> {
     let (tx, rx) = mpsc::channel();
     if let Some(stdout) = stdout {
         std::thread::spawn(move || {

@@ -24,7 +24,7 @@
 //! [`check_prerequisites`]. Entry point: [`Testbed`].
 
 mod calibration;
-mod cli_transfer;
+pub(crate) mod cli_transfer;
 mod engine;
 mod error;
 mod namespace;
