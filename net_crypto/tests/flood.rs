@@ -11,9 +11,10 @@ use std::time::Duration;
 use common::Node;
 use rand_chacha::rand_core::{RngCore, SeedableRng};
 use rand_chacha::ChaCha8Rng;
-use rustox_net_crypto::crypto::{sha512, KeyPair, Nonce, PrecomputedKey};
+use rustox_net_crypto::crypto::{sha512, KeyPair, Nonce, PrecomputedKey, PublicKey};
 use rustox_net_crypto::packets::{
-    CookieRequest, CookieRequestPayload, CookieResponse, Handshake, HandshakePayload,
+    CookieRequest, CookieRequestPayload, CookieResponse, EncryptedCookie, Handshake,
+    HandshakePayload,
 };
 use rustox_net_crypto::{ConnectionStatus, Destination, DropReason, EndpointLimits, Timestamp};
 
@@ -248,8 +249,40 @@ fn a_cookie_request_flood_from_spoofed_sources_and_fresh_keys_is_bounded_and_a_f
 /// A handshake of the attacker's, with a genuine cookie from the victim (the attacker asked
 /// for it from its own address) and a fresh session key each time it is called.
 struct HandshakeForger {
-    cookie: rustox_net_crypto::packets::EncryptedCookie,
+    cookie: EncryptedCookie,
     real_shared: PrecomputedKey,
+}
+
+/// A genuine cookie from `victim`, asked for from `from` under the DHT key pair `dht`, naming
+/// `real_pk` as the requester's real key (which a cookie request does not authenticate).
+fn cookie_from(
+    victim: &mut Node,
+    from: SocketAddr,
+    dht: &KeyPair,
+    real_pk: PublicKey,
+    rng: &mut ChaCha8Rng,
+) -> EncryptedCookie {
+    let dht_shared = PrecomputedKey::new(&victim.dht.public, &dht.secret).unwrap();
+    let request = CookieRequest::seal(
+        dht.public,
+        &dht_shared,
+        Nonce::random(rng),
+        &CookieRequestPayload {
+            sender_real_pk: real_pk,
+            echo_id: 1,
+        },
+    );
+    let now = Timestamp::from_secs(1000);
+    victim
+        .endpoint
+        .handle_datagram(now, from, &request.to_bytes())
+        .unwrap();
+    let response = victim.endpoint.poll_transmit(now).unwrap();
+    CookieResponse::parse(&response.payload)
+        .unwrap()
+        .open(&dht_shared)
+        .unwrap()
+        .cookie
 }
 
 impl HandshakeForger {
@@ -257,29 +290,8 @@ impl HandshakeForger {
         let mut rng = ChaCha8Rng::seed_from_u64(seed);
         let dht = KeyPair::generate(&mut rng);
         let real = KeyPair::generate(&mut rng);
-        let dht_shared = PrecomputedKey::new(&victim.dht.public, &dht.secret).unwrap();
-        let request = CookieRequest::seal(
-            dht.public,
-            &dht_shared,
-            Nonce::random(&mut rng),
-            &CookieRequestPayload {
-                sender_real_pk: real.public,
-                echo_id: 1,
-            },
-        );
-        let now = Timestamp::from_secs(1000);
-        victim
-            .endpoint
-            .handle_datagram(now, from, &request.to_bytes())
-            .unwrap();
-        let response = victim.endpoint.poll_transmit(now).unwrap();
-        let cookie = CookieResponse::parse(&response.payload)
-            .unwrap()
-            .open(&dht_shared)
-            .unwrap()
-            .cookie;
         HandshakeForger {
-            cookie,
+            cookie: cookie_from(victim, from, &dht, real.public, &mut rng),
             real_shared: PrecomputedKey::new(&victim.real.public, &real.secret).unwrap(),
         }
     }
@@ -351,29 +363,9 @@ fn handshakes_naming_a_friend_from_spoofed_sources_cost_no_key_agreement() {
     victim.endpoint.allow_peer(honest.real.public);
     let mut rng = ChaCha8Rng::seed_from_u64(13);
     let dht = KeyPair::generate(&mut rng);
-    let dht_shared = PrecomputedKey::new(&victim.dht.public, &dht.secret).unwrap();
-    let now = Timestamp::from_secs(1000);
-    let request = CookieRequest::seal(
-        dht.public,
-        &dht_shared,
-        Nonce::random(&mut rng),
-        &CookieRequestPayload {
-            sender_real_pk: honest.real.public,
-            echo_id: 1,
-        },
-    );
-    victim
-        .endpoint
-        .handle_datagram(now, attacker_addr(&honest), &request.to_bytes())
-        .unwrap();
-    let response = victim.endpoint.poll_transmit(now).unwrap();
-    let cookie = CookieResponse::parse(&response.payload)
-        .unwrap()
-        .open(&dht_shared)
-        .unwrap()
-        .cookie;
+    let from = attacker_addr(&honest);
     let forger = HandshakeForger {
-        cookie,
+        cookie: cookie_from(&mut victim, from, &dht, honest.real.public, &mut rng),
         // Not the friend's key: the attacker does not have it.
         real_shared: PrecomputedKey::new(&victim.real.public, &dht.secret).unwrap(),
     };
