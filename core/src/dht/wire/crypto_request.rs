@@ -19,7 +19,7 @@ use rustox_net_crypto::crypto::{
     Nonce, PrecomputedKey, PublicKey, MAC_SIZE, NONCE_SIZE, PUBLIC_KEY_SIZE,
 };
 
-use super::{kind, WireError};
+use super::{kind, split_sender_nonce_box, WireError};
 
 /// `MAX_CRYPTO_REQUEST_SIZE`: the largest request we create.
 pub const MAX_CRYPTO_REQUEST_SIZE: usize = 1024;
@@ -64,16 +64,11 @@ impl<'a> RequestEnvelope<'a> {
         let (receiver, rest) = rest
             .split_first_chunk::<PUBLIC_KEY_SIZE>()
             .ok_or(WireError::BadPayload)?;
-        let (sender, rest) = rest
-            .split_first_chunk::<PUBLIC_KEY_SIZE>()
-            .ok_or(WireError::BadPayload)?;
-        let (nonce, boxed) = rest
-            .split_first_chunk::<NONCE_SIZE>()
-            .ok_or(WireError::BadPayload)?;
+        let (sender, nonce, boxed) = split_sender_nonce_box(rest)?;
         Ok(RequestEnvelope {
             receiver: PublicKey(*receiver),
-            sender: PublicKey(*sender),
-            nonce: Nonce(*nonce),
+            sender,
+            nonce,
             boxed,
         })
     }

@@ -21,7 +21,7 @@ use super::nodes::{
     NODES_RESPONSE_MIN_SIZE,
 };
 use super::ping::{Ping, PING_PACKET_SIZE};
-use super::WireError;
+use super::{split_sender_nonce_box, WireError};
 
 /// Bytes before the box: kind, sender pk, nonce.
 pub const DHT_HEADER_SIZE: usize = 1 + PUBLIC_KEY_SIZE + NONCE_SIZE;
@@ -59,16 +59,11 @@ impl<'a> Envelope<'a> {
                 len: bytes.len(),
             });
         }
-        let (sender, rest) = rest
-            .split_first_chunk::<PUBLIC_KEY_SIZE>()
-            .ok_or(WireError::BadPayload)?;
-        let (nonce, boxed) = rest
-            .split_first_chunk::<NONCE_SIZE>()
-            .ok_or(WireError::BadPayload)?;
+        let (sender, nonce, boxed) = split_sender_nonce_box(rest)?;
         Ok(Envelope {
             kind: k,
-            sender: PublicKey(*sender),
-            nonce: Nonce(*nonce),
+            sender,
+            nonce,
             boxed,
         })
     }
