@@ -1,32 +1,28 @@
-//! The kernel send buffer of every TCP relay connection we write to (protocol.md §7): our
-//! relay client's connections to a relay and our relay server's connections to clients.
+//! How we write to every TCP relay connection (protocol.md §7): our relay client's
+//! connections to a relay and our relay server's connections to clients.
 //!
-//! c-toxcore 0.2.18 reads a relay stream one whole frame at a time (`TCP_common.c`
-//! `read_packet_TCP_secure_connection` waits until the kernel holds the frame's every
-//! byte) from a socket whose receive buffer it never sizes. A burst far larger than that
-//! buffer fills it, the kernel starts dropping what arrives, and the stream can stop with
-//! the head of a frame readable and its tail behind a hole: the reader waits for the tail,
-//! its full buffer advertises a zero window, and the sender can only probe. Nothing moves
-//! again until the relay's ping timeout closes the connection, taking every friend and
-//! onion path on it along. Seen on loopback with Linux's autotuned send buffer: a file's
-//! first flight (~700 KB) stalled both tox-bootstrapd and a c-toxcore client this way
-//! (`ss -tm`: 1 413 bytes unread holding 122 KB of receive memory, zero window, the
-//! sender in persist backoff); with this bound the same transfer completes
-//! (auto_tests/tests/relay_udp_off_interop.rs).
-//!
-//! As far as we can tell the overflow is the loopback device's doing: it hands the
-//! sender's segments to the receiver whole (up to 64 KB each), so the receiver is charged
-//! for the sender's buffers, and a window the reader advertised in good faith overruns its
-//! memory. Bounding our send buffer keeps those segments small. On a network device the
-//! receiver builds its own buffers and the kernel's autotuned default is kept: a bound
-//! there would cap a relay connection at about the buffer per round trip, and nothing was
-//! seen to need it.
+//! c-toxcore reads a relay stream only in whole frames, and a segment that ends inside a
+//! frame can leave it waiting for the frame's tail behind its own full receive buffer
+//! (`relay::record` has the mechanism). So each write is one record of whole frames, as
+//! the output buffers cut them, sent with `MSG_EOR`; and on loopback the send buffer is
+//! bounded ([`LOOPBACK_RELAY_SEND_BUFFER`]), so few records wait in the kernel. On a
+//! network device the kernel's autotuned default is kept: a bound there would cap a relay
+//! connection at about the buffer per round trip.
 
 use std::io;
 use std::net::SocketAddr;
 use std::os::fd::AsFd;
 
 use socket2::SockRef;
+
+/// Writes `record` (the output buffer's next record) to the relay connection `socket`;
+/// how many bytes went (`WouldBlock` when the send buffer is full). `MSG_EOR` keeps the
+/// kernel from appending later writes to this record's segment; after a short write the
+/// rest goes into the same segment and closes it. `MSG_NOSIGNAL`: a connection the peer
+/// reset gives an error, not a SIGPIPE that would kill a client embedding us.
+pub fn send_record(socket: &impl AsFd, record: &[u8]) -> io::Result<usize> {
+    SockRef::from(socket).send_with_flags(record, nix::libc::MSG_EOR | nix::libc::MSG_NOSIGNAL)
+}
 
 /// `SO_SNDBUF` asked for relay connections to a loopback address; Linux doubles it for its
 /// bookkeeping (16 KiB in all) and turns send-buffer autotuning off. Measured with the

@@ -7,7 +7,7 @@
 //! buffer (the relay client's backpressure).
 
 use std::collections::HashMap;
-use std::io::{self, Read, Write};
+use std::io::{self, Read};
 use std::net::{SocketAddr, TcpStream};
 
 use rustox_net_crypto::Timestamp;
@@ -113,7 +113,8 @@ impl RelayStreams {
             if bytes.is_empty() {
                 return true;
             }
-            match tcp.write(bytes) {
+            // In records (relay_socket.rs): c-toxcore relays read whole frames only.
+            match super::relay_socket::send_record(tcp, bytes) {
                 Ok(0) => return false,
                 Ok(n) => node.relay_consume(id, n),
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => return true,

@@ -25,7 +25,7 @@
 //!   writes already batch whatever is queued.
 
 use std::collections::{HashMap, VecDeque};
-use std::io::{self, Read, Write};
+use std::io::{self, Read};
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc::{sync_channel, Receiver, SyncSender, TrySendError};
@@ -367,7 +367,8 @@ impl Driver {
         }
     }
 
-    /// Writes what the server has queued for `conn` until the socket would block.
+    /// Writes what the server has queued for `conn`, in records (relay_socket.rs), until the
+    /// socket would block.
     fn write(&mut self, conn: ConnId) {
         loop {
             let Some(stream) = self.streams.get_mut(&token_of(conn)) else {
@@ -377,7 +378,7 @@ impl Driver {
             if bytes.is_empty() {
                 return;
             }
-            match stream.write(bytes) {
+            match super::relay_socket::send_record(stream, bytes) {
                 Ok(0) => return self.closed(token_of(conn)),
                 Ok(n) => self.server.handle_written(conn, n),
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => return,

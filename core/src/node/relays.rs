@@ -165,7 +165,8 @@ impl Node {
         self.after_relay_input(now);
     }
 
-    /// Bytes waiting to be written to relay connection `id`.
+    /// The next record to write to relay connection `id` (whole frames; write it with one
+    /// send, `driver::relay_socket::send_record`, so its segment ends at a frame end).
     pub fn relay_write(&self, id: RelayId) -> Option<&[u8]> {
         self.relays.poll_write(id)
     }

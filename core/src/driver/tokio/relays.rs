@@ -14,12 +14,13 @@ use std::io;
 use std::net::SocketAddr;
 use std::time::Duration;
 
-use ::tokio::io::{AsyncReadExt, AsyncWriteExt};
+use ::tokio::io::{AsyncReadExt, Interest};
+use ::tokio::net::tcp::OwnedWriteHalf;
 use ::tokio::net::{TcpSocket, TcpStream};
 use ::tokio::sync::mpsc;
 use rustox_net_crypto::Timestamp;
 
-use crate::driver::relay_socket::bound_relay_send_buffer;
+use crate::driver::relay_socket::{bound_relay_send_buffer, send_record};
 use crate::node::Node;
 use crate::relay::client::RelayId;
 
@@ -122,6 +123,23 @@ async fn connect(addr: SocketAddr) -> io::Result<TcpStream> {
     socket.connect(addr).await
 }
 
+/// Writes all of `bytes` to a relay connection in records ([`send_record`]): c-toxcore
+/// relays read whole frames only.
+async fn write_records(writer: &OwnedWriteHalf, mut bytes: &[u8]) -> io::Result<()> {
+    let stream: &TcpStream = writer.as_ref();
+    while !bytes.is_empty() {
+        stream.writable().await?;
+        match stream.try_io(Interest::WRITABLE, || send_record(stream, bytes)) {
+            Ok(0) => return Err(io::ErrorKind::WriteZero.into()),
+            Ok(n) => bytes = bytes.get(n..).unwrap_or_default(),
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(())
+}
+
 /// One relay connection: connect, then read and write until either side ends.
 async fn connection(
     id: RelayId,
@@ -141,7 +159,7 @@ async fn connection(
     if to_loop.send((id, RelayIo::Connected)).await.is_err() {
         return;
     }
-    let (mut reader, mut writer) = stream.into_split();
+    let (mut reader, writer) = stream.into_split();
     let mut buf = vec![0u8; READ_CHUNK];
     let result: io::Result<()> = loop {
         ::tokio::select! {
@@ -157,7 +175,7 @@ async fn connection(
             },
             chunk = writes.recv() => match chunk {
                 Some(chunk) => {
-                    if let Err(e) = writer.write_all(&chunk).await {
+                    if let Err(e) = write_records(&writer, &chunk).await {
                         break Err(e);
                     }
                     if writes.is_empty() {

@@ -469,7 +469,8 @@ impl RelayConnection {
         }
     }
 
-    /// Bytes for the driver to write to the socket, in order; empty when there are none.
+    /// The next record for the driver to write to the socket, in order (whole frames, see
+    /// `relay::record`); empty when there is none.
     pub fn poll_write(&self) -> &[u8] {
         self.out.pending()
     }

@@ -15,6 +15,8 @@
 //!   queues them without bound; past the reserve the relay has not read for a long
 //!   while and the caller closes the connection.
 
+use crate::relay::record::FrameEnds;
+
 /// Room kept above the data limit for control frames (ours). A control frame is at most
 /// 2 + 16 + 33 = 51 bytes; 4 KiB holds 80 of them, far more than a live relay leaves
 /// unread.
@@ -38,13 +40,15 @@ pub(super) enum FrameClass {
     Control,
 }
 
-/// A byte queue with a hard size limit. `poll_write` gives one contiguous slice.
+/// A byte queue with a hard size limit, written out in records (`relay::record`).
 #[derive(Debug)]
 pub(super) struct OutputBuffer {
     buf: Vec<u8>,
     /// Bytes before `head` are written already.
     head: usize,
     data_limit: usize,
+    /// Where the hello and each frame end, so that writes stop there.
+    ends: FrameEnds,
 }
 
 impl OutputBuffer {
@@ -55,6 +59,7 @@ impl OutputBuffer {
             buf: Vec::new(),
             head: 0,
             data_limit,
+            ends: FrameEnds::default(),
         }
     }
 
@@ -88,6 +93,7 @@ impl OutputBuffer {
         let before = self.buf.len();
         fill(&mut self.buf).map_err(PushError::Fill)?;
         debug_assert_eq!(self.buf.len() - before, n, "frame length as announced");
+        self.ends.pushed(self.len());
         Ok(())
     }
 
@@ -95,16 +101,21 @@ impl OutputBuffer {
     pub(super) fn push_raw(&mut self, bytes: &[u8]) {
         self.compact();
         self.buf.extend_from_slice(bytes);
+        self.ends.pushed(self.len());
     }
 
-    /// The bytes to write next; empty when there are none.
+    /// The next record to write (whole frames, at most `record::RECORD_SIZE` bytes unless
+    /// one frame is longer); empty when nothing waits.
     pub(super) fn pending(&self) -> &[u8] {
-        &self.buf[self.head..]
+        let pending = &self.buf[self.head..];
+        &pending[..self.ends.record_len(pending.len())]
     }
 
     /// Marks `n` bytes as written (at most what is pending).
     pub(super) fn consume(&mut self, n: usize) {
-        self.head = (self.head + n).min(self.buf.len());
+        let n = n.min(self.len());
+        self.ends.consume(n);
+        self.head += n;
         if self.head == self.buf.len() {
             self.buf.clear();
             self.head = 0;

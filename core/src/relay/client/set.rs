@@ -487,13 +487,24 @@ impl RelayClients {
         }
     }
 
-    /// Bytes to write to the socket of `id`, if any. After writing, call [`Self::consume`]
-    /// with the number written.
+    /// The next record to write to the socket of `id` (whole frames), if any. After
+    /// writing, call [`Self::consume`] with the number written.
     pub fn poll_write(&self, id: RelayId) -> Option<&[u8]> {
         let i = self.index_of(id)?;
         match &self.relays[i].link {
             Link::Open { conn, .. } if !conn.poll_write().is_empty() => Some(conn.poll_write()),
             _ => None,
+        }
+    }
+
+    /// Bytes waiting to be written to the socket of `id`, in all records.
+    pub fn queued(&self, id: RelayId) -> usize {
+        let Some(i) = self.index_of(id) else {
+            return 0;
+        };
+        match &self.relays[i].link {
+            Link::Open { conn, .. } => conn.queued(),
+            _ => 0,
         }
     }
 

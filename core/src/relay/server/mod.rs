@@ -337,7 +337,7 @@ impl RelayServer {
                 }
                 Ok(accepted) => {
                     c.hello = None;
-                    c.out.tail().extend_from_slice(&accepted.reply);
+                    c.out.append_raw(&accepted.reply);
                     let (enc, dec) = accepted.keys.split();
                     c.session = Some(Session {
                         pk: accepted.client_pk,
@@ -463,7 +463,8 @@ impl RelayServer {
         None
     }
 
-    /// The bytes `conn` should write next (empty when there are none).
+    /// The record `conn` should write next (whole frames, see `relay::record`; empty when
+    /// there is none).
     pub fn poll_transmit(&self, conn: ConnId) -> &[u8] {
         self.conns.get(&conn).map_or(&[], |c| c.out.front())
     }
@@ -802,7 +803,7 @@ impl RelayServer {
             .admit(frame_size(scratch.len()), class, self.config.output_limit)
         {
             Admit::Yes => {
-                if session.enc.encode(&scratch, c.out.tail()).is_ok() {
+                if c.out.append(|v| session.enc.encode(&scratch, v)).is_ok() {
                     Sent::Queued
                 } else {
                     Sent::Dropped

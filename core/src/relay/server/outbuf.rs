@@ -9,6 +9,8 @@
 //! control frame beyond that means the peer has not read for so long that the connection is
 //! closed. Frames are sealed when queued, so they leave in nonce order whatever their class.
 
+use crate::relay::record::FrameEnds;
+
 /// Room beyond the ordinary limit kept for control frames: 256 of the largest control
 /// frame (a 52-byte routing response), more than a client's 240 routes can cause at once.
 pub const CONTROL_RESERVE: usize = 256 * 52;
@@ -37,11 +39,13 @@ pub enum Admit {
     Overflow,
 }
 
-/// Bytes queued for one connection's socket.
+/// Bytes queued for one connection's socket, written out in records (`relay::record`).
 #[derive(Debug, Default)]
 pub struct OutBuf {
     buf: Vec<u8>,
     start: usize,
+    /// Where each frame ends, so that writes stop there.
+    ends: FrameEnds,
 }
 
 impl OutBuf {
@@ -65,23 +69,38 @@ impl OutBuf {
         }
     }
 
-    /// The vector to append an admitted frame to.
-    pub fn tail(&mut self) -> &mut Vec<u8> {
+    /// Appends one admitted frame: `fill` writes it at the end of the vector it is given
+    /// and must leave the vector as it found it when it fails.
+    pub fn append<E>(&mut self, fill: impl FnOnce(&mut Vec<u8>) -> Result<(), E>) -> Result<(), E> {
         if self.start > 0 && self.start >= self.buf.len() / 2 {
             self.buf.drain(..self.start);
             self.start = 0;
         }
-        &mut self.buf
+        fill(&mut self.buf)?;
+        self.ends.pushed(self.len());
+        Ok(())
     }
 
-    /// The bytes to write next.
+    /// Appends bytes that are not a frame (the handshake reply) as one unit.
+    pub fn append_raw(&mut self, bytes: &[u8]) {
+        let _infallible: Result<(), ()> = self.append(|v| {
+            v.extend_from_slice(bytes);
+            Ok(())
+        });
+    }
+
+    /// The next record to write: whole frames, at most `record::RECORD_SIZE` bytes (or the
+    /// rest of a frame a short write cut, and the whole frames after it that fit).
     pub fn front(&self) -> &[u8] {
-        &self.buf[self.start..]
+        let pending = &self.buf[self.start..];
+        &pending[..self.ends.record_len(pending.len())]
     }
 
     /// `n` bytes of [`Self::front`] were written.
     pub fn consume(&mut self, n: usize) {
-        self.start = (self.start + n).min(self.buf.len());
+        let n = n.min(self.len());
+        self.ends.consume(n);
+        self.start += n;
         if self.start == self.buf.len() {
             self.buf.clear();
             self.start = 0;
@@ -101,11 +120,34 @@ impl OutBuf {
 mod tests {
     use super::*;
 
+    fn push(b: &mut OutBuf, bytes: &[u8]) {
+        b.append(|v| {
+            v.extend_from_slice(bytes);
+            Ok::<(), ()>(())
+        })
+        .unwrap();
+    }
+
+    #[test]
+    fn writes_stop_at_frame_ends() {
+        let mut b = OutBuf::default();
+        for _ in 0..8 {
+            push(&mut b, &[9; 2000]);
+        }
+        assert_eq!(b.front().len(), 4 * 2000, "four frames in an 8 KiB record");
+        b.consume(1500);
+        assert_eq!(
+            b.front().len(),
+            500 + 3 * 2000,
+            "the cut frame's rest, then whole ones"
+        );
+    }
+
     #[test]
     fn ordinary_frames_stop_at_the_limit_control_frames_at_the_reserve() {
         let mut b = OutBuf::default();
         assert_eq!(b.admit(100, Class::Ordinary, 100), Admit::Yes);
-        b.tail().extend_from_slice(&[0; 100]);
+        push(&mut b, &[0; 100]);
         assert_eq!(b.admit(1, Class::Ordinary, 100), Admit::Full);
         assert_eq!(b.admit(CONTROL_RESERVE, Class::Control, 100), Admit::Yes);
         assert_eq!(
@@ -117,14 +159,14 @@ mod tests {
     #[test]
     fn partial_writes_keep_order_and_drained_memory_is_returned() {
         let mut b = OutBuf::default();
-        b.tail().extend_from_slice(&[1, 2, 3, 4]);
+        push(&mut b, &[1, 2, 3, 4]);
         b.consume(3);
         assert_eq!(b.front(), &[4]);
-        b.tail().extend_from_slice(&[5]);
+        push(&mut b, &[5]);
         assert_eq!(b.front(), &[4, 5]);
         b.consume(2);
         assert!(b.is_empty());
-        b.tail().extend_from_slice(&vec![0; 100_000]);
+        push(&mut b, &vec![0; 100_000]);
         b.consume(100_000);
         assert_eq!(b.capacity(), 0);
     }

@@ -33,8 +33,16 @@ impl Client {
 
     /// Reads everything the server queued for us.
     fn pump(&mut self, s: &mut RelayServer) {
-        let bytes = s.poll_transmit(self.id).to_vec();
-        s.handle_written(self.id, bytes.len());
+        let mut bytes = Vec::new();
+        loop {
+            let record = s.poll_transmit(self.id);
+            if record.is_empty() {
+                break;
+            }
+            bytes.extend_from_slice(record);
+            let n = record.len();
+            s.handle_written(self.id, n);
+        }
         self.read(&bytes);
     }
 

@@ -66,8 +66,12 @@ impl Pair {
 
     /// Packets the client wrote since the last call, as the relay reads them.
     fn sent(&mut self) -> Vec<Packet<'static>> {
-        let bytes = self.conn.poll_write().to_vec();
-        self.conn.consume(bytes.len());
+        let mut bytes = Vec::new();
+        while !self.conn.poll_write().is_empty() {
+            let record = self.conn.poll_write().to_vec();
+            self.conn.consume(record.len());
+            bytes.extend_from_slice(&record);
+        }
         let mut input: &[u8] = &bytes;
         let mut out = Vec::new();
         while let Some(p) = self.dec.decode(&mut input).unwrap() {
