@@ -2,8 +2,8 @@
 //! handshake reply — raw bytes, or arbitrary plaintexts sealed in valid frames so the packet
 //! handling and route table are reached — never panics and never makes the client's output
 //! or events grow past their bounds. Timers run, and the client sends to its peers and the
-//! onion, between chunks; the driver writes everything, or nothing (the relay stops
-//! reading).
+//! onion, between chunks; the driver writes everything, record by record, or nothing (the
+//! relay stops reading). No record is longer than RECORD_SIZE or one frame.
 #![no_main]
 use std::time::Duration;
 
@@ -12,6 +12,8 @@ use rand_chacha::rand_core::SeedableRng;
 use rustox_core::relay::client::connection::DEFAULT_OUTPUT_LIMIT;
 use rustox_core::relay::client::set::MAX_QUEUED_EVENTS;
 use rustox_core::relay::client::{RelayClientConfig, RelayClients, CONTROL_RESERVE};
+use rustox_core::relay::record::RECORD_SIZE;
+use rustox_core::relay::wire::frame::MAX_FRAME_SIZE;
 use rustox_core::relay::wire::{accept_hello, MAX_PLAINTEXT_SIZE};
 use rustox_net_crypto::crypto::{KeyPair, PublicKey};
 use rustox_net_crypto::Timestamp;
@@ -53,12 +55,20 @@ fuzz_target!(|data: &[u8]| {
         if mode & 2 != 0 {
             let _ = clients.send_onion(now, chunk);
         }
-        if let Some(out) = clients.poll_write(id) {
-            assert!(out.len() <= MAX_OUTPUT, "{} bytes queued", out.len());
-            if mode & 4 == 0 {
-                let n = out.len();
-                clients.consume(id, n);
+        let queued = clients.queued(id);
+        assert!(queued <= MAX_OUTPUT, "{queued} bytes queued");
+        while let Some(out) = clients.poll_write(id) {
+            // A record: whole frames within RECORD_SIZE, or one frame (or the hello) alone.
+            assert!(
+                out.len() <= RECORD_SIZE.max(MAX_FRAME_SIZE),
+                "{} bytes in one record",
+                out.len()
+            );
+            if mode & 4 != 0 {
+                break;
             }
+            let n = out.len();
+            clients.consume(id, n);
         }
         let mut events = 0;
         while clients.poll_event().is_some() {
