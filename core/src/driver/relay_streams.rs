@@ -138,7 +138,6 @@ fn connect(addr: SocketAddr) -> io::Result<Stream> {
 fn new_socket(addr: SocketAddr) -> io::Result<Socket> {
     let socket = Socket::new(Domain::for_address(addr), Type::STREAM, Some(Protocol::TCP))?;
     socket.set_nonblocking(true)?;
-    super::relay_socket::bound_relay_send_buffer(&socket, addr)?;
     Ok(socket)
 }
 

@@ -17,7 +17,7 @@
 //! * **Edge-triggered readiness for both directions**, registered once: a writable event
 //!   arrives whenever a full socket drains, so a connection with queued output needs no
 //!   re-registration. The server's own buffer is the bound (`RelayConfig::output_limit`);
-//!   the kernel's send buffer comes on top.
+//!   the kernel's autotuned send buffer comes on top.
 //! * **Reads are capped per event** ([`READ_BUDGET`]): a connection with more waiting goes
 //!   to the back of a queue served on the next turn, so one fast sender on loopback cannot
 //!   hold the thread while others wait.
@@ -321,9 +321,6 @@ impl Driver {
                 continue;
             }
             let _ = stream.set_nodelay(true);
-            // What c-toxcore clients can read (relay_socket.rs); a failure leaves the
-            // kernel's default, which only costs that client a stall under load.
-            let _ = super::relay_socket::bound_relay_send_buffer(&stream, canonical(addr));
             if self
                 .poll
                 .registry()

@@ -20,7 +20,7 @@ use ::tokio::net::{TcpSocket, TcpStream};
 use ::tokio::sync::mpsc;
 use rustox_net_crypto::Timestamp;
 
-use crate::driver::relay_socket::{bound_relay_send_buffer, send_record};
+use crate::driver::relay_socket::send_record;
 use crate::node::Node;
 use crate::relay::client::RelayId;
 
@@ -111,15 +111,13 @@ impl RelaySockets {
     }
 }
 
-/// A TCP connection to a relay, its send buffer bounded before the handshake
-/// ([`bound_relay_send_buffer`]).
+/// A TCP connection to a relay.
 async fn connect(addr: SocketAddr) -> io::Result<TcpStream> {
     let socket = if addr.is_ipv4() {
         TcpSocket::new_v4()?
     } else {
         TcpSocket::new_v6()?
     };
-    bound_relay_send_buffer(&socket, addr)?;
     socket.connect(addr).await
 }
 
