@@ -29,6 +29,10 @@ use std::collections::VecDeque;
 /// it is unread (plus the kernel's ~1 KB of bookkeeping).
 pub const RECORD_SIZE: usize = 8 * 1024;
 
+/// Frame ends kept room for once drained: a few records of small frames. A burst of 64 KiB
+/// of 20-byte frames would otherwise leave every connection holding ~26 KB of them.
+const KEEP_ENDS: usize = 64;
+
 /// The ends of the frames waiting in an output buffer, as byte counts since the
 /// connection began, so the next write can stop at one.
 #[derive(Debug, Default)]
@@ -51,6 +55,10 @@ impl FrameEnds {
         self.written = self.written.saturating_add(n as u64);
         while self.ends.front().is_some_and(|&e| e <= self.written) {
             self.ends.pop_front();
+        }
+        if self.ends.is_empty() && self.ends.capacity() > KEEP_ENDS {
+            // A drained connection gives the memory of a burst back, as its buffer does.
+            self.ends = VecDeque::new();
         }
     }
 
@@ -108,6 +116,17 @@ mod tests {
         ends.pushed(RECORD_SIZE + 500);
         ends.pushed(RECORD_SIZE + 600);
         assert_eq!(ends.record_len(RECORD_SIZE + 600), RECORD_SIZE + 500);
+    }
+
+    #[test]
+    fn a_drained_burst_gives_its_memory_back() {
+        let mut ends = FrameEnds::default();
+        for i in 1..=4000 {
+            ends.pushed(i * 20);
+        }
+        ends.consume(4000 * 20);
+        assert_eq!(ends.ends.capacity(), 0);
+        assert_eq!(ends.record_len(0), 0);
     }
 
     #[test]
