@@ -14,6 +14,7 @@ use rustox_core::dht::wire::nodes::{NodesRequest, NodesResponse};
 use rustox_core::dht::wire::ping::Ping;
 use rustox_core::dht::{BootstrapInfo, DhtConfig, DhtNode, GuardConfig, PackedNode};
 use rustox_net_crypto::crypto::{KeyPair, LowOrderPublicKey, Nonce, PrecomputedKey, PublicKey};
+use rustox_net_crypto::token_bucket::TokenBucket;
 use rustox_net_crypto::Timestamp;
 
 struct Net {
@@ -352,8 +353,7 @@ fn a_flood_of_fresh_keys_from_many_sources_costs_at_most_the_key_budget() {
         }
     }
     let elapsed = now - t0;
-    let allowed =
-        u64::from(limit.burst) + (elapsed.as_micros() / limit.interval.as_micros()) as u64;
+    let allowed = TokenBucket::most_in(limit.burst, limit.interval, elapsed);
     let agreed = node.key_agreements() - before;
     assert!(
         agreed <= allowed,

@@ -28,6 +28,13 @@ impl TokenBucket {
         }
     }
 
+    /// The most tokens a bucket of `burst` and `interval` gives in `elapsed` from full: the
+    /// burst, then one per whole interval. The bound a test of a limit holds its count to.
+    pub fn most_in(burst: u32, interval: Duration, elapsed: Duration) -> u64 {
+        let per_interval = elapsed.as_micros() / interval.as_micros().max(1);
+        u64::from(burst).saturating_add(u64::try_from(per_interval).unwrap_or(u64::MAX))
+    }
+
     /// Takes one token if there is one.
     pub fn try_take(&mut self, now: Timestamp) -> bool {
         self.refill(now);
@@ -81,5 +88,27 @@ mod tests {
             assert!(b.try_take(later));
         }
         assert!(!b.try_take(later));
+    }
+
+    #[test]
+    fn a_bucket_taken_from_all_the_time_gives_most_in() {
+        let t0 = Timestamp::from_secs(1);
+        let (burst, interval) = (7, Duration::from_micros(2_500));
+        let mut b = TokenBucket::new(t0, burst, interval);
+        let mut taken = 0u64;
+        for step in 0..4_000u32 {
+            let now = t0 + Duration::from_micros(u64::from(step) * 300);
+            while b.try_take(now) {
+                taken += 1;
+            }
+            let bound = TokenBucket::most_in(burst, interval, now - t0);
+            assert!(
+                taken <= bound,
+                "{taken} taken by {:?}, {bound} allowed",
+                now - t0
+            );
+            // Whole intervals are never lost: at most one short of the bound.
+            assert!(taken + 1 >= bound, "{taken} taken, {bound} allowed");
+        }
     }
 }

@@ -16,6 +16,7 @@ use rustox_net_crypto::packets::{
     CookieRequest, CookieRequestPayload, CookieResponse, EncryptedCookie, Handshake,
     HandshakePayload,
 };
+use rustox_net_crypto::token_bucket::TokenBucket;
 use rustox_net_crypto::{ConnectionStatus, Destination, DropReason, EndpointLimits, Timestamp};
 
 /// The flood's rate: the top of the 50 000–100 000 packets/s.
@@ -160,8 +161,11 @@ fn exchange(now: Timestamp, honest: &mut Node, victim: &mut Node) {
 /// interval.
 fn key_agreement_bound(run: Duration) -> u64 {
     let limits = EndpointLimits::default();
-    u64::from(limits.key_agreement_burst)
-        + (run.as_micros() / limits.key_agreement_interval.as_micros()) as u64
+    TokenBucket::most_in(
+        limits.key_agreement_burst,
+        limits.key_agreement_interval,
+        run,
+    )
 }
 
 fn assert_honest_first_try(outcome: &Outcome, what: &str) {

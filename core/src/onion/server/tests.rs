@@ -8,6 +8,7 @@ use proptest::prelude::*;
 use rand_chacha::rand_core::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use rustox_net_crypto::crypto::{KeyPair, Nonce, PrecomputedKey, PublicKey};
+use rustox_net_crypto::token_bucket::TokenBucket;
 use rustox_net_crypto::Timestamp;
 
 use super::announce_store::{ONION_ANNOUNCE_MAX_ENTRIES, ONION_ANNOUNCE_TIMEOUT};
@@ -689,8 +690,7 @@ fn a_flood_of_fresh_announce_keys_costs_at_most_the_key_budget() {
             honest_answered += usize::from(out.dst == c2);
         }
     }
-    let allowed =
-        u64::from(limit.burst) + ((now - t0).as_micros() / limit.interval.as_micros()) as u64;
+    let allowed = TokenBucket::most_in(limit.burst, limit.interval, now - t0);
     let agreed = server.key_agreements() - before;
     assert!(
         agreed <= allowed,
