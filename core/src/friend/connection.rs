@@ -592,7 +592,6 @@ impl FriendConnection {
     }
 }
 
-/// Index of an address's family in `addrs`.
 /// The earlier of a deadline that may be unset and one that is set. Not
 /// `[..].into_iter().flatten().min()`: optimised, that form compares an unset deadline's
 /// payload before looking at its tag, which is harmless but which valgrind reports as a
@@ -605,6 +604,7 @@ fn earliest(due: Option<Timestamp>, t: Timestamp) -> Option<Timestamp> {
     }
 }
 
+/// Index of an address's family in `addrs`.
 fn family(addr: SocketAddr) -> usize {
     match addr {
         SocketAddr::V4(_) => 0,
