@@ -72,10 +72,7 @@ impl OutBuf {
     /// Appends one admitted frame: `fill` writes it at the end of the vector it is given
     /// and must leave the vector as it found it when it fails.
     pub fn append<E>(&mut self, fill: impl FnOnce(&mut Vec<u8>) -> Result<(), E>) -> Result<(), E> {
-        if self.start > 0 && self.start >= self.buf.len() / 2 {
-            self.buf.drain(..self.start);
-            self.start = 0;
-        }
+        self.compact();
         fill(&mut self.buf)?;
         self.ends.pushed(self.len());
         Ok(())
@@ -83,10 +80,18 @@ impl OutBuf {
 
     /// Appends bytes that are not a frame (the handshake reply) as one unit.
     pub fn append_raw(&mut self, bytes: &[u8]) {
-        let _infallible: Result<(), ()> = self.append(|v| {
-            v.extend_from_slice(bytes);
-            Ok(())
-        });
+        self.compact();
+        self.buf.extend_from_slice(bytes);
+        self.ends.pushed(self.len());
+    }
+
+    /// Drops the written bytes once they are half the vector, so it stays within twice
+    /// what waits.
+    fn compact(&mut self) {
+        if self.start > 0 && self.start >= self.buf.len() / 2 {
+            self.buf.drain(..self.start);
+            self.start = 0;
+        }
     }
 
     /// The next record to write: whole frames, at most `record::RECORD_SIZE` bytes (or the
