@@ -121,8 +121,8 @@ impl Iterator for SlotIter {
 /// `occupied()` equal to the slots that are `Some`.
 ///
 /// The vector grows to the highest slot filled and shrinks back when the table empties: a
-/// friend with no transfers holds no slots (256 empty ones per direction were ~50 KiB per
-/// friend; issue #12's memory budget).
+/// friend with no transfers holds no slots (256 empty ones per direction would be ~50 KiB
+/// per friend).
 #[derive(Debug, Clone)]
 pub(crate) struct SlotTable<T> {
     slots: Vec<Option<T>>,

@@ -11,7 +11,7 @@
 //!
 //! The state is wiped when the stream is dropped, that is at the end of every seal and open:
 //! the subkey (in the input block), the one-time Poly1305 key and the 512 bytes of keystream
-//! (issue #15; libsodium does the same with `sodium_memzero`). What the compiler keeps in
+//! (libsodium does the same with `sodium_memzero`). What the compiler keeps in
 //! registers or spills to the stack inside `eight_blocks` is beyond reach from safe Rust
 //! (`zeroize`'s documentation says so for every type it wipes).
 //!
