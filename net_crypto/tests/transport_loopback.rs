@@ -79,7 +79,7 @@ fn loopback_bbr_after_an_app_limited_start_fills_the_pipe() {
 #[test]
 fn loopback_bbr_with_scheduling_jitter_does_not_collapse() {
     // 1 Gbit/s, 50 µs + up to 200 µs of jitter (a busy host's scheduling): the jitter
-    // makes some acks late, which used to start the collapse.
+    // makes some acks late, and late acks must not start a collapse.
     let rate = 125_000_000;
     let cap = payload_capacity(rate);
     for trickle in [0, 20] {
@@ -106,8 +106,8 @@ fn loopback_gigabit_is_filled_by_bbr_and_cubic() {
     }
 }
 
-/// Every path is paced (transport.md §3.7 exempted paths under 2 ms; a gigabit LAN's
-/// whole window then left at once and overflowed a switch's 62.5 kB buffer, issue #10):
+/// Every path is paced (transport.md §3.7; unpaced, a gigabit LAN's whole window leaves at
+/// once and overflows a switch's 62.5 kB buffer):
 /// a backlog that appears at one instant leaves as one pacing burst on a 200 µs path as
 /// on a 10 ms one, not as the window (~100 packets on the short path).
 #[test]
