@@ -1,7 +1,7 @@
 //! net_crypto sessions carrying bulk lossless data over every link profile, in virtual time
-//! (the acceptance scenarios, judged by `targets.rs`). Each (profile, controller) transfer runs once per test binary and is
-//! shared by the tests that judge it; the seed is `SIM_SEED` or 1, and every failure message
-//! carries the command that replays it.
+//! (the acceptance scenarios, judged by `targets.rs`). Each (profile, controller) transfer
+//! runs once per test binary and is shared by the tests that judge it; the seed is
+//! `SIM_SEED` or 1, and every failure message carries the command that replays it.
 //!
 //! Targets apply to BBR (and, for loss detection, CUBIC, which shares it); the legacy
 //! controller runs the same transfers and is printed beside without thresholds.
