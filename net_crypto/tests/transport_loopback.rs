@@ -4,13 +4,13 @@
 //! (8 data packets, else a 25 ms timer): below it every ack waits for the timer, each
 //! delivery-rate sample is at most window / 25 ms, and on a 50 µs path the window BBR
 //! derives from that (2 × bw × min RTT) is the floor again — a self-sustaining collapse.
-//! The CLI measured it over loopback UDP: 0.26 MB/s, cwnd 5492 (4 packets), srtt 15 ms.
-//! The simulator's profiles (RTT ≥ 0.5 ms) never showed it.
+//! With a 4-packet floor the CLI gets 0.26 MB/s over loopback UDP (cwnd 5492, srtt 15 ms);
+//! the simulator's profiles (RTT ≥ 0.5 ms) do not show it.
 //!
-//! Before the fix (4-packet floor), in this harness: 100 Mbit/s after an app-limited
-//! start 0.21 MiB/s (cwnd 5492, srtt 14.9 ms: the CLI's trace); 1 Gbit/s with 200 µs of
-//! scheduling jitter 3.5 MiB/s. With the 16-packet floor alone: 11.3 and 33 MiB/s; with
-//! the ack-delay allowance (bw × the peer's measured ack delay) too: 11.1 and 109–117.
+//! In this harness a 4-packet floor gives 0.21 MiB/s at 100 Mbit/s after an app-limited
+//! start (cwnd 5492, srtt 14.9 ms, as in the CLI's trace) and 3.5 MiB/s at 1 Gbit/s with
+//! 200 µs of scheduling jitter; the 16-packet floor alone gives 11.3 and 33 MiB/s, and
+//! with the ack-delay allowance (bw × the peer's measured ack delay) 11.1 and 109–117.
 #[path = "transport_harness.rs"]
 mod harness;
 use harness::{LinkConfig, Pair};
