@@ -280,7 +280,7 @@ pub unsafe extern "C" fn tox_self_get_udp_port(
 }
 
 /// The TCP relay server's port (`tox_self_get_tcp_port`): none runs (the `tcp_port` option
-/// is kept but the C API starts no relay server; `rustox bootstrap --tcp-ports` runs one),
+/// is accepted but the C API starts no relay server; `rustox bootstrap --tcp-ports` runs one),
 /// so NOT_BOUND.
 #[no_mangle]
 pub unsafe extern "C" fn tox_self_get_tcp_port(
