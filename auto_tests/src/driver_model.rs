@@ -119,8 +119,8 @@ pub struct DriverModel {
 }
 
 impl DriverModel {
-    /// The CLI's tokio loop with tokio's millisecond timer (the CLI itself runs the precise
-    /// timer, [`DriverModel::cli`]). CPU costs from `rustox bench-loopback` on this VM
+    /// The CLI's tokio loop as it runs on tokio's millisecond timer (the CLI itself sleeps on
+    /// the precise timer, [`DriverModel::cli`]). CPU costs from `rustox bench-loopback` on this VM
     /// (2.9 s/GiB sender, 3.7 s/GiB receiver, 1371-byte chunks: 3.7 and 4.7 µs per
     /// datagram, kernel included; the per-packet share of a busy loop is lower, so 3 µs
     /// each).

@@ -13,8 +13,8 @@
 //! voluntary context switches of all its threads (`/proc/PID/task/*/status`): each is a
 //! thread going to sleep and being woken. CPU is utime + stime of the whole process, RSS its
 //! VmRSS.
-//! For comparison, c-toxcore 0.2.18 measured on this machine: ~20 wake-ups/s with one friend
-//! (it iterates every 50 ms), 0.4 % of a core, 4.0 MiB resident.
+//! For comparison, c-toxcore 0.2.18 measured on this machine on 2026-12-01: ~20 wake-ups/s
+//! with one friend (it iterates every 50 ms), 0.4 % of a core, 4.0 MiB resident.
 
 use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, Stdio};

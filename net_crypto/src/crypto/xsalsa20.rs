@@ -2,7 +2,7 @@
 //!
 //! Why not the `salsa20` crate: RustCrypto's Salsa20 (0.10 and 0.11) has only a scalar backend,
 //! and on the session path — every data packet is a fresh nonce, so a fresh XSalsa20 key
-//! stream — it takes half of the sender's CPU time (perf, `rustox send` 1 GiB on
+//! stream — it would take half of the sender's CPU time (perf, `rustox send` 1 GiB on
 //! loopback). Salsa20's blocks are independent, so eight of them run side by side in the
 //! lanes of `wide::u32x8` (AVX2 when the build targets it, else two SSE2 or NEON registers,
 //! plain arrays elsewhere; `lanes.rs`, whose `scalar-cipher` feature forces the arrays), which

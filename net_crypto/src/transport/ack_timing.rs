@@ -9,10 +9,10 @@
 //!   [`MAX_ACK_DELAY`] while data arrives or holes remain;
 //! - not at all when there is nothing to acknowledge. Any data packet of ours carries our
 //!   `buffer_start`, so one sent while the window has no holes acknowledges as well as a
-//!   request would ([`AckTiming::on_data_sent`]). No request goes out on an idle timer, as
-//!   c-toxcore's does at least every 1000 ms (`CRYPTO_SEND_PACKET_INTERVAL`): that would
+//!   request would ([`AckTiming::on_data_sent`]). No request goes out on an idle timer
+//!   (c-toxcore sends one at least every 1000 ms, `CRYPTO_SEND_PACKET_INTERVAL`): that would
 //!   wake an idle node once a second per friend, where the whole node's budget is about one
-//!   wake-up a second in all. What idle requests would give is had by other means: a lost
+//!   wake-up a second in all. What idle requests would give is kept by other means: a lost
 //!   acknowledgement is repaired by the sender's PTO (ours) or by the next request a
 //!   c-toxcore sender provokes (below), and the session is kept alive by friend_connection's
 //!   ALIVE every 8 s.
