@@ -1,6 +1,5 @@
-//! A rustox transfer sharing one bottleneck with a TCP CUBIC flow (issue #10: "against one
-//! TCP flow each side gets 35–65 % of the link"; on real sockets, through the link
-//! emulator, iperf3 once took 85 of 100 Mbit/s and rustox 15).
+//! A rustox transfer sharing one bottleneck with a TCP CUBIC flow (the goal: against one
+//! TCP flow each side gets 35–65 % of the link, `tests/sharing.rs`).
 //!
 //! The rustox sender and receiver run under a driver model, the TCP ends ([`crate::tcp`],
 //! Linux's CUBIC with HyStart++, SACK and PRR, unpaced) handle their inputs exactly, as a

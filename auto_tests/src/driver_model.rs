@@ -1,11 +1,11 @@
 //! What a real driver does between the network and a sans-IO core, as a model the simulator
 //! can run (DESIGN.md: "a model of what drivers really do").
 //!
-//! With exact timers and instant reads the simulator flattered the pacer: BBR held 0.92 of
-//! a 20 Mbit/s, 100 ms path in simulation and 0.54 on real sockets, where tokio's
-//! millisecond timer woke the sender up to two milliseconds after the pacer's release time
-//! (issue #10). A node given a [`DriverModel`] is instead driven the way the CLI's tokio
-//! loop drives a host (core/src/driver/session/mod.rs):
+//! With exact timers and instant reads the simulator flatters the pacer: on real sockets
+//! tokio's millisecond timer wakes the sender up to two milliseconds after the pacer's
+//! release time, and a pacer that does not allow for that holds BBR to 0.54 of a 20 Mbit/s,
+//! 100 ms path where exact timers show 0.92. A node given a [`DriverModel`] is instead
+//! driven the way the CLI's tokio loop drives a host (core/src/driver/tokio/session.rs):
 //!
 //! - **Timer.** The core's deadline is honoured by a timer with a grain and a lateness
 //!   ([`TimerModel`]); the node runs when the timer fires, not at the deadline.
@@ -18,7 +18,8 @@
 //!   the node handles nothing else, and what arrives waits in the socket buffer.
 //!
 //! Nodes without a model keep the simulator's exact behaviour (every input handled at the
-//! instant it happens), which the older scenario tests and their seeds rely on.
+//! instant it happens), which the scenario tests that set no model, and their seeds, rely
+//! on.
 
 use std::time::Duration;
 
@@ -118,10 +119,11 @@ pub struct DriverModel {
 }
 
 impl DriverModel {
-    /// The CLI's tokio loop with tokio's millisecond timer, as it ran when issue #10 was
-    /// measured. CPU costs from `rustox bench-loopback` on this VM (2.9 s/GiB sender, 3.7
-    /// s/GiB receiver, 1371-byte chunks: 3.7 and 4.7 µs per datagram, kernel included;
-    /// the per-packet share of a busy loop is lower, so 3 µs each).
+    /// The CLI's tokio loop as it runs on tokio's millisecond timer (the CLI itself sleeps on
+    /// the precise timer, [`DriverModel::cli`]). CPU costs from `rustox bench-loopback` on this VM
+    /// (2.9 s/GiB sender, 3.7 s/GiB receiver, 1371-byte chunks: 3.7 and 4.7 µs per
+    /// datagram, kernel included; the per-packet share of a busy loop is lower, so 3 µs
+    /// each).
     pub fn tokio_millis() -> Self {
         DriverModel {
             timer: TimerModel::TokioMillis {
@@ -136,7 +138,7 @@ impl DriverModel {
         }
     }
 
-    /// The model of the driver `rustox send`/`recv` run (core/src/driver/session/mod.rs): the
+    /// The model of the driver `rustox send`/`recv` run (core/src/driver/tokio/session.rs): the
     /// precise timer.
     pub fn cli() -> Self {
         DriverModel::precise()

@@ -1,4 +1,4 @@
-//! How long two Tox nodes take to become online friends, in the simulator (issue #11).
+//! How long two Tox nodes take to become online friends, in the simulator.
 //!
 //! Three whole nodes (`rustox_core::node::Node`): a bootstrap node that only serves the DHT
 //! and the onion, and Alice and Bob, who know only the bootstrap node. Every path between
@@ -9,9 +9,10 @@
 //! events, with the datagrams all three nodes sent meanwhile.
 //!
 //! A relayed profile ([`Profile::relayed`], relay500) runs here as UDP links of its shape,
-//! not through the simulated relay: finding a friend takes the onion, whose client sends
-//! over UDP only (no onion over TCP yet), and in a network of three nodes two that cannot
-//! reach each other over UDP have no onion path between them. What the relay changes —
+//! not through the simulated relay: finding a friend takes the onion, whose paths may start
+//! at a TCP relay but go on through two UDP path nodes (core/src/onion/client/paths.rs),
+//! and in a network of three nodes two that cannot reach each other over UDP have no onion
+//! path between them. What the relay changes —
 //! the session's path once they know each other — is measured by `node_transfer.rs`.
 
 use std::net::SocketAddr;

@@ -1,4 +1,5 @@
-//! What wakes an idle node, by cause (issue #12's idle budget), in virtual time: one
+//! What wakes an idle node, by cause (against a budget of about one wake-up a second in
+//! all), in virtual time: one
 //! bootstrap node, node A, `friends` friends of A (each sends A a friend request, A accepts
 //! strangers) and `fillers` plain nodes that make the DHT and the onion realistic, 20 ms
 //! between any two nodes. Once everyone is online and a settling minute has passed, A is

@@ -1,4 +1,4 @@
-//! A file between two whole nodes in the simulator (issue #12): Messenger, friend_connection,
+//! A file between two whole nodes in the simulator: Messenger, friend_connection,
 //! net_crypto and the file layer together, as a client runs them, on a link profile, with a
 //! chat message every 200 ms during the transfer.
 //!

@@ -14,7 +14,7 @@ use crate::link::{BottleneckConfig, Jitter, LinkConfig, LossModel};
 /// protocol.md §2) + 28 (IPv4 + UDP headers).
 pub const FULL_WIRE_PACKET: u64 = 1428;
 
-/// File-data bytes a full packet carries: MAX_FILE_DATA_SIZE = 1371 (protocol.md §4).
+/// File-data bytes a full packet carries: MAX_FILE_DATA_SIZE = 1371 (protocol.md §3.5).
 pub const FULL_PAYLOAD: u64 = 1371;
 
 /// Mean Bad-state spell, in packets, for the Gilbert–Elliott profiles. DESIGN.md gives only

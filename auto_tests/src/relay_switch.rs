@@ -1,5 +1,5 @@
 //! Two `rustox` CLI nodes whose UDP to each other is blocked, a `rustox bootstrap
-//! --tcp-ports` relay both reach over TCP, and the moment UDP comes back (issue #14).
+//! --tcp-ports` relay both reach over TCP, and the moment UDP comes back.
 //!
 //! Three network namespaces: A (the sender, 10.77.1.2), B (the receiver, 10.77.2.2) and R,
 //! the router between them (10.77.1.1, 10.77.2.1, forwarding on), where the relay and two

@@ -1,4 +1,4 @@
-//! Scale, by simulation (issue #11): friend pairs finding each other in a network of many
+//! Scale, by simulation: friend pairs finding each other in a network of many
 //! whole nodes, with loss and churn.
 //!
 //! The network: `nodes` whole `rustox_core::node::Node`s at 10.x.y.z addresses. A few

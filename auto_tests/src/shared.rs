@@ -1,6 +1,6 @@
 //! Several sessions competing for one bottleneck, for fairness (transport.md §6: Jain's index
-//! ≥ 0.9 for 2–4 equal flows; issue #10: ≥ 0.95 for two, and each takes the whole link
-//! once alone).
+//! ≥ 0.9 for 2–4 equal flows; `tests/sharing.rs` asks ≥ 0.95 for two, and that each takes
+//! the whole link once alone).
 //!
 //! Senders S₁…Sₙ each open a session to their own receiver R₁…Rₙ; every Sᵢ→Rᵢ route shares
 //! one forward link with the profile's bottleneck and every Rᵢ→Sᵢ route one reverse link. All

@@ -618,8 +618,8 @@ impl<N: SimNode> Simulator<N> {
                     rx += 1;
                     slot.node.handle_datagram(now, d.from, d.to, &d.payload);
                 }
-                // The loop checks its deadline after a read (core/src/driver/session/mod.rs): under a
-                // steady flood the timer would otherwise never win the race.
+                // The loop checks its deadline after a read (core/src/driver/tokio/session.rs):
+                // under a steady flood the timer would otherwise never win the race.
                 if slot.node.poll_timeout().is_some_and(|t| t <= now) {
                     slot.node.handle_timeout(now);
                 }

@@ -1,7 +1,7 @@
-//! The transport's acceptance targets (issue #3, from transport.md §6 and DESIGN.md's four
+//! The transport's acceptance targets (from transport.md §6 and DESIGN.md's four
 //! lessons), shared by the scenario tests and the benchmark table so both judge alike.
 
-/// Minimum goodput efficiency for the BBR controller on a profile (issue #3 target 2).
+/// Minimum goodput efficiency for the BBR controller on a profile.
 /// The framing ceiling is 1371/1428 = 0.96, times (1 − loss) on lossy paths.
 pub fn goodput_target(profile: &str) -> Option<f64> {
     match profile {
@@ -12,7 +12,7 @@ pub fn goodput_target(profile: &str) -> Option<f64> {
     }
 }
 
-/// Profiles on which the ramp target applies (issue #3 target 3).
+/// Profiles on which the ramp target applies.
 pub const RAMP_PROFILES: [&str; 3] = ["wan20", "wan100", "vpn300"];
 
 /// Largest time to 90 % of the bottleneck, in RTTs after the first data packet.

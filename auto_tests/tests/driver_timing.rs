@@ -1,13 +1,13 @@
-//! The transport under models of real drivers (auto_tests/src/driver_model.rs): the figures
-//! issue #10 measured on real sockets, reproduced in virtual time, and the targets the
-//! transport must meet there.
+//! The transport under models of real drivers (auto_tests/src/driver_model.rs): what real
+//! sockets do to a transfer, reproduced in virtual time, and the targets the transport must
+//! meet there.
 //!
-//! On real sockets through a link emulator, BBR held 0.54 of a 20 Mbit/s, 100 ms path
-//! with 0.5 % loss (wan100), and resent ~30 % of its packets through a gigabit LAN's
-//! 62.5 kB switch buffer; the simulator with exact timers said 0.92 and had no such LAN.
-//! Under the tokio-timer model the simulator gave 0.566 on wan100 and ~37 % resent on the
-//! LAN with the transport of that day. These tests hold the transport to the targets
-//! under the driver models, so a pacer that only works with perfect timers cannot pass.
+//! A pacer that forfeits its credit to a millisecond timer holds BBR to about 0.54 of a
+//! 20 Mbit/s, 100 ms path with 0.5 % loss (wan100) on real sockets, and an unpaced window
+//! resends ~30 % of its packets through a gigabit LAN's 62.5 kB switch buffer; exact timers
+//! show neither. The driver models reproduce both in virtual time, so these tests hold the
+//! transport to the targets under them, and a pacer that only works with perfect timers
+//! cannot pass.
 
 use rustox_auto_tests::driver_model::DriverModel;
 use rustox_auto_tests::profiles::{Profile, FULL_PAYLOAD};
@@ -66,7 +66,7 @@ fn a_millisecond_timer_does_not_cap_bbr_on_wan20() {
 
 #[test]
 fn a_millisecond_timer_does_not_cap_bbr_on_bursty() {
-    // 20 Mbit/s with jitter: the tokio model gave 0.52 with the pacer of issue #10.
+    // 20 Mbit/s with jitter: a pacer that forfeits its credit to the timer gets ~0.52 here.
     let m = run(Profile::bursty(), DriverModel::tokio_millis(), 16);
     assert_efficiency(&m, 0.75);
 }

@@ -1,4 +1,4 @@
-//! An idle node sleeps until its next real deadline (issue #12): in virtual time, with
+//! An idle node sleeps until its next real deadline: in virtual time, with
 //! friends online and nothing to say, it wakes about once a second in all, its own timers
 //! far less, and an idle friend costs only ALIVEs and their acknowledgements.
 //! `rustox_auto_tests::idle` has the scenario; `idle-bench` measures the same on real

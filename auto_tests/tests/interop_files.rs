@@ -1,4 +1,4 @@
-//! Files across implementations (issue #12): a 16 MiB file from a rustox node to a c-toxcore
+//! Files across implementations: a 16 MiB file from a rustox node to a c-toxcore
 //! 0.2.18 client and one the other way, each found by Tox ID through a rustox bootstrap node
 //! and checked byte for byte against its SHA-256 file id on arrival.
 //!

@@ -1,4 +1,4 @@
-//! Friends across implementations (issue #11): c-toxcore 0.2.18 (Debian's libtoxcore, in
+//! Friends across implementations: c-toxcore 0.2.18 (Debian's libtoxcore, in
 //! `tests/interop/toxfriend.c`) and a rustox `Node` on real loopback sockets become friends
 //! by friend request in both directions, through a rustox bootstrap node and through a
 //! c-toxcore one; c-toxcore clients find each other through rustox nodes alone; each side

@@ -1,4 +1,4 @@
-//! LAN discovery across implementations (issue #11): a rustox node and a c-toxcore 0.2.18
+//! LAN discovery across implementations: a rustox node and a c-toxcore 0.2.18
 //! client on one LAN, with no bootstrap node at all, find each other by LAN discovery and
 //! become friends by friend request, in both directions.
 //!

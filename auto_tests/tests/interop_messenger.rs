@@ -1,4 +1,4 @@
-//! Messenger across implementations (issue #12): a rustox node and a c-toxcore 0.2.18 client,
+//! Messenger across implementations: a rustox node and a c-toxcore 0.2.18 client,
 //! friends by key, exchange names, status messages, user statuses, typing, a message and an
 //! action each way, and each gets a read receipt for every message it sent.
 //!

@@ -1,4 +1,4 @@
-//! Save files across implementations, alive (issue #12): a profile that c-toxcore 0.2.18
+//! Save files across implementations, alive: a profile that c-toxcore 0.2.18
 //! wrote, loaded by a rustox node, brings its friend (a c-toxcore client) online; a profile
 //! rustox wrote, loaded by c-toxcore, does the same with a rustox friend.
 //!

@@ -1,10 +1,11 @@
-//! The legacy model against c-toxcore 0.2.18 itself (issue #10): in the simulator, the model
+//! The legacy model against c-toxcore 0.2.18 itself: in the simulator, the model
 //! moves a file within 20 % of what c-toxcore moved on the same emulated link.
 //!
 //! The reference figures are c-toxcore's own goodput (Mbit/s of file bytes, receiver's
 //! accept to last byte), measured with `real-bench --ctoxcore` (tools/toxcore_file_peer.c on
 //! Debian's libtoxcore 0.2.18 through the emulator, link seed 1, 2-core VM, load average
-//! below 3): every run of that seed, issue #10's sizes. The model's figure is deterministic
+//! below 3): every run of that seed, at `real-bench --ctoxcore`'s default sizes (16 MiB up
+//! to 10 Mbit/s, 32 MiB above). The model's figure is deterministic
 //! (virtual time, seed 1, the CLI driver model `real-bench` uses). c-toxcore varies from run
 //! to run; the band is around the median of its runs.
 //!
@@ -20,7 +21,7 @@ use rustox_net_crypto::ControllerKind;
 
 /// The link seed the reference runs used.
 const SEED: u64 = 1;
-/// How far the model may be from c-toxcore's median (issue #10: within 20 %).
+/// How far the model may be from c-toxcore's median: within 20 %.
 const TOLERANCE: f64 = 0.20;
 
 /// Simulates the model on `profile` and checks its goodput against c-toxcore's `runs`.

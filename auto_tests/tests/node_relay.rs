@@ -1,5 +1,5 @@
 //! Two whole nodes whose UDP to each other is blocked send a file through a TCP relay on
-//! relay500 (issue #14): the relay is the real `RelayServer`, each node↔relay connection a
+//! relay500: the relay is the real `RelayServer`, each node↔relay connection a
 //! pair of flows of the TCP model, the legs 125 ms each way at 2 Mbit/s with a deep buffer
 //! (`auto_tests/src/relay_sim`). In virtual time, so the figures are asserted.
 //!

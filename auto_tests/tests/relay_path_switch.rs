@@ -1,7 +1,7 @@
 //! A rustox pair whose UDP to each other is blocked moves a file through a `rustox
 //! bootstrap --tcp-ports` relay, then, UDP unblocked during a second transfer, continues over
-//! UDP without dropping the session, and both files arrive byte for byte (issue #14; the
-//! scenario is `rustox_auto_tests::relay_switch`).
+//! UDP without dropping the session, and both files arrive byte for byte (the scenario is
+//! `rustox_auto_tests::relay_switch`).
 //!
 //! Needs root, iproute2 and the `rustox` binary (`cargo build -p rustox`, beside this test's
 //! directory). Without them it skips with a message, except under CI (`CI` set), where a

@@ -1,5 +1,5 @@
 //! Flows sharing one bottleneck, under the model of the CLI's driver: two rustox transfers,
-//! and rustox next to a TCP CUBIC flow (issue #10's goals: two rustox flows share within
+//! and rustox next to a TCP CUBIC flow (the goals: two rustox flows share within
 //! Jain ≥ 0.95 and each takes the whole link once alone; against one TCP flow each side gets
 //! 35–65 % of the link).
 

@@ -1,7 +1,7 @@
 //! net_crypto sessions carrying bulk lossless data over every link profile, in virtual time
-//! (issue #3 scenarios). Each (profile, controller) transfer runs once per test binary and is
-//! shared by the tests that judge it; the seed is `SIM_SEED` or 1, and every failure message
-//! carries the command that replays it.
+//! (the acceptance scenarios, judged by `targets.rs`). Each (profile, controller) transfer
+//! runs once per test binary and is shared by the tests that judge it; the seed is
+//! `SIM_SEED` or 1, and every failure message carries the command that replays it.
 //!
 //! Targets apply to BBR (and, for loss detection, CUBIC, which shares it); the legacy
 //! controller runs the same transfers and is printed beside without thresholds.
@@ -18,7 +18,7 @@ use rustox_auto_tests::targets::*;
 use rustox_auto_tests::transfer::{run_transfer, TransferMetrics, TransferSpec, CONTROLLERS};
 use rustox_net_crypto::ControllerKind;
 
-/// Bytes per transfer (issue #3: 32 MiB).
+/// Bytes per transfer: 32 MiB, the size the acceptance targets are stated for.
 const BYTES: u64 = 32 * 1024 * 1024;
 
 fn seed() -> u64 {

@@ -2,7 +2,7 @@
  *
  * rustox's claims against c-toxcore are measured against c-toxcore itself: this is a small
  * client on Debian's libtoxcore 0.2.18 that uses only the public tox.h API, run beside
- * `rustox send` over the same link (project issue #10). It is built at run time by
+ * `rustox send` over the same link. It is built at run time by
  * auto_tests/src/ctoxcore (cc ... $(pkg-config --cflags --libs toxcore libsodium));
  * libsodium only hashes content for the optional SHA-256 checks.
  *

@@ -3,9 +3,9 @@
 //! * `bench-crypto`: what one core can seal with the session cipher (XSalsa20-Poly1305 via
 //!   the same `PrecomputedKey::encrypt_in_place` the data path calls) over 1400-byte
 //!   datagrams — the ceiling a single-threaded sender cannot beat — and, for comparison,
-//!   what RustCrypto's `xsalsa20poly1305` crate manages (net_crypto used it until
-//!   2026-11-30; its figure is the ceiling earlier README tables were measured against);
-//!   then the same for opening, the receiver's side.
+//!   what RustCrypto's `xsalsa20poly1305` crate manages (the implementation net_crypto's
+//!   own cipher is checked against, `net_crypto/tests/secretbox_oracle.rs`); then the same
+//!   for opening, the receiver's side.
 //! * `bench-loopback`: the ceiling, then `rustox recv` and `rustox send` as two processes on
 //!   127.0.0.1 with one generated file, each reporting its own CPU time; prints MiB/s and
 //!   CPU seconds per GiB for each side beside the ceiling.

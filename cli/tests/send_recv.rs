@@ -10,9 +10,9 @@ use sha2::{Digest, Sha256};
 
 const SIZE: usize = 8 << 20;
 
-/// The controller these plumbing tests use: the default, BBR (it used to collapse on
-/// loopback with a 4-packet window floor below the receiver's 8-packets-per-request
-/// threshold; the transport's BBR floor is now 16 packets, see `transport_loopback`).
+/// The controller these plumbing tests use: the default, BBR. Its window floor is 16
+/// packets, twice the receiver's 8 packets per request, so on loopback it never waits
+/// with too few packets in flight to draw a request (see `transport_loopback`).
 const CONTROLLER: &str = "bbr";
 
 #[test]

@@ -381,7 +381,7 @@ fn a_flood_of_fresh_keys_from_many_sources_costs_at_most_the_key_budget() {
 
 /// A ping whose sender key has low order is dropped, unanswered and counted: libsodium's
 /// `crypto_box_beforenm` refuses such a key (c-toxcore drops the packet), and a key agreed
-/// with it would be one anyone can compute (issue #15).
+/// with it would be one anyone can compute.
 #[test]
 fn a_ping_from_a_low_order_key_is_dropped_unanswered() {
     let mut rng = ChaCha8Rng::seed_from_u64(7);
@@ -415,7 +415,8 @@ fn a_ping_from_a_low_order_key_is_dropped_unanswered() {
 }
 
 /// A valid ping from UDP port 0 is dropped on arrival: no reply could reach that port, and
-/// answering it only made the OS refuse the send (issue #15's spoofed-source attack).
+/// answering it would only make the OS refuse the send (only a spoofed datagram comes
+/// from port 0).
 #[test]
 fn a_ping_from_port_zero_is_dropped_unanswered() {
     let mut rng = ChaCha8Rng::seed_from_u64(6);

@@ -279,8 +279,9 @@ pub unsafe extern "C" fn tox_self_get_udp_port(
     })
 }
 
-/// The TCP relay server's port (`tox_self_get_tcp_port`): none runs (`tcp_port` options
-/// need the relay server of issue #14), so NOT_BOUND.
+/// The TCP relay server's port (`tox_self_get_tcp_port`): none runs (the `tcp_port` option
+/// is accepted but the C API starts no relay server; `rustox bootstrap --tcp-ports` runs one),
+/// so NOT_BOUND.
 #[no_mangle]
 pub unsafe extern "C" fn tox_self_get_tcp_port(
     tox: *const Tox,

@@ -1,4 +1,4 @@
-//! Our cipher against libsodium itself (issue #15): Debian's libsodium 1.0.18, the library
+//! Our cipher against libsodium itself: Debian's libsodium 1.0.18, the library
 //! c-toxcore 0.2.18 boxes every packet with, loaded into this test process.
 //!
 //! net_crypto's XSalsa20-Poly1305 is our own code (eight Salsa20 blocks per SIMD step,

@@ -1,8 +1,8 @@
 //! The 256 transfer slots of one direction, with the set of occupied ones kept beside them.
 //!
-//! Why: the per-chunk paths (`poll_send`, the round-robin scheduler) used to scan all 256
-//! slots several times per call, which measured at ~10 % of each side's CPU on a
-//! one-file 1 GiB loopback transfer — most of it on slots that were empty. Iterating the
+//! Why: the per-chunk paths (`poll_send`, the round-robin scheduler) look at the slots
+//! several times per call, and scanning all 256 each time measures at ~10 % of each side's
+//! CPU on a one-file 1 GiB loopback transfer — most of it on empty slots. Iterating the
 //! occupied set makes that work proportional to the transfers that exist. The set lives
 //! inside [`SlotTable`] and every fill or free goes through it, so it cannot drift from the
 //! slots.
@@ -121,8 +121,8 @@ impl Iterator for SlotIter {
 /// `occupied()` equal to the slots that are `Some`.
 ///
 /// The vector grows to the highest slot filled and shrinks back when the table empties: a
-/// friend with no transfers holds no slots (256 empty ones per direction were ~50 KiB per
-/// friend; issue #12's memory budget).
+/// friend with no transfers holds no slots (256 empty ones per direction would be ~50 KiB
+/// per friend).
 #[derive(Debug, Clone)]
 pub(crate) struct SlotTable<T> {
     slots: Vec<Option<T>>,

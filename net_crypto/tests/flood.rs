@@ -1,5 +1,5 @@
 //! Floods of cookie requests and handshakes at 100 000 datagrams a second (virtual time) while
-//! an honest peer sets up a session with the flooded endpoint (issue #15): the flood's public-
+//! an honest peer sets up a session with the flooded endpoint: the flood's public-
 //! key work stays within the endpoint's budget, and the honest peer gets through on its first
 //! try, whether the flood comes from one source or from spoofed ones.
 

@@ -549,7 +549,7 @@ fn cookie_requests_beyond_a_sources_rate_limit_are_dropped_and_other_sources_ans
     assert_eq!(p.deliver(Side::B, &req), Ok(()));
 }
 
-// ----- low-order public keys (issue #15) ---------------------------------------------------
+// ----- low-order public keys ---------------------------------------------------------------
 //
 // libsodium's `crypto_box_beforenm` refuses a public key of small order, so c-toxcore drops
 // what names one; the key agreed with such a point would be HSalsa20 of 32 zero bytes, which

@@ -4,13 +4,13 @@
 //! (8 data packets, else a 25 ms timer): below it every ack waits for the timer, each
 //! delivery-rate sample is at most window / 25 ms, and on a 50 µs path the window BBR
 //! derives from that (2 × bw × min RTT) is the floor again — a self-sustaining collapse.
-//! The CLI measured it over loopback UDP: 0.26 MB/s, cwnd 5492 (4 packets), srtt 15 ms.
-//! The simulator's profiles (RTT ≥ 0.5 ms) never showed it.
+//! With a 4-packet floor the CLI gets 0.26 MB/s over loopback UDP (cwnd 5492, srtt 15 ms);
+//! the simulator's profiles (RTT ≥ 0.5 ms) do not show it.
 //!
-//! Before the fix (4-packet floor), in this harness: 100 Mbit/s after an app-limited
-//! start 0.21 MiB/s (cwnd 5492, srtt 14.9 ms: the CLI's trace); 1 Gbit/s with 200 µs of
-//! scheduling jitter 3.5 MiB/s. With the 16-packet floor alone: 11.3 and 33 MiB/s; with
-//! the ack-delay allowance (bw × the peer's measured ack delay) too: 11.1 and 109–117.
+//! In this harness a 4-packet floor gives 0.21 MiB/s at 100 Mbit/s after an app-limited
+//! start (cwnd 5492, srtt 14.9 ms, as in the CLI's trace) and 3.5 MiB/s at 1 Gbit/s with
+//! 200 µs of scheduling jitter; the 16-packet floor alone gives 11.3 and 33 MiB/s, and
+//! with the ack-delay allowance (bw × the peer's measured ack delay) 11.1 and 109–117.
 #[path = "transport_harness.rs"]
 mod harness;
 use harness::{LinkConfig, Pair};
@@ -79,7 +79,7 @@ fn loopback_bbr_after_an_app_limited_start_fills_the_pipe() {
 #[test]
 fn loopback_bbr_with_scheduling_jitter_does_not_collapse() {
     // 1 Gbit/s, 50 µs + up to 200 µs of jitter (a busy host's scheduling): the jitter
-    // makes some acks late, which used to start the collapse.
+    // makes some acks late, and late acks must not start a collapse.
     let rate = 125_000_000;
     let cap = payload_capacity(rate);
     for trickle in [0, 20] {
@@ -106,8 +106,8 @@ fn loopback_gigabit_is_filled_by_bbr_and_cubic() {
     }
 }
 
-/// Every path is paced (transport.md §3.7 exempted paths under 2 ms; a gigabit LAN's
-/// whole window then left at once and overflowed a switch's 62.5 kB buffer, issue #10):
+/// Every path is paced (transport.md §3.7; unpaced, a gigabit LAN's whole window leaves at
+/// once and overflows a switch's 62.5 kB buffer):
 /// a backlog that appears at one instant leaves as one pacing burst on a 200 µs path as
 /// on a 10 ms one, not as the window (~100 packets on the short path).
 #[test]

@@ -28,7 +28,7 @@ const ATTEMPTS: usize = 10;
 /// in `[start, start + WINDOW)` are buffered until the hole at `start` fills.
 pub const WINDOW: u32 = 32768;
 
-/// The lossless id the pinning payloads carry: 64 (`PACKET_ID_MESSAGE`, protocol.md §3.2),
+/// The lossless id the pinning payloads carry: 64 (`PACKET_ID_MESSAGE`, protocol.md §3.1),
 /// inside 16–191, so the victim must hold them in order.
 const PINNED_PAYLOAD_ID: u8 = 64;
 

@@ -31,7 +31,7 @@ const QUICK_PROFILES: [&str; 3] = ["wan20", "wan100", "vpn300"];
 const QUICK_CAP: Duration = Duration::from_secs(25);
 /// Seconds after acceptance at which delivered MiB are reported.
 const MARKS_S: [u64; 5] = [1, 2, 5, 10, 20];
-/// Chat message interval during the transfer (issue #4).
+/// Chat message interval during the transfer.
 const CHAT_INTERVAL: Duration = Duration::from_millis(500);
 
 #[derive(Parser, Debug)]

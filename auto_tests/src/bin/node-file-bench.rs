@@ -1,7 +1,7 @@
 //! `node-file-bench`: a file between two whole nodes (Messenger, friend_connection, net_crypto,
 //! the file layer) on every link profile, beside the transport alone on the same profile and
-//! seed, with the chat latency during the transfer (issue #12's "within 3 % of net_crypto-only
-//! efficiency, chat p95 as today or better").
+//! seed, with the chat latency during the transfer. The aim: the whole node within 3 % of
+//! the transport alone's efficiency, without a worse chat p95.
 //!
 //! ```text
 //! cargo run --release -p rustox-auto-tests --bin node-file-bench -- --mib 16

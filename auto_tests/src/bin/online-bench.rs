@@ -1,5 +1,5 @@
 //! `online-bench`: how long two Tox peers take to become online friends through one
-//! bootstrap node (issue #11), in the simulator and on real loopback sockets.
+//! bootstrap node, in the simulator and on real loopback sockets.
 //!
 //! ```text
 //! cargo build --release -p rustox-auto-tests --bin online-bench

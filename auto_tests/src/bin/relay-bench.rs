@@ -1,5 +1,5 @@
-//! relay-bench: the rustox TCP relay against c-toxcore's (tox-bootstrapd 0.2.18) on loopback
-//! (issue #14). Each relay runs as a process of its own, so its CPU time and resident memory
+//! relay-bench: the rustox TCP relay against c-toxcore's (tox-bootstrapd 0.2.18) on
+//! loopback. Each relay runs as a process of its own, so its CPU time and resident memory
 //! can be read from /proc; the load is the same for both.
 //!
 //! * **File**: two c-toxcore 0.2.18 clients with UDP off (`tools/toxcore_file_peer.c`) move a

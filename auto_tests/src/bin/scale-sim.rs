@@ -1,4 +1,4 @@
-//! `scale-sim`: issue #11's scale simulation — friend pairs finding each other in a network
+//! `scale-sim`: the scale simulation — friend pairs finding each other in a network
 //! of whole simulated Tox nodes with loss and churn — printed as markdown table rows.
 //!
 //! One run: `scale-sim --nodes 1000 --pairs 50 --loss 0.05 --churn-per-min 0.01 --seed 1`.
@@ -23,7 +23,7 @@ use rustox_auto_tests::scale::{process, run_scale, ScaleOptions, ScaleReport};
 static HEAP: CountingAlloc = CountingAlloc;
 
 #[derive(Parser, Debug)]
-#[command(about = "Friend pairs finding each other in a simulated Tox network (issue #11)")]
+#[command(about = "Friend pairs finding each other in a simulated Tox network")]
 struct Args {
     /// Nodes in the network, bootstrap nodes included.
     #[arg(long, default_value_t = 1000)]

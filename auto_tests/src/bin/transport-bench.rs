@@ -17,7 +17,7 @@ use rustox_auto_tests::transfer::{
     controllers_by_names, run_transfer, TransferMetrics, TransferSpec,
 };
 
-/// Default transfer size: 32 MiB (issue #3).
+/// Default transfer size: 32 MiB, the size the transport's acceptance targets are stated for.
 const FULL_MIB: u64 = 32;
 /// `--quick` transfer size: 8 MiB, one seed.
 const QUICK_MIB: u64 = 8;

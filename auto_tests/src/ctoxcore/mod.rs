@@ -1,4 +1,4 @@
-//! c-toxcore 0.2.18 itself, as the yardstick for rustox's claims against it (issue #10).
+//! c-toxcore 0.2.18 itself, as the yardstick for rustox's claims against it.
 //!
 //! `tools/toxcore_file_peer.c` is a small client on Debian's libtoxcore that uses only tox.h:
 //! a sender that offers a generated file and a receiver that checks it, each printing JSON

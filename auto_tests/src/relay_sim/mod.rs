@@ -1,5 +1,5 @@
 //! A TCP relay in the simulator: two whole nodes that cannot reach each other over UDP,
-//! and the real relay server between them on simulated TCP connections (issue #14).
+//! and the real relay server between them on simulated TCP connections.
 //!
 //! What runs is the code users run: each node is a `rustox_core::node::Node` whose relay
 //! client speaks the relay protocol (protocol.md §7), and the relay is

@@ -25,8 +25,8 @@ use super::distance::{cmp_distance, common_prefix_bits};
 use super::timers::{LCLIENT_LENGTH, LCLIENT_NODES};
 
 /// 128 buckets of at most 8 nodes. Each bucket grows as nodes arrive, so the list holds
-/// what it knows rather than 1024 empty slots (a few hundred kB per node; issue #12's memory
-/// budget).
+/// what it knows rather than 1024 empty slots (which would cost a few hundred kB per node,
+/// idle or not).
 #[derive(Debug, Clone)]
 pub struct CloseList {
     own: PublicKey,

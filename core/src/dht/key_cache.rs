@@ -1,13 +1,13 @@
 //! A bounded cache of precomputed shared keys (protocol.md §1: c-toxcore's "shared key
 //! cache", 256 sets × 4 ways indexed by `pk[30]`, entries expire after `KEYS_TIMEOUT`), and the
-//! budget of the key agreements no cached key saves (issue #15).
+//! budget of the key agreements no cached key saves.
 //!
 //! The X25519 + HSalsa20 key agreement is the most expensive step of a DHT packet (tens of
 //! µs); a node that keeps talking to the same few hundred peers pays it once per peer.
 //! Memory is bounded by 1024 entries, and only what is used is allocated: each set grows to
 //! its four ways as keys land in it, so an idle node that talks to a few dozen peers holds a
-//! few dozen entries, not a thousand (a node has six of these caches; issue #12's memory
-//! budget). A flood of fresh keys only churns the sets it lands in.
+//! few dozen entries, not a thousand (a node has six of these caches). A flood of fresh
+//! keys only churns the sets it lands in.
 //!
 //! A flood of fresh keys from many (spoofed) sources passes every per-source limit, and no
 //! cache saves its key agreements. A [`KeyBudget`] caps them for all sources together, as

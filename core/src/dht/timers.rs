@@ -29,7 +29,7 @@ pub const DHT_TICK: Duration = Duration::from_secs(1);
 /// How early a round may do work that falls due soon after it: a ping due within this is
 /// sent with the round that is running (so every node is asked every 55–60 s where
 /// c-toxcore asks every 60–61 s). Gathering the DHT's work into rounds at least this far
-/// apart is what lets an idle node sleep (issue #12: about one wake-up a second in all).
+/// apart is what lets an idle node sleep (about one wake-up a second in all).
 pub const ROUND_SLACK: Duration = Duration::from_secs(5);
 /// The longest a node goes without a round when nothing is due: lists whose every node died
 /// are revived to "bad" (so pinged again) within this.

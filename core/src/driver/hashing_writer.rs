@@ -1,9 +1,9 @@
 //! A file sink that writes and hashes on a thread of its own.
 //!
-//! The receiving event loop used to write every chunk and feed it to SHA-256 itself: on
-//! loopback at ~250 MiB/s that was a fifth of the receiver's CPU (SHA-256 20 %, page-cache
-//! writes ~4 %; perf, 2026-11-30), on the same thread that must decrypt and acknowledge
-//! every packet. Here the loop only copies chunks into a buffer; full buffers go over a
+//! Writing every chunk and feeding it to SHA-256 on the receiving event loop would cost a
+//! fifth of the receiver's CPU on loopback at ~250 MiB/s (SHA-256 20 %, page-cache writes
+//! ~4 %; perf), on the same thread that must decrypt and acknowledge every packet. Here
+//! the loop only copies chunks into a buffer; full buffers go over a
 //! bounded channel to a worker that writes them and hashes them in order, so the network
 //! loop and the disk run on different cores, and a slow disk delays acknowledgements only
 //! once the channel is full (then the loop blocks, which is the backpressure a file sink

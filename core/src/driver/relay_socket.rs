@@ -5,7 +5,7 @@
 //! frame can leave it waiting for the frame's tail behind its own full receive buffer
 //! (`relay::record` has the mechanism). So each write is one record of whole frames, as
 //! the output buffers cut them, sent with `MSG_EOR`. The kernel's send buffer keeps its
-//! autotuned size, as c-toxcore's does: with records, a large one no longer overruns a
+//! autotuned size, as c-toxcore's does: with records, a large one does not overrun a
 //! c-toxcore reader, and a small one caps a loopback relay connection near 10 MiB/s
 //! (relay-bench's blast).
 

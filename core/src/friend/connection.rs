@@ -402,7 +402,7 @@ impl FriendConnection {
                 self.stats.alives_received += 1;
                 // Answered at once when ours is due within half an interval: two friends'
                 // ALIVEs then travel together and an idle friend wakes each node about
-                // once per interval, not twice (issue #12's idle budget). Ours still goes
+                // once per interval, not twice. Ours still goes
                 // at least every FRIEND_PING_INTERVAL and at most twice as often.
                 self.send_alive_if_due_soon(now);
                 Ok(Received::Alive)
@@ -498,7 +498,7 @@ impl FriendConnection {
     /// Sends ALIVE now if it would fall due within half an interval, and says whether it
     /// did. The node calls it for every friend when one friend's ALIVE timer fires, so an
     /// idle node sends all its friends' ALIVEs in one wake-up rather than one wake-up per
-    /// friend (issue #12's idle budget); each friend still gets one at least every
+    /// friend; each friend still gets one at least every
     /// [`FRIEND_PING_INTERVAL`] and at most twice as often.
     pub fn send_alive_if_due_soon(&mut self, now: Timestamp) -> bool {
         let soon = self.status == FriendConnStatus::Connected

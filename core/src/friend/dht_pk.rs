@@ -29,7 +29,7 @@
 //! is the driver's start. The receiver keeps the last value per friend ([`NoReplay`]) and
 //! resets it when the friend goes offline (`onion_set_friend_online`).
 // Wire code: announcements come over the onion and the DHT, so no indexing, slicing or
-// arithmetic that could panic or wrap (issue #15).
+// arithmetic that could panic or wrap.
 #![deny(clippy::indexing_slicing, clippy::arithmetic_side_effects)]
 
 use std::time::Duration;

@@ -15,7 +15,7 @@
 //! (`unpack_nodes` with a maximum), accepts all four address families, and an empty list is
 //! valid; FRIEND_REQUESTS goes to `friendreq_handlepacket`'s limits.
 // Wire code: the packets come from a friend's session, so no indexing, slicing or
-// arithmetic that could panic or wrap (issue #15).
+// arithmetic that could panic or wrap.
 #![deny(clippy::indexing_slicing, clippy::arithmetic_side_effects)]
 
 use crate::dht::wire::packed_node::PackedNode;

@@ -34,7 +34,7 @@ pub const MAX_RECEIVED_PACKET_LEN: usize = 1021;
 /// `MAX_FRIEND_REQUEST_DATA_SIZE` (= `TOX_MAX_FRIEND_REQUEST_LENGTH` in 0.2.18): the largest
 /// message a 0.2.18 peer accepts.
 pub const MAX_FRIEND_REQUEST_DATA_SIZE: usize = MAX_RECEIVED_PACKET_LEN - 1 - NOSPAM_SIZE;
-/// The largest message we send: protocol.md §6.5 (c-toxcore issue #2719; HEAD's
+/// The largest message we send: protocol.md §6.5 (TokTok/c-toxcore#2719 on GitHub; HEAD's
 /// `TOX_MAX_FRIEND_REQUEST_LENGTH`). Longer ones would be lost on the onion route.
 pub const MAX_SENT_MESSAGE_LEN: usize = 921;
 /// `MAX_RECEIVED_STORED`: the ring of recent request senders whose repeats are dropped.
@@ -79,7 +79,7 @@ pub struct FriendRequest {
 }
 
 // Wire code: the request body comes from the network, so no indexing, slicing or arithmetic
-// that could panic or wrap (issue #15; the filter and schedule below are not held to it).
+// that could panic or wrap (the filter and schedule below are not held to it).
 #[deny(clippy::indexing_slicing, clippy::arithmetic_side_effects)]
 impl FriendRequest {
     /// A request to send: the message must be 1..=[`MAX_SENT_MESSAGE_LEN`] bytes.

@@ -18,7 +18,7 @@
 //! delta applied to bytes 0 and 2, or two bytes two (or any even distance) apart swapped.
 //! Both claims are tested below.
 // Tox IDs come from users and the C ABI as text or bytes: no indexing, slicing or
-// arithmetic that could panic or wrap (issue #15).
+// arithmetic that could panic or wrap.
 #![deny(clippy::indexing_slicing, clippy::arithmetic_side_effects)]
 
 use std::fmt;

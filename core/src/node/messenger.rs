@@ -8,7 +8,7 @@
 //! carried it, and the receipt is reported once the peer acknowledged that number
 //! (`cryptpacket_received`).
 // Messenger packets come from a friend's session: no indexing, slicing or arithmetic that
-// could panic or wrap here (issue #15; the rest of the Node is not held to it).
+// could panic or wrap here (the rest of the Node is not held to it).
 #![deny(clippy::indexing_slicing, clippy::arithmetic_side_effects)]
 
 use std::collections::VecDeque;

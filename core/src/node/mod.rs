@@ -590,7 +590,7 @@ impl Node {
     }
 
     /// Which of the node's timers are due at `now`: what would wake a driver then. For
-    /// measuring an idle node's wake-ups by cause (issue #12's idle budget).
+    /// measuring an idle node's wake-ups by cause (`auto_tests/src/idle.rs`).
     pub fn due_timers(&self, now: Timestamp) -> DueTimers {
         let due = |t: Option<Timestamp>| t.is_some_and(|t| t <= now);
         DueTimers {

@@ -150,7 +150,7 @@ impl Node {
             return;
         }
         // The key agreed when the friend was added: a flood of DHT-route packets naming a
-        // friend costs no key agreement each (issue #15). A friend the onion client refused
+        // friend costs no key agreement each. A friend the onion client refused
         // (a key of low order) has none, and is refused like a bad box.
         let Some(key) = self.onion_client.friend_shared_key(&route.sender_real_pk) else {
             self.stats.bad_dht_pks += 1;

@@ -5,7 +5,7 @@
 //! online and again whenever ours changes, without congestion control; what a friend sends
 //! is checked against c-toxcore's limits and dropped (counted) when it breaks them.
 // Presence packets come from a friend's session: no indexing, slicing or arithmetic that
-// could panic or wrap here (issue #15; the rest of the Node is not held to it).
+// could panic or wrap here (the rest of the Node is not held to it).
 #![deny(clippy::indexing_slicing, clippy::arithmetic_side_effects)]
 
 use rustox_net_crypto::Timestamp;

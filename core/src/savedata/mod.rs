@@ -33,7 +33,7 @@
 //! back. Sections this crate does not interpret are kept verbatim, so a round trip loses
 //! nothing. Files live in [`file`] (cargo feature `io`).
 // A save file is untrusted input: every length in it is checked, so no indexing, slicing or
-// arithmetic that could panic or wrap (issue #15).
+// arithmetic that could panic or wrap.
 #![deny(clippy::indexing_slicing, clippy::arithmetic_side_effects)]
 
 pub mod crypt;

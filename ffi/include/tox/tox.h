@@ -913,8 +913,9 @@ bool tox_self_set_typing(Tox *tox,
 uint16_t tox_self_get_udp_port(const Tox *tox, enum Tox_Err_Get_Port *error);
 
 /**
- * The TCP relay server's port (`tox_self_get_tcp_port`): none runs (`tcp_port` options
- * need the relay server of issue #14), so NOT_BOUND.
+ * The TCP relay server's port (`tox_self_get_tcp_port`): none runs (the `tcp_port` option
+ * is accepted but the C API starts no relay server; `rustox bootstrap --tcp-ports` runs one),
+ * so NOT_BOUND.
  */
 uint16_t tox_self_get_tcp_port(const Tox *tox, enum Tox_Err_Get_Port *error);
 

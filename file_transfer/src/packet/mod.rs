@@ -5,7 +5,7 @@
 //! actually present, never allocates more than the bounded fields allow, and returns a
 //! typed [`PacketError`] instead of panicking.
 // Wire code: every length comes from the peer, so no indexing, slicing or arithmetic that
-// could panic or wrap (issue #15).
+// could panic or wrap.
 #![deny(clippy::indexing_slicing, clippy::arithmetic_side_effects)]
 
 mod control;

@@ -8,7 +8,7 @@
 //! x86-64 can never select them (SSE2 is part of its ABI). The `scalar-cipher` feature swaps
 //! in [`ScalarU32x8`], the same operations on a `[u32; 8]` written here, so that CI runs the
 //! keystream code through that path too, against libsodium and the RustCrypto crates
-//! (issue #15; `.ci/run`). It changes no output: only which code computes it.
+//! (`.ci/run`). It changes no output: only which code computes it.
 
 #[cfg(not(feature = "scalar-cipher"))]
 pub(super) use wide::u32x8 as U32x8;

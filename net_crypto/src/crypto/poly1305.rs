@@ -3,7 +3,7 @@
 //! Why not the `poly1305` crate: with runtime CPU detection (the only portable way to ship
 //! it) its AVX2 backend calls its vector intrinsics out of line, and measured 0.77 GiB/s on
 //! 1416-byte messages here, slower than its own portable backend (1.3 GiB/s, which only a
-//! `--cfg` flag selects) and a third of this file's speed (1.8 GiB/s, 2026-11-30). This is
+//! `--cfg` flag selects) and a third of this file's speed (1.8 GiB/s). This is
 //! the classic 64-bit-limb formulation: the accumulator and `r` in three limbs of 44, 44 and
 //! 42 bits, products in `u128`, no data-dependent branches or indices. Checked against the
 //! RFC 8439 vectors below and against the crate for random keys and messages

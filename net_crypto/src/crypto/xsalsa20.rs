@@ -2,8 +2,8 @@
 //!
 //! Why not the `salsa20` crate: RustCrypto's Salsa20 (0.10 and 0.11) has only a scalar backend,
 //! and on the session path — every data packet is a fresh nonce, so a fresh XSalsa20 key
-//! stream — it was half of the sender's CPU time (perf, `rustox send` 1 GiB on loopback,
-//! 2026-11-30). Salsa20's blocks are independent, so eight of them run side by side in the
+//! stream — it would take half of the sender's CPU time (perf, `rustox send` 1 GiB on
+//! loopback). Salsa20's blocks are independent, so eight of them run side by side in the
 //! lanes of `wide::u32x8` (AVX2 when the build targets it, else two SSE2 or NEON registers,
 //! plain arrays elsewhere; `lanes.rs`, whose `scalar-cipher` feature forces the arrays), which
 //! measured 2.1× the crate's speed here. The HSalsa20 step that derives the per-nonce subkey
@@ -11,7 +11,7 @@
 //!
 //! The state is wiped when the stream is dropped, that is at the end of every seal and open:
 //! the subkey (in the input block), the one-time Poly1305 key and the 512 bytes of keystream
-//! (issue #15; libsodium does the same with `sodium_memzero`). What the compiler keeps in
+//! (libsodium does the same with `sodium_memzero`). What the compiler keeps in
 //! registers or spills to the stack inside `eight_blocks` is beyond reach from safe Rust
 //! (`zeroize`'s documentation says so for every type it wipes).
 //!
@@ -30,8 +30,8 @@ use super::lanes::U32x8;
 const BLOCK_SIZE: usize = 64;
 /// Blocks computed together, one per vector lane. Eight lanes are two 128-bit registers per
 /// state word without AVX2 — more than the sixteen registers SSE2 has, so some spill — yet
-/// they measured 1.2× four lanes (1356 against 1125 MiB/s of keystream for 1432-byte
-/// messages, 2026-11-30): the two halves interleave and hide each other's latency.
+/// they measure 1.2× four lanes (1356 against 1125 MiB/s of keystream for 1432-byte
+/// messages): the two halves interleave and hide each other's latency.
 const LANES: usize = 8;
 /// Bytes of keystream one [`eight_blocks`] call yields.
 const GROUP_SIZE: usize = BLOCK_SIZE * LANES;

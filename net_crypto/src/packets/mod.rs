@@ -5,7 +5,7 @@
 //! are opened with the key the caller holds (`open`), and built with `seal`, so a packet
 //! struct is always the wire form and its plaintext is a separate struct.
 // Wire code: every length and offset comes from the network, so no indexing, slicing or
-// arithmetic that could panic or wrap (issue #15; the crate's other code is not held to it).
+// arithmetic that could panic or wrap (the crate's other code is not held to it).
 #![deny(clippy::indexing_slicing, clippy::arithmetic_side_effects)]
 
 mod cookie;

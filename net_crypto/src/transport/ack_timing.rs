@@ -2,24 +2,24 @@
 //! the timing is ours).
 //!
 //! - at once when a new hole appears (the sender's loss detection then runs on fresh
-//!   information), at most one per [`HOLE_MIN_GAP`]. (Also requesting when a hole fills
-//!   was tried: fewer spurious CUBIC resends under jitter, but BBR's RTT tracking on the
-//!   500 ms / 3 % path got worse — 0.14 → 0.29 mean error in `transport_rtt` — so no.)
+//!   information), at most one per [`HOLE_MIN_GAP`]. Not also when a hole fills: that
+//!   gives fewer spurious CUBIC resends under jitter but worse RTT tracking for BBR on the
+//!   500 ms / 3 % path (mean error 0.29 rather than 0.14 in `transport_rtt`);
 //! - after every [`PACKETS_PER_REQUEST`] data packets, and at least every
 //!   [`MAX_ACK_DELAY`] while data arrives or holes remain;
 //! - not at all when there is nothing to acknowledge. Any data packet of ours carries our
 //!   `buffer_start`, so one sent while the window has no holes acknowledges as well as a
-//!   request would ([`AckTiming::on_data_sent`]). transport.md §3.4 asks for a request at
-//!   least every 1000 ms when idle (c-toxcore's `CRYPTO_SEND_PACKET_INTERVAL`); that alone
-//!   woke an idle node once a second per friend, against issue #12's budget of one wake-up a
-//!   second in all. What the idle requests gave is kept by other means: a lost
+//!   request would ([`AckTiming::on_data_sent`]). No request goes out on an idle timer
+//!   (c-toxcore sends one at least every 1000 ms, `CRYPTO_SEND_PACKET_INTERVAL`): that would
+//!   wake an idle node once a second per friend, where the whole node's budget is about one
+//!   wake-up a second in all. What idle requests would give is kept by other means: a lost
 //!   acknowledgement is repaired by the sender's PTO (ours) or by the next request a
 //!   c-toxcore sender provokes (below), and the session is kept alive by friend_connection's
 //!   ALIVE every 8 s.
 //! - in answer to a request from the peer when we have sent nothing for
 //!   [`KEEPALIVE_INTERVAL`]: c-toxcore sends a request every second and counts its direct
 //!   UDP path dead after `UDP_DIRECT_TIMEOUT` = 8 s without a datagram from us (protocol.md
-//!   §2.10), after which it sends only short packets directly. Answering costs no wake-up:
+//!   §2.9), after which it sends only short packets directly. Answering costs no wake-up:
 //!   the peer's request already woke us. A rustox peer sends no idle requests, so two
 //!   rustox nodes exchange only ALIVEs and their acknowledgements when idle;
 //! - at once when the sender side asks to advertise `buffer_end` (PTO).
@@ -31,7 +31,7 @@ use crate::Timestamp;
 /// QUIC's default max_ack_delay (RFC 9000 §18.2), our request interval while data flows.
 pub(crate) const MAX_ACK_DELAY: Duration = Duration::from_millis(25);
 /// How long we may stay silent before a request from the peer is answered with one of ours:
-/// half of c-toxcore's `UDP_DIRECT_TIMEOUT` (8 s, protocol.md §2.10), so one lost answer
+/// half of c-toxcore's `UDP_DIRECT_TIMEOUT` (8 s, protocol.md §2.9), so one lost answer
 /// still keeps its direct path alive.
 pub(crate) const KEEPALIVE_INTERVAL: Duration = Duration::from_secs(4);
 /// Data packets per request while data flows (QUIC acks every 2; requests are bigger and

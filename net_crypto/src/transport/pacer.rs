@@ -15,8 +15,8 @@
 //!   ms after the deadline, a timerfd tens of microseconds. Whatever the pacer cannot send
 //!   for the time it was asleep past its release time is lost for good if the credit is
 //!   smaller than that lateness, and the flow is then capped at about one quantum per
-//!   wake-up, whatever the path (issue #10: BBR held at ~1 packet/ms, 11 Mbit/s of a 20
-//!   Mbit/s path, on real sockets; the congestion controller then measured the pacer, not
+//!   wake-up, whatever the path (with tokio's timer, ~1 packet/ms: BBR gets 11 Mbit/s of a
+//!   20 Mbit/s path on real sockets, and the congestion controller measures the pacer, not
 //!   the path). So the pacer measures the lateness of the wake-ups it asked for (a windowed
 //!   maximum) and lets the credit cover it; a driver may also declare its timer's lateness
 //!   up front ([`crate::TransportConfig::wake_lateness`]) so the first wake-ups of a flow
@@ -106,11 +106,10 @@ impl Default for Pacer {
 }
 
 /// The rate the pacer holds sends to: the controller's, on every path. Short paths are
-/// paced too (transport.md §3.7 exempted paths under 2 ms): unpaced, a gigabit LAN's
-/// whole window left in one burst and overflowed a switch's shallow buffer (issue #10:
-/// ~30 % of packets resent through a 62.5 kB queue). What made pacing cost throughput on
-/// loopback, a driver timer of millisecond grain forfeiting the pacer's credit, the
-/// credit now covers by measuring how late the wake-ups run.
+/// paced too (transport.md §3.7): unpaced, a gigabit LAN's whole window leaves in one
+/// burst and overflows a switch's shallow buffer (on real sockets, ~30 % of packets resent
+/// through a 62.5 kB queue). Pacing costs no throughput on loopback even with a driver
+/// timer of millisecond grain, because the credit covers how late the wake-ups run.
 pub(super) fn pacing_rate(cc: &dyn Controller, rtt: &RttEstimator) -> Option<u64> {
     cc.pacing_rate(rtt)
 }

@@ -1,11 +1,14 @@
 //! Rate counters that divide by the time they have actually been collecting
-//! (DESIGN.md lesson 2, transport.md §3.8; `references/libtorrent-recent-rate-counter.txt`).
+//! (DESIGN.md lesson 2, transport.md §3.8; rakshasa's libtorrent, `Rate::rate()` in
+//! `src/torrent/rate.cc`).
 //!
-//! libtorrent's 30-second counter divided by its whole span, so one second into a
-//! connection it read a thirtieth of the true rate. Here the divisor is
+//! libtorrent's 30-second counter divides by its whole span, so one second into a
+//! connection it reads a thirtieth of the true rate. Here the divisor is
 //! `clamp(now − created_at, min(one bucket, 100 ms), window)`: a young counter reads the
-//! rate it has seen, an old one the rate over its window. Congestion control never reads these; they
-//! are for statistics, queue sizing and the legacy model's receive rate.
+//! rate it has seen, an old one the rate over its window. Nothing in the workspace reads
+//! one yet: the type is exported (`net_crypto::transport::RateCounter`) for statistics.
+//! Congestion control uses per-acknowledgement delivery-rate samples instead, and the
+//! legacy model computes its receive rate on c-toxcore's 50 ms ticks, as c-toxcore does.
 
 use std::time::Duration;
 

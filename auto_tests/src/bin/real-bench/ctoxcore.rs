@@ -1,7 +1,7 @@
 //! `--ctoxcore`: c-toxcore 0.2.18 itself on the emulated link, beside `rustox send
 //! --controller legacy` (real), the simulator's legacy model and `rustox send` with BBR
-//! (real), one profile at a time (project issue #10: claims against c-toxcore come from
-//! c-toxcore itself, and the legacy model either matches it within 20 % or says what it is).
+//! (real), one profile at a time: claims against c-toxcore come from c-toxcore itself, and
+//! the legacy model either matches it within 20 % or says what it is.
 //!
 //! The c-toxcore pair is `tools/toxcore_file_peer.c` on Debian's libtoxcore (see
 //! `rustox_auto_tests::ctoxcore`): the receiver in namespace B, the sender in A

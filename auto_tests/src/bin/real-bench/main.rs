@@ -95,7 +95,7 @@ struct Args {
     /// c-toxcore 0.2.18 itself (tools/toxcore_file_peer.c on the system's libtoxcore) on
     /// each profile, beside `rustox send --controller legacy`, the simulated legacy model
     /// and `rustox send` with BBR. Default size: 16 MiB up to 10 Mbit/s, 32 MiB above
-    /// (issue #10's sizes). `--controller` is not used.
+    /// (the sizes of `tests/legacy_model.rs`'s reference runs). `--controller` is not used.
     #[arg(long)]
     ctoxcore: bool,
     /// What `--ctoxcore` runs (comma-separated): ctoxcore, legacy (real), sim (legacy),

@@ -4,7 +4,7 @@
 //! trusts a length or count field, and none allocates more than the fixed maximum of its
 //! packet (the largest is the 1024-byte DHT request, §5.5).
 // Wire code: every length and count comes from the network, so no indexing, slicing or
-// arithmetic that could panic or wrap (issue #15; the rest of the DHT is not held to it).
+// arithmetic that could panic or wrap (the rest of the DHT is not held to it).
 #![deny(clippy::indexing_slicing, clippy::arithmetic_side_effects)]
 
 use rustox_net_crypto::crypto::{Nonce, PublicKey, NONCE_SIZE, PUBLIC_KEY_SIZE};

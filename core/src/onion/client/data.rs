@@ -15,7 +15,7 @@
 //! packet, so no cache saves it, and one more with a stranger's real key. Before either, the
 //! source (the first relay of one of our paths, or a TCP relay) must be within its own rate,
 //! and then the agreements of all sources together within a budget ([`DATA_LIMITS`]), so
-//! that a flood of them costs bounded CPU (issue #15).
+//! that a flood of them costs bounded CPU.
 
 use std::net::SocketAddr;
 use std::time::Duration;

@@ -511,7 +511,7 @@ fn port_zero_and_tcp_returns_are_refused() {
 }
 
 /// A layer or announce key of low order is refused before any box is opened, typed and
-/// counted: libsodium's `crypto_box_beforenm` refuses it (issue #15).
+/// counted: libsodium's `crypto_box_beforenm` refuses it.
 #[test]
 fn low_order_keys_are_refused() {
     let mut net = Net::new(3);
@@ -643,7 +643,7 @@ fn announce_0x83(
 /// Announce requests from fresh keys and many (spoofed) sources pass every per-source
 /// limit; their key agreements stay within the server's budget for all sources together.
 /// A client whose key is agreed already is answered all through the flood, even from a
-/// relay it never used before, and a new client once the flood stops (issue #15).
+/// relay it never used before, and a new client once the flood stops.
 #[test]
 fn a_flood_of_fresh_announce_keys_costs_at_most_the_key_budget() {
     let mut rng = ChaCha8Rng::seed_from_u64(17);

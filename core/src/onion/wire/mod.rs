@@ -11,7 +11,7 @@
 //! client ◄─resp── A ◄─0x8e── B ◄─0x8d── C ◄─0x8c───── D
 //! ```
 // Wire code: every length comes from the network, so no indexing, slicing or arithmetic
-// that could panic or wrap (issue #15; the onion client and server are not held to it).
+// that could panic or wrap (the onion client and server are not held to it).
 #![deny(clippy::indexing_slicing, clippy::arithmetic_side_effects)]
 
 pub mod announce;

@@ -19,7 +19,7 @@
 //! confirmed (its first frame opened). Behaviour follows c-toxcore, with bounds it lacks:
 //! * **Connections**: at most [`RelayConfig::max_connections`] in all and
 //!   [`RelayConfig::max_per_ip`] per source address (an IPv6 source counts by its /64);
-//!   beyond either, new connections are refused (c-toxcore issue #1227: a relay exhausted by
+//!   beyond either, new connections are refused (TokTok/c-toxcore#1227: a relay exhausted by
 //!   connections). At most [`RelayConfig::max_handshaking`] may be before their first frame;
 //!   a new one beyond that evicts the oldest, as c-toxcore's 256-slot incoming queue does, so
 //!   sockets that never speak cannot keep honest clients out: an honest handshake takes one

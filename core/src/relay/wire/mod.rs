@@ -13,7 +13,7 @@
 //! Every parser takes untrusted bytes and returns a typed error; none panics, none trusts a
 //! length, and none holds more than one frame (2050 bytes) of a stream.
 // Wire code: every length comes from a TCP peer, so no indexing, slicing or arithmetic
-// that could panic or wrap (issue #15; the relay client and server are not held to it).
+// that could panic or wrap (the relay client and server are not held to it).
 #![deny(clippy::indexing_slicing, clippy::arithmetic_side_effects)]
 
 pub mod frame;

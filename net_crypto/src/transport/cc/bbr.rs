@@ -119,10 +119,11 @@ const BBR_MIN_WINDOW: u64 = if ACK_CLOCK_WINDOW > MIN_WINDOW {
 /// paced like every other, so a larger window is not a larger burst). RFC 9002's 10
 /// packets cost long paths a round trip of ramp: sat600 (600 ms, 15 Mbit/s) spends ~7
 /// rounds in Startup from 10 packets. Chromium's QUIC starts BBR at 32; on
-/// transport_delivery's 2 MB/s, 40 ms path with a 2.5-BDP buffer 32 made Startup's last
-/// round overflow the buffer where 10 and 20 did not. 32 MiB, CLI driver model, seeds 1-3,
-/// 10 -> 20: sat600 0.746/0.731/0.746 -> 0.763/0.739/0.765, wan20 0.919 -> 0.926,
-/// vpn300 0.899-0.909 -> 0.902-0.913; time to 90 % shorter by 1-2 RTTs on every profile.
+/// transport_delivery's 2 MB/s, 40 ms path with a 2.5-BDP buffer 32 makes Startup's last
+/// round overflow the buffer where 10 and 20 do not. 20 against 10 (32 MiB, CLI driver
+/// model, seeds 1-3): sat600 0.763/0.739/0.765 against 0.746/0.731/0.746, wan20 0.926
+/// against 0.919, vpn300 0.902-0.913 against 0.899-0.909, and 90 % of the bottleneck
+/// reached 1-2 RTTs sooner on every profile.
 const BBR_INITIAL_WINDOW: u64 = 20 * MAX_PACKET;
 /// RFC 9406 N_RTT_SAMPLE: consecutive risen RTT samples that end Startup.
 const STARTUP_RISEN_SAMPLES: u32 = 8;
@@ -131,7 +132,7 @@ const STARTUP_RISEN_SAMPLES: u32 = 8;
 /// 16 ms), plus [`ack_delay_allowance`]. On a path whose whole buffer holds less than
 /// those 4 ms — a gigabit LAN's 1-BDP switch buffer is 0.5 ms — no queue could ever pass
 /// it, and neither Startup's nor the loss guard's congestion tests fire however much the
-/// buffer drops (issue #10: ~30 % of packets resent through a 62.5 kB queue): there the
+/// buffer drops (on real sockets, ~30 % of packets resent through a 62.5 kB queue): there the
 /// floor is a quarter of the minimum RTT.
 fn queue_threshold(min: Duration, rtt: &RttEstimator) -> Duration {
     let floor = MIN_QUEUE_THRESH.min(min / 4);
