@@ -39,11 +39,14 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
-    /// Two nodes on loopback: handshake, chat, a 64 MiB file, then RTT, goodput and hashes.
+    /// A bootstrap node and two peers on loopback: a friend request by Tox ID, chat, a
+    /// 64 MiB file, then friend-online time, RTT, goodput and the files' SHA-256.
     Demo(demo::Args),
-    /// Receive files: print this node's address and public key, accept sessions and files.
+    /// Receive files: print this node's address and Tox ID, accept friend requests and
+    /// files, print one JSON line per file.
     Recv(recv::Args),
-    /// Send a file to a `rustox recv` over a direct encrypted session.
+    /// Send a file to a Tox ID (found through --bootstrap nodes or --lan, befriended first)
+    /// or directly to a `rustox recv` at HOST:PORT with --key.
     Send(send::Args),
     /// Compare congestion controllers on a simulated link profile (deterministic).
     Sim(sim::Args),

@@ -74,7 +74,8 @@ pub enum Target {
     Addr(SocketAddr),
 }
 
-/// Parses `--to`: 76 hex digits are a Tox ID, anything else an address.
+/// Parses `--to`: 76 hex digits are a Tox ID, anything else an address; an error names both
+/// forms, since either is what the user may have meant.
 fn parse_target(text: &str) -> Result<Target, String> {
     let t = text.trim();
     if t.len() == 76 && t.bytes().all(|b| b.is_ascii_hexdigit()) {
@@ -83,7 +84,15 @@ fn parse_target(text: &str) -> Result<Target, String> {
             .map(Target::ToxId)
             .map_err(|e| format!("{text:?} is not a valid Tox ID: {e}"));
     }
-    parse_addr(t).map(Target::Addr)
+    if t.bytes().all(|b| b.is_ascii_hexdigit()) && t.len() > 12 {
+        return Err(format!(
+            "{text:?} is {} hex digits: a Tox ID has 76 (or give HOST:PORT with --key)",
+            t.len()
+        ));
+    }
+    parse_addr(t).map(Target::Addr).map_err(|e| {
+        format!("{e}; or give the receiver's Tox ID (76 hex digits, as `rustox recv` prints it)")
+    })
 }
 
 /// Runs `rustox send`.
