@@ -321,6 +321,18 @@ impl FileBridge {
         self.incoming.retain(|&(f, _), _| f != friend);
     }
 
+    /// Whether a chunk request collected before this iteration's callbacks ran is still
+    /// one c-toxcore would make when its turn comes: c-toxcore raises a request only while
+    /// its transfer is `FILESTATUS_TRANSFERRING` (Messenger.c, `do_all_filetransfers`), so a
+    /// stream the client ended with a short chunk, or a file it cancelled, is asked for
+    /// nothing more; the next request such a client sees is the zero-length one at the end.
+    pub fn still_requested(&self, friend: u32, file: u32, position: u64) -> bool {
+        self.outgoing.get(&(friend, file)).is_some_and(|(b, _)| {
+            let b = b.lock().unwrap_or_else(|e| e.into_inner());
+            !b.ended && position >= b.end()
+        })
+    }
+
     fn file_id(&self, friend: u32, file: u32) -> Option<[u8; FILE_ID_LENGTH]> {
         self.outgoing
             .get(&(friend, file))

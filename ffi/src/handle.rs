@@ -260,6 +260,23 @@ impl State {
         update(self.delivered.entry(friend).or_default());
     }
 
+    /// Whether `event`, collected at the start of this `tox_iterate`, is still to be
+    /// delivered after the callbacks before it ran: a chunk request for a file the client
+    /// has since ended or cancelled is not ([`FileBridge::still_requested`]).
+    pub fn is_current(&self, event: &Event) -> bool {
+        match *event {
+            Event::FileChunkRequest {
+                friend_number,
+                file_number,
+                position,
+                length,
+            } if length > 0 => self
+                .files
+                .still_requested(friend_number, file_number, position),
+            _ => true,
+        }
+    }
+
     /// What the client has been told of `friend`, if anything.
     pub fn delivered(&self, friend: u32) -> Option<&Delivered> {
         self.delivered.get(&friend)
