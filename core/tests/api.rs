@@ -12,7 +12,7 @@ use rand::{RngCore, SeedableRng};
 use rustox_core::api::{Tox, ToxOptions};
 use rustox_core::dht::DhtConfig;
 use rustox_core::driver::workers::{NodeRunner, RunnerConfig, UdpMode};
-use rustox_core::node::{NodeEvent, NodeOptions};
+use rustox_core::node::{FileVerification, NodeEvent, NodeOptions};
 use rustox_core::onion::server::OnionConfig;
 use rustox_net_crypto::crypto::KeyPair;
 
@@ -79,7 +79,7 @@ async fn a_friend_request_a_message_and_a_file_echo_through_the_api() {
                 }
                 NodeEvent::FileReceived {
                     friend,
-                    verified: true,
+                    verification: FileVerification::Sha256FileId,
                     ..
                 } => {
                     let path = received.take().unwrap();
@@ -110,8 +110,10 @@ async fn a_friend_request_a_message_and_a_file_echo_through_the_api() {
                         .unwrap();
                 }
                 NodeEvent::FileReceived {
-                    bytes, verified, ..
-                } => return (echoed, bytes, verified),
+                    bytes,
+                    verification,
+                    ..
+                } => return (echoed, bytes, verification.is_verified()),
                 _ => {}
             }
         }
@@ -284,7 +286,7 @@ async fn files_arrive_in_a_callers_async_sink_and_a_failing_sink_cancels_the_tra
                         };
                         tasks.push(bob.accept_file_into(offer.friend, offer.file, sink).await.unwrap());
                     }
-                    NodeEvent::FileReceived { bytes, verified, .. } => received = Some((bytes, verified)),
+                    NodeEvent::FileReceived { bytes, verification, .. } => received = Some((bytes, verification.is_verified())),
                     NodeEvent::FileFailed { .. } => cancelled = true,
                     _ => {}
                 },
@@ -389,7 +391,8 @@ async fn files_leave_from_a_callers_async_source() {
                     NodeEvent::FileOffered(offer) => {
                         bob.accept_file(offer.friend, offer.file, target.clone()).await.unwrap();
                     }
-                    NodeEvent::FileReceived { bytes, verified, .. } => {
+                    NodeEvent::FileReceived { bytes, verification, .. } => {
+                        let verified = verification.is_verified();
                         let read = task.take().expect("the source's task").await.unwrap();
                         return ((bytes, verified), read);
                     }
