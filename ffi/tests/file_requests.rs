@@ -2,8 +2,9 @@
 //! (two instances in one process, the sender answering every request from its callback)
 //! runs once on Debian's c-toxcore 0.2.18 and once on our library. Each run asserts
 //! c-toxcore's rules itself — requests in order from the seek position, nothing past the
-//! end of a stream ended by a short or empty chunk, one zero-length request at the end —
-//! and the two runs' request sequences must be identical, position for position.
+//! end of a stream ended by a short or empty chunk, nothing while the receiver has the file
+//! paused, one zero-length request at the end — and the two runs' request sequences must be
+//! identical, position for position.
 
 mod common;
 
@@ -31,7 +32,7 @@ fn run(prog: &CProgram, port: u16) -> Vec<String> {
         .find_map(|l| l.strip_prefix("LIB "))
         .expect("a LIB line");
     prog.check_loaded(loaded);
-    for scenario in ["stream_seek", "stream_empty", "known_size"] {
+    for scenario in ["stream_seek", "stream_empty", "known_size", "paused"] {
         assert!(
             stdout.lines().any(|l| l == format!("PASS {scenario}")),
             "{scenario} did not pass on {:?}'s library",
@@ -66,6 +67,7 @@ fn chunk_requests_follow_c_toxcore_to_the_end_of_a_stream() {
         "REQ stream_empty 6855 0",
         "REQ known_size 13710 100",
         "REQ known_size 13810 0",
+        "REQ paused 5484000 0",
     ] {
         assert!(
             mine.iter().any(|l| l == expected),

@@ -175,6 +175,11 @@ impl FileStreams {
         &mut self.transfers
     }
 
+    /// A snapshot of a transfer (see [`FileTransfers::transfer`]).
+    pub fn transfer(&self, file: u32) -> Option<crate::TransferInfo> {
+        self.transfers.transfer(file)
+    }
+
     /// The underlying transfers' counters.
     pub fn stats(&self) -> crate::FileStats {
         self.transfers.stats()

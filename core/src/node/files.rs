@@ -284,6 +284,15 @@ impl Node {
         Ok(())
     }
 
+    /// Whether a transfer is paused, by us or by the friend: c-toxcore raises no chunk
+    /// request for it then (Messenger.c, `do_all_filetransfers`).
+    pub fn file_paused(&self, friend: FriendNumber, file: u32) -> bool {
+        self.friends
+            .get(friend)
+            .and_then(|f| f.files.streams.transfer(file))
+            .is_some_and(|t| t.paused_by_us || t.paused_by_peer)
+    }
+
     /// Bytes of a transfer done so far (sent and acknowledged, or received).
     pub fn file_progress(&mut self, friend: FriendNumber, file: u32) -> Option<u64> {
         let f = self.friends.get_mut(friend)?;

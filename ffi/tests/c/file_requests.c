@@ -8,10 +8,14 @@
  *   stream_seek   a file of unknown size (UINT64_MAX); the receiver seeks to 1337 before
  *                 accepting; the sender ends the stream with a short chunk at 102400;
  *   stream_empty  a file of unknown size ended by a zero-length chunk at 5 * 1371;
- *   known_size    a file of 10 * 1371 + 100 bytes.
+ *   known_size    a file of 10 * 1371 + 100 bytes;
+ *   paused        a file of 4000 * 1371 bytes the receiver pauses for a second once 10
+ *                 chunks have arrived, then resumes (the sender must still have been
+ *                 asking for chunks when the PAUSE reached it).
  * For each, the requests must start at the seek position, follow each other without a
  * hole or overlap, be 1371 bytes long except a known size's last, stop at the end, and
- * end with exactly one zero-length request at the end position; nothing comes after it.
+ * end with exactly one zero-length request at the end position; nothing comes after it,
+ * and nothing comes between the sender hearing PAUSE and hearing RESUME.
  * These are c-toxcore's rules (Messenger.c, `do_all_filetransfers`, `send_file_data`).
  *
  * The same source is built against Debian's libtoxcore.so.2 and against rustox's
@@ -36,13 +40,14 @@
 #include <tox/tox.h>
 
 #define CHUNK 1371
-#define MAX_REQUESTS 512
+#define MAX_REQUESTS 8192
 
 struct scenario {
     const char *name;
     uint64_t size;      /* announced: UINT64_MAX for a stream */
     uint64_t seek;      /* where the receiver asks the sender to start */
     uint64_t end;       /* where the sender's data ends */
+    uint64_t pause_at;  /* the receiver pauses once a chunk at or past this arrives; 0: never */
 };
 
 struct request {
@@ -56,6 +61,10 @@ static int n_requests;
 static bool sent_done, recv_done;
 static uint64_t recv_next, recv_end;
 static uint32_t sending_file;
+static uint32_t receiving_file;
+static bool sender_paused, receiver_paused, paused_once;
+static double resume_at;
+static int requests_at_pause;
 
 static void fail(const char *fmt, ...)
 {
@@ -95,6 +104,9 @@ static void on_chunk_request(Tox *tox, uint32_t friend_number, uint32_t file_num
     requests[n_requests].position = position;
     requests[n_requests].length = length;
     ++n_requests;
+    if (sender_paused && length > 0) {
+        fail("request (%" PRIu64 ", %zu) while the receiver has the file paused", position, length);
+    }
     if (sent_done) {
         fail("request (%" PRIu64 ", %zu) after the zero-length one", position, length);
     }
@@ -140,6 +152,7 @@ static void on_file_recv(Tox *tox, uint32_t friend_number, uint32_t file_number,
         fail("tox_file_seek: error %d", (int)serr);
     }
     recv_next = cur->seek;
+    receiving_file = file_number;
     Tox_Err_File_Control cerr;
     if (!tox_file_control(tox, friend_number, file_number, TOX_FILE_CONTROL_RESUME, &cerr)) {
         fail("tox_file_control(RESUME): error %d", (int)cerr);
@@ -172,6 +185,35 @@ static void on_recv_chunk(Tox *tox, uint32_t friend_number, uint32_t file_number
         }
     }
     recv_next += length;
+    if (cur->pause_at > 0 && !paused_once && position >= cur->pause_at) {
+        Tox_Err_File_Control err;
+        if (!tox_file_control(tox, friend_number, file_number, TOX_FILE_CONTROL_PAUSE, &err)) {
+            fail("tox_file_control(PAUSE): error %d", (int)err);
+        }
+        paused_once = receiver_paused = true;
+        resume_at = now_secs() + 1.0;
+    }
+}
+
+/* The sender hears the receiver's PAUSE and RESUME. */
+static void on_recv_control(Tox *tox, uint32_t friend_number, uint32_t file_number, Tox_File_Control control,
+                            void *user_data)
+{
+    (void)tox;
+    (void)friend_number;
+    (void)user_data;
+    if (cur == NULL || file_number != sending_file) {
+        return;
+    }
+    if (control == TOX_FILE_CONTROL_PAUSE) {
+        sender_paused = true;
+        requests_at_pause = n_requests;
+        printf("PAUSED %s %d\n", cur->name, n_requests);
+    } else if (control == TOX_FILE_CONTROL_RESUME && paused_once) {
+        sender_paused = false;
+        printf("RESUMED %s %d\n", cur->name, n_requests);
+    }
+    fflush(stdout);
 }
 
 static Tox *make_tox(uint16_t port)
@@ -253,6 +295,8 @@ static void run(Tox *sender, Tox *receiver, const struct scenario *s)
     cur = s;
     n_requests = 0;
     sent_done = recv_done = false;
+    sender_paused = receiver_paused = paused_once = false;
+    requests_at_pause = 0;
     recv_next = recv_end = 0;
     Tox_Err_File_Send err;
     /* A NULL file id: c-toxcore makes a random one, as every client's file sends. */
@@ -266,7 +310,18 @@ static void run(Tox *sender, Tox *receiver, const struct scenario *s)
         if (now_secs() > deadline) {
             fail("not done in 30 s (%d requests, sent %d, received %d)", n_requests, sent_done, recv_done);
         }
+        if (receiver_paused && now_secs() >= resume_at) {
+            Tox_Err_File_Control cerr;
+            if (!tox_file_control(receiver, 0, receiving_file, TOX_FILE_CONTROL_RESUME, &cerr)) {
+                fail("tox_file_control(RESUME) after the pause: error %d", (int)cerr);
+            }
+            receiver_paused = false;
+        }
         iterate(sender, receiver);
+    }
+    if (cur->pause_at > 0 && (!paused_once || requests_at_pause == 0 || requests_at_pause >= n_requests - 1)) {
+        fail("the pause did not reach the sender while it was asking for chunks (%d of %d requests)",
+             requests_at_pause, n_requests);
     }
     /* Anything raised after the end would come now. */
     double quiet = now_secs() + 0.5;
@@ -293,6 +348,7 @@ int main(int argc, char **argv)
     Tox *a = make_tox(port);
     Tox *b = make_tox(port + 1);
     tox_callback_file_chunk_request(a, on_chunk_request);
+    tox_callback_file_recv_control(a, on_recv_control);
     tox_callback_file_recv(b, on_file_recv);
     tox_callback_file_recv_chunk(b, on_recv_chunk);
 
@@ -321,9 +377,10 @@ int main(int argc, char **argv)
     }
 
     static const struct scenario scenarios[] = {
-        {"stream_seek", UINT64_MAX, 1337, 102400},
-        {"stream_empty", UINT64_MAX, 0, 5 * CHUNK},
-        {"known_size", 10 * CHUNK + 100, 0, 10 * CHUNK + 100},
+        {"stream_seek", UINT64_MAX, 1337, 102400, 0},
+        {"stream_empty", UINT64_MAX, 0, 5 * CHUNK, 0},
+        {"known_size", 10 * CHUNK + 100, 0, 10 * CHUNK + 100, 0},
+        {"paused", 4000 * CHUNK, 0, 4000 * CHUNK, 10 * CHUNK},
     };
     for (size_t i = 0; i < sizeof scenarios / sizeof scenarios[0]; ++i) {
         run(a, b, &scenarios[i]);
