@@ -411,3 +411,129 @@ async fn files_leave_from_a_callers_async_source() {
     bob.shutdown().await;
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Streams of unknown size (`UNKNOWN_FILE_SIZE`) from a caller's async source end where the
+/// source ends — mid-chunk (102 400 bytes) and on a chunk boundary (5 × 1371, ended by an
+/// empty chunk) — as in c-toxcore. Their ids are random, as a c-toxcore client's are: each
+/// file is kept whole, with the SHA-256 of what arrived and `OpaqueFileId`, and the sender
+/// hears it is done at exactly the stream's end.
+#[tokio::test]
+async fn streams_end_where_their_source_ends_and_opaque_ids_are_kept() {
+    let boot = NodeRunner::start(
+        KeyPair::generate(&mut StdRng::from_entropy()),
+        RunnerConfig {
+            bind: SocketAddr::from(([127, 0, 0, 1], 0)),
+            workers: 1,
+            mode: UdpMode::ReusePort,
+            dht: DhtConfig {
+                lan_discovery: false,
+                ..DhtConfig::default()
+            },
+            onion: Some(OnionConfig::default()),
+            tcp: None,
+        },
+    )
+    .expect("bootstrap node");
+    let dir = std::env::temp_dir().join(format!("rustox-api-stream-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let sizes = [102_400usize, 5 * 1371];
+    let contents: Vec<Vec<u8>> = sizes
+        .iter()
+        .enumerate()
+        .map(|(i, &n)| {
+            let mut c = vec![0u8; n];
+            StdRng::seed_from_u64(20 + i as u64).fill_bytes(&mut c);
+            c
+        })
+        .collect();
+    let mut bob = Tox::start(options(&boot)).await.expect("bob");
+    let mut alice = Tox::start(options(&boot)).await.expect("alice");
+    let friend = alice
+        .add_friend(bob.tox_id(), b"stream test")
+        .await
+        .expect("friend request");
+    let results = tokio::time::timeout(Duration::from_secs(60), async {
+        let mut results = Vec::new();
+        let mut sent = Vec::new();
+        let mut next = 0;
+        let mut offer_next = false;
+        loop {
+            if offer_next && next < contents.len() {
+                offer_next = false;
+                let source = SlowSource {
+                    data: contents[next].clone(),
+                    pos: 0,
+                };
+                let mut id = [0u8; 32];
+                StdRng::seed_from_u64(99 + next as u64).fill_bytes(&mut id);
+                alice
+                    .send_file_from(
+                        friend,
+                        b"stream.bin",
+                        rustox_file_transfer::UNKNOWN_FILE_SIZE,
+                        id,
+                        source,
+                    )
+                    .await
+                    .unwrap();
+                next += 1;
+            }
+            tokio::select! {
+                Some(event) = alice.next_event() => match event {
+                    NodeEvent::FriendConnection { online: true, .. } => offer_next = true,
+                    NodeEvent::FileSent { bytes, .. } => {
+                        sent.push(bytes);
+                        offer_next = true;
+                    }
+                    _ => {}
+                },
+                Some(event) = bob.next_event() => match event {
+                    NodeEvent::FriendRequest { pk, .. } => {
+                        bob.add_friend_norequest(pk).await.unwrap();
+                    }
+                    NodeEvent::FileOffered(offer) => {
+                        assert_eq!(offer.size, rustox_file_transfer::UNKNOWN_FILE_SIZE);
+                        let path = dir.join(format!("stream-{}.bin", results.len()));
+                        bob.accept_file(offer.friend, offer.file, path).await.unwrap();
+                    }
+                    NodeEvent::FileReceived { bytes, sha256, verification, .. } => {
+                        results.push((bytes, sha256, verification));
+                    }
+                    NodeEvent::FileFailed { reason, .. } => panic!("a stream failed: {reason}"),
+                    _ => {}
+                },
+            }
+            if results.len() == contents.len() && sent.len() == contents.len() {
+                return (results, sent);
+            }
+        }
+    })
+    .await
+    .expect("both streams arrived within 60 s");
+    let (received, sent) = results;
+    for (i, content) in contents.iter().enumerate() {
+        let sha: [u8; 32] = <sha2::Sha256 as sha2::Digest>::digest(content).into();
+        assert_eq!(
+            received[i],
+            (
+                content.len() as u64,
+                Some(sha),
+                FileVerification::OpaqueFileId
+            ),
+            "stream {i}"
+        );
+        assert_eq!(
+            sent[i],
+            content.len() as u64,
+            "stream {i}: the sender's end"
+        );
+        let path = dir.join(format!("stream-{i}.bin"));
+        assert!(
+            std::fs::read(path).unwrap() == *content,
+            "stream {i} differs"
+        );
+    }
+    alice.shutdown().await;
+    bob.shutdown().await;
+    let _ = std::fs::remove_dir_all(&dir);
+}
