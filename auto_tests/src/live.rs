@@ -226,11 +226,12 @@ impl rustox_core::driver::tokio::session::App for PeerApp {
             NodeEvent::FileReceived {
                 friend,
                 bytes,
-                verified,
+                verification,
                 ..
-            } => self
-                .log
-                .push(at, PeerEvent::FileReceived(friend.0, bytes, verified)),
+            } => self.log.push(
+                at,
+                PeerEvent::FileReceived(friend.0, bytes, verification.is_verified()),
+            ),
             NodeEvent::FileSent { friend, bytes, .. } => {
                 self.log.push(at, PeerEvent::FileSent(friend.0, bytes))
             }

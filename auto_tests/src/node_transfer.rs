@@ -256,8 +256,10 @@ pub fn run_node_transfer_with(
                     node.accept_file(now, offer.friend, offer.file, Box::new(sink), Some(digest));
             }
             NodeEvent::FileReceived {
-                bytes, verified, ..
-            } => s_b.borrow_mut().received = Some((now, *bytes, *verified)),
+                bytes,
+                verification,
+                ..
+            } => s_b.borrow_mut().received = Some((now, *bytes, verification.is_verified())),
             NodeEvent::Message { text, .. } => {
                 if let Some(sent) = std::str::from_utf8(text)
                     .ok()

@@ -402,9 +402,11 @@ impl Bob {
                 }
                 self.file = Some((friend, file, path));
             }
-            NodeEvent::FileReceived { file, verified, .. } => {
+            NodeEvent::FileReceived {
+                file, verification, ..
+            } => {
                 self.bar.finish();
-                if !verified {
+                if !verification.is_verified() {
                     bail!("the file arrived but was not verified");
                 }
                 if let Some((_, f, path)) = self.file.take() {

@@ -1,6 +1,9 @@
 //! `rustox recv`: listens on one UDP address, accepts sessions from anyone who knows its
-//! public key, and writes every offered file into the output directory, checking each
-//! file's SHA-256 against the id its sender announced.
+//! public key, and writes every offered file into the output directory. Each file is
+//! kept and its SHA-256 printed, with whether that verified it: a rustox sender's file id
+//! is the content's SHA-256, a c-toxcore client's is random (an opaque id to tox.h), so a
+//! file is verified when the two are equal and otherwise kept unverified — or, with
+//! `--require-verified` (the senders are known to be rustox), reported as failed.
 //!
 //! It prints its address, public key and Tox ID first (stdout, so a script can read them),
 //! then one JSON summary line per file received. Peers reach it directly by address and key
@@ -23,7 +26,7 @@ use indicatif::ProgressBar;
 use rand::rngs::OsRng;
 use rustox_core::driver::Clock;
 use rustox_core::friend::ToxId;
-use rustox_core::node::{FileOffer, FriendNumber, Node, NodeEvent, NodeOptions};
+use rustox_core::node::{FileOffer, FileVerification, FriendNumber, Node, NodeEvent, NodeOptions};
 use rustox_net_crypto::crypto::KeyPair;
 use rustox_net_crypto::{ControllerKind, PathKind, Timestamp, TransportConfig};
 
@@ -56,9 +59,15 @@ pub struct Args {
     /// same across restarts.
     #[arg(long, default_value = "rustox-recv.key")]
     key_file: PathBuf,
-    /// Exit after the first file (status 0 only if it arrived whole and verified).
+    /// Exit after the first file (status 0 only if it arrived whole, and verified when
+    /// `--require-verified` is given).
     #[arg(long)]
     once: bool,
+    /// The senders are known to set the file id to the content's SHA-256 (rustox send
+    /// does; c-toxcore clients send a random id): a file whose SHA-256 differs from its id
+    /// is a failure (it is still kept and its JSON line printed).
+    #[arg(long)]
+    require_verified: bool,
     /// Congestion controller for what this side sends (acknowledgements, messages).
     #[arg(long, default_value = "bbr", value_parser = parse_controller)]
     controller: ControllerKind,
@@ -186,6 +195,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         let mut app = RecvApp {
             out: args.out.clone(),
             once: args.once,
+            require_verified: args.require_verified,
             peers: HashMap::new(),
             paths: HashMap::new(),
             trace_path: std::env::var_os("RUSTOX_TRACE_PATH").is_some(),
@@ -204,8 +214,8 @@ pub fn run(args: Args) -> anyhow::Result<()> {
 /// A file being received.
 struct Incoming {
     path: PathBuf,
-    /// The announced SHA-256, which the file layer checks the written bytes against.
-    sha256: [u8; 32],
+    /// The offer's file id: the content's SHA-256 from a rustox sender, opaque from others.
+    file_id: [u8; 32],
     started: Instant,
 }
 
@@ -213,6 +223,8 @@ struct Incoming {
 struct RecvApp {
     out: PathBuf,
     once: bool,
+    /// An unverified file is a failure (`--require-verified`).
+    require_verified: bool,
     /// Each online friend as messages name it.
     peers: HashMap<FriendNumber, String>,
     /// The path each online friend's session ran on when last looked at: a change is
@@ -255,7 +267,7 @@ impl RecvApp {
         say(
             &self.bar,
             &format!(
-                "rustox recv: receiving {} ({size} bytes, SHA-256 {}) from {from}",
+                "rustox recv: receiving {} ({size} bytes, file id {}) from {from}",
                 path.display(),
                 hex::encode(file_id)
             ),
@@ -264,7 +276,7 @@ impl RecvApp {
             (id, file),
             Incoming {
                 path,
-                sha256: *file_id,
+                file_id: *file_id,
                 started: Instant::now(),
             },
         );
@@ -349,29 +361,45 @@ impl App for RecvApp {
                 friend,
                 file,
                 bytes,
-                verified,
+                sha256,
+                verification,
             } => {
                 self.bar.finish_and_clear();
                 let incoming = self.incoming.remove(&(friend, file))?;
-                if !verified {
-                    return Some(Err(anyhow::anyhow!(
-                        "{} was not verified",
-                        incoming.path.display()
-                    )));
-                }
                 let elapsed: Duration = incoming.started.elapsed();
-                let summary = TransferSummary::new(
+                // The writer thread hashes what it writes in order, which is always the
+                // case here; the file on disk is read back only if it could not.
+                let (sha256, verification) = match sha256 {
+                    Some(d) => (d, verification),
+                    None => match hash_file(&incoming.path) {
+                        Ok(d) => (d, FileVerification::of(Some(d), &incoming.file_id)),
+                        Err(e) => return Some(Err(e)),
+                    },
+                };
+                let mut summary = TransferSummary::new(
                     bytes,
                     elapsed,
                     node.session_stats(friend).as_ref(),
-                    incoming.sha256,
+                    sha256,
                 );
+                summary.file_id = Some(hex::encode(incoming.file_id));
+                summary.verified = Some(verification.to_string());
                 eprintln!(
-                    "rustox recv: wrote {} ({bytes} bytes, SHA-256 verified)",
-                    incoming.path.display()
+                    "rustox recv: wrote {} ({bytes} bytes, SHA-256 {}, {verification})",
+                    incoming.path.display(),
+                    hex::encode(sha256)
                 );
                 println!("{}", summary.to_json());
-                if self.once {
+                if self.require_verified && !verification.is_verified() {
+                    let message = format!(
+                        "{} is {verification}, and --require-verified was given",
+                        incoming.path.display()
+                    );
+                    if self.once {
+                        return Some(Err(anyhow::anyhow!(message)));
+                    }
+                    eprintln!("rustox recv: {message}");
+                } else if self.once {
                     // Stay until the sender has our last acknowledgement and closes the
                     // session; leaving at once would strand it resending the last packet.
                     self.linger = Some((friend, now + LINGER));
@@ -475,6 +503,14 @@ impl App for RecvApp {
             }
         }
     }
+}
+
+/// The SHA-256 of a file on disk.
+fn hash_file(path: &Path) -> anyhow::Result<[u8; 32]> {
+    File::open(path)
+        .and_then(|f| rustox_core::driver::sha256_of_file(&f))
+        .map(|(_, sha256)| sha256)
+        .with_context(|| format!("cannot read {}", path.display()))
 }
 
 /// The last path component of an offered name, or `received.bin`: a peer must not be

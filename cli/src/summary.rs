@@ -19,11 +19,19 @@ pub struct TransferSummary {
     pub rtt_ms: Option<f64>,
     /// Data packets this side sent again.
     pub resent_packets: u64,
-    /// SHA-256 of the file, hex (the sender's hash of its source; the receiver's check
-    /// of what it wrote).
+    /// SHA-256 of the file, hex (the sender's hash of its source; the receiver's hash of
+    /// what it wrote).
     pub sha256: String,
     /// CPU seconds this process used in total (all threads, user + system).
     pub cpu_seconds: Option<f64>,
+    /// Receiver: the offer's file id, hex (the content's SHA-256 from a rustox sender,
+    /// an opaque id from others).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub file_id: Option<String>,
+    /// Receiver: whether the file was verified against its sender, and how:
+    /// `sha256-file-id` (its SHA-256 equals the file id) or `unverified (opaque file id)`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub verified: Option<String>,
     /// Sender found by Tox ID: seconds from start until the friend was online.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub friend_online_seconds: Option<f64>,
@@ -52,6 +60,8 @@ impl TransferSummary {
             resent_packets: stats.map_or(0, |s| s.packets_resent),
             sha256: hex::encode(sha256),
             cpu_seconds: process_cpu_seconds(),
+            file_id: None,
+            verified: None,
             friend_online_seconds: None,
         }
     }

@@ -48,6 +48,9 @@ fn send_to_recv_delivers_8_mib_byte_exact_with_matching_summaries() {
     let received = last_json(&stdout);
     assert_eq!(received["bytes"], SIZE as u64);
     assert_eq!(received["sha256"], expected_sha.as_str());
+    // A rustox sender's file id is the content's SHA-256: the receiver verified it.
+    assert_eq!(received["file_id"], expected_sha.as_str());
+    assert_eq!(received["verified"], "sha256-file-id");
 
     let copy = std::fs::read(inbox.join("payload.bin")).expect("received file exists");
     assert_eq!(copy.len(), original.len());

@@ -13,7 +13,7 @@
 use std::net::SocketAddr;
 
 use rustox_core::api::{Tox, ToxOptions};
-use rustox_core::node::{NodeEvent, NodeOptions};
+use rustox_core::node::{FileVerification, NodeEvent, NodeOptions};
 use rustox_net_crypto::crypto::PublicKey;
 
 /// `HOST:PORT:KEY` → the node's address and DHT key.
@@ -73,7 +73,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
             NodeEvent::FileReceived {
                 friend,
                 file,
-                verified: true,
+                verification: FileVerification::Sha256FileId,
                 ..
             } => {
                 if let Some(path) = received.remove(&(friend, file)) {

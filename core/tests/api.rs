@@ -12,7 +12,7 @@ use rand::{RngCore, SeedableRng};
 use rustox_core::api::{Tox, ToxOptions};
 use rustox_core::dht::DhtConfig;
 use rustox_core::driver::workers::{NodeRunner, RunnerConfig, UdpMode};
-use rustox_core::node::{NodeEvent, NodeOptions};
+use rustox_core::node::{FileVerification, NodeEvent, NodeOptions};
 use rustox_core::onion::server::OnionConfig;
 use rustox_net_crypto::crypto::KeyPair;
 
@@ -79,7 +79,7 @@ async fn a_friend_request_a_message_and_a_file_echo_through_the_api() {
                 }
                 NodeEvent::FileReceived {
                     friend,
-                    verified: true,
+                    verification: FileVerification::Sha256FileId,
                     ..
                 } => {
                     let path = received.take().unwrap();
@@ -110,8 +110,10 @@ async fn a_friend_request_a_message_and_a_file_echo_through_the_api() {
                         .unwrap();
                 }
                 NodeEvent::FileReceived {
-                    bytes, verified, ..
-                } => return (echoed, bytes, verified),
+                    bytes,
+                    verification,
+                    ..
+                } => return (echoed, bytes, verification.is_verified()),
                 _ => {}
             }
         }
@@ -284,7 +286,7 @@ async fn files_arrive_in_a_callers_async_sink_and_a_failing_sink_cancels_the_tra
                         };
                         tasks.push(bob.accept_file_into(offer.friend, offer.file, sink).await.unwrap());
                     }
-                    NodeEvent::FileReceived { bytes, verified, .. } => received = Some((bytes, verified)),
+                    NodeEvent::FileReceived { bytes, verification, .. } => received = Some((bytes, verification.is_verified())),
                     NodeEvent::FileFailed { .. } => cancelled = true,
                     _ => {}
                 },
@@ -389,7 +391,8 @@ async fn files_leave_from_a_callers_async_source() {
                     NodeEvent::FileOffered(offer) => {
                         bob.accept_file(offer.friend, offer.file, target.clone()).await.unwrap();
                     }
-                    NodeEvent::FileReceived { bytes, verified, .. } => {
+                    NodeEvent::FileReceived { bytes, verification, .. } => {
+                        let verified = verification.is_verified();
                         let read = task.take().expect("the source's task").await.unwrap();
                         return ((bytes, verified), read);
                     }
@@ -404,6 +407,132 @@ async fn files_leave_from_a_callers_async_source() {
     assert_eq!(received, (content.len() as u64, true));
     assert_eq!(read.ok(), Some(content.len() as u64));
     assert!(std::fs::read(&target).unwrap() == content);
+    alice.shutdown().await;
+    bob.shutdown().await;
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Streams of unknown size (`UNKNOWN_FILE_SIZE`) from a caller's async source end where the
+/// source ends — mid-chunk (102 400 bytes) and on a chunk boundary (5 × 1371, ended by an
+/// empty chunk) — as in c-toxcore. Their ids are random, as a c-toxcore client's are: each
+/// file is kept whole, with the SHA-256 of what arrived and `OpaqueFileId`, and the sender
+/// hears it is done at exactly the stream's end.
+#[tokio::test]
+async fn streams_end_where_their_source_ends_and_opaque_ids_are_kept() {
+    let boot = NodeRunner::start(
+        KeyPair::generate(&mut StdRng::from_entropy()),
+        RunnerConfig {
+            bind: SocketAddr::from(([127, 0, 0, 1], 0)),
+            workers: 1,
+            mode: UdpMode::ReusePort,
+            dht: DhtConfig {
+                lan_discovery: false,
+                ..DhtConfig::default()
+            },
+            onion: Some(OnionConfig::default()),
+            tcp: None,
+        },
+    )
+    .expect("bootstrap node");
+    let dir = std::env::temp_dir().join(format!("rustox-api-stream-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let sizes = [102_400usize, 5 * 1371];
+    let contents: Vec<Vec<u8>> = sizes
+        .iter()
+        .enumerate()
+        .map(|(i, &n)| {
+            let mut c = vec![0u8; n];
+            StdRng::seed_from_u64(20 + i as u64).fill_bytes(&mut c);
+            c
+        })
+        .collect();
+    let mut bob = Tox::start(options(&boot)).await.expect("bob");
+    let mut alice = Tox::start(options(&boot)).await.expect("alice");
+    let friend = alice
+        .add_friend(bob.tox_id(), b"stream test")
+        .await
+        .expect("friend request");
+    let results = tokio::time::timeout(Duration::from_secs(60), async {
+        let mut results = Vec::new();
+        let mut sent = Vec::new();
+        let mut next = 0;
+        let mut offer_next = false;
+        loop {
+            if offer_next && next < contents.len() {
+                offer_next = false;
+                let source = SlowSource {
+                    data: contents[next].clone(),
+                    pos: 0,
+                };
+                let mut id = [0u8; 32];
+                StdRng::seed_from_u64(99 + next as u64).fill_bytes(&mut id);
+                alice
+                    .send_file_from(
+                        friend,
+                        b"stream.bin",
+                        rustox_file_transfer::UNKNOWN_FILE_SIZE,
+                        id,
+                        source,
+                    )
+                    .await
+                    .unwrap();
+                next += 1;
+            }
+            tokio::select! {
+                Some(event) = alice.next_event() => match event {
+                    NodeEvent::FriendConnection { online: true, .. } => offer_next = true,
+                    NodeEvent::FileSent { bytes, .. } => {
+                        sent.push(bytes);
+                        offer_next = true;
+                    }
+                    _ => {}
+                },
+                Some(event) = bob.next_event() => match event {
+                    NodeEvent::FriendRequest { pk, .. } => {
+                        bob.add_friend_norequest(pk).await.unwrap();
+                    }
+                    NodeEvent::FileOffered(offer) => {
+                        assert_eq!(offer.size, rustox_file_transfer::UNKNOWN_FILE_SIZE);
+                        let path = dir.join(format!("stream-{}.bin", results.len()));
+                        bob.accept_file(offer.friend, offer.file, path).await.unwrap();
+                    }
+                    NodeEvent::FileReceived { bytes, sha256, verification, .. } => {
+                        results.push((bytes, sha256, verification));
+                    }
+                    NodeEvent::FileFailed { reason, .. } => panic!("a stream failed: {reason}"),
+                    _ => {}
+                },
+            }
+            if results.len() == contents.len() && sent.len() == contents.len() {
+                return (results, sent);
+            }
+        }
+    })
+    .await
+    .expect("both streams arrived within 60 s");
+    let (received, sent) = results;
+    for (i, content) in contents.iter().enumerate() {
+        let sha: [u8; 32] = <sha2::Sha256 as sha2::Digest>::digest(content).into();
+        assert_eq!(
+            received[i],
+            (
+                content.len() as u64,
+                Some(sha),
+                FileVerification::OpaqueFileId
+            ),
+            "stream {i}"
+        );
+        assert_eq!(
+            sent[i],
+            content.len() as u64,
+            "stream {i}: the sender's end"
+        );
+        let path = dir.join(format!("stream-{i}.bin"));
+        assert!(
+            std::fs::read(path).unwrap() == *content,
+            "stream {i} differs"
+        );
+    }
     alice.shutdown().await;
     bob.shutdown().await;
     let _ = std::fs::remove_dir_all(&dir);

@@ -252,17 +252,17 @@ pub struct FileBridge {
 }
 
 impl FileBridge {
-    /// Chunks or chunk requests wait to be handed over.
-    pub fn has_work(&self) -> bool {
+    /// Chunks or chunk requests wait to be handed over (none for a file that `paused`
+    /// holds).
+    pub fn has_work(&self, paused: impl Fn(u32, u32) -> bool) -> bool {
         !self
             .received
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .is_empty()
-            || self
-                .outgoing
-                .values()
-                .any(|(b, _)| b.lock().unwrap_or_else(|e| e.into_inner()).wants_chunks())
+            || self.outgoing.iter().any(|(&(friend, file), (b, _))| {
+                !paused(friend, file) && b.lock().unwrap_or_else(|e| e.into_inner()).wants_chunks()
+            })
     }
 
     /// A transfer is running: a file we send has been accepted, or a file we receive has
@@ -286,9 +286,13 @@ impl FileBridge {
         );
     }
 
-    /// The chunk requests due now.
-    pub fn request_chunks(&mut self, out: &mut Vec<Event>) {
+    /// The chunk requests due now, for every file that `paused` (by either side) does not
+    /// hold: c-toxcore asks for nothing while a transfer is paused.
+    pub fn request_chunks(&mut self, out: &mut Vec<Event>, paused: impl Fn(u32, u32) -> bool) {
         for (&(friend, file), (buffer, _)) in &self.outgoing {
+            if paused(friend, file) {
+                continue;
+            }
             buffer
                 .lock()
                 .unwrap_or_else(|e| e.into_inner())
@@ -319,6 +323,30 @@ impl FileBridge {
     pub fn friend_offline(&mut self, friend: u32) {
         self.outgoing.retain(|&(f, _), _| f != friend);
         self.incoming.retain(|&(f, _), _| f != friend);
+    }
+
+    /// Whether a chunk request collected before this iteration's callbacks ran is still
+    /// one c-toxcore would make when its turn comes: c-toxcore raises a request only while
+    /// its transfer is `FILESTATUS_TRANSFERRING` (Messenger.c, `do_all_filetransfers`), so a
+    /// stream the client ended with a short chunk, or a file it cancelled, is asked for
+    /// nothing more; the next request such a client sees is the zero-length one at the end.
+    pub fn still_requested(&self, friend: u32, file: u32, position: u64) -> bool {
+        self.outgoing.get(&(friend, file)).is_some_and(|(b, _)| {
+            let b = b.lock().unwrap_or_else(|e| e.into_inner());
+            !b.ended && position >= b.end()
+        })
+    }
+
+    /// A request at `position` collected for a file that was paused before it could be
+    /// delivered: it is asked for again, from there, once the file resumes (requests of one
+    /// file are delivered in order, so the first one taken back is the lowest).
+    pub fn take_back(&self, friend: u32, file: u32, position: u64) {
+        if let Some((b, _)) = self.outgoing.get(&(friend, file)) {
+            let mut b = b.lock().unwrap_or_else(|e| e.into_inner());
+            if position >= b.end() && position < b.requested {
+                b.requested = position;
+            }
+        }
     }
 
     fn file_id(&self, friend: u32, file: u32) -> Option<[u8; FILE_ID_LENGTH]> {

@@ -209,7 +209,11 @@ impl Tox {
     /// last step read; at most [`BUSY_INTERVAL_MS`] while datagrams flow.
     pub fn iteration_interval(&self) -> u32 {
         let state = self.lock();
-        if !state.pending.is_empty() || state.files.has_work() || state.last_step.more_waiting {
+        let node = &state.node;
+        let has_work = state.files.has_work(|friend, file| {
+            node.file_paused(rustox_core::node::FriendNumber(friend), file)
+        });
+        if !state.pending.is_empty() || has_work || state.last_step.more_waiting {
             return 0;
         }
         let cap = if state.last_step.datagrams >= BUSY_DATAGRAMS || state.files.transferring() {
@@ -260,6 +264,35 @@ impl State {
         update(self.delivered.entry(friend).or_default());
     }
 
+    /// Whether `event`, collected at the start of this `tox_iterate`, is still to be
+    /// delivered after the callbacks before it ran: a chunk request for a file the client
+    /// has since ended, cancelled or paused is not ([`FileBridge::still_requested`]); the
+    /// part of the file it asked for is asked for again once the file resumes.
+    pub fn is_current(&self, event: &Event) -> bool {
+        match *event {
+            Event::FileChunkRequest {
+                friend_number,
+                file_number,
+                position,
+                length,
+            } if length > 0 => {
+                if !self
+                    .files
+                    .still_requested(friend_number, file_number, position)
+                {
+                    return false;
+                }
+                let friend = rustox_core::node::FriendNumber(friend_number);
+                if self.node.file_paused(friend, file_number) {
+                    self.files.take_back(friend_number, file_number, position);
+                    return false;
+                }
+                true
+            }
+            _ => true,
+        }
+    }
+
     /// What the client has been told of `friend`, if anything.
     pub fn delivered(&self, friend: u32) -> Option<&Delivered> {
         self.delivered.get(&friend)
@@ -284,7 +317,10 @@ impl State {
             self.translate(event, out);
         }
         self.files.drain_received(out);
-        self.files.request_chunks(out);
+        let node = &self.node;
+        self.files.request_chunks(out, |friend, file| {
+            node.file_paused(rustox_core::node::FriendNumber(friend), file)
+        });
     }
 
     fn translate(&mut self, event: NodeEvent, out: &mut Vec<Event>) {

@@ -325,7 +325,13 @@ pub unsafe extern "C" fn tox_iterate(tox: *mut Tox, user_data: *mut c_void) {
                 if instance.kill_requested() {
                     break;
                 }
-                instance.lock().deliver(event);
+                {
+                    let mut state = instance.lock();
+                    if !state.is_current(event) {
+                        continue;
+                    }
+                    state.deliver(event);
+                }
                 // Read before each event: a callback may register or clear another.
                 let callbacks = *instance.callbacks();
                 // SAFETY: the callbacks are the client's, called with tox.h's arguments.

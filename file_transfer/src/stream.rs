@@ -7,7 +7,9 @@
 //! when asked to, checks that the SHA-256 of the whole file equals the file id — the
 //! sender side of this helper sets the file id to the content's SHA-256 (like avatars,
 //! protocol.md §3.2), so a receiver can verify it and a resumed transfer can be matched to
-//! its partial file.
+//! its partial file. Other senders' file ids are opaque (tox.h: a unique identifier;
+//! c-toxcore's `tox_file_send` draws a random one for a NULL id): a receiver asks for the
+//! check only when it knows the sender hashes its content.
 
 use std::collections::{HashMap, VecDeque};
 use std::io::{self, Read, Seek, SeekFrom, Write};
@@ -99,6 +101,8 @@ pub enum StreamEvent {
         bytes: u64,
         /// True when the SHA-256 was checked (and matched); false when not asked to check.
         verified: bool,
+        /// The SHA-256 of the whole file, when this helper hashed it (asked to verify).
+        sha256: Option<[u8; FILE_ID_LENGTH]>,
     },
     /// The peer paused, resumed, accepted or cancelled a transfer.
     PeerControl {
@@ -171,6 +175,11 @@ impl FileStreams {
         &mut self.transfers
     }
 
+    /// A snapshot of a transfer (see [`FileTransfers::transfer`]).
+    pub fn transfer(&self, file: u32) -> Option<crate::TransferInfo> {
+        self.transfers.transfer(file)
+    }
+
     /// The underlying transfers' counters.
     pub fn stats(&self) -> crate::FileStats {
         self.transfers.stats()
@@ -232,7 +241,9 @@ impl FileStreams {
 
     /// Accept an offer from the start, writing into `sink`; with `verify`, the complete
     /// file's SHA-256 must equal the file id or the transfer ends in
-    /// [`StreamError::HashMismatch`].
+    /// [`StreamError::HashMismatch`]. Ask for that only when the sender is known to set the
+    /// file id to the content's SHA-256 (this helper's [`Self::send_file`] does): to tox.h
+    /// the file id is an opaque identifier, and c-toxcore's clients draw it at random.
     pub fn accept<S: Session>(
         &mut self,
         now: Timestamp,
@@ -535,24 +546,19 @@ impl FileStreams {
                 ..
             } = stream;
             sink.flush()?;
-            let verified = match hasher {
-                Some(h) => {
-                    let digest: [u8; FILE_ID_LENGTH] = h.finalize().into();
-                    if digest != file_id {
-                        self.events.push_back(StreamEvent::Failed {
-                            file,
-                            error: StreamError::HashMismatch,
-                        });
-                        return Ok(());
-                    }
-                    true
-                }
-                None => false,
-            };
+            let sha256: Option<[u8; FILE_ID_LENGTH]> = hasher.map(|h| h.finalize().into());
+            if sha256.is_some_and(|digest| digest != file_id) {
+                self.events.push_back(StreamEvent::Failed {
+                    file,
+                    error: StreamError::HashMismatch,
+                });
+                return Ok(());
+            }
             self.events.push_back(StreamEvent::Received {
                 file,
                 bytes: position,
-                verified,
+                verified: sha256.is_some(),
+                sha256,
             });
             return Ok(());
         }

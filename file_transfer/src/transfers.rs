@@ -210,7 +210,10 @@ impl FileTransfers {
             .send_lossless(now, &packet.encode())
             .map_err(|_| FileControlError::SendQ)?;
         match (number, control) {
-            (_, FileControl::Cancel) => self.free(number),
+            (_, FileControl::Cancel) => {
+                self.free(number);
+                self.drop_requests(file);
+            }
             (FileNumber::Outgoing(s), FileControl::Pause) => {
                 if let Some(t) = self.outgoing.get_mut(s) {
                     t.paused.us = true;
@@ -326,6 +329,7 @@ impl FileTransfers {
                         last_packet: packet_number,
                     };
                     self.drr.reset_slot(slot);
+                    self.drop_requests(file);
                 }
                 Ok(())
             }
@@ -741,6 +745,18 @@ impl FileTransfers {
         Ok(())
     }
 
+    /// Takes back the chunk requests of outgoing `file` still waiting to be polled: its
+    /// data has ended (a short chunk, or the last byte of its size) or it was cancelled.
+    /// c-toxcore raises a request only while its transfer is `FILESTATUS_TRANSFERRING`
+    /// (Messenger.c, `do_all_filetransfers`), so after the end of a stream its client's
+    /// next request is the zero-length one at the end; a queue polled after the end must
+    /// not say otherwise. The queue is bounded by `MAX_PENDING_EVENTS`.
+    fn drop_requests(&mut self, file: u32) {
+        self.events.retain(|e| {
+            !matches!(e, FileEvent::ChunkRequest { file: f, length, .. } if *f == file && *length > 0)
+        });
+    }
+
     fn free(&mut self, number: FileNumber) {
         match number {
             FileNumber::Outgoing(s) => {
@@ -860,5 +876,82 @@ mod tests {
             0,
             "slot numbers restart from 0"
         );
+    }
+
+    /// The chunk requests an application reads, as c-toxcore's client would see them
+    /// (Messenger.c, `do_all_filetransfers` and `send_file_data`): a stream the receiver
+    /// seeked into starts at the seek; once a short chunk ends it, the requests raised
+    /// ahead are gone and the next one is the zero-length request at the end.
+    #[test]
+    fn a_stream_ended_by_a_short_chunk_is_asked_for_nothing_past_its_end() {
+        let (mut ft, mut session, now) =
+            (FileTransfers::new(), MockSession::new(), Timestamp::ZERO);
+        let file = send(&mut ft, &mut session, crate::UNKNOWN_FILE_SIZE);
+        // FILE_CONTROL SEEK to 1337 (control 3, big-endian u64), then ACCEPT.
+        let mut seek = vec![81, 1, 0, 3];
+        seek.extend_from_slice(&1337u64.to_be_bytes());
+        ft.handle_packet(now, &seek).unwrap();
+        ft.handle_packet(now, &[81, 1, 0, 0]).unwrap();
+        assert!(matches!(
+            ft.poll_event(),
+            Some(FileEvent::RecvControl { .. })
+        ));
+        session.grant(100);
+        assert_eq!(ft.poll_send(now, &mut session), 100);
+        let mut asked = Vec::new();
+        let mut position = 1337u64;
+        let end = 102_400u64;
+        while let Some(event) = ft.poll_event() {
+            let FileEvent::ChunkRequest {
+                position: p,
+                length,
+                ..
+            } = event
+            else {
+                panic!("{event:?}");
+            };
+            asked.push((p, length));
+            assert_eq!(p, position, "requests come in order, without holes");
+            let length = (length as u64).min(end - p) as usize;
+            ft.send_chunk(now, &mut session, file, p, &vec![1; length])
+                .unwrap();
+            position += length as u64;
+        }
+        assert_eq!(position, end);
+        assert_eq!(
+            asked.len(),
+            (end - 1337).div_ceil(MAX_FILE_DATA_SIZE as u64) as usize
+        );
+        assert!(asked.iter().all(|&(_, l)| l == MAX_FILE_DATA_SIZE));
+        session.drain();
+        session.grant(100);
+        ft.poll_send(now, &mut session);
+        assert_eq!(
+            ft.poll_event(),
+            Some(FileEvent::ChunkRequest {
+                file,
+                position: end,
+                length: 0
+            })
+        );
+        assert_eq!(ft.poll_event(), None);
+    }
+
+    /// A cancelled file's queued requests are taken back with it.
+    #[test]
+    fn a_cancelled_file_is_asked_for_nothing_more() {
+        let (mut ft, mut session, now) =
+            (FileTransfers::new(), MockSession::new(), Timestamp::ZERO);
+        let file = send(&mut ft, &mut session, 100_000);
+        ft.handle_packet(now, &[81, 1, 0, 0]).unwrap();
+        assert!(matches!(
+            ft.poll_event(),
+            Some(FileEvent::RecvControl { .. })
+        ));
+        session.grant(10);
+        assert_eq!(ft.poll_send(now, &mut session), 10);
+        ft.control(now, &mut session, file, FileControl::Cancel)
+            .unwrap();
+        assert_eq!(ft.poll_event(), None);
     }
 }

@@ -164,7 +164,7 @@ fn file_streams_byte_exact_and_verified() {
         e.step(3);
     }
     assert!(e.b_events.iter().any(|ev| matches!(ev,
-        StreamEvent::Received { file, bytes, verified: true } if *file == incoming && *bytes == data.len() as u64)),
+        StreamEvent::Received { file, bytes, verified: true, sha256: Some(d) } if *file == incoming && *bytes == data.len() as u64 && d[..] == Sha256::digest(&data)[..])),
         "{:?}", e.b_events);
     assert!(e
         .a_events
@@ -458,7 +458,7 @@ fn a_source_without_data_yet_holds_its_file_until_it_is_ready() {
         e.step(8);
     }
     assert!(e.b_events.iter().any(|ev| matches!(ev,
-        StreamEvent::Received { file, bytes, verified: true } if *file == incoming && *bytes == data.len() as u64)),
+        StreamEvent::Received { file, bytes, verified: true, sha256: Some(d) } if *file == incoming && *bytes == data.len() as u64 && d[..] == Sha256::digest(&data)[..])),
         "{:?}", e.b_events);
     assert_eq!(sink.0.lock().unwrap().get_ref(), &data);
 }

@@ -435,6 +435,21 @@ fn parse_event<T: DeserializeOwned>(
     }
 }
 
+/// The file peer's content for `seed`: `size` bytes, byte `at` being byte `at % 8` of
+/// splitmix64(seed + at / 8), little-endian (`fill_pattern` in toxcore_file_peer.c), so a
+/// test can write the same file for a rustox sender or compare what a rustox receiver wrote.
+pub fn pattern(seed: u64, size: usize) -> Vec<u8> {
+    fn splitmix64(x: u64) -> u64 {
+        let x = x.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let x = (x ^ (x >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        let x = (x ^ (x >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        x ^ (x >> 31)
+    }
+    (0..size as u64)
+        .map(|at| (splitmix64(seed.wrapping_add(at >> 3)) >> (8 * (at & 7))) as u8)
+        .collect()
+}
+
 fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02X}")).collect()
 }

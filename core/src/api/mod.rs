@@ -382,9 +382,10 @@ impl Tox {
             .await??)
     }
 
-    /// Accepts an offered file into a new file at `path`, checked against the offer's
-    /// SHA-256 file id as it is written ([`NodeEvent::FileReceived`] says whether it
-    /// matched).
+    /// Accepts an offered file into a new file at `path`, hashed as it is written:
+    /// [`NodeEvent::FileReceived`] gives its SHA-256 and whether that equals the offer's
+    /// file id (a rustox sender's) or the id was opaque (a c-toxcore client's random one).
+    /// The file is kept either way.
     pub async fn accept_file(
         &self,
         friend: FriendNumber,
@@ -441,9 +442,9 @@ impl Tox {
     }
 
     /// Accepts an offered file into `sink`, which a task on the caller's runtime writes in
-    /// order ([`FileSink`]: a slow sink never holds up the node). The file is checked against
-    /// the offer's SHA-256 file id as it arrives ([`NodeEvent::FileReceived`] says whether it
-    /// matched). The returned task ends with the bytes the sink took once it has finished the
+    /// order ([`FileSink`]: a slow sink never holds up the node). The file is hashed as it
+    /// arrives ([`NodeEvent::FileReceived`] gives its SHA-256 and whether that equals the
+    /// offer's file id). The returned task ends with the bytes the sink took once it has finished the
     /// file, or with the sink's error (the transfer is then cancelled).
     pub async fn accept_file_into<S: FileSink>(
         &self,

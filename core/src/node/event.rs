@@ -119,7 +119,8 @@ pub enum NodeEvent {
         /// Bytes sent.
         bytes: u64,
     },
-    /// A file arrived whole (and, when the sink hashed it, its SHA-256 matched its file id).
+    /// A file arrived whole. It is kept whatever its SHA-256: the file id is opaque to
+    /// tox.h, so only a file id equal to the content's SHA-256 verifies anything.
     FileReceived {
         /// From whom.
         friend: FriendNumber,
@@ -127,8 +128,10 @@ pub enum NodeEvent {
         file: u32,
         /// Bytes written.
         bytes: u64,
-        /// True when the SHA-256 was checked.
-        verified: bool,
+        /// The SHA-256 of the whole file, when its sink hashed it.
+        sha256: Option<[u8; 32]>,
+        /// Whether the bytes could be checked against the sender, and how.
+        verification: FileVerification,
     },
     /// A transfer failed or the friend cancelled it.
     FileFailed {
@@ -152,6 +155,49 @@ pub enum NodeEvent {
     },
 }
 
+/// What a received file's SHA-256 says about it. To tox.h a file id is "a unique
+/// identifier" (c-toxcore's `tox_file_send` draws a random one when the client passes
+/// NULL, as qTox, toxic and uTox do); rustox's senders set it to the content's SHA-256.
+/// The two cannot be told apart from the offer, so the receiver keeps every file and says
+/// which case it was: a random id equals the content's SHA-256 with probability 2⁻²⁵⁶.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum FileVerification {
+    /// The content's SHA-256 equals the file id: the sender hashed its content and these
+    /// are its bytes.
+    Sha256FileId,
+    /// The content's SHA-256 differs from the file id: an opaque id (a c-toxcore client's
+    /// random one), so there was nothing to check the bytes against.
+    OpaqueFileId,
+    /// No SHA-256 of the file is known (its sink did not hash it, or not in order).
+    NotHashed,
+}
+
+impl FileVerification {
+    /// From the SHA-256 of what was written and the offer's file id.
+    pub fn of(sha256: Option<[u8; 32]>, file_id: &[u8; 32]) -> Self {
+        match sha256 {
+            Some(digest) if digest == *file_id => FileVerification::Sha256FileId,
+            Some(_) => FileVerification::OpaqueFileId,
+            None => FileVerification::NotHashed,
+        }
+    }
+
+    /// The bytes were verified against the sender's file id.
+    pub fn is_verified(self) -> bool {
+        self == FileVerification::Sha256FileId
+    }
+}
+
+impl std::fmt::Display for FileVerification {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            FileVerification::Sha256FileId => "sha256-file-id",
+            FileVerification::OpaqueFileId => "unverified (opaque file id)",
+            FileVerification::NotHashed => "unverified (not hashed)",
+        })
+    }
+}
+
 /// A file a friend offers.
 #[derive(Debug, Clone)]
 pub struct FileOffer {
@@ -165,6 +211,7 @@ pub struct FileOffer {
     pub size: u64,
     /// Announced name (untrusted bytes).
     pub name: Vec<u8>,
-    /// The file id, which this core's senders set to the content's SHA-256.
+    /// The file id: the content's SHA-256 from a rustox sender, an opaque (often random)
+    /// id from others ([`FileVerification`]).
     pub file_id: [u8; 32],
 }

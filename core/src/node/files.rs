@@ -1,7 +1,9 @@
 //! File transfers with one friend: the file layer's streams plus what the node adds on top —
 //! the file id of each pending offer and, for each file being received, where the sink
-//! leaves the SHA-256 it computed and the id it must equal (protocol.md §3.2: senders on
-//! this core set the file id to the content's SHA-256, so a receiver can verify it).
+//! leaves the SHA-256 it computed and the file id to compare it with. Senders on this core
+//! set the file id to the content's SHA-256, so a receiver can verify their files; other
+//! clients' ids are opaque (c-toxcore draws a random one), so a file whose SHA-256 is not
+//! its id is kept and reported as unverified ([`FileVerification`]).
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -10,7 +12,7 @@ use rustox_file_transfer::stream::{FileStreams, Sink, Source, StreamError, Strea
 use rustox_file_transfer::{FileControl, FileKind};
 use rustox_net_crypto::{ConnectionId, ConnectionStatus, Timestamp};
 
-use super::event::{FileOffer, NodeEvent};
+use super::event::{FileOffer, FileVerification, NodeEvent};
 use super::friends::FriendNumber;
 use super::{Node, NodeError};
 
@@ -80,33 +82,26 @@ impl FriendFiles {
                 file,
                 bytes,
                 verified: checked_by_stream,
+                sha256: stream_sha256,
             } => {
                 // The stream layer flushed the sink, which left the digest of the file as
-                // written (or, resuming with `verify`, hashed it itself: `checked_by_stream`).
-                let verified = checked_by_stream
-                    || match self.receiving.remove(&file) {
-                        Some((Some(slot), expected)) => {
-                            let digest = *slot.lock().unwrap_or_else(|e| e.into_inner());
-                            match digest {
-                                Some(d) if d == expected => true,
-                                Some(_) => {
-                                    return Some(NodeEvent::FileFailed {
-                                        friend,
-                                        file,
-                                        reason: StreamError::HashMismatch.to_string(),
-                                        by_peer: false,
-                                    })
-                                }
-                                None => false,
-                            }
-                        }
-                        _ => false,
-                    };
+                // written (or, resuming with `verify`, hashed it itself and found it equal
+                // to the file id: `checked_by_stream`). A file whose SHA-256 is not its
+                // file id is kept: the id is opaque unless the sender hashes its content.
+                let (sha256, verification) = match self.receiving.remove(&file) {
+                    _ if checked_by_stream => (stream_sha256, FileVerification::Sha256FileId),
+                    Some((Some(slot), expected)) => {
+                        let digest = *slot.lock().unwrap_or_else(|e| e.into_inner());
+                        (digest, FileVerification::of(digest, &expected))
+                    }
+                    _ => (stream_sha256, FileVerification::NotHashed),
+                };
                 NodeEvent::FileReceived {
                     friend,
                     file,
                     bytes,
-                    verified,
+                    sha256,
+                    verification,
                 }
             }
             StreamEvent::PeerControl {
@@ -166,7 +161,7 @@ impl Node {
 
     /// Accepts an offered file into `sink`. When the sink hashes what it writes (the
     /// drivers' writer thread does, off the event loop), `digest` is where it leaves the
-    /// SHA-256, which must then equal the file id.
+    /// SHA-256, which [`NodeEvent::FileReceived`] reports and compares with the file id.
     pub fn accept_file(
         &mut self,
         now: Timestamp,
@@ -287,6 +282,15 @@ impl Node {
         f.files.receiving.remove(&file);
         f.files.streams.cancel(now, conn, file)?;
         Ok(())
+    }
+
+    /// Whether a transfer is paused, by us or by the friend: c-toxcore raises no chunk
+    /// request for it then (Messenger.c, `do_all_filetransfers`).
+    pub fn file_paused(&self, friend: FriendNumber, file: u32) -> bool {
+        self.friends
+            .get(friend)
+            .and_then(|f| f.files.streams.transfer(file))
+            .is_some_and(|t| t.paused_by_us || t.paused_by_peer)
     }
 
     /// Bytes of a transfer done so far (sent and acknowledged, or received).

@@ -42,7 +42,7 @@ use crate::friend::{NoSpam, RequestFilter, ToxId};
 use crate::onion::client::{OnionClient, OnionClientConfig, OnionClientStats};
 use crate::onion::server::{OnionConfig, OnionServer, OnionStats};
 use crate::relay::client::{RelayClientConfig, RelayClients};
-pub use event::{FileOffer, NodeEvent};
+pub use event::{FileOffer, FileVerification, NodeEvent};
 pub use files::{DigestSlot, PreparedFile};
 use friends::FriendList;
 pub use friends::{FriendListError, FriendNumber, MAX_FRIENDS};
