@@ -213,3 +213,38 @@ async fn the_tokio_driver_gives_up_on_a_silent_proxy() {
         other => panic!("{other:?}"),
     }
 }
+
+/// A proxy carries TCP only, so a node with one sends no UDP even when `udp_disabled` is
+/// off (c-toxcore's `new_messenger` turns UDP off when a proxy is set): a bootstrap that
+/// would send DHT requests sends nothing, and the attempts are counted as dropped.
+#[test]
+fn a_node_with_a_proxy_sends_no_udp() {
+    let mut rng = system_rng();
+    let keys = KeyPair::generate(rng.as_mut());
+    let other = KeyPair::generate(rng.as_mut()).public;
+    let build = |proxy: Option<ProxyConfig>| {
+        let options = NodeOptions {
+            udp_disabled: false,
+            proxy,
+            ..NodeOptions::default()
+        };
+        let mut node = Node::new(Timestamp::ZERO, keys.clone(), options, system_rng());
+        node.bootstrap(Timestamp::ZERO, "192.0.2.9:33445".parse().unwrap(), other);
+        let mut sent = 0;
+        let mut now = Timestamp::ZERO;
+        for _ in 0..50 {
+            node.handle_timeout(now);
+            while node.poll_transmit(now).is_some() {
+                sent += 1;
+            }
+            now = now + Duration::from_millis(100);
+        }
+        (sent, node.io_counters().udp_disabled_dropped)
+    };
+    // The same node without a proxy does send: the check can fail.
+    let (sent, _) = build(None);
+    assert!(sent > 0);
+    let (sent, dropped) = build(Some(socks5(dead_port())));
+    assert_eq!(sent, 0);
+    assert!(dropped > 0);
+}
