@@ -60,7 +60,12 @@ impl ProxyProcess {
         let (name, mut cmd, conf_file) = match kind {
             ProxyKind::Socks5 => {
                 let mut cmd = Command::new("microsocks");
-                cmd.args(["-i", &listen.ip().to_string(), "-p", &listen.port().to_string()]);
+                cmd.args([
+                    "-i",
+                    &listen.ip().to_string(),
+                    "-p",
+                    &listen.port().to_string(),
+                ]);
                 if policy.require_password {
                     cmd.args(["-u", "rustox", "-P", "secret"]);
                 }
@@ -171,7 +176,9 @@ impl ProxyOnlyNamespace {
                 )))
             }
         };
-        ip(&["link", "add", &host_if, "type", "veth", "peer", "name", &ns_if])?;
+        ip(&[
+            "link", "add", &host_if, "type", "veth", "peer", "name", &ns_if,
+        ])?;
         ip(&["link", "set", &ns_if, "netns", &name])?;
         ip(&["addr", "add", &format!("{outer}/30"), "dev", &host_if])?;
         ip(&["link", "set", &host_if, "up"])?;

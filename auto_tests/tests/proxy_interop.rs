@@ -170,7 +170,12 @@ fn file_through_proxy(kind: ProxyKind, base: u16, index: u8) {
             r.log.events()
         ),
     };
-    assert_eq!(summary.bytes, SIZE, "{summary:?}\n rustox: {:?}", r.log.events());
+    assert_eq!(
+        summary.bytes,
+        SIZE,
+        "{summary:?}\n rustox: {:?}",
+        r.log.events()
+    );
     assert!(summary.verified, "c-toxcore's check failed: {summary:?}");
     assert_eq!(summary.check, "file-id");
     assert_eq!(summary.friend_connection, "tcp", "{summary:?}");

@@ -52,8 +52,14 @@ mod tests {
         let p = parse_proxy("http://localhost:3128").unwrap();
         assert_eq!((p.kind, p.addr.port()), (ProxyKind::Http, 3128));
         assert!(parse_proxy("[::1]:1080").unwrap_err().contains("socks5://"));
-        assert!(parse_proxy("gopher://1.2.3.4:70").unwrap_err().contains("socks5://"));
-        assert!(parse_proxy("socks5://1.2.3.4").unwrap_err().contains("no port"));
-        assert!(parse_proxy("http://1.2.3.4:0").unwrap_err().contains("must not be 0"));
+        assert!(parse_proxy("gopher://1.2.3.4:70")
+            .unwrap_err()
+            .contains("socks5://"));
+        assert!(parse_proxy("socks5://1.2.3.4")
+            .unwrap_err()
+            .contains("no port"));
+        assert!(parse_proxy("http://1.2.3.4:0")
+            .unwrap_err()
+            .contains("must not be 0"));
     }
 }

@@ -99,8 +99,11 @@ fn step_driver_failure(proxy: ProxyConfig, advance: Duration) -> ProxyError {
             return e.clone();
         }
         std::thread::sleep(Duration::from_millis(5));
-        now = now + advance;
-        assert!(real_start.elapsed() < Duration::from_secs(30), "the step driver hung");
+        now += advance;
+        assert!(
+            real_start.elapsed() < Duration::from_secs(30),
+            "the step driver hung"
+        );
     }
     panic!("no proxy failure reported");
 }
@@ -144,7 +147,11 @@ fn cases() -> Vec<(&'static str, ProxyConfig, ProxyError)> {
             socks5(fake_proxy(Script::Close)),
             ProxyError::Closed,
         ),
-        ("HTTP dies", http(fake_proxy(Script::Close)), ProxyError::Closed),
+        (
+            "HTTP dies",
+            http(fake_proxy(Script::Close)),
+            ProxyError::Closed,
+        ),
         (
             "SOCKS5 garbage",
             socks5(fake_proxy(Script::Answer(b"SSH-2.0-OpenSSH_9.2\r\n"))),
@@ -237,7 +244,7 @@ fn a_node_with_a_proxy_sends_no_udp() {
             while node.poll_transmit(now).is_some() {
                 sent += 1;
             }
-            now = now + Duration::from_millis(100);
+            now += Duration::from_millis(100);
         }
         (sent, node.io_counters().udp_disabled_dropped)
     };

@@ -133,21 +133,30 @@ fn through(kind: Tox_Proxy_Type, base: u16) {
     let relay_pk = relay.public_key().0;
     let mut be = Tox_Err_Bootstrap::OK;
     // SAFETY: a live instance, a NUL-terminated host, a 32-byte key.
-    let added = unsafe { tox_add_tcp_relay(tox, host.as_ptr(), base + 1, relay_pk.as_ptr(), &mut be) };
+    let added =
+        unsafe { tox_add_tcp_relay(tox, host.as_ptr(), base + 1, relay_pk.as_ptr(), &mut be) };
     assert!(added, "{be:?}");
     // The relay got the 128-byte hello and answered with its 96 bytes, through the proxy.
     let up = iterate_until(tox, Duration::from_secs(15), || {
         let s = relay_stats();
         s.connections >= 1 && s.stats.bytes_in >= 128 && s.stats.bytes_out >= 96
     });
-    assert!(up, "{kind:?}: no relay handshake through the proxy: {:?}", relay_stats());
+    assert!(
+        up,
+        "{kind:?}: no relay handshake through the proxy: {:?}",
+        relay_stats()
+    );
     // Killed, the proxy takes the connection with it.
     let _ = proxy.0.kill();
     let _ = proxy.0.wait();
     let gone = iterate_until(tox, Duration::from_secs(15), || {
         relay_stats().stats.closed_by_peer >= 1
     });
-    assert!(gone, "{kind:?}: the relay connection outlived the proxy: {:?}", relay_stats());
+    assert!(
+        gone,
+        "{kind:?}: the relay connection outlived the proxy: {:?}",
+        relay_stats()
+    );
     // SAFETY: the instance is live and no longer used.
     unsafe { tox_kill(tox) };
 }

@@ -21,9 +21,9 @@ mod friend_ops;
 pub mod friends;
 pub mod messenger;
 mod onion_ops;
-mod proxy;
 pub mod presence;
 pub mod profile;
+mod proxy;
 mod relays;
 pub mod route;
 

@@ -1,6 +1,9 @@
 //! The handshakes byte for byte, fed whole and one byte at a time, and every refusal and
 //! malformed answer.
 
+// Test code: indexing a known-length vector is the clearest assertion.
+#![allow(clippy::indexing_slicing, clippy::arithmetic_side_effects)]
+
 use std::net::SocketAddr;
 
 use super::*;
@@ -67,7 +70,12 @@ fn socks5_replies_of_every_address_type_end_where_they_should() {
         let mut with_relay_bytes = reply.to_vec();
         with_relay_bytes.extend_from_slice(b"relay");
         for split in [1, 7, 1000] {
-            let (_, r) = run(ProxyKind::Socks5, v4(), &[&[5, 0], &with_relay_bytes], split);
+            let (_, r) = run(
+                ProxyKind::Socks5,
+                v4(),
+                &[&[5, 0], &with_relay_bytes],
+                split,
+            );
             // The handshake ends at the reply's last byte; the relay's bytes of the same read
             // are handed on, for the relay client.
             let rest = r.unwrap();
@@ -89,7 +97,11 @@ fn socks5_refusals_and_garbage_are_typed_errors() {
         (&[5, 0], &[5, 5], ProxyError::Socks5Refused(5)),
         (&[5, 0], &[5, 2, 0, 1], ProxyError::Socks5Refused(2)),
         (&[5, 0], &[0, 0], ProxyError::NotSocks5(0)),
-        (&[5, 0], &[5, 0, 0, 9, 1, 2], ProxyError::Socks5AddressType(9)),
+        (
+            &[5, 0],
+            &[5, 0, 0, 9, 1, 2],
+            ProxyError::Socks5AddressType(9),
+        ),
         // Closed mid-answer.
         (&[5], &[], ProxyError::Closed),
         (&[5, 0], &[5, 0, 0, 1, 10], ProxyError::Closed),
@@ -120,7 +132,12 @@ fn http_sends_a_connect_and_accepts_2xx() {
     assert_eq!(r, Ok(b"RELAY".to_vec()));
     assert!(w[0].starts_with(b"CONNECT [2001:db8::1]:443 HTTP/1.1\r\n"));
     // Bytes of the relay that arrive with the answer are kept.
-    let (_, r) = run(ProxyKind::Http, v4(), &[b"HTTP/1.1 204 \r\n\r\n\x01\x02"], 1000);
+    let (_, r) = run(
+        ProxyKind::Http,
+        v4(),
+        &[b"HTTP/1.1 204 \r\n\r\n\x01\x02"],
+        1000,
+    );
     assert_eq!(r, Ok(vec![1, 2]));
 }
 
@@ -146,7 +163,12 @@ fn http_refusals_and_garbage_are_typed_errors() {
     for (answer, want) in cases {
         for split in [1, 1000] {
             let (_, r) = run(ProxyKind::Http, v4(), &[answer], split);
-            assert_eq!(r.as_ref(), Err(want), "{:?}", String::from_utf8_lossy(answer));
+            assert_eq!(
+                r.as_ref(),
+                Err(want),
+                "{:?}",
+                String::from_utf8_lossy(answer)
+            );
         }
     }
 }
@@ -171,8 +193,14 @@ fn an_endless_answer_is_cut_at_the_bound() {
 fn a_failed_handshake_stays_failed() {
     let mut hs = ProxyHandshake::new(ProxyKind::Socks5, v4());
     hs.consume(3);
-    assert_eq!(hs.handle_bytes(&[5, 0xff]), Err(ProxyError::Socks5AuthRequired));
-    assert_eq!(hs.handle_bytes(&[5, 0]), Err(ProxyError::Socks5AuthRequired));
+    assert_eq!(
+        hs.handle_bytes(&[5, 0xff]),
+        Err(ProxyError::Socks5AuthRequired)
+    );
+    assert_eq!(
+        hs.handle_bytes(&[5, 0]),
+        Err(ProxyError::Socks5AuthRequired)
+    );
     assert!(hs.poll_transmit().is_empty());
     assert!(!hs.is_done());
 }
@@ -186,7 +214,10 @@ fn proxy_urls_parse() {
     let p: ProxyConfig = "HTTP://[::1]:3128/".parse().unwrap();
     assert_eq!(p.kind, ProxyKind::Http);
     assert!(p.addr.is_ipv6());
-    assert_eq!(split_url("socks5h://tor:9050"), Ok((ProxyKind::Socks5, "tor:9050")));
+    assert_eq!(
+        split_url("socks5h://tor:9050"),
+        Ok((ProxyKind::Socks5, "tor:9050"))
+    );
     assert!(matches!(
         "ftp://1.2.3.4:5".parse::<ProxyConfig>(),
         Err(ProxyUrlError::Scheme(_))

@@ -24,8 +24,8 @@ use ::tokio::net::{TcpSocket, TcpStream};
 use ::tokio::sync::mpsc;
 use rustox_net_crypto::Timestamp;
 
-use crate::driver::relay_socket::send_record;
 use super::proxy::run_handshake;
+use crate::driver::relay_socket::send_record;
 use crate::node::Node;
 use crate::proxy::{ProxyConfig, ProxyError, ProxyHandshake};
 use crate::relay::client::RelayId;
@@ -142,7 +142,10 @@ pub async fn open(
     proxy: Option<ProxyConfig>,
 ) -> Result<(TcpStream, Vec<u8>), Option<ProxyError>> {
     let Some(proxy) = proxy else {
-        return connect(addr).await.map(|s| (s, Vec::new())).map_err(|_| None);
+        return connect(addr)
+            .await
+            .map(|s| (s, Vec::new()))
+            .map_err(|_| None);
     };
     let mut stream = connect(proxy.addr)
         .await
