@@ -28,6 +28,7 @@ pub mod netcrypto;
 pub mod node;
 pub mod node_transfer;
 pub mod profiles;
+pub mod proxies;
 pub mod relay_probe;
 pub mod relay_sim;
 pub mod relay_switch;

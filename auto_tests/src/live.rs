@@ -112,6 +112,8 @@ pub struct RustoxOptions {
     pub no_udp: bool,
     /// TCP relays (`Node::add_tcp_relay`): address and the relay's key.
     pub tcp_relays: Vec<(SocketAddr, PublicKey)>,
+    /// Every relay connection through this proxy ([`NodeOptions::proxy`]; no UDP).
+    pub proxy: Option<rustox_core::proxy::ProxyConfig>,
 }
 
 /// A rustox node on a real socket, run by the tokio session driver on a thread of its own.
@@ -318,6 +320,7 @@ impl RustoxPeer {
             accept_strangers: options.accept,
             unix_time: rustox_core::driver::clock::unix_now(),
             udp_disabled: options.no_udp,
+            proxy: options.proxy,
             ..NodeOptions::default()
         };
         let mut node = match &options.profile {

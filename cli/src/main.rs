@@ -17,6 +17,7 @@ mod network;
 mod plot;
 mod profile;
 mod progress;
+mod proxy_arg;
 mod recv;
 mod relay_args;
 mod send;

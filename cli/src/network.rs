@@ -76,9 +76,9 @@ impl NetworkArgs {
         Ok(())
     }
 
-    /// Whether the node may send UDP ([`RelayArgs::no_udp`]).
+    /// Whether the node may send UDP ([`RelayArgs::no_udp`]; never with a proxy).
     pub fn udp_disabled(&self) -> bool {
-        self.relays.no_udp
+        self.relays.no_udp || self.relays.proxy.is_some()
     }
 
     /// Whether the node has any way to find a peer it knows only by Tox ID.

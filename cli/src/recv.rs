@@ -178,6 +178,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             unix_time: rustox_core::driver::clock::unix_now(),
             accept_strangers: args.accept_from == AcceptFrom::Any,
             udp_disabled: args.network.udp_disabled(),
+            proxy: args.network.relays.proxy,
             ..NodeOptions::default()
         };
         let mut node = match &profile {
@@ -193,6 +194,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         }
         args.network.bootstrap(&mut node, clock.now())?;
         let mut app = RecvApp {
+            proxy_report: crate::proxy_arg::ProxyReport::default(),
             out: args.out.clone(),
             once: args.once,
             require_verified: args.require_verified,
@@ -221,6 +223,8 @@ struct Incoming {
 
 /// The receiver's side of every conversation.
 struct RecvApp {
+    /// Proxy failures told to the user (`--proxy`).
+    proxy_report: crate::proxy_arg::ProxyReport,
     out: PathBuf,
     once: bool,
     /// An unverified file is a failure (`--require-verified`).
@@ -449,6 +453,7 @@ impl App for RecvApp {
     }
 
     fn after_io(&mut self, node: &mut Node, now: Timestamp) {
+        self.proxy_report.check(node);
         if let Some(started) = self.trace_stats {
             if self
                 .last_stats

@@ -44,6 +44,10 @@ pub struct RelayArgs {
     /// (for networks that block UDP).
     #[arg(long)]
     pub no_udp: bool,
+    /// Connect to every --tcp-relay through this proxy: socks5://HOST:PORT or
+    /// http://HOST:PORT (HTTP CONNECT). Implies --no-udp: nothing leaves but through it.
+    #[arg(long, value_name = "URL", value_parser = crate::proxy_arg::parse_proxy)]
+    pub proxy: Option<rustox_core::proxy::ProxyConfig>,
 }
 
 impl RelayArgs {
@@ -52,6 +56,9 @@ impl RelayArgs {
     pub fn check(&self) -> Result<(), String> {
         if self.no_udp && self.tcp_relays.is_empty() {
             return Err("--no-udp needs a relay: give --tcp-relay HOST:PORT:KEY".into());
+        }
+        if self.proxy.is_some() && self.tcp_relays.is_empty() {
+            return Err("--proxy carries relay connections: give --tcp-relay HOST:PORT:KEY".into());
         }
         Ok(())
     }

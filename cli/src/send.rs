@@ -150,6 +150,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             dht: args.network.dht_config(),
             unix_time: rustox_core::driver::clock::unix_now(),
             udp_disabled: args.network.udp_disabled(),
+            proxy: args.network.relays.proxy,
             ..NodeOptions::default()
         };
         let now = clock.now();
@@ -199,6 +200,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             }
         };
         let mut app = SendApp {
+            proxy_report: crate::proxy_arg::ProxyReport::default(),
             profile: loaded.map(|(path, (_, pass))| (path, pass)),
             to,
             find_deadline,
@@ -225,6 +227,8 @@ pub fn run(args: Args) -> anyhow::Result<()> {
 
 /// The sender's side of the conversation.
 struct SendApp {
+    /// Proxy failures told to the user (`--proxy`).
+    proxy_report: crate::proxy_arg::ProxyReport,
     /// With `--profile`: where the friend is saved afterwards, and its passphrase.
     profile: Option<(PathBuf, Option<Vec<u8>>)>,
     /// The receiver as messages name it: its address, or the start of its key.
@@ -368,6 +372,7 @@ impl App for SendApp {
     }
 
     fn after_io(&mut self, node: &mut Node, now: Timestamp) {
+        self.proxy_report.check(node);
         if self
             .trace_every
             .is_some_and(|every| now >= self.last_trace + every)

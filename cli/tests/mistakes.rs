@@ -244,3 +244,88 @@ fn output_directory_that_is_a_file() {
     );
     assert_one_line_error(&out, "cannot use output directory");
 }
+
+#[test]
+fn bad_proxy_values() {
+    let relay = format!("127.0.0.1:33445:{STRANGER_KEY}");
+    for (proxy, expected) in [
+        (
+            "ftp://127.0.0.1:21",
+            "a proxy is socks5://HOST:PORT or http://HOST:PORT",
+        ),
+        ("socks5://127.0.0.1", "has no port"),
+        ("http://127.0.0.1:0", "the proxy's port must not be 0"),
+    ] {
+        let out = run_with_limit(
+            rustox().args([
+                "recv",
+                "--listen",
+                "127.0.0.1:0",
+                "--tcp-relay",
+                &relay,
+                "--proxy",
+                proxy,
+            ]),
+            LIMIT,
+        );
+        assert_one_line_error(&out, expected);
+    }
+    // A proxy carries relay connections only: without a relay there is nothing to carry.
+    let out = run_with_limit(
+        rustox().args([
+            "recv",
+            "--listen",
+            "127.0.0.1:0",
+            "--proxy",
+            "socks5://127.0.0.1:1080",
+        ]),
+        LIMIT,
+    );
+    assert_one_line_error(&out, "--proxy carries relay connections");
+}
+
+/// A proxy that is not there is named on stderr with the reason, and the node keeps
+/// running (it retries the relay later), as it does when a relay is down.
+#[test]
+fn a_proxy_that_is_not_listening_is_reported() {
+    use std::io::{BufRead, BufReader};
+    let dead = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = dead.local_addr().unwrap().port();
+    drop(dead);
+    let dir = Scratch::new("dead-proxy");
+    let mut child = rustox()
+        .args(["recv", "--listen", "127.0.0.1:0", "--key-file"])
+        .arg(dir.path("key"))
+        .args(["--tcp-relay", &format!("127.0.0.1:33445:{STRANGER_KEY}")])
+        .args(["--proxy", &format!("socks5://127.0.0.1:{port}")])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("start rustox recv");
+    let stderr = child.stderr.take().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+            let _ = tx.send(line);
+        }
+    });
+    let want = format!("proxy socks5://127.0.0.1:{port}: cannot connect to the proxy");
+    let mut seen = Vec::new();
+    let mut found = false;
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    while let Some(left) = deadline.checked_duration_since(std::time::Instant::now()) {
+        match rx.recv_timeout(left) {
+            Ok(line) if line.contains(&want) => {
+                found = true;
+                break;
+            }
+            Ok(line) => seen.push(line),
+            Err(_) => break,
+        }
+    }
+    let running = child.try_wait().unwrap().is_none();
+    let _ = child.kill();
+    let _ = child.wait();
+    assert!(found, "no line {want:?} on stderr: {seen:?}");
+    assert!(running, "rustox recv stopped: {seen:?}");
+}

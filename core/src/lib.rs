@@ -18,5 +18,6 @@ pub mod driver;
 pub mod friend;
 pub mod node;
 pub mod onion;
+pub mod proxy;
 pub mod relay;
 pub mod savedata;

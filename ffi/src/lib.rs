@@ -32,6 +32,7 @@ pub mod guard;
 pub mod handle;
 pub mod lifecycle;
 pub mod options;
+pub mod proxy;
 pub mod self_info;
 #[cfg(test)]
 mod tests;

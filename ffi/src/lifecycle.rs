@@ -16,7 +16,7 @@ use crate::callbacks;
 use crate::guard;
 use crate::handle::{tox_ref, Tox};
 use crate::options::Tox_Options;
-use crate::types::{Tox_Err_Bootstrap, Tox_Err_New, Tox_Proxy_Type, Tox_Savedata_Type};
+use crate::types::{Tox_Err_Bootstrap, Tox_Err_New, Tox_Savedata_Type};
 
 /// The UDP ports tried when the options name none: c-toxcore's `TOX_PORTRANGE_FROM` and
 /// `TOX_PORTRANGE_TO` (network.h), so a client on rustox is found where a client on
@@ -35,14 +35,12 @@ pub fn port_range(start: u16, end: u16) -> (u16, u16) {
 
 /// What `tox_new` builds, or the code it fails with.
 fn build(options: &Tox_Options) -> Result<Tox, Tox_Err_New> {
-    match Tox_Proxy_Type::from_raw(options.proxy_type) {
-        Some(Tox_Proxy_Type::NONE) => {}
-        // No proxy support yet: refusing beats connecting around the proxy the user chose
-        // to hide behind.
-        _ => return Err(Tox_Err_New::PROXY_BAD_TYPE),
-    }
+    let proxy = crate::proxy::from_options(options)?;
+    // A proxy carries TCP only: c-toxcore's `new_messenger` turns UDP off when one is set,
+    // so nothing leaves but through the proxy.
+    let udp_enabled = options.udp_enabled && proxy.is_none();
     let keys_or_profile = load(options)?;
-    let socket = if options.udp_enabled {
+    let socket = if udp_enabled {
         let (first, last) = port_range(options.start_port, options.end_port);
         let ip = if options.ipv6_enabled {
             Ipv6Addr::UNSPECIFIED.into()
@@ -72,10 +70,11 @@ fn build(options: &Tox_Options) -> Result<Tox, Tox_Err_New> {
             ..TransportConfig::default()
         },
         unix_time: clock::unix_now(),
-        udp_disabled: !options.udp_enabled,
+        udp_disabled: !udp_enabled,
+        proxy,
         ..NodeOptions::default()
     };
-    node_options.dht.lan_discovery = options.local_discovery_enabled && options.udp_enabled;
+    node_options.dht.lan_discovery = options.local_discovery_enabled && udp_enabled;
     node_options.dht.hole_punching = options.hole_punching_enabled;
     let mut node = match keys_or_profile {
         Loaded::Profile(profile) => Node::from_profile(now, &profile, node_options, system_rng()),
@@ -91,7 +90,7 @@ fn build(options: &Tox_Options) -> Result<Tox, Tox_Err_New> {
             Node::new(now, keys, node_options, rng)
         }
     };
-    if options.local_discovery_enabled && options.udp_enabled {
+    if options.local_discovery_enabled && udp_enabled {
         node.set_lan_broadcasts(interface_broadcasts());
     }
     let stepper = Stepper::new(socket, clock, driver.gso, driver.gro);

@@ -303,6 +303,56 @@ fn bad_savedata_and_options_are_refused() {
         options.proxy_type = 9;
         assert!(tox_new(&options, &mut e).is_null());
         assert_eq!(e, Tox_Err_New::PROXY_BAD_TYPE);
+        // tox_new's proxy checks, in c-toxcore's order: the port, then the host.
+        options.proxy_type = crate::types::Tox_Proxy_Type::SOCKS5 as u32;
+        let host = c"127.0.0.1";
+        options.proxy_host = host.as_ptr();
+        options.proxy_port = 0;
+        assert!(tox_new(&options, &mut e).is_null());
+        assert_eq!(e, Tox_Err_New::PROXY_BAD_PORT);
+        options.proxy_port = 9050;
+        options.proxy_host = null();
+        assert!(tox_new(&options, &mut e).is_null());
+        assert_eq!(e, Tox_Err_New::PROXY_BAD_HOST);
+        for bad in [c"", c"no-such-host.invalid", c"::1"] {
+            // ::1 is an IPv6 address, and ipv6_enabled is off.
+            options.ipv6_enabled = false;
+            options.proxy_host = bad.as_ptr();
+            assert!(tox_new(&options, &mut e).is_null(), "{bad:?}");
+            assert_eq!(e, Tox_Err_New::PROXY_BAD_HOST, "{bad:?}");
+        }
+    }
+}
+
+/// With a proxy the instance starts (it connects to relays through it) and sends no UDP:
+/// its socket is on loopback, as with `udp_enabled = false`, whatever `udp_enabled` says.
+#[test]
+fn a_proxy_starts_an_instance_without_udp() {
+    for kind in [
+        crate::types::Tox_Proxy_Type::SOCKS5,
+        crate::types::Tox_Proxy_Type::HTTP,
+    ] {
+        let host = c"127.0.0.1";
+        let options = Tox_Options {
+            udp_enabled: true,
+            local_discovery_enabled: true,
+            proxy_type: kind as u32,
+            proxy_host: host.as_ptr(),
+            proxy_port: 3128,
+            ..Tox_Options::default()
+        };
+        let mut e = Tox_Err_New::OK;
+        // SAFETY: valid options; the instance is killed below.
+        unsafe {
+            let tox = tox_new(&options, &mut e);
+            assert_eq!(e, Tox_Err_New::OK);
+            assert!(!tox.is_null());
+            let addr = crate::handle::tox_ref(tox)
+                .and_then(|t| t.lock().stepper.socket().local_addr().ok())
+                .expect("the instance's socket");
+            assert!(addr.ip().is_loopback(), "{addr}");
+            tox_kill(tox);
+        }
     }
 }
 

@@ -160,7 +160,7 @@ const TOX_VERSION_IS_ABI_COMPATIBLE: &str = r#"/**
     tox_version_is_compatible(TOX_VERSION_MAJOR, TOX_VERSION_MINOR, TOX_VERSION_PATCH)"#;
 
 /// Modules that export no function (checked: a module with one must be in [`HEADERS`]).
-const INTERNAL_MODULES: &[&str] = &["event", "guard", "handle", "types"];
+const INTERNAL_MODULES: &[&str] = &["event", "guard", "handle", "proxy", "types"];
 
 /// Opaque types that c-toxcore declares under a `<NAME>_DEFINED` guard, since two headers
 /// declare them (`Tox`: tox.h and toxav.h).

@@ -64,7 +64,8 @@ pub struct ToxOptions {
     /// DHT nodes to start from: address and DHT public key.
     pub bootstrap: Vec<(SocketAddr, PublicKey)>,
     /// TCP relays to connect through (address and the relay's DHT public key): how a node
-    /// behind a network that blocks UDP reaches anyone, and with `node.udp_disabled` the
+    /// behind a network that blocks UDP reaches anyone, and with `node.udp_disabled` or
+    /// `node.proxy` (every relay connection through a SOCKS5 or HTTP proxy, no UDP) the
     /// only way it does.
     pub tcp_relays: Vec<(SocketAddr, PublicKey)>,
     /// A profile to be (identity, friends, name); `None`: a fresh identity.

@@ -30,6 +30,7 @@ pub mod gso;
 pub mod hashing_writer;
 pub mod keyfile;
 pub mod prepare;
+pub mod proxy_stream;
 pub mod relay_socket;
 pub mod relay_streams;
 pub mod socket;

@@ -23,6 +23,7 @@ pub mod messenger;
 mod onion_ops;
 pub mod presence;
 pub mod profile;
+mod proxy;
 mod relays;
 pub mod route;
 
@@ -91,6 +92,11 @@ pub struct NodeOptions {
     /// No UDP at all (c-toxcore's `udp_enabled = false`, for networks that block it):
     /// sessions and the onion go through TCP relays only, and nothing is sent over UDP.
     pub udp_disabled: bool,
+    /// A proxy every TCP relay connection goes through (tox.h's `proxy_type`, `proxy_host`,
+    /// `proxy_port`). A proxy carries TCP only, so with one the node sends no UDP whatever
+    /// `udp_disabled` says, as c-toxcore's `new_messenger` (Messenger.c) turns UDP off
+    /// when a proxy is set: nothing leaves but through the proxy.
+    pub proxy: Option<crate::proxy::ProxyConfig>,
 }
 
 /// Why an API call was refused.
@@ -251,8 +257,10 @@ pub struct Node {
     oob_returns: relays::OobReturns,
     /// Rotation of the relays SHARE_RELAYS and DHT-PK packets advertise.
     relay_rotation: usize,
-    /// [`NodeOptions::udp_disabled`].
+    /// [`NodeOptions::udp_disabled`], or a proxy is set.
     udp_disabled: bool,
+    /// [`NodeOptions::proxy`] and how it has failed (`proxy.rs`).
+    proxy: proxy::ProxyState,
 }
 
 impl std::fmt::Debug for Node {
@@ -333,7 +341,8 @@ impl Node {
             relays,
             oob_returns: relays::OobReturns::default(),
             relay_rotation: 0,
-            udp_disabled: options.udp_disabled,
+            udp_disabled: options.udp_disabled || options.proxy.is_some(),
+            proxy: proxy::ProxyState::new(options.proxy),
         }
     }
 

@@ -8,6 +8,10 @@
 //! transport sees as a full path). A task sends what it reads through a channel of
 //! [`READ_QUEUE`] chunks and stops reading while the loop has not taken them, so a fast
 //! relay cannot make us buffer without bound.
+//!
+//! With a proxy ([`Node::relay_proxy`]) a task connects to the proxy and runs its handshake
+//! (`proxy.rs`) before it reports the connection up; a proxy that fails is reported with its
+//! reason ([`Node::handle_relay_proxy_failed`]).
 
 use std::collections::HashMap;
 use std::io;
@@ -20,8 +24,10 @@ use ::tokio::net::{TcpSocket, TcpStream};
 use ::tokio::sync::mpsc;
 use rustox_net_crypto::Timestamp;
 
+use super::proxy::run_handshake;
 use crate::driver::relay_socket::send_record;
 use crate::node::Node;
+use crate::proxy::{ProxyConfig, ProxyError, ProxyHandshake};
 use crate::relay::client::RelayId;
 
 /// Chunks waiting for one connection's task to write.
@@ -30,8 +36,8 @@ pub const WRITE_QUEUE: usize = 16;
 pub const READ_QUEUE: usize = 64;
 /// Bytes one read takes from a socket at most.
 pub const READ_CHUNK: usize = 64 * 1024;
-/// How long a TCP connect may take; the relay client gives up on its own after its
-/// handshake timeout (10 s), this only frees the task.
+/// How long a TCP connect (and a proxy's handshake) may take; the relay client gives up on
+/// its own after its handshake timeout (10 s), this only frees the task.
 pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// What a connection's task reports.
@@ -45,6 +51,8 @@ pub enum RelayIo {
     Writable,
     /// The connection failed or ended.
     Closed,
+    /// The proxy did not open a tunnel to the relay; the connection is gone.
+    ProxyFailed(ProxyError),
 }
 
 /// The loop's side of the relay connections.
@@ -73,10 +81,11 @@ impl RelaySockets {
             // Dropping the sender ends the task, which drops the socket.
             self.writers.remove(&id);
         }
+        let proxy = node.relay_proxy();
         while let Some((id, addr)) = node.poll_relay_connect(now) {
             let (tx, rx) = mpsc::channel(WRITE_QUEUE);
             self.writers.insert(id, tx);
-            ::tokio::spawn(connection(id, addr, rx, self.to_loop.clone()));
+            ::tokio::spawn(connection(id, addr, proxy, rx, self.to_loop.clone()));
         }
         for (&id, tx) in &self.writers {
             while let Some(bytes) = node.relay_write(id) {
@@ -107,6 +116,10 @@ impl RelaySockets {
                 self.writers.remove(&id);
                 node.handle_relay_closed(now, id);
             }
+            RelayIo::ProxyFailed(e) => {
+                self.writers.remove(&id);
+                node.handle_relay_proxy_failed(now, id, e);
+            }
         }
     }
 }
@@ -119,6 +132,29 @@ async fn connect(addr: SocketAddr) -> io::Result<TcpStream> {
         TcpSocket::new_v6()?
     };
     socket.connect(addr).await
+}
+
+/// A connection to the relay at `addr`, through `proxy` when there is one: the stream and
+/// the relay's first bytes that came with the proxy's answer. Errors through a proxy say
+/// what the proxy did; without one the connect's own error is enough.
+pub async fn open(
+    addr: SocketAddr,
+    proxy: Option<ProxyConfig>,
+) -> Result<(TcpStream, Vec<u8>), Option<ProxyError>> {
+    let Some(proxy) = proxy else {
+        return connect(addr)
+            .await
+            .map(|s| (s, Vec::new()))
+            .map_err(|_| None);
+    };
+    let mut stream = connect(proxy.addr)
+        .await
+        .map_err(|e| Some(ProxyError::Connect(e.kind())))?;
+    let _ = stream.set_nodelay(true);
+    let first = run_handshake(&mut stream, ProxyHandshake::new(proxy.kind, addr))
+        .await
+        .map_err(Some)?;
+    Ok((stream, first))
 }
 
 /// Writes all of `bytes` to a relay connection in records ([`send_record`]): c-toxcore
@@ -138,23 +174,32 @@ async fn write_records(writer: &OwnedWriteHalf, mut bytes: &[u8]) -> io::Result<
     Ok(())
 }
 
-/// One relay connection: connect, then read and write until either side ends.
-async fn connection(
+/// One relay connection: connect (through `proxy` when there is one), then read and write
+/// until either side ends. Every outcome is reported to `to_loop`.
+pub async fn connection(
     id: RelayId,
     addr: SocketAddr,
+    proxy: Option<ProxyConfig>,
     mut writes: mpsc::Receiver<Vec<u8>>,
     to_loop: mpsc::Sender<(RelayId, RelayIo)>,
 ) {
-    let Ok(stream) = ::tokio::time::timeout(CONNECT_TIMEOUT, connect(addr)).await else {
-        let _ = to_loop.send((id, RelayIo::Closed)).await;
-        return;
+    let opened = match ::tokio::time::timeout(CONNECT_TIMEOUT, open(addr, proxy)).await {
+        Ok(opened) => opened,
+        Err(_) => Err(proxy.map(|_| ProxyError::Timeout)),
     };
-    let Ok(stream) = stream else {
-        let _ = to_loop.send((id, RelayIo::Closed)).await;
-        return;
+    let (stream, first) = match opened {
+        Ok(opened) => opened,
+        Err(failure) => {
+            let report = failure.map_or(RelayIo::Closed, RelayIo::ProxyFailed);
+            let _ = to_loop.send((id, report)).await;
+            return;
+        }
     };
     let _ = stream.set_nodelay(true);
     if to_loop.send((id, RelayIo::Connected)).await.is_err() {
+        return;
+    }
+    if !first.is_empty() && to_loop.send((id, RelayIo::Bytes(first))).await.is_err() {
         return;
     }
     let (mut reader, writer) = stream.into_split();

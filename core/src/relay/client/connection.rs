@@ -23,7 +23,8 @@
 //! Differences from 0.2.18, none on the wire: data and control frames share one bounded
 //! buffer (output.rs) where 0.2.18 keeps an unbounded list of control frames beside
 //! one pending data frame; forwarding packets (11) are dropped, as nothing in this client
-//! sends forward requests; HTTP and SOCKS5 proxies are not spoken here.
+//! sends forward requests. A proxy (`crate::proxy`) is spoken by the driver before this
+//! connection starts, within the same time-out.
 
 use std::collections::VecDeque;
 use std::time::Duration;
