@@ -205,7 +205,7 @@ impl Shared {
         // Every mutation of the server is a single assignment or a counter: a poisoned lock
         // still guards a well-formed server.
         let relay = self.relay.get();
-        let out = if k == onion_kind::ANNOUNCE_REQUEST {
+        let out = if k == onion_kind::ANNOUNCE_REQUEST || k == onion_kind::ANNOUNCE_REQUEST_NEW {
             let node = self.lock();
             let mut server = onion.lock().unwrap_or_else(|p| p.into_inner());
             server.handle_datagram(now, from, bytes, &*node, rng)
