@@ -29,5 +29,16 @@ fn group_found_through_twelve_rustox_nodes() {
          group announces stored {stored}, sent {sent}",
         times.joined, times.message
     );
+    for (i, s) in net.rustox_onion_stats().iter().enumerate() {
+        eprintln!(
+            "node {i}: onion in {} relayed {:?} announces {} group stored {} sent {} drops {:?}",
+            s.datagrams_in,
+            s.requests_relayed,
+            s.announces_answered,
+            s.group_announces_stored,
+            s.group_announces_sent,
+            s.drops
+        );
+    }
     assert!(stored > 0, "the peers' group announces reached our nodes");
 }

@@ -216,15 +216,20 @@ impl DhtNet {
 
     /// Onion server counters of the rustox nodes, summed: (group announces stored, sent).
     pub fn rustox_group_announces(&self) -> (u64, u64) {
+        self.rustox_onion_stats().iter().fold((0, 0), |(a, b), s| {
+            (a + s.group_announces_stored, b + s.group_announces_sent)
+        })
+    }
+
+    /// Each rustox node's onion server counters, in node order.
+    pub fn rustox_onion_stats(&self) -> Vec<rustox_core::onion::server::OnionStats> {
         self.nodes
             .iter()
             .filter_map(|(_, n)| match n {
                 Running::Rustox(r) => Some(r.stats().onion),
                 Running::Bootstrapd(_) => None,
             })
-            .fold((0, 0), |(a, b), s| {
-                (a + s.group_announces_stored, b + s.group_announces_sent)
-            })
+            .collect()
     }
 }
 

@@ -6,6 +6,8 @@
 //!   timer:     sleep until the node's deadline ─► lock: handle_timeout, drain ─► send
 //!   onion:     worker: recv_from ─► lock onion (and, for an announce, the node first):
 //!              handle_datagram ─► unlock ─► send_to
+//!   forwarding and DHT announcements (0x90–0x93, 0x95, 0x97): worker: recv_from ─► lock
+//!              the node, then the announce server: handle_datagram ─► unlock ─► send_to
 //! ```
 //!
 //! Choices and the measurements behind them (`auto_tests/src/bin/dht-load.rs`, full tables in
@@ -58,8 +60,10 @@ use rustox_net_crypto::Timestamp;
 use super::clock::Clock;
 use super::socket::{bind_udp, recv_from, send_to, wake_reader};
 use super::tcp_relay::{RelayHandle, TcpRelay, TcpRelayConfig, TcpRelaySnapshot};
+use crate::dht::announce::{AnnounceConfig, AnnounceOutput, AnnounceServer, AnnounceStats};
 use crate::dht::gate::{Gate, GateStats};
 use crate::dht::node::{DhtConfig, DhtNode, DhtStats};
+use crate::dht::source_guard::GuardConfig;
 use crate::dht::wire::packed_node::PackedNode;
 use crate::onion::server::{NoNodes, OnionConfig, OnionOutput, OnionServer, OnionStats};
 use crate::onion::wire::kind as onion_kind;
@@ -164,6 +168,8 @@ pub struct RunnerStats {
     pub onion: OnionStats,
     /// Keys announced at the onion server now.
     pub onion_announced: usize,
+    /// Forwarding and the DHT announcement store (zero without an onion server).
+    pub announce: AnnounceStats,
     /// The TCP relay's state, if one runs.
     pub relay: Option<TcpRelaySnapshot>,
 }
@@ -171,6 +177,8 @@ pub struct RunnerStats {
 struct Shared {
     node: Mutex<DhtNode>,
     onion: Option<Mutex<OnionServer>>,
+    /// Forwarding and the DHT announcement store, run wherever the onion server runs.
+    announce: Option<Mutex<AnnounceServer>>,
     /// Where onion responses for TCP relay clients go, once the relay runs.
     relay: OnceLock<RelayHandle>,
     keys: KeyPair,
@@ -186,6 +194,30 @@ impl Shared {
         // A worker that panicked mid-update leaves lists that are still well-formed
         // (every mutation is a single assignment), so the poison is ignored.
         self.node.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Handles a forwarding or DHT announcement datagram if this node serves them and
+    /// `bytes` is one of their kinds; `None` otherwise. A reply for a TCP relay client is
+    /// dropped (the relay does not take forwards).
+    fn announce_datagram(
+        &self,
+        now: Timestamp,
+        from: SocketAddr,
+        bytes: &[u8],
+        rng: &mut StdRng,
+    ) -> Option<Option<crate::dht::Transmit>> {
+        let announce = self.announce.as_ref()?;
+        if !AnnounceServer::handles(*bytes.first()?) {
+            return None;
+        }
+        let node = self.lock();
+        // Every mutation of the server is a single assignment or a counter: a poisoned lock
+        // still guards a well-formed server.
+        let mut server = announce.lock().unwrap_or_else(|p| p.into_inner());
+        match server.handle_datagram(now, from, bytes, &*node, rng) {
+            Ok(AnnounceOutput::Udp(t)) => Some(Some(t)),
+            Ok(AnnounceOutput::Tcp { .. }) | Err(_) => Some(None),
+        }
     }
 
     /// Handles an onion datagram if there is an onion server and `bytes` is one of its
@@ -280,9 +312,24 @@ impl NodeRunner {
         let onion = config
             .onion
             .map(|c| Mutex::new(OnionServer::new(&keys, c, clock.now(), &mut rng)));
+        let announce = config.onion.map(|c| {
+            Mutex::new(AnnounceServer::new(
+                &keys,
+                AnnounceConfig {
+                    guard: GuardConfig {
+                        slots: c.guard.slots,
+                        key_agreements: c.guard.key_agreements,
+                        ..config.dht.guard
+                    },
+                },
+                clock.now(),
+                &mut rng,
+            ))
+        });
         let shared = Arc::new(Shared {
             node: Mutex::new(node),
             onion,
+            announce,
             relay: OnceLock::new(),
             keys,
             clock,
@@ -395,6 +442,9 @@ impl NodeRunner {
             out.onion = onion.stats();
             out.onion_announced = onion.store().len(now);
         }
+        if let Some(announce) = &self.shared.announce {
+            out.announce = announce.lock().unwrap_or_else(|p| p.into_inner()).stats();
+        }
         out.relay = self.relay.as_ref().map(TcpRelay::snapshot);
         out
     }
@@ -454,6 +504,12 @@ fn worker_loop(shared: &Shared, socket: &UdpSocket, index: usize, guard: crate::
             Ok(None) | Err(_) => continue,
         };
         let now = shared.clock.now();
+        if let Some(out) = shared.announce_datagram(now, from, &buf[..len], &mut rng) {
+            if let Some(t) = out {
+                let _ = send_to(socket, &t.payload, t.dst, v6);
+            }
+            continue;
+        }
         if let Some(out) = shared.onion_datagram(now, from, &buf[..len], &mut rng) {
             if let Some(t) = out {
                 let _ = send_to(socket, &t.payload, t.dst, v6);

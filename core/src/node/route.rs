@@ -13,6 +13,9 @@ pub enum Layer {
     OnionServer,
     /// Onion responses for us: announce response 0x84 and data response 0x86 (§6.3).
     OnionClient,
+    /// Forwarding 0x90–0x92 and DHT announcement requests 0x93, 0x95, 0x97, served for
+    /// others (c-toxcore 0.2.18 `forwarding.c`, `announce.c`).
+    Announce,
     /// Anything else: dropped and counted.
     Unknown,
 }
@@ -24,6 +27,7 @@ pub fn layer_of(datagram: &[u8]) -> Layer {
         Some(0x18..=0x1b) => Layer::NetCrypto,
         Some(0x80..=0x83 | 0x85 | 0x87 | 0x8c..=0x8e) => Layer::OnionServer,
         Some(0x84 | 0x86) => Layer::OnionClient,
+        Some(0x90..=0x93 | 0x95 | 0x97) => Layer::Announce,
         _ => Layer::Unknown,
     }
 }
@@ -39,6 +43,7 @@ mod tests {
         assert_eq!(count(Layer::NetCrypto), 4);
         assert_eq!(count(Layer::OnionServer), 9);
         assert_eq!(count(Layer::OnionClient), 2);
+        assert_eq!(count(Layer::Announce), 6);
         assert_eq!(layer_of(&[]), Layer::Unknown);
     }
 }

@@ -931,7 +931,7 @@ fn group_peers_find_each_other_through_extended_announces() {
     let now = net.now;
     assert_eq!(net.server(D).groups().len(now), 2);
     // After 30 s without an announce the chat is forgotten.
-    net.now = net.now + Duration::from_secs(31);
+    net.now += Duration::from_secs(31);
     let now = net.now;
     assert!(net.server(D).groups().is_empty(now));
 }

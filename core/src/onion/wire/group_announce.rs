@@ -16,13 +16,11 @@
 //!
 //! Bytes after the announce are ignored, as c-toxcore ignores them.
 
-use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
+use std::net::SocketAddr;
 
 use rustox_net_crypto::crypto::{PublicKey, PUBLIC_KEY_SIZE};
 
-use crate::dht::wire::packed_node::{
-    canonical, PackedNode, FAMILY_UDP_V4, FAMILY_UDP_V6, PACKED_NODE_SIZE_V6,
-};
+use crate::dht::wire::packed_node::{self, PackedNode, PACKED_NODE_SIZE_V6};
 use crate::dht::wire::WireError;
 
 /// `GCA_MAX_ANNOUNCED_TCP_RELAYS`.
@@ -75,31 +73,13 @@ pub struct PublicGroupAnnounce {
     pub announce: GroupAnnounce,
 }
 
-/// `unpack_ip_port(.., include_tcp = false)`: the address and the bytes after it.
+/// The peer's address (`unpack_ip_port(.., include_tcp = false)`) and the bytes after it.
 fn decode_udp_addr(bytes: &[u8]) -> Result<(SocketAddr, &[u8]), GroupAnnounceError> {
-    let (&family, rest) = bytes.split_first().ok_or(GroupAnnounceError::Truncated)?;
-    let (ip, rest) = match family {
-        FAMILY_UDP_V4 => {
-            let (v4, rest) = rest
-                .split_first_chunk::<4>()
-                .ok_or(GroupAnnounceError::Truncated)?;
-            (IpAddr::V4(Ipv4Addr::from(*v4)), rest)
-        }
-        FAMILY_UDP_V6 => {
-            let (v6, rest) = rest
-                .split_first_chunk::<16>()
-                .ok_or(GroupAnnounceError::Truncated)?;
-            (IpAddr::V6(Ipv6Addr::from(*v6)), rest)
-        }
-        other => return Err(GroupAnnounceError::BadAddress(other)),
-    };
-    let (port, rest) = rest
-        .split_first_chunk::<2>()
-        .ok_or(GroupAnnounceError::Truncated)?;
-    Ok((
-        canonical(SocketAddr::new(ip, u16::from_be_bytes(*port))),
-        rest,
-    ))
+    match packed_node::decode_udp_addr(bytes) {
+        Ok(v) => Ok(v),
+        Err(WireError::BadFamily(f)) => Err(GroupAnnounceError::BadAddress(f)),
+        Err(_) => Err(GroupAnnounceError::Truncated),
+    }
 }
 
 impl GroupAnnounce {
@@ -148,11 +128,7 @@ impl GroupAnnounce {
         out.push(u8::from(self.addr.is_some()));
         out.push(u8::from(self.relay.is_some()));
         if let Some(addr) = self.addr {
-            // A packed node is the packed address followed by the key.
-            let mut node = Vec::with_capacity(PACKED_NODE_SIZE_V6);
-            PackedNode::udp(addr, PublicKey([0; PUBLIC_KEY_SIZE])).encode(&mut node);
-            let addr_len = node.len().saturating_sub(PUBLIC_KEY_SIZE);
-            out.extend_from_slice(node.get(..addr_len).unwrap_or_default());
+            packed_node::encode_udp_addr(addr, out);
         }
         if let Some(relay) = &self.relay {
             relay.encode(out);
