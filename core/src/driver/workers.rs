@@ -59,7 +59,7 @@ use rustox_net_crypto::Timestamp;
 
 use super::clock::Clock;
 use super::socket::{bind_udp, recv_from, send_to, wake_reader};
-use super::tcp_relay::{RelayHandle, TcpRelay, TcpRelayConfig, TcpRelaySnapshot};
+use super::tcp_relay::{RelayHandle, RelayRequest, TcpRelay, TcpRelayConfig, TcpRelaySnapshot};
 use crate::dht::announce::{AnnounceConfig, AnnounceOutput, AnnounceServer, AnnounceStats};
 use crate::dht::gate::{Gate, GateStats};
 use crate::dht::node::{DhtConfig, DhtNode, DhtStats};
@@ -197,8 +197,8 @@ impl Shared {
     }
 
     /// Handles a forwarding or DHT announcement datagram if this node serves them and
-    /// `bytes` is one of their kinds; `None` otherwise. A reply for a TCP relay client is
-    /// dropped (the relay does not take forwards).
+    /// `bytes` is one of their kinds; `None` otherwise. A forward reply for a client of our
+    /// TCP relay goes to the relay thread as packet 11.
     fn announce_datagram(
         &self,
         now: Timestamp,
@@ -216,7 +216,13 @@ impl Shared {
         let mut server = announce.lock().unwrap_or_else(|p| p.into_inner());
         match server.handle_datagram(now, from, bytes, &*node, rng) {
             Ok(AnnounceOutput::Udp(t)) => Some(Some(t)),
-            Ok(AnnounceOutput::Tcp { .. }) | Err(_) => Some(None),
+            Ok(AnnounceOutput::Tcp { con, id, data }) => {
+                if let Some(relay) = self.relay.get() {
+                    relay.deliver_forward_reply(con, id, data);
+                }
+                Some(None)
+            }
+            Err(_) => Some(None),
         }
     }
 
@@ -262,6 +268,26 @@ impl Shared {
     }
 
     /// Sends a TCP relay client's onion request on as hop A, from `socket`.
+    /// A client's packet 10: sent on as a 0x91 by the DHT's forwarding.
+    fn tcp_forward(
+        &self,
+        req: &crate::relay::server::ForwardRequest,
+        socket: &UdpSocket,
+        v6: bool,
+    ) {
+        let Some(announce) = self.announce.as_ref() else {
+            return;
+        };
+        let now = self.clock.now();
+        let out = announce
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .handle_tcp_forward(now, req.client, req.con, req.serial, req.dest, &req.data);
+        if let Ok(t) = out {
+            let _ = send_to(socket, &t.payload, t.dst, v6);
+        }
+    }
+
     fn onion_tcp_request(
         &self,
         req: &crate::relay::server::OnionRequest,
@@ -344,11 +370,12 @@ impl NodeRunner {
                 let socket = sockets[0].try_clone()?;
                 let v6 = local_addr.is_ipv6();
                 let mut rng = StdRng::from_entropy();
-                let sink = Box::new(
-                    move |_: Timestamp, req: crate::relay::server::OnionRequest| {
+                let sink = Box::new(move |_: Timestamp, req: RelayRequest| match req {
+                    RelayRequest::Onion(req) => {
                         sink_shared.onion_tcp_request(&req, &socket, v6, &mut rng)
-                    },
-                );
+                    }
+                    RelayRequest::Forward(req) => sink_shared.tcp_forward(&req, &socket, v6),
+                });
                 let (relay, handle) =
                     TcpRelay::start(shared.keys.clone(), tcp, Some(sink), shared.clock)?;
                 let _ = shared.relay.set(handle);

@@ -358,6 +358,47 @@ mod tests {
         assert_eq!((t.dst, t.payload[0]), (c_addr, store::DATA_SEARCH_RESPONSE));
     }
 
+    /// A relay client's packet 10 leaves as a 0x91 to the named node; that node's answer,
+    /// a 0x92, comes back for the client's connection.
+    #[test]
+    fn tcp_clients_forward_through_the_relay() {
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(12);
+        let now = Timestamp::from_secs(5000);
+        let (r_keys, n_keys, client) = (
+            KeyPair::generate(&mut rng),
+            KeyPair::generate(&mut rng),
+            KeyPair::generate(&mut rng),
+        );
+        let r_addr: SocketAddr = "198.51.100.1:33445".parse().unwrap();
+        let n_addr: SocketAddr = "198.51.100.2:33445".parse().unwrap();
+        let mut r = AnnounceServer::new(&r_keys, AnnounceConfig::default(), now, &mut rng);
+        let mut n = AnnounceServer::new(&n_keys, AnnounceConfig::default(), now, &mut rng);
+        let dht = Dht(n_keys.public, n_addr);
+        let req = search(&n_keys.public, &client, &mut rng);
+        let t = r
+            .handle_tcp_forward(
+                now,
+                "192.0.2.5:5555".parse().unwrap(),
+                17,
+                4242,
+                n_addr,
+                &req,
+            )
+            .unwrap();
+        assert_eq!((t.dst, t.payload[0]), (n_addr, forwarding::FORWARDING));
+        let Ok(AnnounceOutput::Udp(t)) = n.handle_datagram(now, r_addr, &t.payload, &dht, &mut rng)
+        else {
+            panic!()
+        };
+        assert_eq!(t.dst, r_addr);
+        let out = r.handle_datagram(now, n_addr, &t.payload, &dht, &mut rng);
+        let Ok(AnnounceOutput::Tcp { con, id, data }) = out else {
+            panic!("{out:?}")
+        };
+        assert_eq!((con, id, data[0]), (17, 4242, store::DATA_SEARCH_RESPONSE));
+        assert_eq!(r.stats().tcp_replies, 1);
+    }
+
     /// A spoofed source gets at most four times what was sent in its name, however many
     /// searches (each reply is 3.4× its request with four IPv6 nodes); and a flood is cut by
     /// the per-source rate before any decryption.
