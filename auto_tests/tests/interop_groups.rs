@@ -5,7 +5,7 @@
 //! asserted is functional (before our nodes passed and answered the extended announce 0x87,
 //! this took 52 s). `group-bench` measures the same setups side by side.
 //!
-//! Ports 368xx. With `CI` set, a missing 0.2.20 peer fails the test; otherwise it returns at
+//! Ports 381xx. With `CI` set, a missing 0.2.20 peer fails the test; otherwise it returns at
 //! once with a notice.
 
 use std::time::Duration;
@@ -20,8 +20,8 @@ fn group_found_through_twelve_rustox_nodes() {
     let Some(tool) = group_tool_or_skip() else {
         return;
     };
-    let net = DhtNet::start(NodeKind::Rustox, 12, 36801).expect("start twelve rustox nodes");
-    let times = run_discovery(&tool, &net.first(), (36831, 36832), LIMIT)
+    let net = DhtNet::start(NodeKind::Rustox, 12, 38101).expect("start twelve rustox nodes");
+    let times = run_discovery(&tool, &net.first(), (38131, 38132), LIMIT)
         .expect("the joiner hears the founder through twelve rustox nodes");
     let (stored, sent) = net.rustox_group_announces();
     eprintln!(
