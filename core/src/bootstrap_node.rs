@@ -201,7 +201,9 @@ impl BootstrapNode {
             "up {:.0}s close_nodes={} in={} ({:.0}/s) out={} ({:.0}/s) pings={} get_nodes={} info={} \
              rate_limited={} amplification_refused={} malformed={} low_order_keys={} unsupported={} unsolicited={} key_agreements={} \
              onion_in={} ({:.0}/s) onion_relayed={} onion_responses={} announces={} announce_stored={} \
-             search_found={} announced={} onion_data={} onion_dropped={} [{}]",
+             search_found={} announced={} onion_data={} onion_dropped={} [{}] group_announces={} \
+             group_announces_sent={} forwarded={} dht_announce_answered={} dht_announce_refused={} \
+             dht_announce_dropped={}",
             self.started.elapsed().as_secs_f64(),
             s.close_nodes,
             s.gate.datagrams_in,
@@ -229,6 +231,12 @@ impl BootstrapNode {
             o.data_forwarded,
             o.total_dropped(),
             onion_drops.join(" "),
+            o.group_announces_stored,
+            o.group_announces_sent,
+            s.announce.forwarded,
+            s.announce.answered.iter().sum::<u64>(),
+            s.announce.refused,
+            s.announce.dropped,
         ) + &relay_line(&s)
     }
 
@@ -257,7 +265,7 @@ fn relay_line(s: &RunnerStats) -> String {
     format!(
         " tcp_conns={} tcp_confirmed={} tcp_accepted={} tcp_refused={} tcp_in={} tcp_out={} \
          tcp_data={} tcp_data_bytes={} tcp_oob={} tcp_routes={} tcp_onion_req={} tcp_onion_resp={} \
-         tcp_closed=[{}] tcp_drops=[{}]",
+         tcp_forward_req={} tcp_forward_replies={} tcp_closed=[{}] tcp_drops=[{}]",
         r.connections,
         r.confirmed,
         t.accepted,
@@ -270,6 +278,8 @@ fn relay_line(s: &RunnerStats) -> String {
         t.routes_linked,
         t.onion_requests,
         t.onion_responses,
+        t.forward_requests,
+        t.forward_replies,
         closes.join(" "),
         drops.join(" "),
     )

@@ -44,6 +44,9 @@ pub struct BootstrapOptions {
     pub echo_log: bool,
     /// tox-bootstrapd's TCP relay ports; empty: the relay is off.
     pub tcp_relay_ports: Vec<u16>,
+    /// Nodes tox-bootstrapd bootstraps from (its `bootstrap_nodes`), to join it into a DHT
+    /// of several nodes: IPv4 address and DHT key.
+    pub bootstrap_nodes: Vec<(std::net::SocketAddrV4, rustox_net_crypto::crypto::PublicKey)>,
 }
 
 impl Default for BootstrapOptions {
@@ -56,6 +59,7 @@ impl Default for BootstrapOptions {
             startup_timeout: Duration::from_secs(10),
             echo_log: false,
             tcp_relay_ports: Vec::new(),
+            bootstrap_nodes: Vec::new(),
         }
     }
 }
@@ -184,8 +188,19 @@ fn start_tox_bootstrapd(
         "port = {port}\nkeys_file_path = \"{dir}/keys\"\npid_file_path = \"{dir}/pid\"\n\
          enable_ipv6 = false\nenable_ipv4_fallback = true\nenable_lan_discovery = false\n\
          enable_tcp_relay = {relay}\ntcp_relay_ports = [{ports}]\nenable_motd = false\nmotd = \"\"\n\
-         bootstrap_nodes = ()\n",
+         bootstrap_nodes = ({nodes})\n",
         dir = work_dir.display(),
+        nodes = options
+            .bootstrap_nodes
+            .iter()
+            .map(|(addr, pk)| format!(
+                "{{ address = \"{}\"\n port = {}\n public_key = \"{}\" }}",
+                addr.ip(),
+                addr.port(),
+                pk.to_hex()
+            ))
+            .collect::<Vec<_>>()
+            .join(", "),
         relay = !options.tcp_relay_ports.is_empty(),
         ports = options
             .tcp_relay_ports

@@ -20,6 +20,7 @@ pub mod build;
 mod child;
 pub mod error;
 pub mod friend;
+pub mod group;
 pub mod launch;
 pub mod peer;
 pub mod transfer;

@@ -81,6 +81,7 @@ fuzz_target!(|data: &[u8]| {
         assert!(s.connections() <= 6);
         while s.poll_close().is_some() {}
         while s.poll_onion_request().is_some() {}
+        while s.poll_forward_request().is_some() {}
         while s.poll_ready().is_some() {}
     }
     let st = s.stats();

@@ -4,6 +4,7 @@
 //! [`node::DhtNode`] state machine (lists, pending requests, timers); its outputs leave
 //! through the gate again (amplification check, encryption). Wire formats live in [`wire`].
 
+pub mod announce;
 pub mod client;
 pub mod close_list;
 pub mod distance;

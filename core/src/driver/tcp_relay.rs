@@ -5,15 +5,17 @@
 //!  poll ─► listener readable ─► accept ─► handle_accept (refused: the socket is dropped)
 //!       ─► stream readable   ─► read ─► handle_bytes          (EOF/error: handle_closed)
 //!       ─► stream writable   ─► write what poll_transmit gives ─► handle_written
-//!       ─► waker             ─► onion responses from the UDP workers ─► handle_onion_response
-//!  then: handle_timeout if due; poll_close ─► drop sockets; poll_onion_request ─► the onion
-//!        callback (hop A, on the UDP side); poll_ready ─► write; sleep until poll_timeout
+//!       ─► waker             ─► onion responses and forward replies from the UDP workers
+//!                               ─► handle_onion_response / handle_forward_reply
+//!  then: handle_timeout if due; poll_close ─► drop sockets; poll_onion_request and
+//!        poll_forward_request ─► the callback (hop A, or the DHT's forwarding, on the UDP
+//!        side); poll_ready ─► write; sleep until poll_timeout
 //! ```
 //!
 //! Choices:
 //! * **One thread owns the server**: no lock on the relay path; the only cross-thread traffic
-//!   is onion responses (a bounded channel and a `mio::Waker`) and the onion requests the
-//!   callback hands to the UDP side.
+//!   is onion responses and forward replies (a bounded channel and a `mio::Waker`) and the
+//!   onion and forward requests the callback hands to the UDP side.
 //! * **Edge-triggered readiness for both directions**, registered once: a writable event
 //!   arrives whenever a full socket drains, so a connection with queued output needs no
 //!   re-registration. The server's own buffer is the bound (`RelayConfig::output_limit`);
@@ -43,7 +45,9 @@ use socket2::{Domain, Protocol, Socket, Type};
 
 use super::clock::Clock;
 use crate::onion::wire::ip_port::IpPort;
-use crate::relay::server::{ConnId, OnionRequest, RelayConfig, RelayServer, RelayStats};
+use crate::relay::server::{
+    ConnId, ForwardRequest, OnionRequest, RelayConfig, RelayServer, RelayStats,
+};
 
 /// Bytes read from one connection per readiness turn before others get theirs: 16 reads of
 /// the 64 KiB buffer.
@@ -68,14 +72,30 @@ pub struct TcpRelayConfig {
     pub relay: RelayConfig,
 }
 
-/// Where the relay sends its clients' onion requests: the onion relay of the node it runs
-/// in, which sends them on over UDP as hop A.
-pub type OnionSink = Box<dyn FnMut(Timestamp, OnionRequest) + Send>;
+/// What the relay hands the node it runs in.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RelayRequest {
+    /// An onion request, for the onion relay to send on over UDP as hop A.
+    Onion(OnionRequest),
+    /// A forward request (packet 10), for the DHT's forwarding to send as a 0x91.
+    Forward(ForwardRequest),
+}
+
+/// Where the relay sends its clients' onion and forward requests.
+pub type OnionSink = Box<dyn FnMut(Timestamp, RelayRequest) + Send>;
+
+/// What the UDP side hands back to the relay thread.
+enum Delivery {
+    /// An onion response for the connection a sendback address names.
+    Onion(IpPort, Vec<u8>),
+    /// A forward reply for connection index `.0` with serial `.1`.
+    Forward(u32, u64, Vec<u8>),
+}
 
 /// A handle the UDP side uses to deliver onion responses for TCP clients.
 #[derive(Clone)]
 pub struct RelayHandle {
-    tx: SyncSender<(IpPort, Vec<u8>)>,
+    tx: SyncSender<Delivery>,
     waker: Arc<Waker>,
     full: Arc<AtomicU64>,
 }
@@ -84,7 +104,17 @@ impl RelayHandle {
     /// Queues an onion response for the connection `dest` names; false if the queue is
     /// full (the response is dropped; the client's onion layer retries).
     pub fn deliver(&self, dest: IpPort, response: Vec<u8>) -> bool {
-        match self.tx.try_send((dest, response)) {
+        self.send(Delivery::Onion(dest, response))
+    }
+
+    /// Queues a forward reply for connection index `con` with serial `serial` (packet 11);
+    /// false if the queue is full.
+    pub fn deliver_forward_reply(&self, con: u32, serial: u64, data: Vec<u8>) -> bool {
+        self.send(Delivery::Forward(con, serial, data))
+    }
+
+    fn send(&self, d: Delivery) -> bool {
+        match self.tx.try_send(d) {
             Ok(()) => {
                 let _ = self.waker.wake();
                 true
@@ -233,7 +263,7 @@ struct Driver {
     clock: Clock,
     rng: StdRng,
     onion: Option<OnionSink>,
-    responses: Receiver<(IpPort, Vec<u8>)>,
+    responses: Receiver<Delivery>,
     /// Connections that hit [`READ_BUDGET`] with data left.
     again: VecDeque<Token>,
     buf: Vec<u8>,
@@ -274,8 +304,15 @@ impl Driver {
             for ev in events.iter() {
                 match ev.token() {
                     WAKER => {
-                        while let Ok((dest, response)) = self.responses.try_recv() {
-                            self.server.handle_onion_response(&dest, &response);
+                        while let Ok(d) = self.responses.try_recv() {
+                            match d {
+                                Delivery::Onion(dest, response) => {
+                                    self.server.handle_onion_response(&dest, &response);
+                                }
+                                Delivery::Forward(con, serial, data) => {
+                                    self.server.handle_forward_reply(con, serial, &data);
+                                }
+                            }
                         }
                     }
                     t if t.0 < FIRST_CONN => self.accept(now, t.0),
@@ -400,7 +437,12 @@ impl Driver {
         }
         while let Some(req) = self.server.poll_onion_request() {
             if let Some(sink) = self.onion.as_mut() {
-                sink(now, req);
+                sink(now, RelayRequest::Onion(req));
+            }
+        }
+        while let Some(req) = self.server.poll_forward_request() {
+            if let Some(sink) = self.onion.as_mut() {
+                sink(now, RelayRequest::Forward(req));
             }
         }
         self.flush_ready();

@@ -6,6 +6,8 @@
 //!   timer:     sleep until the node's deadline ─► lock: handle_timeout, drain ─► send
 //!   onion:     worker: recv_from ─► lock onion (and, for an announce, the node first):
 //!              handle_datagram ─► unlock ─► send_to
+//!   forwarding and DHT announcements (0x90–0x93, 0x95, 0x97): worker: recv_from ─► lock
+//!              the node, then the announce server: handle_datagram ─► unlock ─► send_to
 //! ```
 //!
 //! Choices and the measurements behind them (`auto_tests/src/bin/dht-load.rs`, full tables in
@@ -57,9 +59,11 @@ use rustox_net_crypto::Timestamp;
 
 use super::clock::Clock;
 use super::socket::{bind_udp, recv_from, send_to, wake_reader};
-use super::tcp_relay::{RelayHandle, TcpRelay, TcpRelayConfig, TcpRelaySnapshot};
+use super::tcp_relay::{RelayHandle, RelayRequest, TcpRelay, TcpRelayConfig, TcpRelaySnapshot};
+use crate::dht::announce::{AnnounceConfig, AnnounceOutput, AnnounceServer, AnnounceStats};
 use crate::dht::gate::{Gate, GateStats};
 use crate::dht::node::{DhtConfig, DhtNode, DhtStats};
+use crate::dht::source_guard::GuardConfig;
 use crate::dht::wire::packed_node::PackedNode;
 use crate::onion::server::{NoNodes, OnionConfig, OnionOutput, OnionServer, OnionStats};
 use crate::onion::wire::kind as onion_kind;
@@ -164,6 +168,8 @@ pub struct RunnerStats {
     pub onion: OnionStats,
     /// Keys announced at the onion server now.
     pub onion_announced: usize,
+    /// Forwarding and the DHT announcement store (zero without an onion server).
+    pub announce: AnnounceStats,
     /// The TCP relay's state, if one runs.
     pub relay: Option<TcpRelaySnapshot>,
 }
@@ -171,6 +177,8 @@ pub struct RunnerStats {
 struct Shared {
     node: Mutex<DhtNode>,
     onion: Option<Mutex<OnionServer>>,
+    /// Forwarding and the DHT announcement store, run wherever the onion server runs.
+    announce: Option<Mutex<AnnounceServer>>,
     /// Where onion responses for TCP relay clients go, once the relay runs.
     relay: OnceLock<RelayHandle>,
     keys: KeyPair,
@@ -186,6 +194,36 @@ impl Shared {
         // A worker that panicked mid-update leaves lists that are still well-formed
         // (every mutation is a single assignment), so the poison is ignored.
         self.node.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Handles a forwarding or DHT announcement datagram if this node serves them and
+    /// `bytes` is one of their kinds; `None` otherwise. A forward reply for a client of our
+    /// TCP relay goes to the relay thread as packet 11.
+    fn announce_datagram(
+        &self,
+        now: Timestamp,
+        from: SocketAddr,
+        bytes: &[u8],
+        rng: &mut StdRng,
+    ) -> Option<Option<crate::dht::Transmit>> {
+        let announce = self.announce.as_ref()?;
+        if !AnnounceServer::handles(*bytes.first()?) {
+            return None;
+        }
+        let node = self.lock();
+        // Every mutation of the server is a single assignment or a counter: a poisoned lock
+        // still guards a well-formed server.
+        let mut server = announce.lock().unwrap_or_else(|p| p.into_inner());
+        match server.handle_datagram(now, from, bytes, &*node, rng) {
+            Ok(AnnounceOutput::Udp(t)) => Some(Some(t)),
+            Ok(AnnounceOutput::Tcp { con, id, data }) => {
+                if let Some(relay) = self.relay.get() {
+                    relay.deliver_forward_reply(con, id, data);
+                }
+                Some(None)
+            }
+            Err(_) => Some(None),
+        }
     }
 
     /// Handles an onion datagram if there is an onion server and `bytes` is one of its
@@ -205,7 +243,7 @@ impl Shared {
         // Every mutation of the server is a single assignment or a counter: a poisoned lock
         // still guards a well-formed server.
         let relay = self.relay.get();
-        let out = if k == onion_kind::ANNOUNCE_REQUEST {
+        let out = if k == onion_kind::ANNOUNCE_REQUEST || k == onion_kind::ANNOUNCE_REQUEST_NEW {
             let node = self.lock();
             let mut server = onion.lock().unwrap_or_else(|p| p.into_inner());
             server.handle_datagram(now, from, bytes, &*node, rng)
@@ -230,6 +268,26 @@ impl Shared {
     }
 
     /// Sends a TCP relay client's onion request on as hop A, from `socket`.
+    /// A client's packet 10: sent on as a 0x91 by the DHT's forwarding.
+    fn tcp_forward(
+        &self,
+        req: &crate::relay::server::ForwardRequest,
+        socket: &UdpSocket,
+        v6: bool,
+    ) {
+        let Some(announce) = self.announce.as_ref() else {
+            return;
+        };
+        let now = self.clock.now();
+        let out = announce
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .handle_tcp_forward(now, req.client, req.con, req.serial, req.dest, &req.data);
+        if let Ok(t) = out {
+            let _ = send_to(socket, &t.payload, t.dst, v6);
+        }
+    }
+
     fn onion_tcp_request(
         &self,
         req: &crate::relay::server::OnionRequest,
@@ -280,9 +338,24 @@ impl NodeRunner {
         let onion = config
             .onion
             .map(|c| Mutex::new(OnionServer::new(&keys, c, clock.now(), &mut rng)));
+        let announce = config.onion.map(|c| {
+            Mutex::new(AnnounceServer::new(
+                &keys,
+                AnnounceConfig {
+                    guard: GuardConfig {
+                        slots: c.guard.slots,
+                        key_agreements: c.guard.key_agreements,
+                        ..config.dht.guard
+                    },
+                },
+                clock.now(),
+                &mut rng,
+            ))
+        });
         let shared = Arc::new(Shared {
             node: Mutex::new(node),
             onion,
+            announce,
             relay: OnceLock::new(),
             keys,
             clock,
@@ -297,11 +370,12 @@ impl NodeRunner {
                 let socket = sockets[0].try_clone()?;
                 let v6 = local_addr.is_ipv6();
                 let mut rng = StdRng::from_entropy();
-                let sink = Box::new(
-                    move |_: Timestamp, req: crate::relay::server::OnionRequest| {
+                let sink = Box::new(move |_: Timestamp, req: RelayRequest| match req {
+                    RelayRequest::Onion(req) => {
                         sink_shared.onion_tcp_request(&req, &socket, v6, &mut rng)
-                    },
-                );
+                    }
+                    RelayRequest::Forward(req) => sink_shared.tcp_forward(&req, &socket, v6),
+                });
                 let (relay, handle) =
                     TcpRelay::start(shared.keys.clone(), tcp, Some(sink), shared.clock)?;
                 let _ = shared.relay.set(handle);
@@ -395,6 +469,9 @@ impl NodeRunner {
             out.onion = onion.stats();
             out.onion_announced = onion.store().len(now);
         }
+        if let Some(announce) = &self.shared.announce {
+            out.announce = announce.lock().unwrap_or_else(|p| p.into_inner()).stats();
+        }
         out.relay = self.relay.as_ref().map(TcpRelay::snapshot);
         out
     }
@@ -454,6 +531,12 @@ fn worker_loop(shared: &Shared, socket: &UdpSocket, index: usize, guard: crate::
             Ok(None) | Err(_) => continue,
         };
         let now = shared.clock.now();
+        if let Some(out) = shared.announce_datagram(now, from, &buf[..len], &mut rng) {
+            if let Some(t) = out {
+                let _ = send_to(socket, &t.payload, t.dst, v6);
+            }
+            continue;
+        }
         if let Some(out) = shared.onion_datagram(now, from, &buf[..len], &mut rng) {
             if let Some(t) = out {
                 let _ = send_to(socket, &t.payload, t.dst, v6);

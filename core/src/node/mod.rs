@@ -36,6 +36,7 @@ use rustox_net_crypto::{
     ConnectError, Destination, Endpoint, EndpointConfig, SendError, Timestamp, TransportConfig,
 };
 
+use crate::dht::announce::{AnnounceConfig, AnnounceOutput, AnnounceServer};
 use crate::dht::wire::packed_node::canonical;
 use crate::dht::wire::packed_node::PackedNode;
 use crate::dht::{DhtConfig, DhtNode};
@@ -187,6 +188,8 @@ pub struct NodeStats {
     pub onion_server_in: u64,
     /// Onion responses for us (announce and data responses).
     pub onion_client_in: u64,
+    /// Forwarding and DHT announcement datagrams served for others (0x90–0x93, 0x95, 0x97).
+    pub announce_in: u64,
     /// Datagrams whose first byte names no layer.
     pub unknown_kind: u64,
     /// Friend requests that came as onion data (before the filter).
@@ -223,8 +226,10 @@ pub struct Node {
     keys: KeyPair,
     dht: DhtNode,
     onion_server: OnionServer,
-    /// Datagrams the onion server produced, waiting for `poll_transmit`; at most one per
-    /// datagram received, so bounded by what one poll round lets in.
+    /// Forwarding and the DHT announcement store, which every 0.2.18 node runs.
+    announce_server: AnnounceServer,
+    /// Datagrams the onion and announce servers produced, waiting for `poll_transmit`; at
+    /// most one per datagram received, so bounded by what one poll round lets in.
     onion_out: VecDeque<crate::dht::gate::Transmit>,
     /// Announcing us, searching for friends, DHT-PK and friend requests over the onion.
     onion_client: OnionClient,
@@ -289,6 +294,8 @@ impl Node {
             .unwrap_or_else(|| NoSpam::random(rng.as_mut()));
         let dht = DhtNode::new(dht_keys.clone(), options.dht, now, rng.as_mut());
         let onion_server = OnionServer::new(&dht_keys, options.onion_server, now, rng.as_mut());
+        let announce_server =
+            AnnounceServer::new(&dht_keys, AnnounceConfig::default(), now, rng.as_mut());
         let unix_origin = options.unix_time.saturating_sub(now.as_secs());
         let onion_client = OnionClient::new(
             keys.clone(),
@@ -320,6 +327,7 @@ impl Node {
             keys,
             dht,
             onion_server,
+            announce_server,
             onion_out: VecDeque::new(),
             onion_client,
             onion_connected: false,
@@ -382,6 +390,11 @@ impl Node {
     /// The onion server's counters: what it relayed, stored and dropped, by reason.
     pub fn onion_server_stats(&self) -> OnionStats {
         self.onion_server.stats()
+    }
+
+    /// Counters of forwarding and the DHT announcement store.
+    pub fn announce_server_stats(&self) -> crate::dht::announce::AnnounceStats {
+        self.announce_server.stats()
     }
 
     /// The onion client's counters and table sizes.
@@ -481,6 +494,20 @@ impl Node {
                 self.stats.onion_server_in += 1;
                 // Drops are counted by reason inside the server.
                 if let Ok(t) = self.onion_server.handle_datagram(
+                    now,
+                    from,
+                    datagram,
+                    &self.dht,
+                    self.rng.as_mut(),
+                ) {
+                    self.onion_out.push_back(t);
+                }
+            }
+            Layer::Announce => {
+                self.stats.announce_in += 1;
+                // Drops are counted inside the server; a node runs no TCP relay, so a reply
+                // for a relay client has nowhere to go.
+                if let Ok(AnnounceOutput::Udp(t)) = self.announce_server.handle_datagram(
                     now,
                     from,
                     datagram,

@@ -1172,3 +1172,29 @@ fn friends_loaded_from_profiles_come_online_and_remember_names() {
         "the loaded node's friend came back: {ev_a:?}"
     );
 }
+
+/// Every node answers a DHT announcement search (0x93), as every c-toxcore 0.2.18 node does
+/// (its DHT probes nodes with one to learn which store announcements), and counts it.
+#[test]
+fn a_node_answers_a_data_search() {
+    let mut b = node(77, false);
+    let mut rng = ChaCha20Rng::seed_from_u64(78);
+    let client = KeyPair::generate(&mut rng);
+    let key = rustox_net_crypto::crypto::PrecomputedKey::new(&b.dht_public_key(), &client.secret)
+        .unwrap();
+    let nonce = rustox_net_crypto::crypto::Nonce([5; 24]);
+    let mut plain = [9u8; 32].to_vec();
+    plain.extend_from_slice(&[1; 8]);
+    let mut request = vec![0x93];
+    request.extend_from_slice(client.public.as_bytes());
+    request.extend_from_slice(&nonce.0);
+    request.extend_from_slice(&key.encrypt(&nonce, &plain));
+    b.handle_datagram(Timestamp::ZERO, addr_a(), &request);
+    let reply = std::iter::from_fn(|| b.poll_transmit(Timestamp::ZERO))
+        .find(|t| t.payload.first() == Some(&0x94))
+        .expect("a data search response");
+    assert_eq!(reply.destination, addr_a());
+    assert_eq!(&reply.payload[1..33], b.dht_public_key().as_bytes());
+    assert_eq!(b.stats().announce_in, 1);
+    assert_eq!(b.announce_server_stats().answered, [1, 0, 0]);
+}

@@ -28,6 +28,51 @@ pub const PACKED_NODE_SIZE_V4: usize = 1 + 4 + 2 + PUBLIC_KEY_SIZE;
 /// Packed size of an IPv6 node (`PACKED_NODE_SIZE_IP6`).
 pub const PACKED_NODE_SIZE_V6: usize = 1 + 16 + 2 + PUBLIC_KEY_SIZE;
 
+/// `pack_ip_port` of a UDP address: family 2 and 4 bytes or family 10 and 16, then the port
+/// big-endian (7 or 19 bytes). IPv4-mapped addresses are packed as IPv4.
+pub fn encode_udp_addr(addr: SocketAddr, out: &mut Vec<u8>) {
+    let addr = canonical(addr);
+    match addr.ip() {
+        IpAddr::V4(ip) => {
+            out.push(FAMILY_UDP_V4);
+            out.extend_from_slice(&ip.octets());
+        }
+        IpAddr::V6(ip) => {
+            out.push(FAMILY_UDP_V6);
+            out.extend_from_slice(&ip.octets());
+        }
+    }
+    out.extend_from_slice(&addr.port().to_be_bytes());
+}
+
+/// `unpack_ip_port(.., include_tcp = false)`: a UDP address from the front of `bytes`, and
+/// the bytes after it. A TCP or unknown family is [`WireError::BadFamily`].
+pub fn decode_udp_addr(bytes: &[u8]) -> Result<(SocketAddr, &[u8]), WireError> {
+    let (&family, rest) = bytes.split_first().ok_or(WireError::BadNodeList)?;
+    let (ip, rest) = match family {
+        FAMILY_UDP_V4 => {
+            let (v4, rest) = rest
+                .split_first_chunk::<4>()
+                .ok_or(WireError::BadNodeList)?;
+            (IpAddr::V4(Ipv4Addr::from(*v4)), rest)
+        }
+        FAMILY_UDP_V6 => {
+            let (v6, rest) = rest
+                .split_first_chunk::<16>()
+                .ok_or(WireError::BadNodeList)?;
+            (IpAddr::V6(Ipv6Addr::from(*v6)), rest)
+        }
+        other => return Err(WireError::BadFamily(other)),
+    };
+    let (port, rest) = rest
+        .split_first_chunk::<2>()
+        .ok_or(WireError::BadNodeList)?;
+    Ok((
+        canonical(SocketAddr::new(ip, u16::from_be_bytes(*port))),
+        rest,
+    ))
+}
+
 /// One node as it travels in send-nodes, DHT-PK and save data.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct PackedNode {

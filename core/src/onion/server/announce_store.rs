@@ -24,6 +24,9 @@
 //! [`ONION_ANNOUNCE_TIMEOUT`] = 300 s after its last refresh. A new key takes an expired slot,
 //! else replaces the live entry farthest from our DHT key if it is closer than that one.
 //!
+//! A 0x87 is answered the same way as a 0x88 (a node count before the nodes); one that
+//! carries a group announce also feeds the group store ([`super::group_store`]).
+//!
 //! A 0x85 for an announced real pk goes on as `[0x8c][entry's sendback][0x86 ..]` to the
 //! entry's C; the sender's own path is not used.
 
@@ -33,6 +36,7 @@ use std::time::Duration;
 use rustox_net_crypto::crypto::{CryptoRng, KeyPair, Nonce, PublicKey};
 use rustox_net_crypto::Timestamp;
 
+use super::group_store::GroupStore;
 use super::ping_id::PingIdKey;
 use super::{CloseNodes, OnionDrop, OnionStats};
 use crate::dht::distance::cmp_distance;
@@ -40,10 +44,17 @@ use crate::dht::gate::Transmit;
 use crate::dht::key_cache::{KeyBudget, KeyCache};
 use crate::dht::lan::is_lan;
 use crate::dht::wire::nodes::MAX_SENT_NODES;
+use crate::dht::wire::packed_node::PackedNode;
 use crate::onion::wire::announce::{
-    AnnounceEnvelope, AnnounceResponse, AnnounceStatus, ANNOUNCE_REQUEST_SIZE,
+    AnnounceEnvelope, AnnounceRequest, AnnounceResponse, AnnounceStatus, ANNOUNCE_REQUEST_SIZE,
+    ANNOUNCE_RESPONSE_MAX_SIZE,
+};
+use crate::onion::wire::announce_ext::{
+    ExtAnnounceEnvelope, ExtAnnounceResponse,
+    ANNOUNCE_REQUEST_MAX_SIZE as EXT_ANNOUNCE_REQUEST_MAX_SIZE,
 };
 use crate::onion::wire::data::{DataRequest, DATA_REQUEST_MIN_SIZE};
+use crate::onion::wire::group_announce::{PublicGroupAnnounce, GCA_MAX_SENT_ANNOUNCES};
 use crate::onion::wire::response;
 use crate::onion::wire::sendback::ReturnLevel;
 use crate::onion::wire::{ONION_MAX_PACKET_SIZE, RETURN_3};
@@ -171,13 +182,108 @@ impl AnnounceStore {
         let env = AnnounceEnvelope::parse(request)?;
         let key = self.cache.get_within(now, &env.sender_pk, budget)?.clone();
         let req = env.open(&key)?;
-        let index = if self.ping_key.check(now, &env.sender_pk, from, &req.ping_id) {
+        let status = self.status(now, from, &env.sender_pk, &req, ret, stats);
+        let answer = AnnounceResponse {
+            sendback: req.sendback,
+            status,
+            nodes: Self::close_nodes(now, from, &req.searched_pk, nodes),
+        }
+        .seal(&key, &Nonce::random(rng))?;
+        let payload =
+            response::encode(ReturnLevel::Three, ret, &answer).ok_or(OnionDrop::BadLength)?;
+        stats.announces_answered += 1;
+        Ok(Transmit { dst: from, payload })
+    }
+
+    /// A 0x87 from the last relay `from` (`handle_announce_request` of 0.2.18, and with a
+    /// group announce `handle_gca_announce_request` of 0.2.19+): answered as a 0x83 is, as a
+    /// 0x88; a group announce after the fixed plaintext is stored in `groups` under its chat
+    /// key, and the response carries up to four other peers' announces for that chat, as
+    /// many as fit in the 626 bytes a client accepts. A group announce that does not decode
+    /// gets no answer and changes nothing, as in c-toxcore.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn handle_announce_ext(
+        &mut self,
+        now: Timestamp,
+        from: SocketAddr,
+        bytes: &[u8],
+        nodes: &dyn CloseNodes,
+        groups: &mut GroupStore,
+        budget: &mut KeyBudget,
+        stats: &mut OnionStats,
+        rng: &mut dyn CryptoRng,
+    ) -> Result<Transmit, OnionDrop> {
+        if bytes.len() < ANNOUNCE_REQUEST_SIZE_RECV
+            || bytes.len() > EXT_ANNOUNCE_REQUEST_MAX_SIZE + RETURN_3
+        {
+            return Err(OnionDrop::BadLength);
+        }
+        let (request, ret) = bytes.split_at(bytes.len() - RETURN_3);
+        let env = ExtAnnounceEnvelope::parse(request)?;
+        let key = self.cache.get_within(now, &env.sender_pk, budget)?.clone();
+        let (req, extra) = env.open(&key)?;
+        let group = if extra.is_empty() {
+            None
+        } else {
+            Some(PublicGroupAnnounce::decode(&extra).map_err(|_| OnionDrop::BadGroupAnnounce)?)
+        };
+        let status = self.status(now, from, &env.sender_pk, &req, ret, stats);
+        let mut answer = ExtAnnounceResponse {
+            sendback: req.sendback,
+            status,
+            nodes: Self::close_nodes(now, from, &req.searched_pk, nodes),
+            announces: Vec::new(),
+        };
+        if let Some(g) = group {
+            groups.add(now, &g);
+            stats.group_announces_stored += 1;
+            answer.announces =
+                groups.announces(now, &g.chat_pk, &g.announce.peer_pk, GCA_MAX_SENT_ANNOUNCES);
+            while answer.sealed_len() > ANNOUNCE_RESPONSE_MAX_SIZE {
+                answer.announces.pop();
+            }
+            stats.group_announces_sent += answer.announces.len() as u64;
+        }
+        let sealed = answer
+            .seal(&key, &Nonce::random(rng))
+            .map_err(|_| OnionDrop::BadLength)?;
+        let payload =
+            response::encode(ReturnLevel::Three, ret, &sealed).ok_or(OnionDrop::BadLength)?;
+        stats.announces_answered += 1;
+        Ok(Transmit { dst: from, payload })
+    }
+
+    /// Up to four UDP nodes closest to `target` for a requester behind `from`.
+    fn close_nodes(
+        now: Timestamp,
+        from: SocketAddr,
+        target: &PublicKey,
+        nodes: &dyn CloseNodes,
+    ) -> Vec<PackedNode> {
+        let mut close = nodes.closest_nodes(now, target, is_lan(from.ip()));
+        close.retain(|n| !n.tcp && n.addr.port() != 0);
+        close.truncate(MAX_SENT_NODES);
+        close
+    }
+
+    /// Steps 2 and 3 of the module doc: store or refresh the sender if its ping id is
+    /// valid, and what the response says.
+    fn status(
+        &mut self,
+        now: Timestamp,
+        from: SocketAddr,
+        sender_pk: &PublicKey,
+        req: &AnnounceRequest,
+        ret: &[u8],
+        stats: &mut OnionStats,
+    ) -> AnnounceStatus {
+        let index = if self.ping_key.check(now, sender_pk, from, &req.ping_id) {
             let mut r = [0u8; RETURN_3];
             r.copy_from_slice(ret);
             let added = self.add(
                 now,
                 Entry {
-                    pk: env.sender_pk,
+                    pk: *sender_pk,
                     data_pk: req.data_pk,
                     ret_addr: from,
                     ret: r,
@@ -191,31 +297,18 @@ impl AnnounceStore {
         } else {
             self.find(now, &req.searched_pk)
         };
-        let ping_id = self.ping_key.ping_id(now, &env.sender_pk, from);
-        let status = match index.map(|i| &self.entries[i]) {
+        let ping_id = self.ping_key.ping_id(now, sender_pk, from);
+        match index.map(|i| &self.entries[i]) {
             None => AnnounceStatus::NotStored(ping_id),
-            Some(e) if e.pk == env.sender_pk && e.data_pk == req.data_pk => {
+            Some(e) if e.pk == *sender_pk && e.data_pk == req.data_pk => {
                 AnnounceStatus::Stored(ping_id)
             }
-            Some(e) if e.pk == env.sender_pk => AnnounceStatus::NotStored(ping_id),
+            Some(e) if e.pk == *sender_pk => AnnounceStatus::NotStored(ping_id),
             Some(e) => {
                 stats.searches_found += 1;
                 AnnounceStatus::Found(e.data_pk)
             }
-        };
-        let mut close = nodes.closest_nodes(now, &req.searched_pk, is_lan(from.ip()));
-        close.retain(|n| !n.tcp && n.addr.port() != 0);
-        close.truncate(MAX_SENT_NODES);
-        let answer = AnnounceResponse {
-            sendback: req.sendback,
-            status,
-            nodes: close,
         }
-        .seal(&key, &Nonce::random(rng))?;
-        let payload =
-            response::encode(ReturnLevel::Three, ret, &answer).ok_or(OnionDrop::BadLength)?;
-        stats.announces_answered += 1;
-        Ok(Transmit { dst: from, payload })
     }
 
     /// A 0x85: on to the announced destination's path, as a 0x86.

@@ -16,10 +16,14 @@
 //!   (`GuardConfig::key_agreements`, key_cache.rs): a flood from many (spoofed) sources costs
 //!   bounded CPU, and the paths and clients whose keys are cached are not refused.
 //! * Every output is smaller than the datagram that caused it, except an announce response
-//!   (at most 464 bytes for a 354-byte request, 1.31×), which goes back to the request's
-//!   source. A spoofed source therefore gains no real amplification.
+//!   (at most 464 bytes for a 354-byte 0x83, 1.31×; at most 804 bytes for a 0x87, whose
+//!   group announces make it up to 1.9× its request: 804 bytes for 427), which goes back to the request's
+//!   source: the last relay of the requester's own path, which a spoofer does not choose
+//!   freely, and under the per-source onion rate.
+//! * Group announces (0x87) are kept per chat in a bounded store (group_store.rs).
 
 pub mod announce_store;
+pub mod group_store;
 pub mod ping_id;
 pub mod relay;
 
@@ -41,6 +45,7 @@ use crate::onion::wire::request::RequestError;
 use crate::onion::wire::response::ResponseError;
 
 pub use announce_store::AnnounceStore;
+pub use group_store::GroupStore;
 pub use relay::{Relay, KEY_REFRESH_INTERVAL};
 
 /// Where announce responses get their nodes: the DHT's closest good nodes to a key
@@ -85,8 +90,7 @@ pub enum OnionDrop {
     /// The source is over its onion datagram rate.
     #[error("source over its rate limit")]
     RateLimited,
-    /// Not a kind an onion server handles (0x84/0x86 are for clients; 0.2.18 relays never
-    /// deliver the group announce 0x87, and this server does not answer it).
+    /// Not a kind an onion server handles (0x84, 0x86 and 0x88 are for clients).
     #[error("not an onion server packet")]
     UnknownKind,
     /// A length outside the kind's bounds.
@@ -123,11 +127,14 @@ pub enum OnionDrop {
     /// together are spent.
     #[error("key-agreement budget spent")]
     KeyBudget,
+    /// A 0x87 whose extra data is not a public group announce.
+    #[error("bad group announce")]
+    BadGroupAnnounce,
 }
 
 impl OnionDrop {
     /// Every reason, in counter order.
-    pub const ALL: [OnionDrop; 13] = [
+    pub const ALL: [OnionDrop; 14] = [
         OnionDrop::FromPortZero,
         OnionDrop::RateLimited,
         OnionDrop::UnknownKind,
@@ -141,6 +148,7 @@ impl OnionDrop {
         OnionDrop::UnknownDestination,
         OnionDrop::LowOrderKey,
         OnionDrop::KeyBudget,
+        OnionDrop::BadGroupAnnounce,
     ];
 
     /// A short name for statistics lines.
@@ -159,6 +167,7 @@ impl OnionDrop {
             OnionDrop::UnknownDestination => "unknown_destination",
             OnionDrop::LowOrderKey => "low_order_key",
             OnionDrop::KeyBudget => "key_budget",
+            OnionDrop::BadGroupAnnounce => "bad_group_announce",
         }
     }
 }
@@ -259,6 +268,10 @@ pub struct OnionStats {
     pub announces_stored: u64,
     /// Of those, searches answered with `is_stored` 1.
     pub searches_found: u64,
+    /// Group announces stored (0x87 with extra data).
+    pub group_announces_stored: u64,
+    /// Other peers' group announces sent back in 0x88 responses.
+    pub group_announces_sent: u64,
     /// Data requests forwarded to an announced key.
     pub data_forwarded: u64,
     /// Sendback key replacements.
@@ -320,6 +333,7 @@ impl Default for OnionConfig {
 pub struct OnionServer {
     relay: Relay,
     store: AnnounceStore,
+    groups: GroupStore,
     guard: SourceGuard,
     /// Key agreements the relay's and the store's caches do not save, for both.
     budget: KeyBudget,
@@ -337,14 +351,15 @@ impl OnionServer {
         OnionServer {
             relay: Relay::new(keys, now, rng),
             store: AnnounceStore::new(keys, rng),
+            groups: GroupStore::new(),
             guard: SourceGuard::new(config.guard, rng),
             budget: KeyBudget::new(config.guard.key_agreements),
             stats: OnionStats::default(),
         }
     }
 
-    /// True for the kinds [`Self::handle_datagram`] serves: requests 0x80–0x82, announce
-    /// 0x83, data 0x85, responses 0x8c–0x8e.
+    /// True for the kinds [`Self::handle_datagram`] serves: requests 0x80–0x82, announces
+    /// 0x83 and 0x87, data 0x85, responses 0x8c–0x8e.
     pub fn handles(k: u8) -> bool {
         matches!(
             k,
@@ -352,6 +367,7 @@ impl OnionServer {
                 | kind::REQUEST_1
                 | kind::REQUEST_2
                 | kind::ANNOUNCE_REQUEST
+                | kind::ANNOUNCE_REQUEST_NEW
                 | kind::DATA_REQUEST
                 | kind::RESPONSE_3
                 | kind::RESPONSE_2
@@ -380,7 +396,7 @@ impl OnionServer {
             Err(e) => Err(e),
         };
         match &result {
-            Ok(t) => debug_assert!(t.dst.port() != 0 && t.payload.len() <= bytes.len() + 110),
+            Ok(t) => debug_assert!(t.dst.port() != 0 && t.payload.len() <= bytes.len() + 380),
             Err(reason) => self.stats.drops[*reason as usize] += 1,
         }
         result
@@ -467,6 +483,19 @@ impl OnionServer {
                 .store
                 .handle_announce(now, from, bytes, nodes, budget, stats, rng)
                 .map(OnionOutput::Udp),
+            kind::ANNOUNCE_REQUEST_NEW => self
+                .store
+                .handle_announce_ext(
+                    now,
+                    from,
+                    bytes,
+                    nodes,
+                    &mut self.groups,
+                    budget,
+                    stats,
+                    rng,
+                )
+                .map(OnionOutput::Udp),
             _ => self
                 .store
                 .handle_data(now, bytes, stats)
@@ -495,6 +524,11 @@ impl OnionServer {
     /// The announce store.
     pub fn store(&self) -> &AnnounceStore {
         &self.store
+    }
+
+    /// The group announce store.
+    pub fn groups(&self) -> &GroupStore {
+        &self.groups
     }
 
     /// Key agreements computed by the server's key caches.

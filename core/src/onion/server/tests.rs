@@ -18,7 +18,9 @@ use crate::dht::wire::packed_node::PackedNode;
 use crate::onion::wire::announce::{
     AnnounceRequest, AnnounceResponse, AnnounceResponseEnvelope, AnnounceStatus, PingId,
 };
+use crate::onion::wire::announce_ext::{self, ExtAnnounceResponse};
 use crate::onion::wire::data::{self, DataResponse};
+use crate::onion::wire::group_announce::{GroupAnnounce, PublicGroupAnnounce};
 use crate::onion::wire::ip_port::{IpPort, FAMILY_TCP_CLIENT};
 use crate::onion::wire::request::OnionPath;
 use crate::onion::wire::response;
@@ -134,6 +136,11 @@ impl Net {
                 assert!(
                     out.payload.len() <= bytes.len() * 4 / 3 + 1,
                     "announce reply ≤ 1.33× request"
+                );
+            } else if bytes[0] == 0x87 {
+                assert!(
+                    out.payload.len() * 10 <= bytes.len() * 19,
+                    "extended announce reply ≤ 1.9× request"
                 );
             } else {
                 assert!(
@@ -439,7 +446,7 @@ fn responses_unwind_only_through_our_sendbacks() {
     let (_, to, bytes) = net.run(d, c_addr, reply.clone()).unwrap();
     assert_eq!((to, bytes), (a.addr, vec![0x84; 90]));
     // A response of another kind does not pass.
-    let bad = response::encode(ReturnLevel::Three, ret, &[0x88; 90]).unwrap();
+    let bad = response::encode(ReturnLevel::Three, ret, &[0x87; 90]).unwrap();
     assert_eq!(net.run(d, c_addr, bad), Err(OnionDrop::ForbiddenPayload));
     // After the key refresh (2 h) the old path is dead at C.
     let refresh = net.server(2).poll_timeout();
@@ -502,7 +509,7 @@ fn port_zero_and_tcp_returns_are_refused() {
         Err(OnionDrop::TcpReturn)
     );
     // Kinds a server does not serve.
-    for k in [0x84u8, 0x86, 0x87, 0x88, 0x02] {
+    for k in [0x84u8, 0x86, 0x88, 0x02] {
         assert_eq!(
             net.run(a.addr, Net::addr(0), vec![k; 400]),
             Err(OnionDrop::UnknownKind)
@@ -794,4 +801,208 @@ fn announce_reply_is_at_most_110_bytes_longer_than_its_request() {
     at_d.extend_from_slice(&[0; 177]);
     let out = net.deliver(3, Net::addr(2), &at_d).unwrap();
     assert_eq!((at_d.len(), out.payload.len()), (354, 464));
+}
+
+/// Sends a 0x87 from `sender` with `extra` through the client's path to server `d`, and
+/// opens the 0x88 that comes back to the client.
+fn announce_ext(
+    net: &mut Net,
+    c: &Client,
+    d: usize,
+    sender: &KeyPair,
+    req: AnnounceRequest,
+    extra: &[u8],
+) -> Result<ExtAnnounceResponse, OnionDrop> {
+    let d_node = net.node(d);
+    let key = PrecomputedKey::new(&d_node.pk, &sender.secret).unwrap();
+    let inner = announce_ext::seal_request(
+        &req,
+        &sender.public,
+        &key,
+        &Nonce::random(&mut net.rng),
+        extra,
+    )
+    .unwrap();
+    let packet = c.path.request(d_node.addr, &inner, &mut net.rng).unwrap();
+    let (from, to, bytes) = net.run(c.addr, c.path.nodes()[0].addr, packet)?;
+    assert_eq!((from, to), (c.path.nodes()[0].addr, c.addr));
+    Ok(ExtAnnounceResponse::open(&bytes, &key).unwrap())
+}
+
+fn group_announce(chat: &PublicKey, peer: &KeyPair, port: u16) -> PublicGroupAnnounce {
+    PublicGroupAnnounce {
+        chat_pk: *chat,
+        announce: GroupAnnounce {
+            peer_pk: peer.public,
+            addr: Some(SocketAddr::from(([192, 0, 2, 9], port))),
+            relay: Some(PackedNode {
+                addr: SocketAddr::from(([192, 0, 2, 10], 443)),
+                tcp: true,
+                pk: PublicKey([3; 32]),
+            }),
+        },
+    }
+}
+
+/// NGC peers of one public group announce themselves with 0x87 through three relays to the
+/// same announce node; each learns the others from the 0x88 (c-toxcore 0.2.19+
+/// `pack_group_announces`), the requester never itself, and a 0x87 without a group
+/// announce is answered as 0.2.18 answers it: a 0x88 with a node count and no announces.
+#[test]
+fn group_peers_find_each_other_through_extended_announces() {
+    let mut net = Net::new(4);
+    const D: usize = 3;
+    let chat = KeyPair::generate(&mut net.rng).public;
+    let founder = client(&mut net, 1, [0, 1, 2]);
+    let joiner = client(&mut net, 2, [2, 0, 1]);
+    let (f_peer, j_peer) = (
+        KeyPair::generate(&mut net.rng),
+        KeyPair::generate(&mut net.rng),
+    );
+    let search = |sendback| AnnounceRequest {
+        ping_id: [0; 32],
+        searched_pk: chat,
+        data_pk: PublicKey([0; 32]),
+        sendback,
+    };
+    let temp_f = KeyPair::generate(&mut net.rng);
+    let f_ann = group_announce(&chat, &f_peer, 1001);
+    let r = announce_ext(
+        &mut net,
+        &founder,
+        D,
+        &temp_f,
+        search([1; 8]),
+        &f_ann.encode(),
+    )
+    .unwrap();
+    assert!(r.announces.is_empty(), "nobody else yet");
+    assert!(matches!(r.status, AnnounceStatus::NotStored(_)));
+    assert_eq!(r.nodes.len(), 4);
+    let temp_j = KeyPair::generate(&mut net.rng);
+    let j_ann = group_announce(&chat, &j_peer, 1002);
+    let r = announce_ext(
+        &mut net,
+        &joiner,
+        D,
+        &temp_j,
+        search([2; 8]),
+        &j_ann.encode(),
+    )
+    .unwrap();
+    assert_eq!(r.sendback, [2; 8]);
+    assert_eq!(r.announces, vec![f_ann.announce]);
+    // The founder, announcing again, hears of the joiner and not of itself.
+    let r = announce_ext(
+        &mut net,
+        &founder,
+        D,
+        &temp_f,
+        search([3; 8]),
+        &f_ann.encode(),
+    )
+    .unwrap();
+    assert_eq!(r.announces, vec![j_ann.announce]);
+    // No extra data: a plain 0x88.
+    let r = announce_ext(&mut net, &joiner, D, &temp_j, search([4; 8]), &[]).unwrap();
+    assert!(r.announces.is_empty());
+    assert_eq!(r.nodes.len(), 4);
+    // Another chat's peers are not told.
+    let other = group_announce(&PublicKey([0x55; 32]), &KeyPair::generate(&mut net.rng), 9);
+    let r = announce_ext(
+        &mut net,
+        &joiner,
+        D,
+        &temp_j,
+        search([5; 8]),
+        &other.encode(),
+    )
+    .unwrap();
+    assert!(r.announces.is_empty());
+    let s = net.server(D).stats();
+    assert_eq!(
+        (
+            s.announces_answered,
+            s.group_announces_stored,
+            s.group_announces_sent
+        ),
+        (5, 4, 2)
+    );
+    let now = net.now;
+    assert_eq!(net.server(D).groups().len(now), 2);
+    // After 30 s without an announce the chat is forgotten.
+    net.now += Duration::from_secs(31);
+    let now = net.now;
+    assert!(net.server(D).groups().is_empty(now));
+}
+
+#[test]
+fn a_bad_group_announce_gets_no_answer_and_changes_nothing() {
+    let mut net = Net::new(4);
+    const D: usize = 3;
+    let a = client(&mut net, 1, [0, 1, 2]);
+    let temp = KeyPair::generate(&mut net.rng);
+    let req = AnnounceRequest {
+        ping_id: [0; 32],
+        searched_pk: PublicKey([9; 32]),
+        data_pk: PublicKey([0; 32]),
+        sendback: [1; 8],
+    };
+    let mut bad = group_announce(&PublicKey([9; 32]), &temp, 5).encode();
+    bad[65] = 2; // two relays
+    assert_eq!(
+        announce_ext(&mut net, &a, D, &temp, req, &bad),
+        Err(OnionDrop::BadGroupAnnounce)
+    );
+    let now = net.now;
+    assert!(net.server(D).groups().is_empty(now));
+    assert_eq!(
+        net.server(D).stats().dropped(OnionDrop::BadGroupAnnounce),
+        1
+    );
+    // Longer than 313 + 177 bytes at D: a length error before any decryption.
+    let long = vec![0x87; 177 + 314];
+    assert_eq!(
+        net.deliver(D, Net::addr(2), &long),
+        Err(OnionDrop::BadLength)
+    );
+}
+
+/// The 0x88 never exceeds the 626 bytes an NGC client accepts: with four IPv6 nodes and
+/// many peers, the announces that do not fit are left out.
+#[test]
+fn extended_responses_fit_what_clients_accept() {
+    let mut net = Net::new(4);
+    net.dht = FakeDht {
+        nodes: (0..4)
+            .map(|i| {
+                PackedNode::udp(
+                    format!("[2001:db8::{}]:33445", i + 1).parse().unwrap(),
+                    KeyPair::generate(&mut net.rng).public,
+                )
+            })
+            .collect(),
+        asked_lan: std::cell::Cell::new(None),
+    };
+    const D: usize = 3;
+    let a = client(&mut net, 1, [0, 1, 2]);
+    let chat = PublicKey([7; 32]);
+    let mut last = None;
+    for i in 0..6u16 {
+        let temp = KeyPair::generate(&mut net.rng);
+        let mut ann = group_announce(&chat, &temp, 2000 + i);
+        ann.announce.addr = Some(format!("[2001:db8::99]:{}", 2000 + i).parse().unwrap());
+        ann.announce.relay.as_mut().unwrap().addr = "[2001:db8::98]:443".parse().unwrap();
+        let req = AnnounceRequest {
+            ping_id: [0; 32],
+            searched_pk: chat,
+            data_pk: PublicKey([0; 32]),
+            sendback: [1; 8],
+        };
+        last = Some(announce_ext(&mut net, &a, D, &temp, req, &ann.encode()).unwrap());
+    }
+    let last = last.unwrap();
+    assert_eq!(last.nodes.len(), 4);
+    assert!(!last.announces.is_empty() && last.announces.len() < 4);
+    assert!(last.sealed_len() <= 626);
 }

@@ -99,8 +99,20 @@ pub struct AnnounceRequest {
 impl AnnounceRequest {
     /// The 177-byte request: `key` = `beforenm(D's DHT pk, sender sk)`.
     pub fn seal(&self, sender_pk: &PublicKey, key: &PrecomputedKey, nonce: &Nonce) -> Vec<u8> {
-        let mut out = Vec::with_capacity(ANNOUNCE_REQUEST_SIZE);
-        out.push(kind::ANNOUNCE_REQUEST);
+        self.seal_as(kind::ANNOUNCE_REQUEST, sender_pk, key, nonce, &[])
+    }
+
+    /// The request as `kind` with `extra` after the fixed plaintext (0x87's group announce).
+    pub(super) fn seal_as(
+        &self,
+        k: u8,
+        sender_pk: &PublicKey,
+        key: &PrecomputedKey,
+        nonce: &Nonce,
+        extra: &[u8],
+    ) -> Vec<u8> {
+        let mut out = Vec::with_capacity(ANNOUNCE_REQUEST_SIZE.saturating_add(extra.len()));
+        out.push(k);
         out.extend_from_slice(&nonce.0);
         out.extend_from_slice(sender_pk.as_bytes());
         let mut plain = [0u8; ANNOUNCE_PLAIN_SIZE];
@@ -108,13 +120,15 @@ impl AnnounceRequest {
         plain[32..64].copy_from_slice(self.searched_pk.as_bytes());
         plain[64..96].copy_from_slice(self.data_pk.as_bytes());
         plain[96..].copy_from_slice(&self.sendback);
+        let mut plain = plain.to_vec();
+        plain.extend_from_slice(extra);
         let mac = key.encrypt_in_place(nonce, &mut plain);
         out.extend_from_slice(&mac);
         out.extend_from_slice(&plain);
         out
     }
 
-    fn decode_plain(plain: &[u8]) -> Option<Self> {
+    pub(super) fn decode_plain(plain: &[u8]) -> Option<Self> {
         let (ping_id, rest) = plain.split_first_chunk::<ONION_PING_ID_SIZE>()?;
         let (searched_pk, rest) = rest.split_first_chunk::<PUBLIC_KEY_SIZE>()?;
         let (data_pk, rest) = rest.split_first_chunk::<PUBLIC_KEY_SIZE>()?;
@@ -196,7 +210,7 @@ impl AnnounceStatus {
         }
     }
 
-    fn field(&self) -> &[u8; 32] {
+    pub(super) fn field(&self) -> &[u8; 32] {
         match self {
             AnnounceStatus::NotStored(p) | AnnounceStatus::Stored(p) => p,
             AnnounceStatus::Found(pk) => pk.as_bytes(),

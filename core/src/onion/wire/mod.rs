@@ -15,7 +15,9 @@
 #![deny(clippy::indexing_slicing, clippy::arithmetic_side_effects)]
 
 pub mod announce;
+pub mod announce_ext;
 pub mod data;
+pub mod group_announce;
 pub mod ip_port;
 pub mod request;
 pub mod response;
@@ -41,7 +43,8 @@ pub mod kind {
     pub const DATA_REQUEST: u8 = 0x85;
     /// `NET_PACKET_ONION_DATA_RESPONSE`: D → the announced client, along its stored path.
     pub const DATA_RESPONSE: u8 = 0x86;
-    /// `NET_PACKET_ANNOUNCE_REQUEST` (group announces). 0.2.18 relays never deliver it.
+    /// `NET_PACKET_ANNOUNCE_REQUEST`: C → D, an announce or search answered with a node
+    /// count, and for NGC clients (0.2.19+) with a group announce (`announce_ext`).
     pub const ANNOUNCE_REQUEST_NEW: u8 = 0x87;
     /// `NET_PACKET_ANNOUNCE_RESPONSE`: the answer to 0x87.
     pub const ANNOUNCE_RESPONSE_NEW: u8 = 0x88;

@@ -50,7 +50,9 @@ pub enum RequestError {
     /// The next address is not UDP.
     #[error(transparent)]
     Address(#[from] IpPortError),
-    /// At the last hop, a payload other than 0x83 or 0x85 (0.2.18 forwards nothing else).
+    /// At the last hop, a payload other than 0x83, 0x85 or 0x87 (c-toxcore 0.2.19+ `onion.c`
+    /// `handle_send_2`; 0.2.18 forwarded no 0x87, which kept NGC group announces off every
+    /// path through a 0.2.18 node).
     #[error("payload kind {0:#04x} may not leave the last hop")]
     ForbiddenPayload(u8),
     /// A payload of 0 bytes or more than `ONION_MAX_DATA_SIZE` (1174) bytes.
@@ -186,7 +188,12 @@ impl<'a> RequestLayer<'a> {
         let Some(&k) = plain.get(SIZE_IPPORT) else {
             return Err(RequestError::Decrypt);
         };
-        if self.hop == Hop::C && k != kind::ANNOUNCE_REQUEST && k != kind::DATA_REQUEST {
+        if self.hop == Hop::C
+            && !matches!(
+                k,
+                kind::ANNOUNCE_REQUEST | kind::ANNOUNCE_REQUEST_NEW | kind::DATA_REQUEST
+            )
+        {
             return Err(RequestError::ForbiddenPayload(k));
         }
         let next = IpPort::decode_udp(&plain)?;
@@ -516,6 +523,11 @@ mod tests {
             relay(&relays[2], from, &p2),
             Err(RequestError::ForbiddenPayload(0x20))
         );
+        // NGC's extended announce 0x87 passes C.
+        let p0 = path.request(dest, &[0x87; 250], &mut rng).unwrap();
+        let (_, p1) = relay(&relays[0], from, &p0).unwrap();
+        let (_, p2) = relay(&relays[1], from, &p1).unwrap();
+        assert!(relay(&relays[2], from, &p2).is_ok());
         // The wrong relay cannot open the layer.
         assert_eq!(relay(&relays[1], from, &p0), Err(RequestError::Decrypt));
         // TCP nodes may not be B or C.

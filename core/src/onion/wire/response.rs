@@ -8,8 +8,9 @@
 //! | 0x8e | B → A     | `[0x8e][sendback_A 59][response]`       |
 //! | —    | A → client | `[response]`                           |
 //!
-//! The response is not encrypted by the relays (its own box is for the client); 0.2.18
-//! relays pass only 0x84 and 0x86. Receipt checks, in c-toxcore's order: a length of at
+//! The response is not encrypted by the relays (its own box is for the client); relays pass
+//! only 0x84, 0x86 and 0x88 (c-toxcore 0.2.19+ `onion.c` `handle_recv_*`; 0.2.18 passed no
+//! 0x88). Receipt checks, in c-toxcore's order: a length of at
 //! most 1400 and more than `1 + RETURN_n`; the response kind; then the sendback opens (see
 //! [`super::sendback::open`]).
 
@@ -30,7 +31,7 @@ pub enum ResponseError {
         /// The datagram's length.
         len: usize,
     },
-    /// A response other than 0x84 or 0x86 (0.2.18 relays pass nothing else).
+    /// A response other than 0x84, 0x86 or 0x88.
     #[error("response kind {0:#04x} is not relayed")]
     ForbiddenResponse(u8),
 }
@@ -74,7 +75,9 @@ impl<'a> ResponseLayer<'a> {
             .and_then(|b| b.split_at_checked(level.size()))
             .ok_or(ResponseError::BadLength { kind: k, len })?;
         match response.first() {
-            Some(&kind::ANNOUNCE_RESPONSE | &kind::DATA_RESPONSE) => {}
+            Some(
+                &kind::ANNOUNCE_RESPONSE | &kind::ANNOUNCE_RESPONSE_NEW | &kind::DATA_RESPONSE,
+            ) => {}
             Some(&other) => return Err(ResponseError::ForbiddenResponse(other)),
             None => return Err(ResponseError::BadLength { kind: k, len }),
         }
@@ -138,11 +141,13 @@ mod tests {
         assert_eq!(max.len(), 1400);
         assert!(encode(ReturnLevel::Three, &sb, &[0x86; 1223]).is_none());
         let mut bad = out.clone();
-        bad[178] = 0x88;
+        bad[178] = 0x87;
         assert_eq!(
             ResponseLayer::parse(&bad),
-            Err(ResponseError::ForbiddenResponse(0x88))
+            Err(ResponseError::ForbiddenResponse(0x87))
         );
+        bad[178] = 0x88;
+        assert!(ResponseLayer::parse(&bad).is_ok(), "NGC's 0x88 passes");
         assert_eq!(
             ResponseLayer::parse(&out[..178]),
             Err(ResponseError::BadLength {

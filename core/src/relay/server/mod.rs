@@ -35,9 +35,10 @@
 //! * **Routes**: up to 240 per connection; a route comes up when both clients asked for each
 //!   other and goes down when either asks or leaves (`routes.rs`).
 //! * Any malformed frame or packet closes that connection alone, as in c-toxcore.
-//! * Forward requests (packet 10) are dropped and counted, where a c-toxcore relay with
-//!   forwarding passes them to its DHT: no 0.2.18 client sends them, and closing the
-//!   connection would cut off later clients that do.
+//! * Forward requests (packet 10) go to the node's forwarding ([`Self::poll_forward_request`],
+//!   a queue bounded like the onion's) as c-toxcore's relay passes them to its DHT; replies
+//!   come back with [`Self::handle_forward_reply`] as packet 11 to the connection whose index
+//!   and serial the sendback names.
 
 mod onion;
 mod outbuf;
@@ -60,7 +61,7 @@ use crate::relay::wire::handshake::{accept_hello, ExactBytes, CLIENT_HELLO_SIZE}
 use crate::relay::wire::packet::NUM_RESERVED_PORTS;
 use crate::relay::wire::{FrameDecoder, FrameEncoder, Packet};
 
-pub use onion::{parse_sendback_address, sendback_address, OnionRequest};
+pub use onion::{parse_sendback_address, sendback_address, ForwardRequest, OnionRequest};
 pub use outbuf::CONTROL_RESERVE;
 use outbuf::{Admit, Class, OutBuf};
 use routes::{Link, Routes};
@@ -215,6 +216,8 @@ pub struct RelayServer {
     ready: VecDeque<ConnId>,
     closes: VecDeque<(ConnId, CloseReason)>,
     onion: VecDeque<OnionRequest>,
+    /// Forward requests for the DHT, bounded by `onion_queue` too.
+    forwards: VecDeque<ForwardRequest>,
     next_serial: u64,
     scratch: Vec<u8>,
     stats: RelayStats,
@@ -235,6 +238,7 @@ impl RelayServer {
             ready: VecDeque::new(),
             closes: VecDeque::new(),
             onion: VecDeque::new(),
+            forwards: VecDeque::new(),
             next_serial: 1,
             scratch: Vec::new(),
             stats: RelayStats::default(),
@@ -488,6 +492,36 @@ impl RelayServer {
         self.onion.pop_front()
     }
 
+    /// A forward request for the DHT's forwarding to send.
+    pub fn poll_forward_request(&mut self) -> Option<ForwardRequest> {
+        self.forwards.pop_front()
+    }
+
+    /// A forward reply whose sendback named connection index `con` with serial `serial`:
+    /// queued for it as packet 11. False if that connection is gone (or was replaced), the
+    /// reply is empty, or its buffer is full.
+    pub fn handle_forward_reply(&mut self, con: u32, serial: u64, data: &[u8]) -> bool {
+        let id = ConnId(u64::from(con));
+        let live = self
+            .conns
+            .get(&id)
+            .is_some_and(|c| c.serial == serial && c.confirmed());
+        if !live {
+            self.stats.drops[RelayDrop::ForwardUnknownConnection as usize] += 1;
+            return false;
+        }
+        if data.is_empty() {
+            return false;
+        }
+        match self.send(id, &Packet::Forwarding { data }, Class::Ordinary) {
+            Sent::Queued => {
+                self.stats.forward_replies += 1;
+                true
+            }
+            _ => false,
+        }
+    }
+
     /// An onion response the onion relay opened for `dest` (a sendback address from
     /// [`sendback_address`]): queued for that connection as packet 9. False if `dest` names
     /// no live connection here or its buffer is full.
@@ -642,8 +676,20 @@ impl RelayServer {
                 }
                 Ok(())
             }
-            Packet::ForwardRequest { .. } => {
-                self.drop(RelayDrop::ForwardingUnsupported);
+            Packet::ForwardRequest { dest, data } => {
+                let con = u32::try_from(conn.0).ok();
+                if self.forwards.len() >= self.config.onion_queue {
+                    self.drop(RelayDrop::ForwardQueueFull);
+                } else if let (Some(c), Some(con)) = (self.conns.get(&conn), con) {
+                    self.forwards.push_back(ForwardRequest {
+                        client: c.addr,
+                        con,
+                        serial: c.serial,
+                        dest,
+                        data: data.to_vec(),
+                    });
+                    self.stats.forward_requests += 1;
+                }
                 Ok(())
             }
             Packet::Data { conn_id, payload } => self.forward_data(conn, conn_id, payload),

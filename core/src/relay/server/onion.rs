@@ -93,3 +93,20 @@ mod tests {
         );
     }
 }
+
+/// A forward request from a client (TCP packet 10, c-toxcore 0.2.18 `TCP_server.c`
+/// `handle_TCP_packet`), for the DHT's forwarding to send as a 0x91 to `dest` with a sendback
+/// naming the connection (`SENDBACK_TCP`: its index and identifier).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ForwardRequest {
+    /// The client's address (for the per-source limit).
+    pub client: SocketAddr,
+    /// The connection's index, as the sendback carries it.
+    pub con: u32,
+    /// The connection's serial, the sendback's identifier.
+    pub serial: u64,
+    /// The DHT node to forward to.
+    pub dest: SocketAddr,
+    /// The request, at most `MAX_FORWARD_DATA_SIZE` bytes.
+    pub data: Vec<u8>,
+}

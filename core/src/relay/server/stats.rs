@@ -80,19 +80,22 @@ pub enum RelayDrop {
     OnionQueueFull,
     /// An onion response for a connection that is gone.
     OnionUnknownConnection,
-    /// A forward request (packet 10): this relay has no DHT-announcement forwarding.
-    ForwardingUnsupported,
+    /// Forward requests (packet 10) waiting for the DHT hit their bound.
+    ForwardQueueFull,
+    /// A forward reply (packet 11) for a connection that is gone.
+    ForwardUnknownConnection,
 }
 
 impl RelayDrop {
     /// Every reason, in counter order.
-    pub const ALL: [RelayDrop; 6] = [
+    pub const ALL: [RelayDrop; 7] = [
         RelayDrop::OutputFull,
         RelayDrop::RouteNotLinked,
         RelayDrop::OobUnknownDestination,
         RelayDrop::OnionQueueFull,
         RelayDrop::OnionUnknownConnection,
-        RelayDrop::ForwardingUnsupported,
+        RelayDrop::ForwardQueueFull,
+        RelayDrop::ForwardUnknownConnection,
     ];
 
     /// A short name for statistics lines.
@@ -103,7 +106,8 @@ impl RelayDrop {
             RelayDrop::OobUnknownDestination => "oob_unknown_destination",
             RelayDrop::OnionQueueFull => "onion_queue_full",
             RelayDrop::OnionUnknownConnection => "onion_unknown_connection",
-            RelayDrop::ForwardingUnsupported => "forwarding_unsupported",
+            RelayDrop::ForwardQueueFull => "forward_queue_full",
+            RelayDrop::ForwardUnknownConnection => "forward_unknown_connection",
         }
     }
 }
@@ -137,6 +141,10 @@ pub struct RelayStats {
     pub onion_requests: u64,
     /// Onion responses delivered to clients.
     pub onion_responses: u64,
+    /// Forward requests (packet 10) handed to the DHT.
+    pub forward_requests: u64,
+    /// Forward replies delivered to clients (packet 11).
+    pub forward_replies: u64,
     /// Pings sent.
     pub pings_sent: u64,
     /// Drops, indexed like [`RelayDrop::ALL`].

@@ -693,19 +693,37 @@ fn malformed_input_closes_only_that_connection() {
     assert!(h.closes().is_empty());
 }
 
+/// Packet 10 goes to the DHT's forwarding with the connection's index and serial; the reply
+/// comes back as packet 11 to that connection only, never to a later one with the same index.
 #[test]
-fn forward_requests_are_dropped_without_closing() {
+fn forward_requests_go_to_the_dht_and_replies_come_back() {
     let mut h = Harness::new(small());
     let mut a = h.client(addr(1));
     h.send(
         &mut a,
         &Packet::ForwardRequest {
             dest: "1.2.3.4:5".parse().unwrap(),
-            data: &[1; 10],
+            data: &[0x93; 10],
         },
     );
-    assert_eq!(h.s.stats().dropped(RelayDrop::ForwardingUnsupported), 1);
     assert!(h.closes().is_empty());
+    let req = h.s.poll_forward_request().unwrap();
+    assert_eq!(req.dest, "1.2.3.4:5".parse().unwrap());
+    assert_eq!(req.data, vec![0x93; 10]);
+    assert_eq!(req.client, addr(1));
+    assert!(h.s.poll_forward_request().is_none());
+    assert_eq!(h.s.stats().forward_requests, 1);
+    assert!(h.s.handle_forward_reply(req.con, req.serial, &[0x94; 20]));
+    a.pump(&mut h.s);
+    assert_eq!(
+        a.take(),
+        vec![Packet::Forwarding { data: &[0x94; 20] }.to_vec()]
+    );
+    // A stale serial or an unknown index is dropped and counted.
+    assert!(!h.s.handle_forward_reply(req.con, req.serial + 1, &[1]));
+    assert!(!h.s.handle_forward_reply(req.con + 1000, req.serial, &[1]));
+    assert_eq!(h.s.stats().dropped(RelayDrop::ForwardUnknownConnection), 2);
+    assert_eq!(h.s.stats().forward_replies, 1);
 }
 
 #[test]
