@@ -4,10 +4,12 @@
 use std::ffi::{c_char, c_void, CStr};
 use std::net::{Ipv4Addr, Ipv6Addr, SocketAddr, ToSocketAddrs};
 
+use rustox_core::driver::instance_relay::InstanceRelay;
 use rustox_core::driver::socket::{bind, interface_broadcasts, BindError};
 use rustox_core::driver::step::Stepper;
 use rustox_core::driver::{clock, Clock, DriverOptions};
 use rustox_core::node::{system_rng, Node, NodeOptions};
+use rustox_core::relay::server::RelayConfig;
 use rustox_core::savedata::{crypt, Profile};
 use rustox_net_crypto::crypto::{KeyPair, PublicKey, SecretKey};
 use rustox_net_crypto::TransportConfig;
@@ -94,7 +96,22 @@ fn build(options: &Tox_Options) -> Result<Tox, Tox_Err_New> {
     if options.local_discovery_enabled && options.udp_enabled {
         node.set_lan_broadcasts(interface_broadcasts());
     }
-    let stepper = Stepper::new(socket, clock, driver.gso, driver.gro);
+    let mut stepper = Stepper::new(socket, clock, driver.gso, driver.gro);
+    if options.tcp_port != 0 {
+        // c-toxcore's new_messenger: a TCP relay under the DHT keys, on [::] or 0.0.0.0
+        // as the UDP socket; a port that cannot be bound fails tox_new.
+        let relay = InstanceRelay::start(
+            &mut node,
+            now,
+            options.tcp_port,
+            options.ipv6_enabled,
+            RelayConfig::default(),
+            clock,
+            None,
+        )
+        .map_err(|_| Tox_Err_New::PORT_ALLOC)?;
+        stepper.set_relay_server(relay);
+    }
     Ok(Tox::new(node, stepper))
 }
 

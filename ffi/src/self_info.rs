@@ -279,15 +279,20 @@ pub unsafe extern "C" fn tox_self_get_udp_port(
     })
 }
 
-/// The TCP relay server's port (`tox_self_get_tcp_port`): none runs (`tcp_port` options
-/// need the relay server of issue #14), so NOT_BOUND.
+/// The TCP relay server's port (`tox_self_get_tcp_port`): the `tcp_port` the instance was
+/// started with; NOT_BOUND when it runs no relay.
 #[no_mangle]
 pub unsafe extern "C" fn tox_self_get_tcp_port(
     tox: *const Tox,
     error: *mut Tox_Err_Get_Port,
 ) -> u16 {
     guard::call(0, || {
-        let _ = tox;
-        guard::fail(error, Tox_Err_Get_Port::NOT_BOUND, 0)
+        // SAFETY: tox.h's contract for `tox`.
+        let port =
+            unsafe { tox_ref(tox) }.and_then(|t| t.lock().stepper.relay_server().map(|r| r.port()));
+        match port {
+            Some(p) => guard::fail(error, Tox_Err_Get_Port::OK, p),
+            None => guard::fail(error, Tox_Err_Get_Port::NOT_BOUND, 0),
+        }
     })
 }

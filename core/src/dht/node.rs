@@ -265,6 +265,16 @@ impl DhtNode {
         self.close.iter().any(|e| e.best_good(now).is_some())
     }
 
+    /// Whether a close-list node is good at an address outside the LAN
+    /// (`dht_non_lan_connected`, DHT.c): c-toxcore reports its connection as UDP only then,
+    /// and as TCP while only LAN nodes answer.
+    pub fn has_good_non_lan_node(&self, now: Timestamp) -> bool {
+        self.close.iter().any(|e| {
+            e.assocs()
+                .any(|a| a.is_good(now) && !crate::dht::lan::is_lan(a.addr.ip()))
+        })
+    }
+
     /// Good nodes of the close list.
     pub fn close_nodes(&self, now: Timestamp) -> Vec<PackedNode> {
         self.close

@@ -23,6 +23,7 @@ pub mod messenger;
 mod onion_ops;
 pub mod presence;
 pub mod profile;
+mod relay_server;
 mod relays;
 pub mod route;
 
@@ -49,6 +50,7 @@ pub use friends::{FriendListError, FriendNumber, MAX_FRIENDS};
 pub use messenger::MessageKind;
 use messenger::MAX_MESSAGE_LEN;
 pub use presence::UserStatus;
+pub use relay_server::MAX_RELAY_ONION_RESPONSES;
 use route::Layer;
 
 /// Most events waiting to be polled; beyond it new ones are dropped and counted. An
@@ -253,6 +255,9 @@ pub struct Node {
     relay_rotation: usize,
     /// [`NodeOptions::udp_disabled`].
     udp_disabled: bool,
+    /// Onion responses for the clients of this instance's relay server, when one runs
+    /// (`relay_server.rs`).
+    relay_onion: Option<relay_server::RelayOnion>,
 }
 
 impl std::fmt::Debug for Node {
@@ -334,6 +339,7 @@ impl Node {
             oob_returns: relays::OobReturns::default(),
             relay_rotation: 0,
             udp_disabled: options.udp_disabled,
+            relay_onion: None,
         }
     }
 
@@ -411,6 +417,13 @@ impl Node {
         self.self_connected
     }
 
+    /// Whether a DHT node outside the LAN answers us: what c-toxcore's
+    /// `onion_connection_status` calls a UDP connection (`dht_non_lan_connected`); a node
+    /// announced on the onion with only LAN nodes or TCP relays about is connected over TCP.
+    pub fn is_udp_connected(&self, now: Timestamp) -> bool {
+        !self.udp_disabled && self.dht.has_good_non_lan_node(now)
+    }
+
     // ----- network ---------------------------------------------------------------------
 
     /// Starts from a known DHT node: asks it for the nodes closest to us (`dht_bootstrap`,
@@ -467,6 +480,10 @@ impl Node {
                 if self.endpoint.handle_datagram(now, from, datagram).is_err() {
                     self.stats.net_crypto_refused += 1;
                 }
+            }
+            Layer::OnionServer if self.relay_onion.is_some() => {
+                self.stats.onion_server_in += 1;
+                self.onion_datagram_with_relay(now, from, datagram);
             }
             Layer::OnionServer => {
                 self.stats.onion_server_in += 1;
