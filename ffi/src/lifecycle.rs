@@ -78,6 +78,10 @@ fn build(options: &Tox_Options) -> Result<Tox, Tox_Err_New> {
         ..NodeOptions::default()
     };
     node_options.dht.lan_discovery = options.local_discovery_enabled && options.udp_enabled;
+    // c-toxcore's lan_discovery_send: an IPv6 socket also sends to ff02::1, which reaches
+    // the instances on this machine too (their replies come from a link-local address,
+    // which counts as LAN where the IPv4 broadcast's source may not).
+    node_options.dht.lan_discovery_ipv6 = node_options.dht.lan_discovery && options.ipv6_enabled;
     node_options.dht.hole_punching = options.hole_punching_enabled;
     let mut node = match keys_or_profile {
         Loaded::Profile(profile) => Node::from_profile(now, &profile, node_options, system_rng()),
