@@ -275,6 +275,18 @@ impl DhtNode {
         })
     }
 
+    /// Good nodes of the close list with when each last answered us: how recently a node
+    /// was heard tells the onion client which path nodes are alive.
+    pub fn close_nodes_heard(&self, now: Timestamp) -> Vec<(PackedNode, Timestamp)> {
+        self.close
+            .iter()
+            .filter_map(|e| {
+                e.best_good(now)
+                    .map(|a| (PackedNode::udp(a.addr, e.pk), a.last_seen))
+            })
+            .collect()
+    }
+
     /// Good nodes of the close list.
     pub fn close_nodes(&self, now: Timestamp) -> Vec<PackedNode> {
         self.close

@@ -32,6 +32,7 @@ mod announce;
 mod data;
 pub use data::DATA_LIMITS;
 pub mod nodes;
+pub mod path_health;
 pub mod paths;
 mod response;
 mod search;
@@ -371,7 +372,7 @@ impl OnionClient {
             real_keys,
             dht_pk,
             data_keys: KeyPair::generate(rng),
-            path_nodes: PathNodes::default(),
+            path_nodes: PathNodes::for_own_key(dht_pk),
             paths_self: PathSet::default(),
             paths_friends: PathSet::default(),
             sendbacks: SendbackTable::default(),
@@ -405,7 +406,7 @@ impl OnionClient {
     /// A node the DHT knows: a path relay candidate, and one the lists may ask. The newest
     /// 32 distinct keys are kept.
     pub fn add_path_node(&mut self, now: Timestamp, node: PackedNode) {
-        if !self.path_nodes.add(node) {
+        if !self.path_nodes.add(now, node) {
             return;
         }
         self.announce.on_new_path_node();
@@ -416,6 +417,13 @@ impl OnionClient {
             // The populating round may come sooner now.
             self.update_deadline(now);
         }
+    }
+
+    /// The DHT heard `pk` at `at` (its last answer): a path node that is alive, whatever
+    /// paths through it did before then (`path_health.rs`). Call before
+    /// [`Self::add_path_node`], which refuses a node that failed too often lately.
+    pub fn path_node_heard(&mut self, now: Timestamp, pk: &PublicKey, at: Timestamp) {
+        self.path_nodes.answered(now, pk, at);
     }
 
     /// The nodes our DHT-PK packets carry (TCP relays first, then DHT nodes; 4 kept).
@@ -694,7 +702,7 @@ impl OnionClient {
             ListId::Announce => &mut self.paths_self,
             ListId::Friend(_) => &mut self.paths_friends,
         };
-        let Some(num) = set.pick(now, path_num, &self.path_nodes, rng) else {
+        let Some(num) = set.pick(now, path_num, &mut self.path_nodes, rng) else {
             self.stats.no_path += 1;
             return None;
         };
@@ -727,7 +735,18 @@ impl OnionClient {
             ListId::Announce => self.stats.announce_requests += 1,
             ListId::Friend(_) => self.stats.search_requests += 1,
         }
+        self.forget_dead_paths();
         Some(num)
+    }
+
+    /// Forgets the paths, in both sets, through the path nodes dropped since the last
+    /// call (`path_health.rs`).
+    fn forget_dead_paths(&mut self) {
+        let dead = self.path_nodes.take_dropped();
+        if !dead.is_empty() {
+            self.paths_self.forget_through(&dead);
+            self.paths_friends.forget_through(&dead);
+        }
     }
 
     /// The next deadline of every list.
