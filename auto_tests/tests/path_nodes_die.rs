@@ -44,7 +44,11 @@ fn node_with(start: Timestamp, seed: u64, keys: KeyPair) -> SimToxNode {
     n
 }
 
-fn step_until(sim: &mut Simulator<SimToxNode>, deadline: Timestamp, done: impl Fn(&Simulator<SimToxNode>) -> bool) {
+fn step_until(
+    sim: &mut Simulator<SimToxNode>,
+    deadline: Timestamp,
+    done: impl Fn(&Simulator<SimToxNode>) -> bool,
+) {
     while !done(sim) && sim.now() < deadline {
         match sim.step() {
             Ok(true) => {}
@@ -56,7 +60,10 @@ fn step_until(sim: &mut Simulator<SimToxNode>, deadline: Timestamp, done: impl F
 
 /// Returns how long after Bob's restart Alice saw him online again.
 fn restart_scenario(seed: u64, others: u8) -> Option<Duration> {
-    let mut sim: Simulator<SimToxNode> = Simulator::new(seed, Profile::by_name("wan20").expect("profile").link_config());
+    let mut sim: Simulator<SimToxNode> = Simulator::new(
+        seed,
+        Profile::by_name("wan20").expect("profile").link_config(),
+    );
     sim.set_trace_enabled(false);
     let start = Timestamp::ZERO;
     let base = seed.wrapping_mul(0x9e37_79b9);
@@ -88,7 +95,10 @@ fn restart_scenario(seed: u64, others: u8) -> Option<Duration> {
     step_until(&mut sim, start + Duration::from_secs(60), |s| {
         !s.node(a).log.online.is_empty() && !s.node(b).log.online.is_empty()
     });
-    assert!(!sim.node(a).log.online.is_empty(), "seed {seed}: never online at first");
+    assert!(
+        !sim.node(a).log.online.is_empty(),
+        "seed {seed}: never online at first"
+    );
     let settle = sim.now() + Duration::from_secs(120);
     step_until(&mut sim, settle, |_| false);
 

@@ -8,7 +8,8 @@
 //! [`OnionClient::poll_transmit`] (0x80 requests to the first relay of a path) and
 //! [`OnionClient::poll_event`]. [`OnionClient::poll_timeout`] is the exact next deadline.
 //!
-//! One concern per file: [`paths`] (path nodes and the two path sets), [`sendback`] (the
+//! One concern per file: [`paths`] (path nodes and the two path sets), [`path_health`]
+//! (which path nodes paths timed out through), [`sendback`] (the
 //! table behind the 8-byte sendbacks), [`nodes`] (a list of announce nodes and the per-node
 //! ping ceiling), `announce` (our own announce list), `search` (friend searches), `data`
 //! (onion data: DHT-PK and friend requests).
@@ -23,6 +24,9 @@
 //! * Hop A of a path gets a fresh key pair, like B and C (0.2.18 uses our DHT key there):
 //!   the client is not given the DHT secret key, and A learns less about us. The bytes
 //!   have the same layout and A cannot tell.
+//! * A path that times out counts against its relays (`path_health`): new paths are drawn
+//!   from the nodes with the fewest recent failures and a node that failed twice leaves
+//!   the path nodes, where 0.2.18 keeps drawing a dead node until 32 newer ones push it out.
 //! * Paths use three distinct relays whenever three are known (0.2.18 may draw one twice
 //!   even then).
 //! * Friend searches start once one node stores our announce, not after 3 s connected.

@@ -55,8 +55,7 @@ impl PathHealth {
             return r;
         }
         if self.records.len() >= MAX_HEALTH_RECORDS {
-            if let Some(oldest) = (0..self.records.len()).min_by_key(|&i| self.records[i].touched)
-            {
+            if let Some(oldest) = (0..self.records.len()).min_by_key(|&i| self.records[i].touched) {
                 self.records.swap_remove(oldest);
             }
         }
@@ -146,7 +145,11 @@ mod tests {
         let dropped = h.path_failed(at(10), &[pk(1), pk(2), pk(1)], at(3));
         assert!(dropped.is_empty());
         assert_eq!(h.failures(at(10), &pk(1)), 0);
-        assert_eq!(h.failures(at(10), &pk(2)), 1, "blamed once although drawn once");
+        assert_eq!(
+            h.failures(at(10), &pk(2)),
+            1,
+            "blamed once although drawn once"
+        );
         let dropped = h.path_failed(at(20), &[pk(2), pk(2), pk(2)], at(12));
         assert_eq!(dropped, vec![pk(2)], "a second failure drops it");
         assert_eq!(h.failures(at(20), &pk(2)), 2);

@@ -183,7 +183,11 @@ impl PathNodes {
     ///
     /// Only the candidates with the fewest recent failures are drawn (`path_health.rs`):
     /// with one live node and one dead one, every new path passes the live one alone.
-    fn random_path_nodes(&self, now: Timestamp, rng: &mut dyn CryptoRng) -> Option<[PackedNode; 3]> {
+    fn random_path_nodes(
+        &self,
+        now: Timestamp,
+        rng: &mut dyn CryptoRng,
+    ) -> Option<[PackedNode; 3]> {
         let mut pool: Vec<PackedNode> = self.ring.clone();
         if pool.len() < ONION_PATH_LENGTH {
             for b in &self.bootstrap {
@@ -332,10 +336,12 @@ impl PathSet {
     /// not when its stable interval (120 s) comes round.
     pub(super) fn forget_through(&mut self, dead: &[rustox_net_crypto::crypto::PublicKey]) {
         for slot in self.slots.iter_mut() {
-            if slot
-                .as_ref()
-                .is_some_and(|s| s.path.nodes().iter().any(|n| !n.tcp && dead.contains(&n.pk)))
-            {
+            if slot.as_ref().is_some_and(|s| {
+                s.path
+                    .nodes()
+                    .iter()
+                    .any(|n| !n.tcp && dead.contains(&n.pk))
+            }) {
                 *slot = None;
             }
         }

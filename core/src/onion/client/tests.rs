@@ -697,7 +697,12 @@ fn unanswered_paths_die_after_their_timeouts_and_are_replaced() {
     assert_eq!(set.pick(t0, Some(p), &mut nodes, &mut rng), Some(p));
     assert_eq!(set.pick(t0, Some(p), &mut nodes, &mut rng), Some(p));
     assert_eq!(
-        set.pick(t0 + Duration::from_millis(3999), Some(p), &mut nodes, &mut rng),
+        set.pick(
+            t0 + Duration::from_millis(3999),
+            Some(p),
+            &mut nodes,
+            &mut rng
+        ),
         Some(p)
     );
     let q = set
@@ -887,8 +892,13 @@ fn paths_leave_out_the_nodes_paths_timed_out_through() {
     assert!(nodes.add(START, live));
     assert!(nodes.add(START, dead));
     let mut set = PathSet::default();
-    let passes_dead =
-        |set: &PathSet, num: u32| set.path(num).unwrap().nodes().iter().any(|n| n.pk == dead.pk);
+    let passes_dead = |set: &PathSet, num: u32| {
+        set.path(num)
+            .unwrap()
+            .nodes()
+            .iter()
+            .any(|n| n.pk == dead.pk)
+    };
     // Round after round: paths without the dead node answer, the others do not.
     let mut t = START;
     let mut dead_paths_seen = 0;
@@ -915,7 +925,7 @@ fn paths_leave_out_the_nodes_paths_timed_out_through() {
                 "round {round}: a new path still passes the dead node"
             );
         }
-        t = t + Duration::from_secs(11);
+        t += Duration::from_secs(11);
     }
     assert!(dead_paths_seen > 0, "the seed drew the dead node at first");
     assert_eq!(nodes.len(), 1, "the dead node left the ring");
