@@ -261,7 +261,8 @@ pub unsafe extern "C" fn tox_self_set_typing(
     })
 }
 
-/// The UDP port the instance listens on (`tox_self_get_udp_port`).
+/// The UDP port the instance listens on (`tox_self_get_udp_port`); NOT_BOUND with UDP off,
+/// as c-toxcore answers (its network has no port then).
 #[no_mangle]
 pub unsafe extern "C" fn tox_self_get_udp_port(
     tox: *const Tox,
@@ -270,7 +271,13 @@ pub unsafe extern "C" fn tox_self_get_udp_port(
     guard::call(0, || {
         // SAFETY: tox.h's contract for `tox`.
         let port = unsafe { tox_ref(tox) }
-            .and_then(|t| t.lock().stepper.socket().local_addr().ok())
+            .and_then(|t| {
+                let state = t.lock();
+                if state.node.is_udp_disabled() {
+                    return None;
+                }
+                state.stepper.socket().local_addr().ok()
+            })
             .map(|a| a.port());
         match port {
             Some(p) => guard::fail(error, Tox_Err_Get_Port::OK, p),

@@ -412,6 +412,11 @@ impl Node {
         &self.io
     }
 
+    /// Whether UDP is off ([`NodeOptions::udp_disabled`]).
+    pub fn is_udp_disabled(&self) -> bool {
+        self.udp_disabled
+    }
+
     /// Whether the node holds at least one DHT node that answered it.
     pub fn is_connected(&self) -> bool {
         self.self_connected

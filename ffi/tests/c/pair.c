@@ -197,6 +197,9 @@ int main(int argc, char **argv)
         if (tox_self_get_tcp_port(a.tox, &perr) != 0 || perr != TOX_ERR_GET_PORT_NOT_BOUND) {
             fail("tox_self_get_tcp_port answers on an instance without tcp_port");
         }
+        if (tox_self_get_udp_port(a.tox, &perr) != 0 || perr != TOX_ERR_GET_PORT_NOT_BOUND) {
+            fail("tox_self_get_udp_port answers on an instance with UDP off");
+        }
         uint8_t dht[TOX_PUBLIC_KEY_SIZE];
         tox_self_get_dht_id(r.tox, dht);
         uint16_t udp_port = tox_self_get_udp_port(r.tox, &perr);
