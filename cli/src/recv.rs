@@ -24,9 +24,11 @@ use std::time::{Duration, Instant};
 use anyhow::Context;
 use indicatif::ProgressBar;
 use rand::rngs::OsRng;
+use rustox_core::driver::tokio::relay_server::WithRelayServer;
 use rustox_core::driver::Clock;
 use rustox_core::friend::ToxId;
 use rustox_core::node::{FileOffer, FileVerification, FriendNumber, Node, NodeEvent, NodeOptions};
+use rustox_core::relay::server::RelayConfig;
 use rustox_net_crypto::crypto::KeyPair;
 use rustox_net_crypto::{ControllerKind, PathKind, Timestamp, TransportConfig};
 
@@ -79,6 +81,12 @@ pub struct Args {
     /// and the friends it accepts are saved into it. Created when missing.
     #[arg(long)]
     profile: Option<PathBuf>,
+    /// Also run a TCP relay on this port (0: any free port) under our key, as a c-toxcore
+    /// client started with `tcp_port` does: peers whose UDP is blocked reach us, and each
+    /// other, through it (`--tcp-relay 127.0.0.1:PORT:KEY`, KEY our public key). The port
+    /// used is printed.
+    #[arg(long, value_name = "PORT")]
+    tcp_port: Option<u16>,
     #[command(flatten)]
     network: NetworkArgs,
 }
@@ -209,7 +217,23 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             linger: None,
             profile: profile.map(|(path, _, pass)| (path, pass)),
         };
-        driver::run(&mut node, &socket, clock, &mut app).await?
+        match args.tcp_port {
+            Some(port) => {
+                let mut app = WithRelayServer::start(
+                    app,
+                    &mut node,
+                    clock.now(),
+                    port,
+                    local.is_ipv6(),
+                    RelayConfig::default(),
+                    clock,
+                )
+                .context("cannot start the TCP relay")?;
+                println!("tcp relay on port {}", app.relay().port());
+                driver::run(&mut node, &socket, clock, &mut app).await?
+            }
+            None => driver::run(&mut node, &socket, clock, &mut app).await?,
+        }
     })
 }
 

@@ -537,3 +537,75 @@ async fn streams_end_where_their_source_ends_and_opaque_ids_are_kept() {
     bob.shutdown().await;
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// `ToxOptions::tcp_port`: Bob runs a TCP relay under his DHT key; Alice, with UDP off and
+/// that relay as her only way in (the bootstrap node is only her onion path node), finds
+/// him by Tox ID through it and they exchange a message.
+#[tokio::test]
+async fn a_node_with_tcp_port_is_the_relay_its_udp_off_friend_reaches_it_through() {
+    let boot = NodeRunner::start(
+        KeyPair::generate(&mut StdRng::from_entropy()),
+        RunnerConfig {
+            bind: SocketAddr::from(([127, 0, 0, 1], 0)),
+            workers: 1,
+            mode: UdpMode::ReusePort,
+            dht: DhtConfig {
+                lan_discovery: false,
+                ..DhtConfig::default()
+            },
+            onion: Some(OnionConfig::default()),
+            tcp: None,
+        },
+    )
+    .expect("bootstrap node");
+    let mut bob = Tox::start(ToxOptions {
+        tcp_port: Some(0),
+        ..options(&boot)
+    })
+    .await
+    .expect("bob");
+    let port = bob.tcp_port().expect("bob runs a relay");
+    assert_ne!(port, 0);
+    let mut alice_options = options(&boot);
+    alice_options.node.udp_disabled = true;
+    alice_options.tcp_relays = vec![(
+        SocketAddr::from(([127, 0, 0, 1], port)),
+        bob.dht_public_key(),
+    )];
+    let mut alice = Tox::start(alice_options).await.expect("alice");
+    assert_eq!(alice.tcp_port(), None);
+    let bob_id = bob.tox_id();
+    let bob_task = tokio::spawn(async move {
+        while let Some(event) = bob.next_event().await {
+            match event {
+                NodeEvent::FriendRequest { pk, .. } => {
+                    bob.add_friend_norequest(pk).await.unwrap();
+                }
+                NodeEvent::Message { friend, kind, text } => {
+                    bob.send_message_kind(friend, kind, &text).await.unwrap();
+                }
+                _ => {}
+            }
+        }
+    });
+    let friend = alice
+        .add_friend(bob_id, b"through your relay")
+        .await
+        .expect("friend request");
+    let echoed = tokio::time::timeout(Duration::from_secs(60), async {
+        loop {
+            match alice.next_event().await.expect("alice runs") {
+                NodeEvent::FriendConnection { online: true, .. } => {
+                    alice.send_message(friend, b"over tcp").await.unwrap();
+                }
+                NodeEvent::Message { text, .. } => return text,
+                _ => {}
+            }
+        }
+    })
+    .await
+    .expect("online and echoed within 60 s");
+    assert_eq!(echoed, b"over tcp");
+    alice.shutdown().await;
+    bob_task.abort();
+}

@@ -392,7 +392,8 @@ pub unsafe extern "C" fn tox_friend_get_status(
 }
 
 /// Whether a friend is online (`tox_friend_get_connection_status`): UDP while its session
-/// runs (rustox has no TCP relays yet), NONE otherwise.
+/// has working UDP, TCP while it runs through a relay only, NONE otherwise; as the
+/// callbacks delivered so far have said.
 #[no_mangle]
 pub unsafe extern "C" fn tox_friend_get_connection_status(
     tox: *const Tox,

@@ -17,7 +17,7 @@ use std::sync::{Mutex, MutexGuard};
 use std::time::Duration;
 
 use rustox_core::driver::step::{StepReport, Stepper};
-use rustox_core::node::{Node, NodeEvent};
+use rustox_core::node::{FriendNumber, Node, NodeEvent};
 
 use crate::callbacks::Callbacks;
 use crate::event::Event;
@@ -95,6 +95,8 @@ pub struct State {
     pub files: FileBridge,
     /// The self connection status last reported.
     pub self_status: Tox_Connection,
+    /// Each online friend's connection status last reported (UDP or TCP).
+    pub friend_status: HashMap<u32, Tox_Connection>,
     /// Events produced by API calls outside an iteration (none today: every event comes
     /// from the node), delivered with the next iteration's.
     pub pending: Vec<Event>,
@@ -134,6 +136,7 @@ impl Tox {
                 stepper,
                 files: FileBridge::default(),
                 self_status: Tox_Connection::NONE,
+                friend_status: HashMap::new(),
                 pending: Vec::new(),
                 last_step: StepReport::default(),
                 delivered: HashMap::new(),
@@ -316,6 +319,7 @@ impl State {
         while let Some(event) = self.node.poll_event() {
             self.translate(event, out);
         }
+        self.refresh_connection_kinds(out);
         self.files.drain_received(out);
         let node = &self.node;
         self.files.request_chunks(out, |friend, file| {
@@ -332,16 +336,20 @@ impl State {
             // Only a node accepting strangers adds friends by itself; a C client never asks.
             NodeEvent::FriendAdded { .. } | NodeEvent::SessionClosed { .. } => {}
             NodeEvent::FriendConnection { friend, online, .. } => {
-                if !online {
+                let status = if online {
+                    self.friend_kind(friend.0).unwrap_or(Tox_Connection::UDP)
+                } else {
                     self.files.friend_offline(friend.0);
+                    Tox_Connection::NONE
+                };
+                if online {
+                    self.friend_status.insert(friend.0, status);
+                } else {
+                    self.friend_status.remove(&friend.0);
                 }
                 out.push(Event::FriendConnectionStatus {
                     friend_number: friend.0,
-                    status: if online {
-                        Tox_Connection::UDP
-                    } else {
-                        Tox_Connection::NONE
-                    },
+                    status,
                 })
             }
             NodeEvent::Message { friend, kind, text } => out.push(Event::FriendMessage {
@@ -461,17 +469,65 @@ impl State {
                     tracing::info!("file {file} with friend {} failed: {reason}", friend.0);
                 }
             }
-            NodeEvent::SelfConnection { connected } => {
-                let status = if connected {
-                    Tox_Connection::UDP
-                } else {
-                    Tox_Connection::NONE
-                };
-                if status != self.self_status {
-                    self.self_status = status;
-                    out.push(Event::SelfConnectionStatus { status });
+            NodeEvent::SelfConnection { .. } => self.refresh_self_status(out),
+        }
+    }
+
+    /// The self connection status as c-toxcore's `onion_connection_status` reports it:
+    /// NONE until announced on the onion, then UDP while a DHT node outside the LAN answers
+    /// us and TCP otherwise (only LAN nodes, or only TCP relays).
+    fn self_kind(&self) -> Tox_Connection {
+        if !self.node.is_onion_connected() {
+            Tox_Connection::NONE
+        } else if self.node.is_udp_connected(self.now()) {
+            Tox_Connection::UDP
+        } else {
+            Tox_Connection::TCP
+        }
+    }
+
+    /// An online friend's status as c-toxcore's `m_get_friend_connectionstatus` reports
+    /// it: UDP while its session has working UDP, else TCP (through a relay).
+    fn friend_kind(&self, friend: u32) -> Option<Tox_Connection> {
+        let direct = self
+            .node
+            .friend_udp_direct(FriendNumber(friend), self.now())?;
+        Some(if direct {
+            Tox_Connection::UDP
+        } else {
+            Tox_Connection::TCP
+        })
+    }
+
+    fn refresh_self_status(&mut self, out: &mut Vec<Event>) {
+        let status = self.self_kind();
+        if status != self.self_status {
+            self.self_status = status;
+            out.push(Event::SelfConnectionStatus { status });
+        }
+    }
+
+    /// Reports the changes between UDP and TCP that no node event announces: the DHT
+    /// gaining or losing its nodes outside the LAN, a friend's session moving between UDP
+    /// and a relay (c-toxcore's callbacks fire on those too).
+    fn refresh_connection_kinds(&mut self, out: &mut Vec<Event>) {
+        if self.self_status != Tox_Connection::NONE {
+            self.refresh_self_status(out);
+        }
+        let mut changed = Vec::new();
+        for (&friend, &status) in &self.friend_status {
+            if let Some(now) = self.friend_kind(friend) {
+                if now != status {
+                    changed.push((friend, now));
                 }
             }
+        }
+        for (friend, status) in changed {
+            self.friend_status.insert(friend, status);
+            out.push(Event::FriendConnectionStatus {
+                friend_number: friend,
+                status,
+            });
         }
     }
 }

@@ -4,10 +4,12 @@
 use std::ffi::{c_char, c_void, CStr};
 use std::net::{Ipv4Addr, Ipv6Addr, SocketAddr, ToSocketAddrs};
 
+use rustox_core::driver::instance_relay::InstanceRelay;
 use rustox_core::driver::socket::{bind, interface_broadcasts, BindError};
 use rustox_core::driver::step::Stepper;
 use rustox_core::driver::{clock, Clock, DriverOptions};
 use rustox_core::node::{system_rng, Node, NodeOptions};
+use rustox_core::relay::server::RelayConfig;
 use rustox_core::savedata::{crypt, Profile};
 use rustox_net_crypto::crypto::{KeyPair, PublicKey, SecretKey};
 use rustox_net_crypto::TransportConfig;
@@ -75,6 +77,10 @@ fn build(options: &Tox_Options) -> Result<Tox, Tox_Err_New> {
         ..NodeOptions::default()
     };
     node_options.dht.lan_discovery = options.local_discovery_enabled && udp_enabled;
+    // c-toxcore's lan_discovery_send: an IPv6 socket also sends to ff02::1, which reaches
+    // the instances on this machine too (their replies come from a link-local address,
+    // which counts as LAN where the IPv4 broadcast's source may not).
+    node_options.dht.lan_discovery_ipv6 = node_options.dht.lan_discovery && options.ipv6_enabled;
     node_options.dht.hole_punching = options.hole_punching_enabled;
     let mut node = match keys_or_profile {
         Loaded::Profile(profile) => Node::from_profile(now, &profile, node_options, system_rng()),
@@ -93,7 +99,22 @@ fn build(options: &Tox_Options) -> Result<Tox, Tox_Err_New> {
     if options.local_discovery_enabled && udp_enabled {
         node.set_lan_broadcasts(interface_broadcasts());
     }
-    let stepper = Stepper::new(socket, clock, driver.gso, driver.gro);
+    let mut stepper = Stepper::new(socket, clock, driver.gso, driver.gro);
+    if options.tcp_port != 0 {
+        // c-toxcore's new_messenger: a TCP relay under the DHT keys, on [::] or 0.0.0.0
+        // as the UDP socket; a port that cannot be bound fails tox_new.
+        let relay = InstanceRelay::start(
+            &mut node,
+            now,
+            options.tcp_port,
+            options.ipv6_enabled,
+            RelayConfig::default(),
+            clock,
+            None,
+        )
+        .map_err(|_| Tox_Err_New::PORT_ALLOC)?;
+        stepper.set_relay_server(relay);
+    }
     Ok(Tox::new(node, stepper))
 }
 

@@ -261,7 +261,8 @@ pub unsafe extern "C" fn tox_self_set_typing(
     })
 }
 
-/// The UDP port the instance listens on (`tox_self_get_udp_port`).
+/// The UDP port the instance listens on (`tox_self_get_udp_port`); NOT_BOUND with UDP off,
+/// as c-toxcore answers (its network has no port then).
 #[no_mangle]
 pub unsafe extern "C" fn tox_self_get_udp_port(
     tox: *const Tox,
@@ -270,7 +271,13 @@ pub unsafe extern "C" fn tox_self_get_udp_port(
     guard::call(0, || {
         // SAFETY: tox.h's contract for `tox`.
         let port = unsafe { tox_ref(tox) }
-            .and_then(|t| t.lock().stepper.socket().local_addr().ok())
+            .and_then(|t| {
+                let state = t.lock();
+                if state.node.is_udp_disabled() {
+                    return None;
+                }
+                state.stepper.socket().local_addr().ok()
+            })
             .map(|a| a.port());
         match port {
             Some(p) => guard::fail(error, Tox_Err_Get_Port::OK, p),
@@ -279,16 +286,20 @@ pub unsafe extern "C" fn tox_self_get_udp_port(
     })
 }
 
-/// The TCP relay server's port (`tox_self_get_tcp_port`): none runs (the `tcp_port` option
-/// is accepted but the C API starts no relay server; `rustox bootstrap --tcp-ports` runs one),
-/// so NOT_BOUND.
+/// The TCP relay server's port (`tox_self_get_tcp_port`): the `tcp_port` the instance was
+/// started with; NOT_BOUND when it runs no relay.
 #[no_mangle]
 pub unsafe extern "C" fn tox_self_get_tcp_port(
     tox: *const Tox,
     error: *mut Tox_Err_Get_Port,
 ) -> u16 {
     guard::call(0, || {
-        let _ = tox;
-        guard::fail(error, Tox_Err_Get_Port::NOT_BOUND, 0)
+        // SAFETY: tox.h's contract for `tox`.
+        let port =
+            unsafe { tox_ref(tox) }.and_then(|t| t.lock().stepper.relay_server().map(|r| r.port()));
+        match port {
+            Some(p) => guard::fail(error, Tox_Err_Get_Port::OK, p),
+            None => guard::fail(error, Tox_Err_Get_Port::NOT_BOUND, 0),
+        }
     })
 }

@@ -44,10 +44,12 @@ pub use async_trait::async_trait;
 pub use file_sink::{FileSink, MAX_SINK_BACKLOG};
 pub use file_source::{FileSource, SOURCE_BUFFER};
 
+use crate::driver::tokio::relay_server::WithRelayServer;
 use crate::driver::tokio::session::{self, App};
 use crate::driver::{Clock, DriverOptions};
 use crate::friend::ToxId;
 use crate::node::{FriendNumber, MessageKind, Node, NodeError, NodeEvent, NodeOptions};
+use crate::relay::server::RelayConfig;
 use crate::savedata::Profile;
 
 /// Events held for a handle that does not read them; past it the oldest are dropped (and
@@ -68,6 +70,10 @@ pub struct ToxOptions {
     /// `node.proxy` (every relay connection through a SOCKS5 or HTTP proxy, no UDP) the
     /// only way it does.
     pub tcp_relays: Vec<(SocketAddr, PublicKey)>,
+    /// Run a TCP relay on this port (0: any free port) under the node's DHT key, as
+    /// c-toxcore's `tcp_port` option does: friends that reach only TCP reach us and each
+    /// other through it, and we are a client of it too. `None`: no relay.
+    pub tcp_port: Option<u16>,
     /// A profile to be (identity, friends, name); `None`: a fresh identity.
     pub profile: Option<Profile>,
     /// How the driver uses the OS.
@@ -81,6 +87,7 @@ impl Default for ToxOptions {
             node: NodeOptions::default(),
             bootstrap: Vec::new(),
             tcp_relays: Vec::new(),
+            tcp_port: None,
             profile: None,
             driver: DriverOptions::default(),
         }
@@ -105,6 +112,9 @@ pub enum ToxError {
     /// The node's task has stopped (its socket failed, or the handle was shut down).
     #[error("the node has stopped")]
     Stopped,
+    /// The TCP relay ([`ToxOptions::tcp_port`]) could not listen.
+    #[error(transparent)]
+    Relay(#[from] crate::driver::instance_relay::InstanceRelayError),
 }
 
 type Job = Box<dyn FnOnce(&mut Node, Timestamp) + Send>;
@@ -118,6 +128,7 @@ pub struct Tox {
     tox_id: ToxId,
     dht_pk: PublicKey,
     local: SocketAddr,
+    tcp_port: Option<u16>,
     dropped: Arc<std::sync::atomic::AtomicU64>,
     thread: Option<std::thread::JoinHandle<()>>,
 }
@@ -128,6 +139,13 @@ struct ApiApp {
     wake: Arc<Notify>,
     events: mpsc::Sender<NodeEvent>,
     dropped: Arc<std::sync::atomic::AtomicU64>,
+}
+
+/// What the node's thread runs: the API's app, with the instance's relay server beside it
+/// when [`ToxOptions::tcp_port`] asks for one.
+enum Runner {
+    Plain(ApiApp),
+    WithRelay(WithRelayServer<ApiApp>),
 }
 
 impl App for ApiApp {
@@ -201,13 +219,29 @@ impl Tox {
         let dropped = Arc::new(std::sync::atomic::AtomicU64::new(0));
         let tox_id = node.tox_id();
         let dht_pk = node.dht_public_key();
-        let mut app = ApiApp {
+        let app = ApiApp {
             jobs: job_rx,
             wake: wake.clone(),
             events: event_tx,
             dropped: dropped.clone(),
         };
         let driver = options.driver;
+        let mut app = match options.tcp_port {
+            Some(port) => Runner::WithRelay(WithRelayServer::start(
+                app,
+                &mut node,
+                now,
+                port,
+                local.is_ipv6(),
+                RelayConfig::default(),
+                clock,
+            )?),
+            None => Runner::Plain(app),
+        };
+        let tcp_port = match &app {
+            Runner::WithRelay(a) => Some(a.relay().port()),
+            Runner::Plain(_) => None,
+        };
         let runtime = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()?;
@@ -218,7 +252,14 @@ impl Tox {
                     let Ok(socket) = tokio::net::UdpSocket::from_std(socket) else {
                         return;
                     };
-                    let _ = session::run(&mut node, &socket, clock, &mut app, driver).await;
+                    let _ = match &mut app {
+                        Runner::WithRelay(app) => {
+                            session::run(&mut node, &socket, clock, app, driver).await
+                        }
+                        Runner::Plain(app) => {
+                            session::run(&mut node, &socket, clock, app, driver).await
+                        }
+                    };
                 });
             })?;
         Ok(Tox {
@@ -228,6 +269,7 @@ impl Tox {
             tox_id,
             dht_pk,
             local,
+            tcp_port,
             dropped,
             thread: Some(thread),
         })
@@ -299,6 +341,11 @@ impl Tox {
     /// Where the socket listens.
     pub fn local_addr(&self) -> SocketAddr {
         self.local
+    }
+
+    /// The TCP port our relay listens on ([`ToxOptions::tcp_port`]), if one runs.
+    pub fn tcp_port(&self) -> Option<u16> {
+        self.tcp_port
     }
 
     /// Events dropped because the handle did not read them.

@@ -265,6 +265,28 @@ impl DhtNode {
         self.close.iter().any(|e| e.best_good(now).is_some())
     }
 
+    /// Whether a close-list node is good at an address outside the LAN
+    /// (`dht_non_lan_connected`, DHT.c): c-toxcore reports its connection as UDP only then,
+    /// and as TCP while only LAN nodes answer.
+    pub fn has_good_non_lan_node(&self, now: Timestamp) -> bool {
+        self.close.iter().any(|e| {
+            e.assocs()
+                .any(|a| a.is_good(now) && !crate::dht::lan::is_lan(a.addr.ip()))
+        })
+    }
+
+    /// Good nodes of the close list with when each last answered us: how recently a node
+    /// was heard tells the onion client which path nodes are alive.
+    pub fn close_nodes_heard(&self, now: Timestamp) -> Vec<(PackedNode, Timestamp)> {
+        self.close
+            .iter()
+            .filter_map(|e| {
+                e.best_good(now)
+                    .map(|a| (PackedNode::udp(a.addr, e.pk), a.last_seen))
+            })
+            .collect()
+    }
+
     /// Good nodes of the close list.
     pub fn close_nodes(&self, now: Timestamp) -> Vec<PackedNode> {
         self.close

@@ -12,7 +12,8 @@
 //!   opentracker lessons (DESIGN.md lesson 4): one `SO_REUSEPORT` socket per worker, a
 //!   blocking read per worker, a separate timer thread, per-worker counters summed on read.
 //! * [`tcp_relay`]: the TCP relay server's thread (non-blocking sockets on `mio`), run by
-//!   the bootstrap node beside its UDP workers.
+//!   the bootstrap node beside its UDP workers; [`instance_relay`] the same server run by
+//!   a Tox instance (`tcp_port`) beside its node.
 //! * [`step`]: a node advanced one step at a time by its caller, with no runtime and no
 //!   thread: what the C API's `tox_iterate` runs; [`relay_streams`] its TCP relay
 //!   connections on non-blocking sockets.
@@ -28,6 +29,7 @@ pub mod clock;
 pub mod cpu_time;
 pub mod gso;
 pub mod hashing_writer;
+pub mod instance_relay;
 pub mod keyfile;
 pub mod prepare;
 pub mod proxy_stream;

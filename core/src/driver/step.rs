@@ -15,6 +15,7 @@ use std::time::Duration;
 
 use rustox_net_crypto::Timestamp;
 
+use super::instance_relay::InstanceRelay;
 use super::relay_streams::RelayStreams;
 use super::{batch_recv, gso, Clock};
 use crate::node::Node;
@@ -42,6 +43,8 @@ pub struct Stepper {
     out: gso::Batch,
     ipv6_socket: bool,
     relays: RelayStreams,
+    /// The instance's own TCP relay server, if it runs one.
+    relay_server: Option<InstanceRelay>,
 }
 
 impl Stepper {
@@ -57,7 +60,20 @@ impl Stepper {
             out: gso::Batch::new(gso_on),
             ipv6_socket,
             relays: RelayStreams::default(),
+            relay_server: None,
         }
+    }
+
+    /// Runs `relay` beside the node: each step moves its onion packets (its clients'
+    /// requests are read at the next step, so the caller's step interval bounds their
+    /// delay; [`Self::has_relays`] keeps it short).
+    pub fn set_relay_server(&mut self, relay: InstanceRelay) {
+        self.relay_server = Some(relay);
+    }
+
+    /// The instance's relay server, if it runs one.
+    pub fn relay_server(&self) -> Option<&InstanceRelay> {
+        self.relay_server.as_ref()
     }
 
     /// The socket the node runs on.
@@ -88,6 +104,9 @@ impl Stepper {
                         report.datagrams += 1;
                         node.handle_datagram(clock.now(), from, datagram);
                     });
+                    if let Some(r) = self.relay_server.as_mut() {
+                        r.service(node, clock.now());
+                    }
                     self.flush(node);
                 }
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
@@ -109,6 +128,9 @@ impl Stepper {
             node.handle_timeout(now);
         }
         self.relays.step(node, self.clock.now());
+        if let Some(r) = self.relay_server.as_mut() {
+            r.service(node, self.clock.now());
+        }
         self.flush(node);
         Ok(report)
     }
@@ -137,10 +159,11 @@ impl Stepper {
         }
     }
 
-    /// True while the node has TCP relay connections: bytes may arrive on them at any
-    /// time, so the caller should not sleep long.
+    /// True while the node has TCP relay connections or runs a relay server: bytes may
+    /// arrive on them, and onion requests from the server's clients, at any time, so the
+    /// caller should not sleep long.
     pub fn has_relays(&self) -> bool {
-        self.relays.is_active()
+        self.relays.is_active() || self.relay_server.is_some()
     }
 
     /// How long until the node's next deadline, from now: what `tox_iteration_interval`

@@ -193,6 +193,16 @@ impl Node {
         self.friends.get(friend).is_some_and(|f| f.online)
     }
 
+    /// Whether an online friend's session has working UDP now (a datagram came over UDP
+    /// within 8 s) rather than only a TCP relay: c-toxcore's `direct_connected`, which
+    /// `tox_friend_get_connection_status` reports as UDP, else TCP. `None` when the friend
+    /// is not online.
+    pub fn friend_udp_direct(&self, friend: FriendNumber, now: Timestamp) -> Option<bool> {
+        let id = self.online_session_id(friend).ok()?;
+        let c = self.endpoint.connection(id)?;
+        Some(c.udp_working(now) || !c.has_relay())
+    }
+
     /// Bytes a friend costs: its record (friend_connection, presence, file state) and its
     /// session with the transport's queues, as their own accounting reports them.
     pub fn friend_memory(&self, friend: FriendNumber) -> Option<usize> {

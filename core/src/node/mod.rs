@@ -24,6 +24,7 @@ mod onion_ops;
 pub mod presence;
 pub mod profile;
 mod proxy;
+mod relay_server;
 mod relays;
 pub mod route;
 
@@ -51,6 +52,7 @@ pub use friends::{FriendListError, FriendNumber, MAX_FRIENDS};
 pub use messenger::MessageKind;
 use messenger::MAX_MESSAGE_LEN;
 pub use presence::UserStatus;
+pub use relay_server::MAX_RELAY_ONION_RESPONSES;
 use route::Layer;
 
 /// Most events waiting to be polled; beyond it new ones are dropped and counted. An
@@ -266,6 +268,9 @@ pub struct Node {
     udp_disabled: bool,
     /// [`NodeOptions::proxy`] and how it has failed (`proxy.rs`).
     proxy: proxy::ProxyState,
+    /// Onion responses for the clients of this instance's relay server, when one runs
+    /// (`relay_server.rs`).
+    relay_onion: Option<relay_server::RelayOnion>,
 }
 
 impl std::fmt::Debug for Node {
@@ -351,6 +356,7 @@ impl Node {
             relay_rotation: 0,
             udp_disabled: options.udp_disabled || options.proxy.is_some(),
             proxy: proxy::ProxyState::new(options.proxy),
+            relay_onion: None,
         }
     }
 
@@ -428,9 +434,21 @@ impl Node {
         &self.io
     }
 
+    /// Whether UDP is off ([`NodeOptions::udp_disabled`]).
+    pub fn is_udp_disabled(&self) -> bool {
+        self.udp_disabled
+    }
+
     /// Whether the node holds at least one DHT node that answered it.
     pub fn is_connected(&self) -> bool {
         self.self_connected
+    }
+
+    /// Whether a DHT node outside the LAN answers us: what c-toxcore's
+    /// `onion_connection_status` calls a UDP connection (`dht_non_lan_connected`); a node
+    /// announced on the onion with only LAN nodes or TCP relays about is connected over TCP.
+    pub fn is_udp_connected(&self, now: Timestamp) -> bool {
+        !self.udp_disabled && self.dht.has_good_non_lan_node(now)
     }
 
     // ----- network ---------------------------------------------------------------------
@@ -489,6 +507,10 @@ impl Node {
                 if self.endpoint.handle_datagram(now, from, datagram).is_err() {
                     self.stats.net_crypto_refused += 1;
                 }
+            }
+            Layer::OnionServer if self.relay_onion.is_some() => {
+                self.stats.onion_server_in += 1;
+                self.onion_datagram_with_relay(now, from, datagram);
             }
             Layer::OnionServer => {
                 self.stats.onion_server_in += 1;

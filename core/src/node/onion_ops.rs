@@ -51,10 +51,12 @@ impl Node {
             return;
         }
         self.onion_fed_answers = answers;
-        let close = self.dht.close_nodes(now);
-        for node in &close {
+        let heard = self.dht.close_nodes_heard(now);
+        for (node, at) in &heard {
+            self.onion_client.path_node_heard(now, &node.pk, *at);
             self.onion_client.add_path_node(now, *node);
         }
+        let close: Vec<PackedNode> = heard.into_iter().map(|(n, _)| n).collect();
         // c-toxcore carries up to 2 TCP relays it is connected to, then its closest good
         // DHT nodes (`closelist_nodes`), at most 4 in all.
         let mut carried = self.advertised_relays(super::relays::MAX_DHTPK_RELAYS);

@@ -84,7 +84,10 @@ impl OnionClient {
             .map_err(|_| OnionClientError::DataSize(payload.len()))?;
         let mut sent = 0;
         for (addr, data_pk) in good {
-            let Some(num) = self.paths_friends.pick(now, None, &self.path_nodes, rng) else {
+            let Some(num) = self
+                .paths_friends
+                .pick(now, None, &mut self.path_nodes, rng)
+            else {
                 self.stats.no_path += 1;
                 continue;
             };
@@ -107,6 +110,7 @@ impl OnionClient {
             self.stats.data_sent += 1;
             sent += 1;
         }
+        self.forget_dead_paths();
         Ok(sent)
     }
 

@@ -8,7 +8,8 @@
 //! [`OnionClient::poll_transmit`] (0x80 requests to the first relay of a path) and
 //! [`OnionClient::poll_event`]. [`OnionClient::poll_timeout`] is the exact next deadline.
 //!
-//! One concern per file: [`paths`] (path nodes and the two path sets), [`sendback`] (the
+//! One concern per file: [`paths`] (path nodes and the two path sets), [`path_health`]
+//! (which path nodes paths timed out through), [`sendback`] (the
 //! table behind the 8-byte sendbacks), [`nodes`] (a list of announce nodes and the per-node
 //! ping ceiling), `announce` (our own announce list), `search` (friend searches), `data`
 //! (onion data: DHT-PK and friend requests).
@@ -23,6 +24,9 @@
 //! * Hop A of a path gets a fresh key pair, like B and C (0.2.18 uses our DHT key there):
 //!   the client is not given the DHT secret key, and A learns less about us. The bytes
 //!   have the same layout and A cannot tell.
+//! * A path that times out counts against its relays (`path_health`): new paths are drawn
+//!   from the nodes with the fewest recent failures and a node that failed twice leaves
+//!   the path nodes, where 0.2.18 keeps drawing a dead node until 32 newer ones push it out.
 //! * Paths use three distinct relays whenever three are known (0.2.18 may draw one twice
 //!   even then).
 //! * Friend searches start once one node stores our announce, not after 3 s connected.
@@ -32,6 +36,7 @@ mod announce;
 mod data;
 pub use data::DATA_LIMITS;
 pub mod nodes;
+pub mod path_health;
 pub mod paths;
 mod response;
 mod search;
@@ -371,7 +376,7 @@ impl OnionClient {
             real_keys,
             dht_pk,
             data_keys: KeyPair::generate(rng),
-            path_nodes: PathNodes::default(),
+            path_nodes: PathNodes::for_own_key(dht_pk),
             paths_self: PathSet::default(),
             paths_friends: PathSet::default(),
             sendbacks: SendbackTable::default(),
@@ -405,7 +410,7 @@ impl OnionClient {
     /// A node the DHT knows: a path relay candidate, and one the lists may ask. The newest
     /// 32 distinct keys are kept.
     pub fn add_path_node(&mut self, now: Timestamp, node: PackedNode) {
-        if !self.path_nodes.add(node) {
+        if !self.path_nodes.add(now, node) {
             return;
         }
         self.announce.on_new_path_node();
@@ -416,6 +421,13 @@ impl OnionClient {
             // The populating round may come sooner now.
             self.update_deadline(now);
         }
+    }
+
+    /// The DHT heard `pk` at `at` (its last answer): a path node that is alive, whatever
+    /// paths through it did before then (`path_health.rs`). Call before
+    /// [`Self::add_path_node`], which refuses a node that failed too often lately.
+    pub fn path_node_heard(&mut self, now: Timestamp, pk: &PublicKey, at: Timestamp) {
+        self.path_nodes.answered(now, pk, at);
     }
 
     /// The nodes our DHT-PK packets carry (TCP relays first, then DHT nodes; 4 kept).
@@ -694,7 +706,7 @@ impl OnionClient {
             ListId::Announce => &mut self.paths_self,
             ListId::Friend(_) => &mut self.paths_friends,
         };
-        let Some(num) = set.pick(now, path_num, &self.path_nodes, rng) else {
+        let Some(num) = set.pick(now, path_num, &mut self.path_nodes, rng) else {
             self.stats.no_path += 1;
             return None;
         };
@@ -727,7 +739,18 @@ impl OnionClient {
             ListId::Announce => self.stats.announce_requests += 1,
             ListId::Friend(_) => self.stats.search_requests += 1,
         }
+        self.forget_dead_paths();
         Some(num)
+    }
+
+    /// Forgets the paths, in both sets, through the path nodes dropped since the last
+    /// call (`path_health.rs`).
+    fn forget_dead_paths(&mut self) {
+        let dead = self.path_nodes.take_dropped();
+        if !dead.is_empty() {
+            self.paths_self.forget_through(&dead);
+            self.paths_friends.forget_through(&dead);
+        }
     }
 
     /// The next deadline of every list.

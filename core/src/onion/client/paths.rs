@@ -8,6 +8,11 @@
 //! one set for announcing itself and one for friend searches and data, so the relays that
 //! see our self-announces are not the ones that see whom we look for.
 //!
+//! A path that stops answering counts against its relays (`path_health.rs`): new paths are
+//! drawn from the nodes with the fewest recent failures, and a node that failed twice with
+//! no answer between leaves the ring, so a node that died stops being drawn within a few
+//! path timeouts (0.2.18 keeps drawing it until 32 newer nodes push it out).
+//!
 //! Without working UDP (UDP off, or no DHT node answering) the first relay of a new path is
 //! one of our connected TCP relays (0.2.18 `random_nodes_path_onion` with a TCP connection
 //! as node 0): it is sent the request without its own layer over TCP (packet 8, §7) and
@@ -18,6 +23,7 @@ use std::time::Duration;
 use rustox_net_crypto::crypto::{CryptoRng, KeyPair, PrecomputedKey};
 use rustox_net_crypto::Timestamp;
 
+use super::path_health::{PathHealth, DROP_AFTER_FAILURES};
 use crate::dht::wire::packed_node::{canonical, PackedNode};
 use crate::onion::wire::request::OnionPath;
 
@@ -50,6 +56,14 @@ pub(super) struct PathNodes {
     tcp_relays: Vec<PackedNode>,
     /// New paths start at a TCP relay.
     tcp_first: bool,
+    /// Which nodes paths timed out through.
+    health: PathHealth,
+    /// Our own DHT key: never a path node (the DHT never holds it either), though an
+    /// announce response may come from ourselves.
+    own: Option<rustox_net_crypto::crypto::PublicKey>,
+    /// Nodes dropped since the client last asked ([`Self::take_dropped`]): the paths
+    /// through them are dead too.
+    dropped: Vec<rustox_net_crypto::crypto::PublicKey>,
 }
 
 impl PathNodes {
@@ -57,7 +71,7 @@ impl PathNodes {
     /// [`MAX_PATH_NODES`] are kept (c-toxcore overwrites the oldest; bootstrap nodes come
     /// from the user and we keep the first ones). TCP addresses are refused.
     pub(super) fn add_bootstrap(&mut self, node: PackedNode) -> bool {
-        if node.tcp || node.addr.port() == 0 {
+        if node.tcp || node.addr.port() == 0 || self.own == Some(node.pk) {
             return false;
         }
         let node = PackedNode::udp(canonical(node.addr), node.pk);
@@ -72,9 +86,13 @@ impl PathNodes {
     }
 
     /// Adds a node unless its key is already in the ring (`onion_add_path_node`: the
-    /// address of a known key is not updated); the oldest entry makes room.
-    pub(super) fn add(&mut self, node: PackedNode) -> bool {
-        if node.tcp || node.addr.port() == 0 {
+    /// address of a known key is not updated) or paths timed out through it too often
+    /// lately; the oldest entry makes room.
+    pub(super) fn add(&mut self, now: Timestamp, node: PackedNode) -> bool {
+        if node.tcp || node.addr.port() == 0 || self.own == Some(node.pk) {
+            return false;
+        }
+        if self.health.failures(now, &node.pk) >= DROP_AFTER_FAILURES {
             return false;
         }
         let node = PackedNode::udp(canonical(node.addr), node.pk);
@@ -88,6 +106,45 @@ impl PathNodes {
         }
         self.next = (self.next + 1) % MAX_PATH_NODES;
         true
+    }
+
+    /// Paths for the node whose DHT key is `own`.
+    pub(super) fn for_own_key(own: rustox_net_crypto::crypto::PublicKey) -> Self {
+        PathNodes {
+            own: Some(own),
+            ..PathNodes::default()
+        }
+    }
+
+    /// `pk` answered at `at`: a path through it, the node itself, or its DHT replies.
+    pub(super) fn answered(
+        &mut self,
+        now: Timestamp,
+        pk: &rustox_net_crypto::crypto::PublicKey,
+        at: Timestamp,
+    ) {
+        self.health.answered(now, pk, at);
+    }
+
+    /// A path over `relays` stopped answering (it last answered at `path_answered`): its
+    /// relays are blamed (`path_health.rs`), and those that failed too often leave the ring.
+    fn path_failed(&mut self, now: Timestamp, relays: &[PackedNode; 3], path_answered: Timestamp) {
+        let keys: Vec<_> = relays.iter().filter(|n| !n.tcp).map(|n| n.pk).collect();
+        let dropped = self.health.path_failed(now, &keys, path_answered);
+        if !dropped.is_empty() {
+            self.ring.retain(|n| !dropped.contains(&n.pk));
+            self.next %= MAX_PATH_NODES;
+            for pk in dropped {
+                if !self.dropped.contains(&pk) && self.dropped.len() < 2 * MAX_PATH_NODES {
+                    self.dropped.push(pk);
+                }
+            }
+        }
+    }
+
+    /// The nodes dropped since the last call.
+    pub(super) fn take_dropped(&mut self) -> Vec<rustox_net_crypto::crypto::PublicKey> {
+        std::mem::take(&mut self.dropped)
     }
 
     /// The TCP relays paths may start at, and whether new paths start there.
@@ -123,7 +180,14 @@ impl PathNodes {
     /// `random_nodes_path_onion` always does, so a path may pass one node twice: a node
     /// relaying to itself is harmless, and without it two peers and one bootstrap node could
     /// never announce.
-    fn random_path_nodes(&self, rng: &mut dyn CryptoRng) -> Option<[PackedNode; 3]> {
+    ///
+    /// Only the candidates with the fewest recent failures are drawn (`path_health.rs`):
+    /// with one live node and one dead one, every new path passes the live one alone.
+    fn random_path_nodes(
+        &self,
+        now: Timestamp,
+        rng: &mut dyn CryptoRng,
+    ) -> Option<[PackedNode; 3]> {
         let mut pool: Vec<PackedNode> = self.ring.clone();
         if pool.len() < ONION_PATH_LENGTH {
             for b in &self.bootstrap {
@@ -132,6 +196,11 @@ impl PathNodes {
                 }
             }
         }
+        let fewest = pool
+            .iter()
+            .map(|n| self.health.failures(now, &n.pk))
+            .min()?;
+        pool.retain(|n| self.health.failures(now, &n.pk) == fewest);
         let first = *pool.first()?;
         let mut picked = [first; 3];
         if self.tcp_first && !self.tcp_relays.is_empty() {
@@ -182,6 +251,18 @@ struct PathSlot {
 }
 
 impl PathSlot {
+    /// `path_timed_out`'s first clause: used [`ONION_PATH_MAX_NO_RESPONSE_USES`] times
+    /// without an answer, the last use a timeout ago. (Its second clause, the 20-minute
+    /// lifetime, says nothing against the relays.)
+    fn unanswered(&self, now: Timestamp) -> bool {
+        let timeout = if self.last_success == self.created {
+            ONION_PATH_FIRST_TIMEOUT
+        } else {
+            ONION_PATH_TIMEOUT
+        };
+        self.used_times >= ONION_PATH_MAX_NO_RESPONSE_USES && self.last_used + timeout <= now
+    }
+
     /// `path_timed_out`.
     fn timed_out(&self, now: Timestamp) -> bool {
         let timeout = if self.last_success == self.created {
@@ -210,7 +291,7 @@ impl PathSet {
         &mut self,
         now: Timestamp,
         path_num: Option<u32>,
-        nodes: &PathNodes,
+        nodes: &mut PathNodes,
         rng: &mut dyn CryptoRng,
     ) -> Option<u32> {
         let slot = match path_num {
@@ -219,7 +300,12 @@ impl PathSet {
         };
         let dead = self.slots[slot].as_ref().is_none_or(|s| s.timed_out(now));
         if dead {
-            let relays = nodes.random_path_nodes(rng)?;
+            if let Some(old) = self.slots[slot].as_ref().filter(|s| s.unanswered(now)) {
+                nodes.path_failed(now, old.path.nodes(), old.last_success);
+                // Blamed once: the slot is replaced below, or emptied if no path can be built.
+                self.slots[slot] = None;
+            }
+            let relays = nodes.random_path_nodes(now, rng)?;
             // Hop A gets a fresh key pair like B and C: the client is given no DHT secret
             // key (see the module docs of `client`).
             let first = KeyPair::generate(rng);
@@ -243,6 +329,22 @@ impl PathSet {
         }
         s.used_times += 1;
         Some(s.path_num)
+    }
+
+    /// Forgets the paths that pass any of `dead` (nodes dropped for their failures): they
+    /// cannot answer, and an announce stored through one must be renewed on another now,
+    /// not when its stable interval (120 s) comes round.
+    pub(super) fn forget_through(&mut self, dead: &[rustox_net_crypto::crypto::PublicKey]) {
+        for slot in self.slots.iter_mut() {
+            if slot.as_ref().is_some_and(|s| {
+                s.path
+                    .nodes()
+                    .iter()
+                    .any(|n| !n.tcp && dead.contains(&n.pk))
+            }) {
+                *slot = None;
+            }
+        }
     }
 
     /// The path of `path_num`, if that path still occupies its slot.

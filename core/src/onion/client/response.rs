@@ -76,10 +76,12 @@ impl OnionClient {
         let relays = set.confirm(now, entry.path_num);
         let path_used = relays.map(|_| entry.path_num);
         for r in relays.into_iter().flatten() {
-            self.path_nodes.add(r);
+            self.path_nodes.answered(now, &r.pk, now);
+            self.path_nodes.add(now, r);
         }
+        self.path_nodes.answered(now, &entry.node_pk, now);
         self.path_nodes
-            .add(PackedNode::udp(entry.node_addr, entry.node_pk));
+            .add(now, PackedNode::udp(entry.node_addr, entry.node_pk));
         self.last_response = Some(now);
         self.stats.announce_responses += 1;
 

@@ -685,23 +685,28 @@ fn unanswered_paths_die_after_their_timeouts_and_are_replaced() {
     let mut rng = ChaCha8Rng::seed_from_u64(13);
     let mut nodes = PathNodes::default();
     for i in 0..10 {
-        nodes.add(PackedNode::udp(
-            server_addr(i),
-            KeyPair::generate(&mut rng).public,
-        ));
+        nodes.add(
+            START,
+            PackedNode::udp(server_addr(i), KeyPair::generate(&mut rng).public),
+        );
     }
     let mut set = PathSet::default();
     let t0 = START;
-    let p = set.pick(t0, Some(0), &nodes, &mut rng).unwrap();
+    let p = set.pick(t0, Some(0), &mut nodes, &mut rng).unwrap();
     // A new path starts at 2 uses of 4; two more without an answer, then 4 s: dead.
-    assert_eq!(set.pick(t0, Some(p), &nodes, &mut rng), Some(p));
-    assert_eq!(set.pick(t0, Some(p), &nodes, &mut rng), Some(p));
+    assert_eq!(set.pick(t0, Some(p), &mut nodes, &mut rng), Some(p));
+    assert_eq!(set.pick(t0, Some(p), &mut nodes, &mut rng), Some(p));
     assert_eq!(
-        set.pick(t0 + Duration::from_millis(3999), Some(p), &nodes, &mut rng),
+        set.pick(
+            t0 + Duration::from_millis(3999),
+            Some(p),
+            &mut nodes,
+            &mut rng
+        ),
         Some(p)
     );
     let q = set
-        .pick(t0 + Duration::from_secs(4), Some(p), &nodes, &mut rng)
+        .pick(t0 + Duration::from_secs(4), Some(p), &mut nodes, &mut rng)
         .unwrap();
     assert_ne!(q, p, "replaced after the first timeout");
     assert_eq!(q as usize % paths::NUMBER_ONION_PATHS, 0, "same slot");
@@ -710,14 +715,14 @@ fn unanswered_paths_die_after_their_timeouts_and_are_replaced() {
     let t1 = t0 + Duration::from_secs(5);
     assert!(set.confirm(t1, q).is_some());
     for _ in 0..4 {
-        assert_eq!(set.pick(t1, Some(q), &nodes, &mut rng), Some(q));
+        assert_eq!(set.pick(t1, Some(q), &mut nodes, &mut rng), Some(q));
     }
     assert_eq!(
-        set.pick(t1 + Duration::from_secs(9), Some(q), &nodes, &mut rng),
+        set.pick(t1 + Duration::from_secs(9), Some(q), &mut nodes, &mut rng),
         Some(q)
     );
     let r = set
-        .pick(t1 + Duration::from_secs(10), Some(q), &nodes, &mut rng)
+        .pick(t1 + Duration::from_secs(10), Some(q), &mut nodes, &mut rng)
         .unwrap();
     assert_ne!(r, q, "replaced after the 10 s timeout");
     // However busy, a path lasts 1200 s at most.
@@ -727,18 +732,18 @@ fn unanswered_paths_die_after_their_timeouts_and_are_replaced() {
         set.pick(
             t2 + ONION_PATH_MAX_LIFETIME - Duration::from_secs(11),
             Some(r),
-            &nodes,
+            &mut nodes,
             &mut rng
         ),
         Some(r)
     );
     assert_ne!(
-        set.pick(t2 + ONION_PATH_MAX_LIFETIME, Some(r), &nodes, &mut rng),
+        set.pick(t2 + ONION_PATH_MAX_LIFETIME, Some(r), &mut nodes, &mut rng),
         Some(r)
     );
     // Paths use three distinct relays.
     for _ in 0..50 {
-        let n = set.pick(t2, None, &nodes, &mut rng).unwrap();
+        let n = set.pick(t2, None, &mut nodes, &mut rng).unwrap();
         let relays = set.path(n).unwrap().nodes();
         assert!(
             relays[0].pk != relays[1].pk
@@ -873,4 +878,58 @@ fn a_flood_of_onion_data_costs_at_most_the_source_rate_and_the_key_budget() {
     let relay: SocketAddr = "198.51.100.3:33445".parse().unwrap();
     assert_eq!(c.handle_datagram(t2, relay, &honest, &mut rng), Ok(()));
     assert_eq!(delivered(&mut c), 1);
+}
+
+/// A path that times out counts against its relays that nothing heard from since: new
+/// paths leave them out, and a second failure drops the node from the ring, while the
+/// live node beside it (heard by the DHT and on other paths) is not blamed.
+#[test]
+fn paths_leave_out_the_nodes_paths_timed_out_through() {
+    let mut rng = ChaCha8Rng::seed_from_u64(5);
+    let mut nodes = PathNodes::default();
+    let live = PackedNode::udp(server_addr(1), KeyPair::generate(&mut rng).public);
+    let dead = PackedNode::udp(server_addr(2), KeyPair::generate(&mut rng).public);
+    assert!(nodes.add(START, live));
+    assert!(nodes.add(START, dead));
+    let mut set = PathSet::default();
+    let passes_dead = |set: &PathSet, num: u32| {
+        set.path(num)
+            .unwrap()
+            .nodes()
+            .iter()
+            .any(|n| n.pk == dead.pk)
+    };
+    // Round after round: paths without the dead node answer, the others do not.
+    let mut t = START;
+    let mut dead_paths_seen = 0;
+    for round in 0..6 {
+        // The DHT hears the live node every round (its replies); never the dead one.
+        nodes.answered(t, &live.pk, t);
+        let nums: Vec<u32> = (0..6)
+            .map(|slot| set.pick(t, Some(slot), &mut nodes, &mut rng).unwrap())
+            .collect();
+        for &num in &nums {
+            if passes_dead(&set, num) {
+                dead_paths_seen += 1;
+                // Used until the no-response timeout applies.
+                set.pick(t, Some(num), &mut nodes, &mut rng);
+                set.pick(t, Some(num), &mut nodes, &mut rng);
+            } else {
+                set.confirm(t, num);
+                nodes.answered(t, &live.pk, t);
+            }
+        }
+        if round >= 2 {
+            assert!(
+                nums.iter().all(|&n| !passes_dead(&set, n)),
+                "round {round}: a new path still passes the dead node"
+            );
+        }
+        t += Duration::from_secs(11);
+    }
+    assert!(dead_paths_seen > 0, "the seed drew the dead node at first");
+    assert_eq!(nodes.len(), 1, "the dead node left the ring");
+    // It is not taken back while its failures count, even if the DHT still offers it.
+    assert!(!nodes.add(t, dead));
+    assert!(nodes.add(t + super::path_health::FAILURE_MEMORY, dead));
 }
