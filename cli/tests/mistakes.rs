@@ -194,7 +194,10 @@ fn address_without_port() {
 fn short_target_names_both_forms() {
     let out = run_with_limit(rustox().args(["send", "--to", "1234", "f"]), LIMIT);
     assert_one_line_error(&out, "Tox ID (76 hex digits");
-    let out = run_with_limit(rustox().args(["send", "--to", &"ab".repeat(30), "f"]), LIMIT);
+    let out = run_with_limit(
+        rustox().args(["send", "--to", &"ab".repeat(30), "f"]),
+        LIMIT,
+    );
     assert_one_line_error(&out, "60 hex digits: a Tox ID has 76");
 }
 

@@ -5,11 +5,12 @@
 //! as a TCP relay), so friends that reach only this relay reach the instance too.
 //!
 //! The server is the bootstrap node's ([`TcpRelay`]: one thread on `mio`). Between it and
-//! the node, which the instance's own driver runs, only onion packets cross:
+//! the node, which the instance's own driver runs, only onion and forwarding packets cross:
 //!
 //! ```text
-//!  relay thread ─► onion request ─► bounded channel ─► (wake) ─► service ─► Node (hop A)
-//!  Node ─► poll_relay_onion_response ─► service ─► RelayHandle ─► relay thread ─► client
+//!  relay thread ─► onion / forward request ─► bounded channel ─► (wake) ─► service ─► Node
+//!  Node ─► poll_relay_onion_response / poll_relay_forward_reply ─► service ─► RelayHandle
+//!       ─► relay thread ─► client
 //! ```
 //!
 //! [`InstanceRelay::service`] is called by the driver after its reads and on the wake-up,
@@ -23,12 +24,12 @@ use std::sync::Arc;
 
 use rustox_net_crypto::Timestamp;
 
-use super::tcp_relay::{RelayHandle, TcpRelay, TcpRelayConfig, TcpRelaySnapshot};
+use super::tcp_relay::{RelayHandle, RelayRequest, TcpRelay, TcpRelayConfig, TcpRelaySnapshot};
 use super::Clock;
 use crate::node::Node;
-use crate::relay::server::{OnionRequest, RelayConfig};
+use crate::relay::server::RelayConfig;
 
-/// A wake-up for the instance's driver: an onion request is waiting.
+/// A wake-up for the instance's driver: an onion or forward request is waiting.
 pub type Wake = Arc<dyn Fn() + Send + Sync>;
 
 /// Why the relay did not start.
@@ -48,8 +49,8 @@ pub enum InstanceRelayError {
 pub struct InstanceRelay {
     relay: TcpRelay,
     handle: RelayHandle,
-    requests: Receiver<OnionRequest>,
-    /// Onion requests the channel had no room for.
+    requests: Receiver<RelayRequest>,
+    /// Onion and forward requests the channel had no room for.
     requests_dropped: Arc<AtomicU64>,
     port: u16,
 }
@@ -88,7 +89,7 @@ impl InstanceRelay {
         let requests_dropped = Arc::new(AtomicU64::new(0));
         let dropped = requests_dropped.clone();
         let sink = Box::new(
-            move |_: Timestamp, req: OnionRequest| match tx.try_send(req) {
+            move |_: Timestamp, req: RelayRequest| match tx.try_send(req) {
                 Ok(()) => {
                     if let Some(w) = &wake {
                         w();
@@ -132,15 +133,22 @@ impl InstanceRelay {
         self.port
     }
 
-    /// Moves the onion packets between the relay and the node: its clients' requests in
-    /// (the node then has datagrams to send), the node's responses for them out.
+    /// Moves the onion and forwarding packets between the relay and the node: its clients'
+    /// requests in (the node then has datagrams to send), the node's responses and replies
+    /// for them out.
     pub fn service(&mut self, node: &mut Node, now: Timestamp) {
         while let Ok(req) = self.requests.try_recv() {
-            node.handle_relay_onion_request(now, &req);
+            match req {
+                RelayRequest::Onion(req) => node.handle_relay_onion_request(now, &req),
+                RelayRequest::Forward(req) => node.handle_relay_forward_request(now, &req),
+            }
         }
+        // A full queue drops a response or reply (counted by the handle); the client retries.
         while let Some((dest, response)) = node.poll_relay_onion_response() {
-            // A full queue drops the response (counted by the handle); the client retries.
             self.handle.deliver(dest, response);
+        }
+        while let Some((con, serial, reply)) = node.poll_relay_forward_reply() {
+            self.handle.deliver_forward_reply(con, serial, reply);
         }
     }
 

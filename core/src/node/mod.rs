@@ -527,16 +527,20 @@ impl Node {
             }
             Layer::Announce => {
                 self.stats.announce_in += 1;
-                // Drops are counted inside the server; a node runs no TCP relay, so a reply
-                // for a relay client has nowhere to go.
-                if let Ok(AnnounceOutput::Udp(t)) = self.announce_server.handle_datagram(
+                // Drops are counted inside the server; a reply for a client of a relay is
+                // kept only when this instance runs one (`relay_server.rs`).
+                match self.announce_server.handle_datagram(
                     now,
                     from,
                     datagram,
                     &self.dht,
                     self.rng.as_mut(),
                 ) {
-                    self.onion_out.push_back(t);
+                    Ok(AnnounceOutput::Udp(t)) => self.onion_out.push_back(t),
+                    Ok(AnnounceOutput::Tcp { con, id, data }) => {
+                        self.queue_relay_forward_reply(con, id, data)
+                    }
+                    Err(_) => {}
                 }
             }
             Layer::OnionClient => {

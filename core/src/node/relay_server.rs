@@ -1,15 +1,19 @@
 //! The node's side of a TCP relay server run by the same instance (`Tox_Options.tcp_port`,
 //! c-toxcore 0.2.18 `new_messenger`: `new_TCP_server` with the DHT keys and the instance's
 //! onion). The server itself runs in the driver (`driver::instance_relay`); what it shares
-//! with the node is the onion server, as at a bootstrap node:
+//! with the node is the onion server and forwarding, as at a bootstrap node:
 //!
 //! * its clients' onion requests (TCP packet 8) enter the node's onion server as hop A
 //!   ([`Node::handle_relay_onion_request`]) and leave as UDP datagrams like any other;
 //! * a response that comes back to hop A for one of those clients is queued for the server
-//!   ([`Node::poll_relay_onion_response`]) instead of being dropped.
+//!   ([`Node::poll_relay_onion_response`]) instead of being dropped;
+//! * its clients' forward requests (TCP packet 10) leave through the node's forwarding as
+//!   0x91 ([`Node::handle_relay_forward_request`]), and a forward reply (0x92) whose
+//!   sendback names one of them is queued for the server as TCP packet 11
+//!   ([`Node::poll_relay_forward_reply`]).
 //!
-//! Without a relay server ([`Node::serve_relay_onion`] never called) responses for TCP
-//! clients are dropped, as before, so nothing a stranger sends can fill the queue.
+//! Without a relay server ([`Node::serve_relay_onion`] never called) responses and replies
+//! for TCP clients are dropped, so nothing a stranger sends can fill the queues.
 
 use std::collections::VecDeque;
 
@@ -18,17 +22,20 @@ use rustox_net_crypto::Timestamp;
 use super::Node;
 use crate::onion::server::OnionOutput;
 use crate::onion::wire::ip_port::IpPort;
-use crate::relay::server::OnionRequest;
+use crate::relay::server::{ForwardRequest, OnionRequest};
 
 /// Responses held for the relay server between two driver passes; more are dropped (the
 /// client's onion layer retries). At most one arrives per datagram read, and the driver
 /// drains the queue after every read batch: the bound only matters when it does not.
 pub const MAX_RELAY_ONION_RESPONSES: usize = 1024;
 
-/// The responses waiting for the relay server, and what was dropped.
+/// The responses and forward replies waiting for the relay server, and what was dropped.
 #[derive(Debug, Default)]
 pub(super) struct RelayOnion {
     responses: VecDeque<(IpPort, Vec<u8>)>,
+    /// Forward replies: the connection's index, its serial, the reply; bounded by
+    /// [`MAX_RELAY_ONION_RESPONSES`] as the responses are.
+    forward_replies: VecDeque<(u32, u64, Vec<u8>)>,
     /// Responses dropped because the queue was full.
     pub(super) dropped: u64,
 }
@@ -70,7 +77,43 @@ impl Node {
         self.relay_onion.as_mut()?.responses.pop_front()
     }
 
-    /// Onion responses for relay clients dropped because the driver did not take them.
+    /// A forward request from a client of the instance's relay server: the node's
+    /// forwarding sends it on as a 0x91 (dropped, and counted there, when it is too long or
+    /// the client's address is over its rate).
+    pub fn handle_relay_forward_request(&mut self, now: Timestamp, request: &ForwardRequest) {
+        if let Ok(t) = self.announce_server.handle_tcp_forward(
+            now,
+            request.client,
+            request.con,
+            request.serial,
+            request.dest,
+            &request.data,
+        ) {
+            self.onion_out.push_back(t);
+        }
+    }
+
+    /// The next forward reply for a client of the relay server: the connection's index,
+    /// its serial and the reply (TCP packet 11).
+    pub fn poll_relay_forward_reply(&mut self) -> Option<(u32, u64, Vec<u8>)> {
+        self.relay_onion.as_mut()?.forward_replies.pop_front()
+    }
+
+    /// A forward reply for a client of the relay server, kept for the driver; dropped
+    /// without a relay server or when the queue is full.
+    pub(super) fn queue_relay_forward_reply(&mut self, con: u32, id: u64, data: Vec<u8>) {
+        let Some(r) = self.relay_onion.as_mut() else {
+            return;
+        };
+        if r.forward_replies.len() >= MAX_RELAY_ONION_RESPONSES {
+            r.dropped += 1;
+        } else {
+            r.forward_replies.push_back((con, id, data));
+        }
+    }
+
+    /// Onion responses and forward replies for relay clients dropped because the driver
+    /// did not take them.
     pub fn relay_onion_dropped(&self) -> u64 {
         self.relay_onion.as_ref().map_or(0, |r| r.dropped)
     }

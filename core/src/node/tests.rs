@@ -1198,3 +1198,61 @@ fn a_node_answers_a_data_search() {
     assert_eq!(b.stats().announce_in, 1);
     assert_eq!(b.announce_server_stats().answered, [1, 0, 0]);
 }
+
+/// A node that runs a relay server (`tcp_port`) forwards its clients' packet 10 as a 0x91
+/// and keeps the 0x92 that comes back for the client's connection, for the relay to send
+/// as packet 11; a node without a relay server keeps nothing for TCP clients.
+#[test]
+fn an_instance_relay_forwards_for_its_clients_and_keeps_their_replies() {
+    let mut relay = node(81, false);
+    let mut other = node(82, false);
+    relay.serve_relay_onion();
+    let mut rng = ChaCha20Rng::seed_from_u64(83);
+    let client = KeyPair::generate(&mut rng);
+    let key =
+        rustox_net_crypto::crypto::PrecomputedKey::new(&other.dht_public_key(), &client.secret)
+            .unwrap();
+    let nonce = rustox_net_crypto::crypto::Nonce([6; 24]);
+    let mut plain = [9u8; 32].to_vec();
+    plain.extend_from_slice(&[1; 8]);
+    let mut search = vec![0x93];
+    search.extend_from_slice(client.public.as_bytes());
+    search.extend_from_slice(&nonce.0);
+    search.extend_from_slice(&key.encrypt(&nonce, &plain));
+    let request = crate::relay::server::ForwardRequest {
+        client: "192.0.2.5:5555".parse().unwrap(),
+        con: 17,
+        serial: 4242,
+        dest: addr_b(),
+        data: search,
+    };
+    relay.handle_relay_forward_request(Timestamp::ZERO, &request);
+    let forwarding = std::iter::from_fn(|| relay.poll_transmit(Timestamp::ZERO))
+        .find(|t| t.payload.first() == Some(&0x91))
+        .expect("the request leaves as a 0x91");
+    assert_eq!(forwarding.destination, addr_b());
+    other.handle_datagram(Timestamp::ZERO, addr_a(), &forwarding.payload);
+    let reply = std::iter::from_fn(|| other.poll_transmit(Timestamp::ZERO))
+        .find(|t| t.payload.first() == Some(&0x92))
+        .expect("the answer comes back as a 0x92");
+    assert_eq!(reply.destination, addr_a());
+    relay.handle_datagram(Timestamp::ZERO, addr_b(), &reply.payload);
+    let (con, serial, data) = relay
+        .poll_relay_forward_reply()
+        .expect("a reply for the relay's client");
+    assert_eq!((con, serial, data.first()), (17, 4242, Some(&0x94)));
+    assert_eq!(relay.poll_relay_forward_reply(), None);
+
+    // Without a relay server the same reply has nowhere to go and is not kept.
+    let mut plain_node = node(81, false);
+    plain_node.handle_relay_forward_request(Timestamp::ZERO, &request);
+    let forwarding = std::iter::from_fn(|| plain_node.poll_transmit(Timestamp::ZERO))
+        .find(|t| t.payload.first() == Some(&0x91))
+        .expect("the request leaves as a 0x91");
+    other.handle_datagram(Timestamp::from_secs(1), addr_a(), &forwarding.payload);
+    let reply = std::iter::from_fn(|| other.poll_transmit(Timestamp::from_secs(1)))
+        .find(|t| t.payload.first() == Some(&0x92))
+        .expect("the answer comes back as a 0x92");
+    plain_node.handle_datagram(Timestamp::from_secs(1), addr_b(), &reply.payload);
+    assert_eq!(plain_node.poll_relay_forward_reply(), None);
+}
