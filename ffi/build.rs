@@ -1,7 +1,7 @@
 //! The shared library's SONAME, and the name the loader looks for beside it.
 //!
 //! Clients linked against c-toxcore 0.2.18 ask the loader for `libtoxcore.so.2`
-//! (protocol.md §9: so.version CURRENT 20 − AGE 18 = major 2). Cargo writes
+//! (docs/protocol.md §9: so.version CURRENT 20 − AGE 18 = major 2). Cargo writes
 //! `target/<profile>/libtoxcore.so`; a symlink `libtoxcore.so.2` beside it lets a client run
 //! on the freshly built library with `LD_LIBRARY_PATH=target/<profile>` alone, as
 //! `ffi/install.sh` arranges for an installed one.

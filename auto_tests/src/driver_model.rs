@@ -1,5 +1,5 @@
 //! What a real driver does between the network and a sans-IO core, as a model the simulator
-//! can run (DESIGN.md: "a model of what drivers really do").
+//! can run (docs/design.md: "a model of what drivers really do").
 //!
 //! With exact timers and instant reads the simulator flatters the pacer: on real sockets
 //! tokio's millisecond timer wakes the sender up to two milliseconds after the pacer's

@@ -1,6 +1,6 @@
 //! The interface between the simulator and the code under test.
 //!
-//! A sans-IO core already has this shape (DESIGN.md principle 1): inputs carry `now`, outputs
+//! A sans-IO core already has this shape (docs/design.md principle 1): inputs carry `now`, outputs
 //! are pulled. The simulator calls `handle_*`, then drains `poll_transmit` and re-reads
 //! `poll_timeout` — str0m's "after every input, drain outputs" discipline — so a node never
 //! needs a clock or a socket of its own.

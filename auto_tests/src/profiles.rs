@@ -1,4 +1,4 @@
-//! The named link profiles of DESIGN.md ("Link profiles") as link configurations.
+//! The named link profiles of docs/design.md ("Link profiles") as link configurations.
 //!
 //! Conventions: the RTT column is propagation only, split evenly (one-way delay = RTT / 2);
 //! both directions get the same bottleneck, loss and jitter (a symmetric path); "1 BDP" of
@@ -11,13 +11,13 @@ use std::time::Duration;
 use crate::link::{BottleneckConfig, Jitter, LinkConfig, LossModel};
 
 /// Wire size of a full net_crypto datagram over IPv4: 1400 (MAX_CRYPTO_PACKET_SIZE,
-/// protocol.md §2) + 28 (IPv4 + UDP headers).
+/// docs/protocol.md §2) + 28 (IPv4 + UDP headers).
 pub const FULL_WIRE_PACKET: u64 = 1428;
 
-/// File-data bytes a full packet carries: MAX_FILE_DATA_SIZE = 1371 (protocol.md §3.5).
+/// File-data bytes a full packet carries: MAX_FILE_DATA_SIZE = 1371 (docs/protocol.md §3.5).
 pub const FULL_PAYLOAD: u64 = 1371;
 
-/// Mean Bad-state spell, in packets, for the Gilbert–Elliott profiles. DESIGN.md gives only
+/// Mean Bad-state spell, in packets, for the Gilbert–Elliott profiles. docs/design.md gives only
 /// the mean loss; 4-packet bursts are typical of Wi-Fi/satellite fades at these rates
 /// (an assumption, stated here so it can be changed in one place).
 pub const GE_MEAN_BURST_PACKETS: f64 = 4.0;
@@ -30,7 +30,7 @@ pub const BURSTY_JITTER_CORRELATION: f64 = 0.9;
 /// A named path.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Profile {
-    /// Its DESIGN.md name.
+    /// Its docs/design.md name.
     pub name: &'static str,
     /// Round-trip propagation delay.
     pub rtt: Duration,
@@ -84,7 +84,7 @@ impl Profile {
     }
 
     /// lan: 0.5 ms, 1 Gbit/s, no loss, 1 BDP (62.5 kB: a gigabit switch's shallow
-    /// per-port buffer, DESIGN.md).
+    /// per-port buffer, docs/design.md).
     pub fn lan() -> Self {
         Profile::new("lan", 500, 1_000_000_000, LossModel::None, None)
     }
@@ -150,7 +150,7 @@ impl Profile {
         p
     }
 
-    /// Every profile, in DESIGN.md's order.
+    /// Every profile, in docs/design.md's order.
     pub fn all() -> Vec<Profile> {
         vec![
             Profile::lan(),

@@ -7,7 +7,7 @@
 //! answers to B are not A's traffic to B). UDP between A and B is blocked in R by policy routing
 //! (`ip rule ... ipproto udp blackhole`, both ways): no iptables, nft or tc modules needed,
 //! and UDP to R (the DHT, the onion) still works, so both nodes learn each other's UDP
-//! address and their sessions keep probing it (protocol.md §2.9).
+//! address and their sessions keep probing it (docs/protocol.md §2.9).
 //!
 //! [`run`] sends one file through the relay while UDP is blocked, then a second, larger one
 //! during which the rules are deleted; the receiver prints every move of the session's
@@ -39,7 +39,7 @@ const FIND_LIMIT: Duration = Duration::from_secs(90);
 /// UDP only to an address the node knows for the friend, and the node learns it when its
 /// DHT hears from the friend's DHT node; while UDP was blocked that node never answered, and
 /// it is asked again on the DHT's timers (`PING_INTERVAL` 60 s, a get-nodes per friend every
-/// `GET_NODE_INTERVAL` 20 s). Then the 4 s UDP probes (protocol.md §2.9) move the session.
+/// `GET_NODE_INTERVAL` 20 s). Then the 4 s UDP probes (docs/protocol.md §2.9) move the session.
 const SWITCH_LIMIT: Duration = Duration::from_secs(150);
 /// How long the second transfer should last through the relay alone, so UDP comes back
 /// while it runs and the session has time to move.

@@ -2,7 +2,7 @@
 //!
 //! Every random choice — each node's RNG, each link's loss, jitter and corruption — draws from
 //! a ChaCha8 stream derived from the run's seed and the object's index (FoundationDB-style
-//! simulation, transport.md §4). The same seed therefore replays the same packet trace.
+//! simulation, docs/transport.md §4). The same seed therefore replays the same packet trace.
 
 use rand_chacha::ChaCha8Rng;
 use rand_core::SeedableRng;

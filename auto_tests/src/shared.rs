@@ -1,4 +1,4 @@
-//! Several sessions competing for one bottleneck, for fairness (transport.md §6: Jain's index
+//! Several sessions competing for one bottleneck, for fairness (docs/transport.md §6: Jain's index
 //! ≥ 0.9 for 2–4 equal flows; `tests/sharing.rs` asks ≥ 0.95 for two, and that each takes
 //! the whole link once alone).
 //!

@@ -4,7 +4,7 @@
 //! Sender A and receiver B are joined by two links with the profile's parameters (one per
 //! direction). A opens a net_crypto session to B and sends `bytes` of verifiable bulk data as
 //! fast as the session's budget allows; the run ends when B has verified the last byte, an
-//! invariant breaks, or a generous virtual-time deadline passes. Metrics are transport.md §6's.
+//! invariant breaks, or a generous virtual-time deadline passes. Metrics are docs/transport.md §6's.
 
 use std::net::SocketAddr;
 use std::time::Duration;
@@ -21,7 +21,7 @@ use crate::profiles::Profile;
 use crate::sim::{LinkId, NodeId, SimError, Simulator};
 use rustox_core::driver::CpuTimer;
 
-/// Bytes a net_crypto data datagram adds around its plaintext payload (protocol.md §2.6):
+/// Bytes a net_crypto data datagram adds around its plaintext payload (docs/protocol.md §2.6):
 /// id (1) + nonce low bytes (2) + MAC (16) + buffer_start (4) + packet number (4). Padding is
 /// zero for the full 1373-byte payloads bulk data uses.
 pub const DATA_PACKET_OVERHEAD: u64 = 27;
@@ -30,7 +30,7 @@ pub const DATA_PACKET_OVERHEAD: u64 = 27;
 /// estimator needs a few samples before its smoothed value means anything (RFC 6298 §2).
 const RTT_WARMUP_RTTS: u32 = 4;
 
-/// Fraction of the bottleneck's payload capacity that counts as "ramped up" (transport.md §6).
+/// Fraction of the bottleneck's payload capacity that counts as "ramped up" (docs/transport.md §6).
 pub const RAMP_FRACTION: f64 = 0.9;
 
 /// Name of a controller as used on the command line and in reports.

@@ -73,7 +73,7 @@ fn a_millisecond_timer_does_not_cap_bbr_on_bursty() {
 
 #[test]
 fn a_gigabit_lan_with_a_one_bdp_buffer_loses_under_one_percent() {
-    // transport.md §3.7's old exemption (no pacing under 2 ms) sent whole windows at
+    // docs/transport.md §3.7's old exemption (no pacing under 2 ms) sent whole windows at
     // once into a 62.5 kB buffer: ~30 % resent on real sockets, ~37 % in this model.
     let m = run(Profile::lan(), DriverModel::cli(), 64);
     assert_efficiency(&m, 0.90);

@@ -1,6 +1,6 @@
 //! Pause/resume and cancel by each side over a real (simulated) net_crypto session, and a
 //! transfer cut by a 30 s link outage that resumes after reconnection from the receiver's
-//! offset via seek, byte-exact (protocol.md §3.2, §3.4).
+//! offset via seek, byte-exact (docs/protocol.md §3.2, §3.4).
 
 mod file_sim;
 

@@ -2,7 +2,7 @@
 //! bulk-data transport figure on the same path (the file layer's pull model costs almost
 //! nothing), four concurrent transfers share wan100 fairly (Jain's index ≥ 0.9 over the
 //! middle 80 % of the run), and a chat message sent every 500 ms during a full-speed
-//! transfer arrives within 2.5 × RTT + 50 ms (p95) — transport.md §3.9, §6.
+//! transfer arrives within 2.5 × RTT + 50 ms (p95) — docs/transport.md §3.9, §6.
 
 mod file_sim;
 

@@ -1,4 +1,4 @@
-//! A 64 MiB file crosses every link profile of DESIGN.md byte-exact: the receiver's
+//! A 64 MiB file crosses every link profile of docs/design.md byte-exact: the receiver's
 //! SHA-256 check (file id = content hash) passes and the test compares the hashes again.
 
 mod file_sim;

@@ -1,5 +1,5 @@
 //! c-toxcore 0.2.18 clients with UDP off, whose only way to each other is a rustox TCP
-//! relay (protocol.md §7): they reach the onion through it (packet 8 sent on as
+//! relay (docs/protocol.md §7): they reach the onion through it (packet 8 sent on as
 //! hop A into a small UDP DHT of rustox nodes, packet 9 back), find each other, become
 //! friends, exchange messages, and move a file over the relay's routes.
 //!

@@ -1,6 +1,6 @@
 //! The net_crypto node adapter end to end on small transfers: the handshake completes, bulk
 //! data verifies byte for byte, and a hostile link (duplication, reordering, corruption,
-//! loss — toxcore PR #1668's netem mix, transport.md §6 P10) still yields exactly-once,
+//! loss — toxcore PR #1668's netem mix, docs/transport.md §6 P10) still yields exactly-once,
 //! in-order delivery, with every node's invariants checked on every step.
 
 use std::time::Duration;
@@ -169,7 +169,7 @@ fn a_two_second_outage_delays_but_does_not_break_a_transfer() {
     );
 }
 
-/// A seed sweep over the hostile link (FoundationDB-style, transport.md §4). Each failure
+/// A seed sweep over the hostile link (FoundationDB-style, docs/transport.md §4). Each failure
 /// panics with its seed and replay command.
 /// `SIM_SWEEP=500 cargo test --release -p rustox-auto-tests --test netcrypto_adapter -- --ignored`
 #[test]

@@ -1,5 +1,5 @@
 //! A rustox node with UDP off and a c-toxcore 0.2.18 client with UDP off, whose only way to
-//! each other is tox-bootstrapd's TCP relay (protocol.md §7): they reach the
+//! each other is tox-bootstrapd's TCP relay (docs/protocol.md §7): they reach the
 //! onion through it, find each other, become friends, exchange messages, and a 4 MiB file
 //! crosses the relay byte for byte.
 //!

@@ -62,7 +62,7 @@
  *   Two peers and no other node are enough: c-toxcore draws its onion path nodes with
  *   replacement (random_nodes_path_onion), so a path may repeat a node.
  * - The friend is found through the onion (announce, then the friend's DHT key in a
- *   DHT-PK packet), whose timers run once a second (protocol.md §6.7). Self connected
+ *   DHT-PK packet), whose timers run once a second (docs/protocol.md §6.7). Self connected
  *   (announced) came 7.1-8.0 s after start, the friend 9.0-10.8 s after start, and it made
  *   no difference whether a bootstrap node or the receiver was the node, nor whether the
  *   sender sent a friend request to the Tox ID or both sides added each other's public key
@@ -101,10 +101,10 @@
 
 #define PROG "toxcore_file_peer"
 #define MAX_BOOTSTRAP_NODES 8
-/* A chunk request answers at most MAX_FILE_DATA_SIZE = 1371 bytes (protocol.md §3.5). */
+/* A chunk request answers at most MAX_FILE_DATA_SIZE = 1371 bytes (docs/protocol.md §3.5). */
 #define MAX_CHUNK 1371
 /* Chunks refused with SENDQ wait here. c-toxcore requests at most 128 chunks per file per
- * tox_iterate (max_ft_loops, protocol.md §3.6) and stops asking while its queue is full,
+ * tox_iterate (max_ft_loops, docs/protocol.md §3.6) and stops asking while its queue is full,
  * so the backlog stays small; overflowing it is reported as an error, not grown. */
 #define BACKLOG_CAPACITY 8192
 

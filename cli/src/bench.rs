@@ -24,11 +24,11 @@ use serde::Deserialize;
 
 use crate::size::parse_size;
 
-/// Largest net_crypto datagram (protocol.md §2.5).
+/// Largest net_crypto datagram (docs/protocol.md §2.5).
 const DATAGRAM: usize = 1400;
 /// The datagram's encrypted part: the box is `[MAC 16][ciphertext]` after 3 header bytes.
 const SEALED_PLAINTEXT: usize = DATAGRAM - 3 - 16;
-/// File bytes in one full datagram (FILE_DATA payload, protocol.md §3.2).
+/// File bytes in one full datagram (FILE_DATA payload, docs/protocol.md §3.2).
 const FILE_BYTES_PER_DATAGRAM: u64 = 1371;
 
 /// Options of `bench-crypto`.

@@ -1,4 +1,4 @@
-//! `rustox bootstrap`: a long-running DHT bootstrap node (protocol.md §5.8).
+//! `rustox bootstrap`: a long-running DHT bootstrap node (docs/protocol.md §5.8).
 //!
 //! Prints its public key, answers ping, get-nodes and bootstrap-info, serves the onion and,
 //! with `--tcp-ports`, a TCP relay; logs statistics, and shuts down cleanly on

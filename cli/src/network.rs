@@ -4,7 +4,7 @@
 //! A bootstrap node is any DHT node whose address and DHT key we know: the public Tox nodes
 //! (nodes.tox.chat lists them in this form), a `rustox bootstrap`, a c-toxcore
 //! `tox-bootstrapd`, or another peer's `recv` line. From it the DHT learns the nodes closest
-//! to us and the onion its first paths (protocol.md §5.8, §6.1).
+//! to us and the onion its first paths (docs/protocol.md §5.8, §6.1).
 
 use std::net::SocketAddr;
 
@@ -47,7 +47,7 @@ pub struct NetworkArgs {
     /// Repeatable.
     #[arg(long = "bootstrap", value_name = "HOST:PORT:KEY", value_parser = parse_bootstrap)]
     pub bootstrap: Vec<BootstrapNode>,
-    /// Find peers on the local network too (LAN discovery broadcasts, protocol.md §5.7).
+    /// Find peers on the local network too (LAN discovery broadcasts, docs/protocol.md §5.7).
     #[arg(long)]
     pub lan: bool,
     #[command(flatten)]

@@ -1,4 +1,4 @@
-//! Tox profiles (save files, protocol.md §8) on the command line: `rustox profile new|show`,
+//! Tox profiles (save files, docs/protocol.md §8) on the command line: `rustox profile new|show`,
 //! and the `--profile FILE` that `recv` and `send` load and save.
 //!
 //! A profile is c-toxcore 0.2.18's format, so the same file opens in a client built on it

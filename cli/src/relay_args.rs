@@ -1,7 +1,7 @@
 //! TCP relays on the command line: `--tcp-relay HOST:PORT:KEY` (repeatable) and `--no-udp`,
 //! shared by `recv`, `send` and `demo`.
 //!
-//! A TCP relay (protocol.md §7: a `rustox bootstrap --tcp-ports`, a tox-bootstrapd with
+//! A TCP relay (docs/protocol.md §7: a `rustox bootstrap --tcp-ports`, a tox-bootstrapd with
 //! `tcp_relay_ports`) carries the onion and session data for a node whose UDP is blocked or
 //! cannot punch through a NAT. With `--no-udp` the node sends no UDP at all (c-toxcore's
 //! `udp_enabled = false`): its onion paths start at a relay and its sessions run only

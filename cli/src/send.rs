@@ -1,6 +1,6 @@
 //! `rustox send`: one file to a friend over a net_crypto session: to a `rustox recv` dialled
 //! directly by address and key, or to anyone (a `rustox recv`, a c-toxcore client) known by
-//! Tox ID, found through the DHT and the onion after a friend request (protocol.md §6).
+//! Tox ID, found through the DHT and the onion after a friend request (docs/protocol.md §6).
 //!
 //! Everything a person can get wrong is checked before the first datagram leaves (key
 //! syntax, the file), and what can only be learnt from the network (nobody answering, the

@@ -23,7 +23,7 @@ use rustox_net_crypto::crypto::{KeyPair, PublicKey};
 use rustox_net_crypto::{Endpoint, EndpointConfig, Timestamp};
 use socket2::{Domain, Protocol, Socket, Type};
 
-/// A cookie request (protocol.md §2.2) from a fresh identity to the peer with key `peer`
+/// A cookie request (docs/protocol.md §2.2) from a fresh identity to the peer with key `peer`
 /// at `to`: the first datagram a net_crypto endpoint sends when it dials.
 fn cookie_request(to: SocketAddr, peer: PublicKey) -> Vec<u8> {
     let keys = KeyPair::generate(&mut OsRng);
@@ -131,7 +131,7 @@ fn a_get_nodes_from_port_zero_does_not_stop_rustox_bootstrap() {
         .expect("its key");
     let pk = PublicKey::from_hex(key.trim()).expect("the node prints its key");
     let addr = SocketAddrV4::new(Ipv4Addr::LOCALHOST, port);
-    // A get-nodes for our own key, as a joining node sends it (protocol.md §5.8).
+    // A get-nodes for our own key, as a joining node sends it (docs/protocol.md §5.8).
     let mut rng = StdRng::seed_from_u64(5);
     let mut dht = DhtNode::new(
         KeyPair::generate(&mut rng),

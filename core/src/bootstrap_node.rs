@@ -1,9 +1,9 @@
 //! A long-running DHT bootstrap node (`rustox bootstrap`): a DHT node with a stable key that
-//! answers ping, get-nodes and bootstrap-info (protocol.md §5.8), serves the onion — relays
+//! answers ping, get-nodes and bootstrap-info (docs/protocol.md §5.8), serves the onion — relays
 //! paths, keeps announces, forwards data (§6.2, §6.3) — and, on the TCP ports it is given,
 //! runs a TCP relay under the same key (§7), the way tox-bootstrapd does.
 //!
-//! Start-up order (opentracker lesson, DESIGN.md lesson 4): the key file is read (or
+//! Start-up order (opentracker lesson, docs/design.md lesson 4): the key file is read (or
 //! created) before any socket exists, so no request is ever answered under a key that is
 //! then replaced; the caller installs its signal handlers before calling [`BootstrapNode::start`],
 //! so no worker thread starts with a default disposition.

@@ -1,7 +1,7 @@
 //! rustox-core: the node, sans-IO, and the drivers that run it on real sockets.
 //!
 //! [`node::Node`] is one Tox instance on one UDP port: datagrams enter it with the current
-//! time and are routed by kind to the DHT ([`dht`], protocol.md §5), the net_crypto endpoint
+//! time and are routed by kind to the DHT ([`dht`], docs/protocol.md §5), the net_crypto endpoint
 //! and the onion; the friend list and friend connections ([`friend`], §4, §6.4–§6.5) tie them
 //! together. Datagrams to send, events and the next deadline are pulled out of it.
 //! [`driver`] (cargo features `io` and `tokio`, both on by default) is the only part that

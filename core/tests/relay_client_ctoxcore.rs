@@ -1,5 +1,5 @@
 //! The relay client against c-toxcore 0.2.18's TCP relay (Debian's `tox-bootstrapd` with its
-//! relay on), on loopback sockets driven by a minimal blocking driver (protocol.md §7): two
+//! relay on), on loopback sockets driven by a minimal blocking driver (docs/protocol.md §7): two
 //! clients meet on the relay and exchange data both ways; a third receives an OOB packet;
 //! and the connections outlive the relay's ping deadline (it pings after 30 s and drops a
 //! client whose pong is 10 s late), so our pongs are what c-toxcore expects.

@@ -1,4 +1,4 @@
-//! The bootstrap node's TCP relay on real loopback sockets (protocol.md §7): clients made
+//! The bootstrap node's TCP relay on real loopback sockets (docs/protocol.md §7): clients made
 //! from the wire module connect on either port, route to each other, exchange data and OOB
 //! packets, and use the relay as the first hop of an onion path whose other hops are the
 //! node's own UDP side.

@@ -1,4 +1,4 @@
-//! tox.h's file transfers over the node's file layer (protocol.md §3.2).
+//! tox.h's file transfers over the node's file layer (docs/protocol.md §3.2).
 //!
 //! tox.h moves file bytes through the client: a sender is asked for each chunk
 //! (`tox_file_chunk_request_cb`) and answers with `tox_file_send_chunk`; a receiver gets
@@ -64,7 +64,7 @@ pub struct ChunkBuffer {
     /// The node found less than a chunk and waits to be told ([`rustox_core::node::Node::file_source_ready`]).
     starved: bool,
     /// A file of unknown size (`UINT64_MAX`, streaming) got its last chunk: one shorter than
-    /// 1371 bytes (protocol.md §3.2).
+    /// 1371 bytes (docs/protocol.md §3.2).
     ended: bool,
 }
 

@@ -31,7 +31,7 @@ fn add_error(e: FriendAddError) -> Tox_Err_Friend_Add {
 /// Adds a friend by Tox ID and sends it a friend request (`tox_friend_add`): returns its
 /// friend number, or `UINT32_MAX`. The request is resent until the friend comes online.
 /// Messages longer than 921 bytes are refused (TOO_LONG): 0.2.18 allows 1016, but receivers
-/// drop requests that long (protocol.md §6.5; c-toxcore 0.2.21 lowered the limit to 921).
+/// drop requests that long (docs/protocol.md §6.5; c-toxcore 0.2.21 lowered the limit to 921).
 #[no_mangle]
 pub unsafe extern "C" fn tox_friend_add(
     tox: *mut Tox,

@@ -1,6 +1,6 @@
 //! rustox-ffi: c-toxcore 0.2.18's C API over the rustox node, built as `libtoxcore.so.2`
 //! (and `libtoxcore.a`) so that chat clients written for c-toxcore run on rustox unchanged
-//! (protocol.md §9).
+//! (docs/protocol.md §9).
 //!
 //! Every function Debian's libtoxcore.so.2 exports is exported here, with the same
 //! signature, struct layout and enum values. The C boundary's rules:

@@ -34,7 +34,7 @@ pub struct Tox_Options {
     pub ipv6_enabled: bool,
     /// Use UDP (without it c-toxcore runs over TCP relays only).
     pub udp_enabled: bool,
-    /// LAN discovery broadcasts (protocol.md §5.7).
+    /// LAN discovery broadcasts (docs/protocol.md §5.7).
     pub local_discovery_enabled: bool,
     /// Group-chat DHT announcements (unused by 0.2.18's API).
     pub dht_announcements_enabled: bool,
@@ -50,7 +50,7 @@ pub struct Tox_Options {
     pub end_port: u16,
     /// Port of a TCP relay server to run (0: none).
     pub tcp_port: u16,
-    /// NAT hole punching (protocol.md §5.6).
+    /// NAT hole punching (docs/protocol.md §5.6).
     pub hole_punching_enabled: bool,
     /// `Tox_Savedata_Type` as C passed it.
     pub savedata_type: crate::types::Tox_Savedata_Type_Value,

@@ -1,4 +1,4 @@
-//! tox.h's enums with c-toxcore 0.2.18's values (protocol.md §9): their values are ABI.
+//! tox.h's enums with c-toxcore 0.2.18's values (docs/protocol.md §9): their values are ABI.
 //!
 //! The error enums are only ever written by this library, so they are Rust enums with a C
 //! layout. Enums a client passes in (message type, file control, user status, proxy and

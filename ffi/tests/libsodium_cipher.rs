@@ -16,7 +16,7 @@
 //! The library is opened with `dlopen` rather than linked: a test binary linked against a
 //! missing library cannot even start, and this one must skip with a reason on a machine
 //! without libsodium, and fail when `CI` is set (`common::skip_or_fail`). This file is in the
-//! ffi crate because it is the only one allowed `unsafe` (DESIGN.md principle 4).
+//! ffi crate because it is the only one allowed `unsafe` (docs/design.md principle 4).
 
 mod common;
 
@@ -249,7 +249,7 @@ fn seal_and_open_equal_libsodium_at_every_length() {
         assert_eq!(&mac[..], &theirs[..MAC_SIZE], "in-place tag, length {len}");
         assert_eq!(&in_place[..], &theirs[MAC_SIZE..], "in place, length {len}");
         // libsodium opens ours; we open libsodium's (c-toxcore refuses empty plaintexts, as
-        // do we: protocol.md §1).
+        // do we: docs/protocol.md §1).
         assert_eq!(sodium.open(&key, &nonce, &boxed).as_ref(), Some(&m));
         if len == 0 {
             assert_eq!(

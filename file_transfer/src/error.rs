@@ -1,4 +1,4 @@
-//! Typed errors: one enum per API call, shaped like tox.h's error enums (protocol.md §9),
+//! Typed errors: one enum per API call, shaped like tox.h's error enums (docs/protocol.md §9),
 //! and [`FileError`] for packets from the peer.
 //!
 //! Every error leaves every transfer exactly as it was, except where a variant says
@@ -91,7 +91,7 @@ pub enum FileGetError {
 }
 
 /// Why a packet from the peer was rejected. The packet changed nothing, except that a
-/// control for an unknown transfer queues a KILL answer (protocol.md §3.4).
+/// control for an unknown transfer queues a KILL answer (docs/protocol.md §3.4).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
 pub enum FileError {
     /// The payload does not decode.

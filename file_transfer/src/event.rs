@@ -1,9 +1,9 @@
-//! What the file layer tells the application (tox.h's file callbacks, protocol.md §9).
+//! What the file layer tells the application (tox.h's file callbacks, docs/protocol.md §9).
 
 use crate::number::FileKind;
 use crate::packet::FILE_ID_LENGTH;
 
-/// `Tox_File_Control`: the values equal the wire control bytes 0, 1, 2 (protocol.md §9).
+/// `Tox_File_Control`: the values equal the wire control bytes 0, 1, 2 (docs/protocol.md §9).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum FileControl {
     /// RESUME: accept an offer, or resume after our own pause.

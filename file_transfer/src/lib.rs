@@ -1,4 +1,4 @@
-//! Tox file transfers (protocol.md §3), sans-IO, over a net_crypto session.
+//! Tox file transfers (docs/protocol.md §3), sans-IO, over a net_crypto session.
 //!
 //! Data flow, per friend:
 //! - in: the layer above hands every lossless payload with id 80/81/82 to
@@ -6,7 +6,7 @@
 //!   (`file_send`, `control`, `seek`, `send_chunk`);
 //! - out: packets go into the [`Session`] passed to each call; events
 //!   ([`FileEvent`]) are polled. [`FileTransfers::poll_send`] raises chunk requests only as
-//!   the session's send budget allows (transport.md §3.9), so file data never queues
+//!   the session's send budget allows (docs/transport.md §3.9), so file data never queues
 //!   ahead of chat messages by more than one pacing quantum.
 //!
 //! [`stream::FileStreams`] is the convenience layer on top: it answers chunk requests from

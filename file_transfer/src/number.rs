@@ -1,14 +1,14 @@
-//! File numbers and kinds as the API sees them (protocol.md §3.2).
+//! File numbers and kinds as the API sees them (docs/protocol.md §3.2).
 //!
 //! The wire carries a one-byte slot number per direction; the API folds both directions
 //! into one `u32` the way c-toxcore does: outgoing slot `i` is `i`, incoming slot `i` is
 //! `(i + 1) << 16`.
 
-/// Transfers per friend per direction (`MAX_CONCURRENT_FILE_PIPES`, protocol.md §3.2).
+/// Transfers per friend per direction (`MAX_CONCURRENT_FILE_PIPES`, docs/protocol.md §3.2).
 pub const MAX_CONCURRENT_FILE_PIPES: usize = 256;
 
 /// Size meaning "unknown, streaming": the file ends with a chunk shorter than 1371 bytes
-/// (protocol.md §3.2, `UINT64_MAX`).
+/// (docs/protocol.md §3.2, `UINT64_MAX`).
 pub const UNKNOWN_FILE_SIZE: u64 = u64::MAX;
 
 /// A transfer's slot, by direction.
@@ -50,7 +50,7 @@ impl FileNumber {
     }
 }
 
-/// What a file is for (`enum Tox_File_Kind`, a `u32` on the wire; protocol.md §3.2).
+/// What a file is for (`enum Tox_File_Kind`, a `u32` on the wire; docs/protocol.md §3.2).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum FileKind {
     /// `TOX_FILE_KIND_DATA` = 0: an ordinary file.

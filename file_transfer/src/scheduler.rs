@@ -1,4 +1,4 @@
-//! Deficit round-robin across outgoing transfers (transport.md §3.9).
+//! Deficit round-robin across outgoing transfers (docs/transport.md §3.9).
 //!
 //! The send budget is shared packet by packet: each visit to a transfer credits it one
 //! quantum of bytes (1371, a full chunk) and it may send while its deficit covers the next

@@ -1,10 +1,10 @@
-//! The net_crypto session as the file layer sees it (transport.md §3.9).
+//! The net_crypto session as the file layer sees it (docs/transport.md §3.9).
 //!
 //! File transfers never push into a deep queue: they ask [`Session::send_budget`] how many
 //! congestion-controlled packets may be queued *now* and produce no more than that, so a
 //! chat message queued by the layer above waits behind at most one pacing quantum of file
 //! data. Requests and controls go through [`Session::send_lossless`], which is not limited
-//! by the budget (c-toxcore sends them "without congestion control", protocol.md §3.3–3.4).
+//! by the budget (c-toxcore sends them "without congestion control", docs/protocol.md §3.3–3.4).
 
 use rustox_net_crypto::{Connection, Timestamp};
 

@@ -2,11 +2,11 @@
 //! [`FileTransfers`] (what `rustox send/recv` and the demo use).
 //!
 //! The source is read only when a chunk request arrives, and chunk requests arrive only as
-//! the session's send budget allows (transport.md §3.9): [`FileStreams::pump`] reads at most
+//! the session's send budget allows (docs/transport.md §3.9): [`FileStreams::pump`] reads at most
 //! one pacing quantum ahead of the wire. The receiver writes each chunk at its offset and,
 //! when asked to, checks that the SHA-256 of the whole file equals the file id — the
 //! sender side of this helper sets the file id to the content's SHA-256 (like avatars,
-//! protocol.md §3.2), so a receiver can verify it and a resumed transfer can be matched to
+//! docs/protocol.md §3.2), so a receiver can verify it and a resumed transfer can be matched to
 //! its partial file. Other senders' file ids are opaque (tox.h: a unique identifier;
 //! c-toxcore's `tox_file_send` draws a random one for a NULL id): a receiver asks for the
 //! check only when it knows the sender hashes its content.
@@ -363,7 +363,7 @@ impl FileStreams {
         sent
     }
 
-    /// The friend went offline: every transfer is reset (protocol.md §3.2) and each
+    /// The friend went offline: every transfer is reset (docs/protocol.md §3.2) and each
     /// streamed one reported as failed, its sink left as written so it can be resumed.
     pub fn friend_offline(&mut self) {
         self.transfers.friend_offline();

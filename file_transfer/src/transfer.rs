@@ -1,4 +1,4 @@
-//! The state of one transfer in each direction (protocol.md §3.2).
+//! The state of one transfer in each direction (docs/protocol.md §3.2).
 //!
 //! Mirrors c-toxcore's `struct File_Transfers` (status, size, transferred, requested,
 //! paused, last packet number) with the states as an enum, so that "finished but not yet
@@ -7,7 +7,7 @@
 use crate::number::{FileKind, UNKNOWN_FILE_SIZE};
 use crate::packet::{FILE_ID_LENGTH, MAX_FILE_DATA_SIZE};
 
-/// Pause bits (protocol.md §3.2: US = 1, OTHER = 2, BOTH = 3).
+/// Pause bits (docs/protocol.md §3.2: US = 1, OTHER = 2, BOTH = 3).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct PauseFlags {
     /// We paused it (`FILE_PAUSE_US`).

@@ -1,4 +1,4 @@
-//! All file transfers with one friend: the sans-IO state machine (protocol.md §3).
+//! All file transfers with one friend: the sans-IO state machine (docs/protocol.md §3).
 //!
 //! Inputs: [`FileTransfers::handle_packet`] for every lossless payload with id 80/81/82,
 //! the tox.h-shaped calls (`file_send`, `control`, `seek`, `send_chunk`), and
@@ -6,7 +6,7 @@
 //! budget. Outputs: packets go straight into the [`Session`] passed to the call, events
 //! come out of [`FileTransfers::poll_event`].
 //!
-//! Sending pulls (transport.md §3.9): `poll_send` raises chunk requests only for as many
+//! Sending pulls (docs/transport.md §3.9): `poll_send` raises chunk requests only for as many
 //! packets as `session.send_budget(now)` allows, minus the chunks already requested and
 //! not yet sent, shared across transfers by deficit round-robin. Nothing is read from a
 //! file before the pacer can send it, and no file data queues behind the session.
@@ -31,7 +31,7 @@ use crate::transfer::{FileInfo, Incoming, IncomingStatus, Outgoing, OutgoingStat
 
 /// Events allowed to wait in the queue. Packets that would add more are refused with
 /// [`FileError::EventQueueFull`] and chunk requests stop, so an application that does not
-/// poll cannot make the layer grow without bound (DESIGN.md principle 5). 4096 events hold
+/// poll cannot make the layer grow without bound (docs/design.md principle 5). 4096 events hold
 /// at most ~5.6 MB of received data.
 pub const MAX_PENDING_EVENTS: usize = 4096;
 
@@ -148,7 +148,7 @@ impl FileTransfers {
     }
 
     /// `tox_file_control`: resume (= accept an offer), pause, or cancel a transfer, with
-    /// c-toxcore's `file_control` rules (protocol.md §3.4, §9).
+    /// c-toxcore's `file_control` rules (docs/protocol.md §3.4, §9).
     pub fn control<S: Session>(
         &mut self,
         now: Timestamp,
@@ -240,7 +240,7 @@ impl FileTransfers {
     }
 
     /// `tox_file_seek`: before accepting an offer, ask the sender to start at `position`
-    /// (resuming a broken transfer). Receiver only; `position < size` (protocol.md §3.4).
+    /// (resuming a broken transfer). Receiver only; `position < size` (docs/protocol.md §3.4).
     pub fn seek<S: Session>(
         &mut self,
         now: Timestamp,
@@ -279,7 +279,7 @@ impl FileTransfers {
     }
 
     /// `tox_file_send_chunk`: send the chunk a [`FileEvent::ChunkRequest`] asked for, with
-    /// c-toxcore's `send_file_data` rules (protocol.md §3.5). A chunk shorter than 1371
+    /// c-toxcore's `send_file_data` rules (docs/protocol.md §3.5). A chunk shorter than 1371
     /// bytes, or one that reaches the size, finishes the transfer; the slot frees (and a
     /// `ChunkRequest` with length 0 is raised) once its packet is acknowledged.
     pub fn send_chunk<S: Session>(
@@ -410,7 +410,7 @@ impl FileTransfers {
     }
 
     /// The friend went offline: every transfer is silently reset, as c-toxcore's
-    /// `break_files` does (protocol.md §3.2). Queued KILL answers belong to the old session
+    /// `break_files` does (docs/protocol.md §3.2). Queued KILL answers belong to the old session
     /// and are dropped too; events already raised stay to be polled.
     pub fn friend_offline(&mut self) {
         self.outgoing.clear();
@@ -606,7 +606,7 @@ impl FileTransfers {
             FileNumber::Incoming(s) => self.incoming.contains(s),
         };
         if !exists {
-            // protocol.md §3.4: answer with KILL, direction flipped, so the peer frees it.
+            // docs/protocol.md §3.4: answer with KILL, direction flipped, so the peer frees it.
             // Not a KILL, though: c-toxcore answers those too, so two peers that both
             // forgot a transfer (one cancelled as the other finished) would bounce KILLs
             // forever; the peer that sent a KILL has already freed its slot.

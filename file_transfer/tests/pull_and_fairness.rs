@@ -1,4 +1,4 @@
-//! The pull model (transport.md §3.9): chunks are requested only as the session's budget
+//! The pull model (docs/transport.md §3.9): chunks are requested only as the session's budget
 //! allows, never queue beyond it, and concurrent transfers share it by deficit round-robin.
 
 mod common;

@@ -1,5 +1,5 @@
 //! Every rejection path: bad input from the peer or a bad API call gets a typed error and
-//! leaves every transfer exactly as it was (protocol.md §3.3–§3.5, §9).
+//! leaves every transfer exactly as it was (docs/protocol.md §3.3–§3.5, §9).
 
 mod common;
 

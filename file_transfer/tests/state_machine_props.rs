@@ -1,6 +1,6 @@
 //! Property: any sequence of peer packets and API calls leaves the state machine
 //! consistent — no panic, at most 256 transfers per direction, no incoming transfer past
-//! its announced size, and a bounded event queue (DESIGN.md principles 3 and 5).
+//! its announced size, and a bounded event queue (docs/design.md principles 3 and 5).
 
 use proptest::prelude::*;
 use rustox_file_transfer::testing::MockSession;

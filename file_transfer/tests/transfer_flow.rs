@@ -1,5 +1,5 @@
 //! Transfers between two `FileTransfers` through an in-memory lossless pipe: the happy
-//! paths of protocol.md §3 (send, accept, pause, resume, cancel, seek, streaming, avatars).
+//! paths of docs/protocol.md §3 (send, accept, pause, resume, cancel, seek, streaming, avatars).
 
 mod common;
 

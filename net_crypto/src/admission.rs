@@ -2,7 +2,7 @@
 //!
 //! Answering a cookie request costs an X25519 with the requester's DHT key, and a handshake
 //! from a peer the endpoint has no agreed key with costs an X25519 with its real key, before
-//! anything proves the sender holds that key (protocol.md §2.2). A flood of either must cost
+//! anything proves the sender holds that key (docs/protocol.md §2.2). A flood of either must cost
 //! bounded CPU, and must not become the attacker's weapon by taking the allowance of honest
 //! peers. So work is admitted in two steps, cheapest first:
 //!

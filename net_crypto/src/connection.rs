@@ -1,4 +1,4 @@
-//! One net_crypto session (protocol.md §2.2–§2.6): the handshake state machine, the session
+//! One net_crypto session (docs/protocol.md §2.2–§2.6): the handshake state machine, the session
 //! keys and data nonces, and the framing of what the reliability engine ([`Transport`])
 //! sends and receives.
 //!
@@ -38,7 +38,7 @@ use crate::receive_nonce::{ReceiveNonce, ReplayError};
 use crate::transport::{ArrayBudget, PacketClass, Transport, TransportConfig, TransportError};
 use crate::Timestamp;
 
-/// `CRYPTO_SEND_PACKET_INTERVAL` (net_crypto.h, protocol.md §2.3): temp-packet resend period.
+/// `CRYPTO_SEND_PACKET_INTERVAL` (net_crypto.h, docs/protocol.md §2.3): temp-packet resend period.
 pub const TEMP_PACKET_INTERVAL: Duration = Duration::from_millis(1000);
 /// `MAX_NUM_SENDPACKET_TRIES` (net_crypto.h): sends of a temp packet before giving up.
 pub const MAX_TEMP_PACKET_SENDS: u8 = 8;
@@ -52,7 +52,7 @@ pub const MAX_QUEUED_EVENTS: usize = 256;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct ConnectionId(pub u32);
 
-/// Where a connection is in its life (protocol.md §2.3).
+/// Where a connection is in its life (docs/protocol.md §2.3).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum ConnectionStatus {
     /// We sent a cookie request and wait for the response.
@@ -102,7 +102,7 @@ pub enum SendError {
     #[error("bad payload length")]
     BadLength,
     /// The payload's first byte is not in the id range of this kind of packet
-    /// (16–191 lossless, 192–254 lossy; protocol.md §2.5).
+    /// (16–191 lossless, 192–254 lossy; docs/protocol.md §2.5).
     #[error("packet id not valid for this kind of packet")]
     InvalidPacketId,
     /// The send array or the datagram queue is full.
@@ -116,7 +116,7 @@ pub enum SendError {
 /// Which way a queued datagram goes.
 #[derive(Debug, Clone, Copy)]
 enum Route {
-    /// Handshake phase (cookie request, handshake): every path (protocol.md §2.9).
+    /// Handshake phase (cookie request, handshake): every path (docs/protocol.md §2.9).
     Every,
     /// A data packet (lossy, kill): the path data travels on when it leaves.
     Data,
@@ -194,7 +194,7 @@ impl std::fmt::Debug for Connection {
 
 impl Connection {
     /// Starts a connection as initiator: sends a cookie request to the peer's DHT key
-    /// (protocol.md §2.2) and waits in COOKIE_REQUESTING. A low-order DHT or real key of the
+    /// (docs/protocol.md §2.2) and waits in COOKIE_REQUESTING. A low-order DHT or real key of the
     /// peer is refused: no key can be agreed with it.
     #[allow(clippy::too_many_arguments)]
     pub(crate) fn initiate(
@@ -338,7 +338,7 @@ impl Connection {
         self.paths.udp_fresh(now)
     }
 
-    /// The path data would travel on now (protocol.md §2.9), `None` when there is none.
+    /// The path data would travel on now (docs/protocol.md §2.9), `None` when there is none.
     pub fn data_path(&self, now: Timestamp) -> Option<PathKind> {
         self.paths.preferred(now)
     }
@@ -475,7 +475,7 @@ impl Connection {
 
     // ----- inputs from the endpoint -------------------------------------------------------
 
-    /// A cookie response from the peer's address (protocol.md §2.2): accepted only while
+    /// A cookie response from the peer's address (docs/protocol.md §2.2): accepted only while
     /// COOKIE_REQUESTING and only with our echo id; then our handshake goes out.
     pub(crate) fn handle_cookie_response(
         &mut self,
@@ -500,7 +500,7 @@ impl Connection {
         Ok(())
     }
 
-    /// A verified handshake from this connection's peer (protocol.md §2.3). The endpoint
+    /// A verified handshake from this connection's peer (docs/protocol.md §2.3). The endpoint
     /// has opened the cookie, checked its age and that it names this peer, opened the box
     /// and checked the cookie hash.
     pub(crate) fn handle_handshake(
@@ -543,7 +543,7 @@ impl Connection {
         }
     }
 
-    /// A data packet from the peer's address (protocol.md §2.4–§2.6). Everything that can
+    /// A data packet from the peer's address (docs/protocol.md §2.4–§2.6). Everything that can
     /// refuse the packet is checked before anything changes. `scratch` is the endpoint's
     /// buffer that the plaintext is decrypted into.
     pub(crate) fn handle_data(
@@ -636,7 +636,7 @@ impl Connection {
     }
 
     /// The peer's UDP address: learned from the DHT, or the peer reached us from a new
-    /// address with a handshake (protocol.md §2.3, `handle_new_connection_handshake`).
+    /// address with a handshake (docs/protocol.md §2.3, `handle_new_connection_handshake`).
     pub(crate) fn set_peer_addr(&mut self, addr: SocketAddr) {
         self.paths.set_udp(addr);
     }

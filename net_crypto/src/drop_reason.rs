@@ -1,4 +1,4 @@
-//! Why an endpoint dropped a datagram, and how often (DESIGN.md principle 5: what is refused
+//! Why an endpoint dropped a datagram, and how often (docs/design.md principle 5: what is refused
 //! is counted, not buffered). Every refusal leaves the session's state as it was.
 
 use std::collections::BTreeMap;
@@ -9,7 +9,7 @@ pub enum DropReason {
     /// Not a net_crypto packet kind: a core routes it to DHT/onion on the same socket.
     #[error("not a net_crypto packet")]
     NotNetCrypto,
-    /// Truncated, oversized, or not the layout's size (protocol.md §2.1, §2.2, §2.5).
+    /// Truncated, oversized, or not the layout's size (docs/protocol.md §2.1, §2.2, §2.5).
     #[error("bad length")]
     BadLength,
     /// A cookie response or data packet from an address with no connection.
@@ -37,7 +37,7 @@ pub enum DropReason {
     /// ([`crate::crypto::LowOrderPublicKey`]).
     #[error("low-order public key")]
     LowOrderPublicKey,
-    /// A handshake whose cookie is more than 15 s old or from the future (protocol.md §2.2).
+    /// A handshake whose cookie is more than 15 s old or from the future (docs/protocol.md §2.2).
     #[error("stale cookie")]
     StaleCookie,
     /// A cookie response whose echo id is not the one we sent.
@@ -50,7 +50,7 @@ pub enum DropReason {
     #[error("cookie hash mismatch")]
     CookieHashMismatch,
     /// A handshake to a connection that no longer takes one (NOT_CONFIRMED with another
-    /// connection at a different address, or ESTABLISHED; protocol.md §2.3).
+    /// connection at a different address, or ESTABLISHED; docs/protocol.md §2.3).
     #[error("handshake ignored")]
     HandshakeIgnored,
     /// A handshake from a peer we were not told to accept.
@@ -73,10 +73,10 @@ pub enum DropReason {
     /// The queue of stateless cookie responses is full.
     #[error("response queue full")]
     ResponseQueueFull,
-    /// A data plaintext that is too short or all padding (protocol.md §2.5).
+    /// A data plaintext that is too short or all padding (docs/protocol.md §2.5).
     #[error("malformed data plaintext")]
     MalformedPlaintext,
-    /// Payload id 0, 3–15 or 255 (protocol.md §2.5).
+    /// Payload id 0, 3–15 or 255 (docs/protocol.md §2.5).
     #[error("invalid packet id")]
     InvalidPacketId,
     /// The peer's buffer_start acknowledges packets we never sent.
@@ -88,7 +88,7 @@ pub enum DropReason {
     /// A lossless packet we already hold or delivered (a spurious resend).
     #[error("duplicate packet")]
     DuplicatePacket,
-    /// A request packet that does not decode (protocol.md §2.7).
+    /// A request packet that does not decode (docs/protocol.md §2.7).
     #[error("malformed request packet")]
     MalformedRequest,
     /// An out-of-order lossless packet refused because the endpoint's memory budget for send

@@ -1,4 +1,4 @@
-//! The per-socket endpoint (protocol.md §2.2–§2.3): one per UDP socket, many connections.
+//! The per-socket endpoint (docs/protocol.md §2.2–§2.3): one per UDP socket, many connections.
 //!
 //! It answers cookie requests without keeping state, verifies handshakes (cookie, age,
 //! boxes, hash) before any connection sees them, routes cookie responses and data packets by
@@ -37,7 +37,7 @@ pub struct EndpointConfig {
     pub accept_all: bool,
 }
 
-/// Bounds on what an endpoint holds (DESIGN.md principle 5). What exceeds them is dropped
+/// Bounds on what an endpoint holds (docs/design.md principle 5). What exceeds them is dropped
 /// and counted.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct EndpointLimits {
@@ -74,7 +74,7 @@ pub struct EndpointLimits {
 impl Default for EndpointLimits {
     /// 1024 connections (an idle one costs ≤ 16 KiB, so 16 MiB at most), 128 handshakes in
     /// progress, 256 queued cookie responses (a burst a driver drains in one loop),
-    /// c-toxcore's cookie-request bucket for each source (protocol.md §2.2) with 4096
+    /// c-toxcore's cookie-request bucket for each source (docs/protocol.md §2.2) with 4096
     /// sources remembered (about 100 bytes each), and 1000 key agreements a second after a
     /// burst of 1000 (what a node whose friends all come online at once may need; core's
     /// layers take the same, key_cache.rs): a `PrecomputedKey::new` (X25519 and HSalsa20)
@@ -381,7 +381,7 @@ impl Endpoint {
     }
 
     /// One datagram a TCP relay delivered from the peer with this DHT key (over a route or
-    /// out-of-band, protocol.md §7). Answers and data for it go back through the relays.
+    /// out-of-band, docs/protocol.md §7). Answers and data for it go back through the relays.
     pub fn handle_relayed(
         &mut self,
         now: Timestamp,
@@ -446,7 +446,7 @@ impl Endpoint {
         }
     }
 
-    /// Answers a cookie request statelessly (protocol.md §2.2): the cookie holds the
+    /// Answers a cookie request statelessly (docs/protocol.md §2.2): the cookie holds the
     /// requester's real key and DHT key, boxed under our cookie key with the time.
     fn answer_cookie_request(
         &mut self,
@@ -509,7 +509,7 @@ impl Endpoint {
         Ok(())
     }
 
-    /// Verifies a handshake and hands it to its connection, or creates one (protocol.md
+    /// Verifies a handshake and hands it to its connection, or creates one (docs/protocol.md
     /// §2.2 checks, §2.3 routing).
     fn handle_handshake(
         &mut self,

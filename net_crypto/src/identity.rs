@@ -1,4 +1,4 @@
-//! The keys an endpoint holds for all its connections (protocol.md §2.2).
+//! The keys an endpoint holds for all its connections (docs/protocol.md §2.2).
 
 use crate::crypto::{KeyPair, SymmetricKey};
 
@@ -10,6 +10,6 @@ pub(crate) struct Identity {
     pub real: KeyPair,
     /// The DHT key pair: cookie requests/responses are boxed between DHT keys.
     pub dht: KeyPair,
-    /// Random at startup, never sent: seals every cookie we hand out (protocol.md §2.2).
+    /// Random at startup, never sent: seals every cookie we hand out (docs/protocol.md §2.2).
     pub cookie_key: SymmetricKey,
 }

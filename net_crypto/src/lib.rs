@@ -5,7 +5,7 @@
 //! socket or spawns a thread.
 //!
 //! One [`Endpoint`] per UDP socket answers cookie requests, verifies handshakes and routes
-//! datagrams by source address to its [`Connection`]s (protocol.md §2.2–§2.3). A connection
+//! datagrams by source address to its [`Connection`]s (docs/protocol.md §2.2–§2.3). A connection
 //! owns the session keys and nonces and frames data packets (§2.4–§2.6) around what its
 //! [`transport::Transport`] (arrays, RTT, loss, congestion control, pacing) sends and
 //! receives. [`packets`] holds the wire layouts, [`crypto`] the primitives (§1).

@@ -1,4 +1,4 @@
-//! The two ways a session's datagrams travel (protocol.md §2.9, c-toxcore 0.2.18
+//! The two ways a session's datagrams travel (docs/protocol.md §2.9, c-toxcore 0.2.18
 //! `send_packet_to`): direct UDP to the peer's address, or through TCP relays that the
 //! peer and we both use (§7), where the relay names the peer by its DHT key.
 //!

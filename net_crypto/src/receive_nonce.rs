@@ -1,4 +1,4 @@
-//! The receive side of the data-packet nonce (protocol.md §2.4) and its anti-replay window.
+//! The receive side of the data-packet nonce (docs/protocol.md §2.4) and its anti-replay window.
 //!
 //! A data packet carries only the last two bytes of the sender's nonce. The receiver keeps a
 //! base (`recv_nonce`), rebuilds the full nonce as `base + (low − base.low) mod 2^16`, and after
@@ -18,7 +18,7 @@ use crate::crypto::Nonce;
 
 /// `DATA_NUM_THRESHOLD` (net_crypto.c): how far the base moves at a time.
 pub const DATA_NUM_THRESHOLD: u32 = 21845;
-/// A difference above `2 × DATA_NUM_THRESHOLD` moves the base (protocol.md §2.4).
+/// A difference above `2 × DATA_NUM_THRESHOLD` moves the base (docs/protocol.md §2.4).
 const BASE_MOVE_DIFF: u16 = 2 * DATA_NUM_THRESHOLD as u16;
 /// Packets accepted out of order up to this far below the newest one. 2048 packets is more
 /// reordering than a UDP path produces in practice (about 2.8 MB of 1400-byte packets); the

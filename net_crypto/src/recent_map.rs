@@ -1,5 +1,5 @@
 //! A map that remembers what was used recently, in bounded memory: the endpoint's per-source
-//! rate-limit buckets and its cache of agreed keys (DESIGN.md principle 5: every table is
+//! rate-limit buckets and its cache of agreed keys (docs/design.md principle 5: every table is
 //! bounded).
 //!
 //! Two generations: entries go into the current one; once it holds half the capacity it

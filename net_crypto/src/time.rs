@@ -1,6 +1,6 @@
 //! The one notion of time every rustox core uses.
 //!
-//! Cores never read a clock (DESIGN.md, principle 2): the driver passes `now` into every
+//! Cores never read a clock (docs/design.md, principle 2): the driver passes `now` into every
 //! `handle_*`/`poll_*` call. A [`Timestamp`] is a count of microseconds since an arbitrary
 //! origin chosen by the driver — the simulator starts at zero, the tokio driver at the
 //! moment it was created. Arithmetic saturates, so a bogus value can never panic a core.

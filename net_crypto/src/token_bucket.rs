@@ -1,6 +1,6 @@
 //! A token bucket in virtual time: the endpoint's per-source and key-agreement limits
 //! (admission.rs; c-toxcore v0.2.22+ allows 10 UDP cookie requests in a burst and one more
-//! per 100 ms, protocol.md §2.2), and core's DHT and onion key-agreement budgets. Answering
+//! per 100 ms, docs/protocol.md §2.2), and core's DHT and onion key-agreement budgets. Answering
 //! a request from an unknown key costs an X25519; a bucket caps what a flood of them costs.
 
 use std::time::Duration;

@@ -1,5 +1,5 @@
 //! Known-answer tests: our crypto module against vectors computed by libsodium
-//! (`tests/data/make_crypto_kat.py`, via PyNaCl). protocol.md §1 requires the Tox wire form of
+//! (`tests/data/make_crypto_kat.py`, via PyNaCl). docs/protocol.md §1 requires the Tox wire form of
 //! a box, `[MAC 16][ciphertext]`, and a big-endian nonce increment; these vectors pin both.
 
 use rustox_net_crypto::crypto::{

@@ -1,4 +1,4 @@
-//! The data-packet nonce of protocol.md §2.4 as seen on the wire.
+//! The data-packet nonce of docs/protocol.md §2.4 as seen on the wire.
 
 mod common;
 

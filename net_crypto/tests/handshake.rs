@@ -1,4 +1,4 @@
-//! The handshake state machine of protocol.md §2.2–§2.3, driven through two endpoints.
+//! The handshake state machine of docs/protocol.md §2.2–§2.3, driven through two endpoints.
 
 mod common;
 

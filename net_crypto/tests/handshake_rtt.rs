@@ -18,11 +18,11 @@ use rustox_net_crypto::{ConnectionEvent, ConnectionId, EndpointEvent, Timestamp}
 
 /// One-way delay of the test path: an 80 ms round trip, as on `bursty`.
 const ONE_WAY: Duration = Duration::from_millis(40);
-/// Packets in the first flight: the initial window (transport.md §3.7, 10 packets).
+/// Packets in the first flight: the initial window (docs/transport.md §3.7, 10 packets).
 const FLIGHT: u32 = 10;
-/// Lossless payload id used for the flight (16–191 is lossless, protocol.md §2.5).
+/// Lossless payload id used for the flight (16–191 is lossless, docs/protocol.md §2.5).
 const PAYLOAD_ID: u8 = 160;
-/// First byte of a net_crypto data packet (protocol.md §2.4).
+/// First byte of a net_crypto data packet (docs/protocol.md §2.4).
 const DATA_PACKET: u8 = 0x1b;
 
 /// What the link does with one datagram: `None` loses it, `Some(extra)` delivers it

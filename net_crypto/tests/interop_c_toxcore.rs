@@ -1,5 +1,5 @@
 //! Interop with c-toxcore 0.2.18's own net_crypto (Debian's libtoxcore.a) over loopback UDP:
-//! a C peer our code did not write is the judge of the layouts in protocol.md §2.2–§2.7.
+//! a C peer our code did not write is the judge of the layouts in docs/protocol.md §2.2–§2.7.
 //!
 //! The peer (`tests/interop/netcrypto_peer.c`) is compiled at test time; it echoes every
 //! lossless and lossy packet. Each test is skipped, with a message, when `cc` or

@@ -1,4 +1,4 @@
-//! Round trips and rejections of every net_crypto wire layout (protocol.md §2.2, §2.5).
+//! Round trips and rejections of every net_crypto wire layout (docs/protocol.md §2.2, §2.5).
 
 use proptest::prelude::*;
 use rustox_net_crypto::crypto::{Nonce, PrecomputedKey, PublicKey, SecretKey, SymmetricKey};

@@ -1,4 +1,4 @@
-//! A session over a TCP relay and over direct UDP, and moving between them (protocol.md
+//! A session over a TCP relay and over direct UDP, and moving between them (docs/protocol.md
 //! §2.9): the relay is modelled as an in-order path with its own delay, addressed by the
 //! peer's DHT key; UDP can be blocked and unblocked. Virtual time.
 

@@ -226,7 +226,7 @@ fn data_packet_below_the_moved_receive_base_fails_decryption() {
     let (mut p, a, _) = established(27);
     let old = lossy_from_a(&mut p, a, 0);
     let now = p.now;
-    // 43700 packets: the diff passes 43690, so B's base moves up by 21845 (protocol.md §2.4)
+    // 43700 packets: the diff passes 43690, so B's base moves up by 21845 (docs/protocol.md §2.4)
     // and a nonce below it rebuilds to the wrong value.
     for i in 0..43_700u32 {
         p.a.endpoint

@@ -1,4 +1,4 @@
-//! A two-transport harness in virtual time (quinn's `Pair`, STYLE.md): A sends a stream of
+//! A two-transport harness in virtual time (quinn's `Pair`, docs/conventions.md): A sends a stream of
 //! numbered bulk packets (plus occasional control packets) to B through an in-memory link
 //! with delay, a bottleneck, random loss, duplication and reordering; B checks in-order,
 //! exactly-once delivery. Both sides run full duplex (B's requests flow back to A).

@@ -106,7 +106,7 @@ fn loopback_gigabit_is_filled_by_bbr_and_cubic() {
     }
 }
 
-/// Every path is paced (transport.md §3.7; unpaced, a gigabit LAN's whole window leaves at
+/// Every path is paced (docs/transport.md §3.7; unpaced, a gigabit LAN's whole window leaves at
 /// once and overflows a switch's 62.5 kB buffer):
 /// a backlog that appears at one instant leaves as one pacing burst on a 200 µs path as
 /// on a 10 ms one, not as the window (~100 packets on the short path).

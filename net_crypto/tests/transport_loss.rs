@@ -1,4 +1,4 @@
-//! Loss detection (DESIGN.md lesson 3, transport.md §3.5): a request (NACK) generated
+//! Loss detection (docs/design.md lesson 3, docs/transport.md §3.5): a request (NACK) generated
 //! before a just-sent packet could arrive must not get that packet resent.
 
 use std::time::Duration;
@@ -238,7 +238,7 @@ fn duplicates_of_tail_named_packets_turn_tail_entries_off() {
     assert_eq!(r.poll_request(ms(100)).unwrap(), vec![1, 2]);
 }
 
-/// `is_delivered` is c-toxcore's `cryptpacket_received`: cumulative (protocol.md §2.8). A
+/// `is_delivered` is c-toxcore's `cryptpacket_received`: cumulative (docs/protocol.md §2.8). A
 /// packet a request acknowledged while an older one is still missing at the peer is not
 /// delivered: a file's completion asked about its last packet alone, and the sender closed
 /// its session while the receiver still lacked a chunk (real sockets, wan100, 2 MiB: the

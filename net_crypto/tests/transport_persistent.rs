@@ -1,4 +1,4 @@
-//! Persistent congestion (RFC 9002 §7.6, transport.md §3.5): a forward-path outage much
+//! Persistent congestion (RFC 9002 §7.6, docs/transport.md §3.5): a forward-path outage much
 //! longer than the PTO loses every packet across it, and the window falls to its minimum;
 //! random loss on a working path never gets that far.
 #[path = "transport_harness.rs"]

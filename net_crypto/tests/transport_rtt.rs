@@ -1,4 +1,4 @@
-//! RTT fidelity (DESIGN.md lesson 1, transport.md §3.3): resent packets never give RTT
+//! RTT fidelity (docs/design.md lesson 1, docs/transport.md §3.3): resent packets never give RTT
 //! samples, so a long path whose first packets are resent is still measured right; the
 //! legacy model reproduces c-toxcore's min-only collapse.
 
@@ -115,7 +115,7 @@ fn legacy_on_the_same_path_keeps_rtt_at_or_below_truth() {
     assert!(s.smoothed_rtt.unwrap() <= Duration::from_millis(1000));
 }
 
-/// DESIGN.md lesson 1 on PR #1323's own scenario: 500 ms, 2 Mbit/s, deep buffer, 3 %
+/// docs/design.md lesson 1 on PR #1323's own scenario: 500 ms, 2 Mbit/s, deep buffer, 3 %
 /// loss each way. The smoothed RTT must track the path's real RTT (propagation plus the
 /// queue the link actually holds, measured by the harness from frame transit times) —
 /// c-toxcore's estimator reads ~51 ms here.

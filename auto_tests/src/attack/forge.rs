@@ -14,7 +14,7 @@ use rustox_net_crypto::packets::{
 };
 
 /// First bytes the malformed flood draws from: net_crypto's four kinds (0x18 cookie
-/// request, 0x19 cookie response, 0x1a handshake, 0x1b data; protocol.md §2.1), the DHT's
+/// request, 0x19 cookie response, 0x1a handshake, 0x1b data; docs/protocol.md §2.1), the DHT's
 /// ping request/response and get-nodes/send-nodes (0x00, 0x01, 0x02, 0x04; §5), LAN
 /// discovery (0x21), and the onion's 0x80–0x8f (§6.1).
 pub fn flood_kinds() -> Vec<u8> {
@@ -44,7 +44,7 @@ pub fn shared_key(attacker: &KeyPair, victim: &PublicKey) -> Option<PrecomputedK
     PrecomputedKey::new(victim, &attacker.secret).ok()
 }
 
-/// A valid cookie request (protocol.md §2.2) from `attacker` (as both its DHT and real
+/// A valid cookie request (docs/protocol.md §2.2) from `attacker` (as both its DHT and real
 /// key) to `victim`, with a random nonce and `echo_id`.
 pub fn cookie_request(
     attacker: &KeyPair,
@@ -94,7 +94,7 @@ pub fn cookie_request_pool(victim: &PublicKey, rng: &mut dyn CryptoRng) -> Vec<V
     pool
 }
 
-/// A handshake (protocol.md §2.2) from `attacker` to the victim under the victim's
+/// A handshake (docs/protocol.md §2.2) from `attacker` to the victim under the victim's
 /// `cookie`, announcing `session_pk` and `base_nonce`. The cookie the victim would answer
 /// with (`other_cookie`) is sealed under a throwaway key: an attacker has no use for the
 /// victim's handshake beyond its keys.
@@ -126,7 +126,7 @@ pub fn handshake(
     .to_bytes()
 }
 
-/// `count` onion announce requests (0x83, protocol.md §6.3) to the victim as an onion
+/// `count` onion announce requests (0x83, docs/protocol.md §6.3) to the victim as an onion
 /// server, each from a fresh random key announcing itself with a random data key, sealed
 /// to the victim's DHT key, with a random 177-byte return path appended as hop C would
 /// (`ANNOUNCE_REQUEST_SIZE_RECV` = 354). Every one costs the victim a key agreement its

@@ -24,11 +24,11 @@ const ANSWER_WAIT: Duration = Duration::from_millis(300);
 /// apart always find a token.
 const ATTEMPTS: usize = 10;
 
-/// `CRYPTO_PACKET_BUFFER_SIZE` (protocol.md §2.8): the receive window in packets. Numbers
+/// `CRYPTO_PACKET_BUFFER_SIZE` (docs/protocol.md §2.8): the receive window in packets. Numbers
 /// in `[start, start + WINDOW)` are buffered until the hole at `start` fills.
 pub const WINDOW: u32 = 32768;
 
-/// The lossless id the pinning payloads carry: 64 (`PACKET_ID_MESSAGE`, protocol.md §3.1),
+/// The lossless id the pinning payloads carry: 64 (`PACKET_ID_MESSAGE`, docs/protocol.md §3.1),
 /// inside 16–191, so the victim must hold them in order.
 const PINNED_PAYLOAD_ID: u8 = 64;
 

@@ -1,5 +1,5 @@
 //! attack-bench: what floods and abuse cost a running `rustox recv`, and whether an honest
-//! file transfer through it survives them (DESIGN.md principle 5, "a flood of bad packets
+//! file transfer through it survives them (docs/design.md principle 5, "a flood of bad packets
 //! costs the node little and changes nothing").
 //!
 //! Each row starts a fresh victim (`rustox recv`, the binary beside this one), starts one

@@ -1,5 +1,5 @@
 //! A real-socket link emulator: the simulator's own [`Link`](crate::link::Link) models applied
-//! to real IP packets travelling between two network namespaces (DESIGN.md "Link profiles":
+//! to real IP packets travelling between two network namespaces (docs/design.md "Link profiles":
 //! a simulated figure counts when the same profile on real sockets agrees with it).
 //!
 //! ```text

@@ -1,6 +1,6 @@
 //! Packet loss models: independent (Bernoulli) and Gilbert–Elliott bursts.
 //!
-//! Parameters follow netem's `loss random P` and `loss gemodel p r 1-h 1-k` (transport.md §4):
+//! Parameters follow netem's `loss random P` and `loss gemodel p r 1-h 1-k` (docs/transport.md §4):
 //! the chain moves Good→Bad with probability `p` and Bad→Good with `r` once per step; a packet
 //! is lost with `1-k` in Good and `1-h` in Bad. The mean loss is
 //! `π_B·(1-h) + π_G·(1-k)` with `π_B = p / (p + r)`, and a Bad spell lasts `1/r` steps on

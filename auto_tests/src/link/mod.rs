@@ -1,4 +1,4 @@
-//! One direction of a simulated path, modelled on str0m's netem (transport.md §4).
+//! One direction of a simulated path, modelled on str0m's netem (docs/transport.md §4).
 //!
 //! A datagram entering a link goes through, in order:
 //! 1. an outage check (the link is down: dropped);

@@ -1,7 +1,7 @@
 //! The bulk-transfer application: what a sender puts in each lossless packet and how the
 //! receiver proves every byte arrived exactly once and in order.
 //!
-//! Each payload mimics a Tox file-data packet (protocol.md §3.5): `[82][file number 0][chunk]`
+//! Each payload mimics a Tox file-data packet (docs/protocol.md §3.5): `[82][file number 0][chunk]`
 //! with chunks of 1371 bytes (MAX_FILE_DATA_SIZE) except the last. A chunk's bytes are a
 //! function of the transfer key and their absolute offset, and a full chunk starts with its
 //! offset, so a reordered, duplicated, skipped or corrupted chunk cannot verify. The pieces
@@ -9,7 +9,7 @@
 
 use rustox_net_crypto::Timestamp;
 
-/// Lossless packet id of Tox file data (PACKET_ID_FILE_DATA, protocol.md §3.5).
+/// Lossless packet id of Tox file data (PACKET_ID_FILE_DATA, docs/protocol.md §3.5).
 pub const BULK_PACKET_ID: u8 = 82;
 /// File-data bytes per packet: MAX_FILE_DATA_SIZE = 1373 − 2.
 pub const CHUNK_SIZE: usize = 1371;

@@ -1,9 +1,9 @@
 //! A simulated host running one `rustox_net_crypto::Endpoint` and the bulk application.
 //!
-//! The node is the "driver" of DESIGN.md principle 1 in miniature: every input goes to the
+//! The node is the "driver" of docs/design.md principle 1 in miniature: every input goes to the
 //! endpoint with `now`, then the node drains events (handing lossless payloads to the bulk
 //! receivers) and tops up each outgoing transfer to the session's `send_budget` — pulling
-//! from the session instead of pushing into a deep queue (transport.md §3.9).
+//! from the session instead of pushing into a deep queue (docs/transport.md §3.9).
 
 use std::net::SocketAddr;
 

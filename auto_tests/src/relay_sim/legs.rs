@@ -16,7 +16,7 @@ use crate::link::{BottleneckConfig, Jitter, LinkConfig, LossModel};
 use crate::profiles::Profile;
 use crate::tcp::{ETHERNET_MTU, IPV4_TCP_HEADERS};
 
-/// Bytes a relay frame adds around a net_crypto datagram (protocol.md §7): the frame's
+/// Bytes a relay frame adds around a net_crypto datagram (docs/protocol.md §7): the frame's
 /// 2-byte length, the 16-byte MAC of its box, and the connection id byte of a data packet.
 pub const RELAY_FRAME_OVERHEAD: u64 = 2 + 16 + 1;
 

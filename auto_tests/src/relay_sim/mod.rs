@@ -2,7 +2,7 @@
 //! and the real relay server between them on simulated TCP connections.
 //!
 //! What runs is the code users run: each node is a `rustox_core::node::Node` whose relay
-//! client speaks the relay protocol (protocol.md §7), and the relay is
+//! client speaks the relay protocol (docs/protocol.md §7), and the relay is
 //! `rustox_core::relay::server::RelayServer`. What the simulator adds is what the operating
 //! system would: TCP. Every node↔relay connection is a pair of flows of the TCP model
 //! ([`crate::tcp`]: Linux's CUBIC with HyStart++, SACK recovery with PRR, RTO with its

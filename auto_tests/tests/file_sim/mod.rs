@@ -26,12 +26,12 @@ use rustox_net_crypto::{
 };
 use sha2::{Digest, Sha256};
 
-/// Chat message id (protocol.md §3.1, MESSAGE = 64).
+/// Chat message id (docs/protocol.md §3.1, MESSAGE = 64).
 const PACKET_ID_MESSAGE: u8 = 64;
 /// Wait after a session closes before dialling again.
 const RECONNECT_DELAY: Duration = Duration::from_secs(1);
 /// Silence after which a host declares its friend offline and drops the session — the
-/// simulator's stand-in for friend_connection's ping timeout (protocol.md §4), shortened so
+/// simulator's stand-in for friend_connection's ping timeout (docs/protocol.md §4), shortened so
 /// that a 30 s outage reliably breaks the session as it would on a real path where NAT
 /// mappings and relays also time out.
 const FRIEND_TIMEOUT: Duration = Duration::from_secs(10);

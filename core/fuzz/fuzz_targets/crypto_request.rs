@@ -1,4 +1,4 @@
-//! The 0x20 DHT request and the NAT ping inside it (protocol.md §5.5, §5.6).
+//! The 0x20 DHT request and the NAT ping inside it (docs/protocol.md §5.5, §5.6).
 #![no_main]
 use libfuzzer_sys::fuzz_target;
 use rustox_core::dht::wire::crypto_request::{NatPing, RequestEnvelope};

@@ -1,4 +1,4 @@
-//! The generic DHT packet (protocol.md §5.2): envelope parsing and opening with a fixed key.
+//! The generic DHT packet (docs/protocol.md §5.2): envelope parsing and opening with a fixed key.
 #![no_main]
 use libfuzzer_sys::fuzz_target;
 use rustox_core::dht::wire::dht_packet::Envelope;

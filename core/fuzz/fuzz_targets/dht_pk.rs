@@ -1,4 +1,4 @@
-//! The DHT public key announcement as onion data, and its DHT-route wrapper (protocol.md §6.4).
+//! The DHT public key announcement as onion data, and its DHT-route wrapper (docs/protocol.md §6.4).
 #![no_main]
 use libfuzzer_sys::fuzz_target;
 use rustox_core::friend::dht_pk::{DhtPkAnnounce, DhtPkRoute};

@@ -1,5 +1,5 @@
 //! friend_connection packets 16-18 and one friend's connection state driven by arbitrary
-//! inputs on a virtual clock (protocol.md §4): nothing panics and every table stays bounded.
+//! inputs on a virtual clock (docs/protocol.md §4): nothing panics and every table stays bounded.
 #![no_main]
 use libfuzzer_sys::fuzz_target;
 use rustox_core::friend::connection::{

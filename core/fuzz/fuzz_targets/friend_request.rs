@@ -1,4 +1,4 @@
-//! Friend request packets (ids 32 and 18) and the receive filter (protocol.md §6.5).
+//! Friend request packets (ids 32 and 18) and the receive filter (docs/protocol.md §6.5).
 #![no_main]
 use libfuzzer_sys::fuzz_target;
 use rustox_core::friend::request::{FriendRequest, RequestFilter};

@@ -1,4 +1,4 @@
-//! Announce request 0x83 and response 0x84 (protocol.md §6.3): raw datagrams, and arbitrary
+//! Announce request 0x83 and response 0x84 (docs/protocol.md §6.3): raw datagrams, and arbitrary
 //! plaintexts sealed under the shared key so the payload decoders are reached.
 #![no_main]
 use libfuzzer_sys::fuzz_target;

@@ -1,4 +1,4 @@
-//! The onion client's receive path (protocol.md §6.3): arbitrary datagrams, from anywhere,
+//! The onion client's receive path (docs/protocol.md §6.3): arbitrary datagrams, from anywhere,
 //! between its timers, while it announces and searches for a friend. Nothing panics, every
 //! datagram is either taken or counted as dropped, and the tables stay bounded.
 #![no_main]

@@ -1,4 +1,4 @@
-//! Data request 0x85 and response 0x86 (protocol.md §6.3): raw datagrams, and arbitrary
+//! Data request 0x85 and response 0x86 (docs/protocol.md §6.3): raw datagrams, and arbitrary
 //! plaintexts sealed under both layers' keys so the inner checks are reached.
 #![no_main]
 use libfuzzer_sys::fuzz_target;

@@ -1,4 +1,4 @@
-//! IP_Port inside onion layers (protocol.md §6.1).
+//! IP_Port inside onion layers (docs/protocol.md §6.1).
 #![no_main]
 use libfuzzer_sys::fuzz_target;
 use rustox_core::onion::wire::ip_port::IpPort;

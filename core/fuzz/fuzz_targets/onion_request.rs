@@ -1,4 +1,4 @@
-//! Onion requests 0x80-0x82 (protocol.md §6.2): raw datagrams, and arbitrary layer
+//! Onion requests 0x80-0x82 (docs/protocol.md §6.2): raw datagrams, and arbitrary layer
 //! plaintexts sealed under the relay's key so the checks after decryption are reached.
 #![no_main]
 use libfuzzer_sys::fuzz_target;

@@ -1,4 +1,4 @@
-//! Onion responses 0x8c-0x8e (protocol.md §6.2).
+//! Onion responses 0x8c-0x8e (docs/protocol.md §6.2).
 #![no_main]
 use libfuzzer_sys::fuzz_target;
 use rustox_core::onion::wire::response::{self, ResponseLayer};

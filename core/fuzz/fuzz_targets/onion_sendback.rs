@@ -1,4 +1,4 @@
-//! Sendbacks (protocol.md §6.2): raw bytes, and arbitrary plaintexts sealed under the key so
+//! Sendbacks (docs/protocol.md §6.2): raw bytes, and arbitrary plaintexts sealed under the key so
 //! the checks after decryption are reached.
 #![no_main]
 use libfuzzer_sys::fuzz_target;

@@ -1,4 +1,4 @@
-//! The onion server's whole receive path (protocol.md §6.2, §6.3): arbitrary datagrams from
+//! The onion server's whole receive path (docs/protocol.md §6.2, §6.3): arbitrary datagrams from
 //! many sources, its timer in between. Nothing panics, no output is sent to port 0 or is
 //! more than 110 bytes longer than its input, the store stays bounded, and every datagram is
 //! counted once.

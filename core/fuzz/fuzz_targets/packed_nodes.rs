@@ -1,4 +1,4 @@
-//! Packed node lists (protocol.md §5.1): any bytes and count decode or fail, never panic,
+//! Packed node lists (docs/protocol.md §5.1): any bytes and count decode or fail, never panic,
 //! and what decodes re-encodes to the same bytes.
 #![no_main]
 use libfuzzer_sys::fuzz_target;

@@ -1,4 +1,4 @@
-//! The TCP relay client's byte input (protocol.md §7): whatever a relay sends after a valid
+//! The TCP relay client's byte input (docs/protocol.md §7): whatever a relay sends after a valid
 //! handshake reply — raw bytes, or arbitrary plaintexts sealed in valid frames so the packet
 //! handling and route table are reached — never panics and never makes the client's output
 //! or events grow past their bounds. Timers run, and the client sends to its peers and the

@@ -1,4 +1,4 @@
-//! The TCP relay's secure stream and handshake (protocol.md §7): arbitrary bytes in
+//! The TCP relay's secure stream and handshake (docs/protocol.md §7): arbitrary bytes in
 //! arbitrary chunks never panic, never make the decoder hold more than one frame, and
 //! every plaintext it yields fits a frame. The first 128 bytes also go to the server's
 //! handshake.

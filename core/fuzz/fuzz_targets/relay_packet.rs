@@ -1,4 +1,4 @@
-//! TCP relay plaintexts (protocol.md §7): whatever parses encodes back to the same bytes.
+//! TCP relay plaintexts (docs/protocol.md §7): whatever parses encodes back to the same bytes.
 #![no_main]
 use libfuzzer_sys::fuzz_target;
 use rustox_core::relay::wire::Packet;

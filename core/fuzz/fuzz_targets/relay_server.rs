@@ -1,4 +1,4 @@
-//! The TCP relay server's whole input path (protocol.md §7): arbitrary bytes to a few
+//! The TCP relay server's whole input path (docs/protocol.md §7): arbitrary bytes to a few
 //! connections, with accepts, closes and timers in between, plus two real clients linked to
 //! each other so that frames open and packets are handled. Nothing panics, no connection's
 //! output passes its bound, and the connection count agrees with the counters.

@@ -1,4 +1,4 @@
-//! The save file (protocol.md §8): `Profile::parse` never panics, and whatever it accepts
+//! The save file (docs/protocol.md §8): `Profile::parse` never panics, and whatever it accepts
 //! writes back to bytes that parse and write identically.
 #![no_main]
 use libfuzzer_sys::fuzz_target;

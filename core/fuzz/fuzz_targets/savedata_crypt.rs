@@ -1,4 +1,4 @@
-//! toxencryptsave (protocol.md §8): `decrypt` never panics on any input. The format checks
+//! toxencryptsave (docs/protocol.md §8): `decrypt` never panics on any input. The format checks
 //! run before the key derivation, so most inputs cost nothing; the rest pay one scrypt.
 #![no_main]
 use libfuzzer_sys::fuzz_target;

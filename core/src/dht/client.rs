@@ -1,6 +1,6 @@
 //! One node as the DHT lists keep it: separate IPv4 and IPv6 associations, each with when
 //! it was last heard from, last pinged, and the address it reported for the list's key
-//! (c-toxcore `Client_data` / `IPPTsPng`, protocol.md §5.3).
+//! (c-toxcore `Client_data` / `IPPTsPng`, docs/protocol.md §5.3).
 
 use std::net::SocketAddr;
 

@@ -1,4 +1,4 @@
-//! The close list: 128 k-buckets of 8 nodes (protocol.md §5.3, c-toxcore 0.2.18
+//! The close list: 128 k-buckets of 8 nodes (docs/protocol.md §5.3, c-toxcore 0.2.18
 //! `close_clientlist`, `add_to_close`).
 //!
 //! A node's bucket is the number of leading bits its key shares with ours, capped at 127.
@@ -124,7 +124,7 @@ impl CloseList {
     }
 
     /// Drops dead entries so their slots are free; if *every* entry is dead, they are all
-    /// kept and made merely bad instead, so that pinging goes on (protocol.md §5.4: a node
+    /// kept and made merely bad instead, so that pinging goes on (docs/protocol.md §5.4: a node
     /// that lost its network must not forget the whole table).
     pub fn expire(&mut self, now: Timestamp, revive_as_of: Timestamp) {
         let any = self.iter().next().is_some();

@@ -1,4 +1,4 @@
-//! c-toxcore's distance metric (protocol.md §5.3, `id_closest` and `bit_by_bit_cmp`).
+//! c-toxcore's distance metric (docs/protocol.md §5.3, `id_closest` and `bit_by_bit_cmp`).
 
 use std::cmp::Ordering;
 

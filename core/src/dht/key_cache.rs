@@ -1,4 +1,4 @@
-//! A bounded cache of precomputed shared keys (protocol.md §1: c-toxcore's "shared key
+//! A bounded cache of precomputed shared keys (docs/protocol.md §1: c-toxcore's "shared key
 //! cache", 256 sets × 4 ways indexed by `pk[30]`, entries expire after `KEYS_TIMEOUT`), and the
 //! budget of the key agreements no cached key saves.
 //!

@@ -1,4 +1,4 @@
-//! Which addresses count as LAN (c-toxcore `ip_is_lan` / `ip_is_local`, protocol.md §5.7) and
+//! Which addresses count as LAN (c-toxcore `ip_is_lan` / `ip_is_local`, docs/protocol.md §5.7) and
 //! where LAN discovery datagrams go.
 
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};

@@ -1,4 +1,4 @@
-//! The Tox DHT (protocol.md §5), sans-IO.
+//! The Tox DHT (docs/protocol.md §5), sans-IO.
 //!
 //! Datagrams pass a [`gate::Gate`] (per-source limits, decryption) into the
 //! [`node::DhtNode`] state machine (lists, pending requests, timers); its outputs leave

@@ -1,4 +1,4 @@
-//! NAT hole punching state and port guessing (protocol.md §5.6, c-toxcore `do_NAT`,
+//! NAT hole punching state and port guessing (docs/protocol.md §5.6, c-toxcore `do_NAT`,
 //! `punch_holes`, `nat_commonip`, `nat_getports`).
 
 use std::net::{IpAddr, SocketAddr};

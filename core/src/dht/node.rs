@@ -1,4 +1,4 @@
-//! The DHT node as a sans-IO state machine (protocol.md §5).
+//! The DHT node as a sans-IO state machine (docs/protocol.md §5).
 //!
 //! Inputs: [`DhtNode::handle_datagram`] (or [`DhtNode::handle_incoming`] after a worker's own
 //! [`Gate`]), [`DhtNode::handle_timeout`], and API calls (`bootstrap`, `add_friend`). Outputs
@@ -337,7 +337,7 @@ impl DhtNode {
 
     /// Asks the node at `addr` for the nodes closest to `target` (`dht_getnodes`): what
     /// the onion client does with the nodes a friend's DHT-PK packet names, searching there
-    /// for the friend's DHT key (protocol.md §6.4).
+    /// for the friend's DHT key (docs/protocol.md §6.4).
     pub fn get_nodes(
         &mut self,
         now: Timestamp,
@@ -751,7 +751,7 @@ impl DhtNode {
     }
 
     /// Sends a 0x20 request for the friend with DHT key `friend_dht_pk` through its close
-    /// nodes that report its address, which route it on (`route_to_friend`, protocol.md
+    /// nodes that report its address, which route it on (`route_to_friend`, docs/protocol.md
     /// §5.5): how a DHT-PK announcement (request id 156) reaches a friend we know by DHT key
     /// but hold no address for. Needs at least `MAX_FRIEND_CLIENTS / 4` such nodes, as
     /// 0.2.18 does; returns how many copies went out (0: the friend is not searched for,
@@ -1187,7 +1187,7 @@ fn insert_closest(list: &mut Vec<PackedNode>, max: usize, node: PackedNode, targ
 type NodeAddr = (SocketAddr, PublicKey);
 
 /// One pass over a list's live associations (close list or a searched key's list): the ones due
-/// a get-nodes ping (`PING_INTERVAL`, protocol.md §5.4), marked as pinged now, and the good
+/// a get-nodes ping (`PING_INTERVAL`, docs/protocol.md §5.4), marked as pinged now, and the good
 /// ones, from which one random node is asked every `GET_NODE_INTERVAL`.
 fn due_and_good<'a>(
     entries: impl Iterator<Item = &'a mut ClientEntry>,

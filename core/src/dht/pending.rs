@@ -1,4 +1,4 @@
-//! Outstanding pings and get-nodes (c-toxcore `ping_array`, protocol.md §5.2).
+//! Outstanding pings and get-nodes (c-toxcore `ping_array`, docs/protocol.md §5.2).
 //!
 //! A response counts only if its id matches a request we sent within `PING_TIMEOUT` to that
 //! same key *and* address. 512 slots, the oldest overwritten: memory is fixed whatever the

@@ -1,5 +1,5 @@
 //! The nodes kept for one searched key — a friend's DHT key or one of the random "fake
-//! friend" keys (protocol.md §5.3, c-toxcore `DHT_Friend.client_list`, `replace_all`).
+//! friend" keys (docs/protocol.md §5.3, c-toxcore `DHT_Friend.client_list`, `replace_all`).
 //!
 //! Up to `MAX_FRIEND_CLIENTS` = 8 nodes closest to the key; a new node takes a bad node's
 //! place first, otherwise the farthest one's if it is closer.

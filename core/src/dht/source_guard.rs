@@ -1,4 +1,4 @@
-//! Flood and amplification limits per source address (DESIGN.md principle 5).
+//! Flood and amplification limits per source address (docs/design.md principle 5).
 //!
 //! c-toxcore 0.2.18 answers every well-formed request; a DHT node with a public address is
 //! then a reflector. Two limits, both per source IP, kept in a fixed table (1024 slots on a

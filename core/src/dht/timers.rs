@@ -1,4 +1,4 @@
-//! DHT constants (protocol.md §5.3, §5.4, §5.6; c-toxcore 0.2.18 `DHT.h`, `ping.c`).
+//! DHT constants (docs/protocol.md §5.3, §5.4, §5.6; c-toxcore 0.2.18 `DHT.h`, `ping.c`).
 
 use std::time::Duration;
 

@@ -31,7 +31,7 @@ impl Clock {
 }
 
 /// Unix seconds now, from the system clock: what [`crate::node::NodeOptions::unix_time`]
-/// wants (DHT-PK `no_replay` values must grow across restarts, protocol.md §6.4). A clock
+/// wants (DHT-PK `no_replay` values must grow across restarts, docs/protocol.md §6.4). A clock
 /// set before 1970 reads as 0.
 pub fn unix_now() -> u64 {
     std::time::SystemTime::now()

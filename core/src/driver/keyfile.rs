@@ -1,4 +1,4 @@
-//! A bootstrap node's key pair on disk, kept across restarts (protocol.md §5.8: bootstrap
+//! A bootstrap node's key pair on disk, kept across restarts (docs/protocol.md §5.8: bootstrap
 //! nodes keep a stable DHT key, since clients ship it in their node lists).
 //!
 //! Format: `[public key 32][secret key 32]`, the layout of tox-bootstrapd's `keys` file, so

@@ -9,7 +9,7 @@
 //! * [`hashing_writer`] and [`prepare`]: files hashed before they are offered and sinks that
 //!   write and hash on a thread of their own.
 //! * [`workers`]: the production UDP path for a DHT / bootstrap node, built after the
-//!   opentracker lessons (DESIGN.md lesson 4): one `SO_REUSEPORT` socket per worker, a
+//!   opentracker lessons (docs/design.md lesson 4): one `SO_REUSEPORT` socket per worker, a
 //!   blocking read per worker, a separate timer thread, per-worker counters summed on read.
 //! * [`tcp_relay`]: the TCP relay server's thread (non-blocking sockets on `mio`), run by
 //!   the bootstrap node beside its UDP workers; [`instance_relay`] the same server run by
@@ -61,7 +61,7 @@ pub struct DriverOptions {
 
 impl Default for DriverOptions {
     /// The microsecond timer, segmentation and receive offload: every path is paced
-    /// (transport.md §3.7), and a gigabit LAN's pacing gaps are ~11 µs a packet. The pacer
+    /// (docs/transport.md §3.7), and a gigabit LAN's pacing gaps are ~11 µs a packet. The pacer
     /// covers a late wake-up with burst credit, but on a fast, short path the credit it
     /// may take is half the BDP, so a millisecond timer would cap the rate there.
     fn default() -> Self {

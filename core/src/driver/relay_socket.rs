@@ -1,4 +1,4 @@
-//! How we write to every TCP relay connection (protocol.md §7): our relay client's
+//! How we write to every TCP relay connection (docs/protocol.md §7): our relay client's
 //! connections to a relay and our relay server's connections to clients.
 //!
 //! c-toxcore reads a relay stream only in whole frames, and a segment that ends inside a

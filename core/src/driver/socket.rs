@@ -109,7 +109,7 @@ pub enum BindError {
 }
 
 /// A node's non-blocking UDP socket bound to `addr`, with large buffers and broadcast
-/// allowed (LAN discovery, protocol.md §5.7); an IPv6 address also takes IPv4 (dual stack;
+/// allowed (LAN discovery, docs/protocol.md §5.7); an IPv6 address also takes IPv4 (dual stack;
 /// IPv4 peers then appear IPv4-mapped, which the node folds back). Bound before any
 /// runtime exists, so a command can print its address, or fail on a port in use, first.
 pub fn bind(addr: SocketAddr) -> Result<std::net::UdpSocket, BindError> {

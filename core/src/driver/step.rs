@@ -1,6 +1,6 @@
 //! The step driver: a [`Node`] on a non-blocking UDP socket, advanced one step at a time by
 //! its caller, with no runtime and no thread of its own. It is what `tox_iterate` runs
-//! (DESIGN.md: the C API drives the node through this module): each step reads what the
+//! (docs/design.md: the C API drives the node through this module): each step reads what the
 //! socket holds, runs the node's due timers, and sends what the node has to send, then
 //! returns; the caller sleeps until [`Stepper::next_wake`] and steps again.
 //!

@@ -1,5 +1,5 @@
 //! The TCP relay's driver: one thread, non-blocking sockets on `mio`, around the sans-IO
-//! [`RelayServer`] (protocol.md §7).
+//! [`RelayServer`] (docs/protocol.md §7).
 //!
 //! ```text
 //!  poll ─► listener readable ─► accept ─► handle_accept (refused: the socket is dropped)

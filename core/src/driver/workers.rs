@@ -1,4 +1,4 @@
-//! The multi-worker UDP driver of a DHT / bootstrap node (DESIGN.md lesson 4).
+//! The multi-worker UDP driver of a DHT / bootstrap node (docs/design.md lesson 4).
 //!
 //! ```text
 //!   worker i:  blocking recv_from ─► own Gate (limits, decrypt) ─► lock node: handle,
@@ -34,11 +34,11 @@
 //!   skew between fields; nothing on the packet path writes memory another worker writes.
 //! * **Order**: keys are loaded before the first socket exists (the caller's job); teardown
 //!   stops the timer thread first (it is the one that sends unprompted), then the workers.
-//! * **The TCP relay** ([`super::tcp_relay`], protocol.md §7), when configured, runs on a
+//! * **The TCP relay** ([`super::tcp_relay`], docs/protocol.md §7), when configured, runs on a
 //!   thread of its own. Its clients' onion requests take the onion server's lock on that
 //!   thread and leave from the first worker's socket; responses for its clients (0x8e whose
 //!   sendback names a connection) reach it from the workers through a bounded queue.
-//! * **The onion server** (protocol.md §6.2, §6.3, as c-toxcore's DHT_bootstrap serves it)
+//! * **The onion server** (docs/protocol.md §6.2, §6.3, as c-toxcore's DHT_bootstrap serves it)
 //!   sits beside the DHT node under its own lock: relayed packets never take the node's
 //!   lock, and an announce takes the node's lock first, then the onion's, for the closest
 //!   nodes of its answer (the only place both are held, always in that order). Its layer
@@ -515,7 +515,7 @@ impl Drop for NodeRunner {
 fn worker_loop(shared: &Shared, socket: &UdpSocket, index: usize, guard: crate::dht::GuardConfig) {
     let mut rng = StdRng::from_entropy();
     let mut gate = Gate::new(&shared.keys, guard, &mut rng);
-    // MAX_UDP_PACKET_SIZE (protocol.md §2.1).
+    // MAX_UDP_PACKET_SIZE (docs/protocol.md §2.1).
     let mut buf = [0u8; 2048];
     let mut outs = Vec::new();
     let v6 = socket.local_addr().is_ok_and(|a| a.is_ipv6());

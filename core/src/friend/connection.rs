@@ -1,4 +1,4 @@
-//! One friend's friend_connection state (protocol.md §4; c-toxcore 0.2.18
+//! One friend's friend_connection state (docs/protocol.md §4; c-toxcore 0.2.18
 //! `friend_connection.c`), sans-IO.
 //!
 //! friend_connection sits between the ways of finding a friend (onion and DHT yield the

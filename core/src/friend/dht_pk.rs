@@ -1,4 +1,4 @@
-//! The DHT public key announcement (protocol.md §6.4; c-toxcore 0.2.18 `onion_client.c`
+//! The DHT public key announcement (docs/protocol.md §6.4; c-toxcore 0.2.18 `onion_client.c`
 //! `send_dhtpk_announce`, `handle_dhtpk_announce`, `send_dht_dhtpk`, `handle_dht_dhtpk`).
 //!
 //! A friend's DHT key changes every session; this packet tells friends the current one and

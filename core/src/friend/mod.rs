@@ -1,4 +1,4 @@
-//! Friends below Messenger (protocol.md §4, §6.4, §6.5), sans-IO: the Tox ID, friend
+//! Friends below Messenger (docs/protocol.md §4, §6.4, §6.5), sans-IO: the Tox ID, friend
 //! requests, the DHT public key announcement, and friend_connection — the per-friend state
 //! that turns "we know this friend's DHT key and address" into a live net_crypto session
 //! and keeps it alive.

@@ -1,4 +1,4 @@
-//! friend_connection's own packets over net_crypto (protocol.md §3.1, §4; c-toxcore 0.2.18
+//! friend_connection's own packets over net_crypto (docs/protocol.md §3.1, §4; c-toxcore 0.2.18
 //! `friend_connection.c` `handle_packet`, `send_ping`, `send_relays`).
 //!
 //! | id | name            | body                                                    |

@@ -1,4 +1,4 @@
-//! Friend requests (protocol.md §6.5; c-toxcore 0.2.18 `friend_requests.c`,
+//! Friend requests (docs/protocol.md §6.5; c-toxcore 0.2.18 `friend_requests.c`,
 //! `send_friend_request_packet` in `friend_connection.c`, `do_friends` and
 //! `check_friend_request_timed_out` in `Messenger.c`).
 //!
@@ -34,7 +34,7 @@ pub const MAX_RECEIVED_PACKET_LEN: usize = 1021;
 /// `MAX_FRIEND_REQUEST_DATA_SIZE` (= `TOX_MAX_FRIEND_REQUEST_LENGTH` in 0.2.18): the largest
 /// message a 0.2.18 peer accepts.
 pub const MAX_FRIEND_REQUEST_DATA_SIZE: usize = MAX_RECEIVED_PACKET_LEN - 1 - NOSPAM_SIZE;
-/// The largest message we send: protocol.md §6.5 (TokTok/c-toxcore#2719 on GitHub; HEAD's
+/// The largest message we send: docs/protocol.md §6.5 (TokTok/c-toxcore#2719 on GitHub; HEAD's
 /// `TOX_MAX_FRIEND_REQUEST_LENGTH`). Longer ones would be lost on the onion route.
 pub const MAX_SENT_MESSAGE_LEN: usize = 921;
 /// `MAX_RECEIVED_STORED`: the ring of recent request senders whose repeats are dropped.

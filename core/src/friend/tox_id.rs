@@ -1,4 +1,4 @@
-//! The Tox ID and its nospam (protocol.md §6.5; c-toxcore 0.2.18 `getaddress` and
+//! The Tox ID and its nospam (docs/protocol.md §6.5; c-toxcore 0.2.18 `getaddress` and
 //! `m_addfriend` in `Messenger.c`, `data_checksum` in `util.c`, `tox_self_get_nospam`).
 //!
 //! | length | content                                                     |
@@ -228,7 +228,7 @@ pub enum FriendAddError {
 
 /// The checks `m_addfriend` makes before it looks at the friend list, in its order: message
 /// length, key validity (`public_key_valid`, reported as a bad checksum), checksum, empty
-/// message, own key. The length limit is ours (921, protocol.md §6.5), not 0.2.18's 1016.
+/// message, own key. The length limit is ours (921, docs/protocol.md §6.5), not 0.2.18's 1016.
 pub fn validate_friend_add(
     id: &[u8; TOX_ID_SIZE],
     message: &[u8],

@@ -11,7 +11,7 @@ use super::friends::FriendNumber;
 /// Something happened on the node.
 #[derive(Debug)]
 pub enum NodeEvent {
-    /// A stranger asks to be our friend (protocol.md §6.5). Accept with
+    /// A stranger asks to be our friend (docs/protocol.md §6.5). Accept with
     /// [`super::Node::add_friend_norequest`].
     FriendRequest {
         /// The requester's real key.
@@ -141,7 +141,7 @@ pub enum NodeEvent {
         file: u32,
         /// Why, in words.
         reason: String,
-        /// The friend cancelled it (its FILE_CONTROL KILL, protocol.md §3.2): what a C
+        /// The friend cancelled it (its FILE_CONTROL KILL, docs/protocol.md §3.2): what a C
         /// client hears as `tox_file_recv_control_cb` CANCEL. False for failures of our own
         /// side (a sink or source error, a hash mismatch, the session ending).
         by_peer: bool,

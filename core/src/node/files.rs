@@ -183,7 +183,7 @@ impl Node {
     }
 
     /// Offers a file of a given kind (`tox_file_send`): an avatar's id is the SHA-256 of
-    /// the image (`tox_hash`), and an avatar of size 0 says "no avatar" (protocol.md §3.2).
+    /// the image (`tox_hash`), and an avatar of size 0 says "no avatar" (docs/protocol.md §3.2).
     pub fn send_file_kind(
         &mut self,
         now: Timestamp,

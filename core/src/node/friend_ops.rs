@@ -1,6 +1,6 @@
 //! The friend list at work: the application's friend calls, each friend's
 //! friend_connection actions carried out on the net_crypto endpoint, and the endpoint's and
-//! DHT's events turned into friend_connection inputs (protocol.md §4; c-toxcore
+//! DHT's events turned into friend_connection inputs (docs/protocol.md §4; c-toxcore
 //! `friend_connection.c`).
 //!
 //! The endpoint knows sessions by id and the friend_connection knows a friend by its keys;
@@ -34,7 +34,7 @@ impl Node {
     // ----- the application's calls -----------------------------------------------------
 
     /// Adds a friend by Tox ID and sends it a friend request with `message`
-    /// (`tox_friend_add`, protocol.md §6.5). The request is retried (5 s, doubling) until
+    /// (`tox_friend_add`, docs/protocol.md §6.5). The request is retried (5 s, doubling) until
     /// the friend comes online.
     pub fn add_friend(
         &mut self,
@@ -152,7 +152,7 @@ impl Node {
 
     /// Keeps a TCP relay the application named (`tox_add_tcp_relay`) in the profile's relay
     /// list, newest first, at most [`MAX_KEPT_TCP_RELAYS`]. The node has no TCP client yet
-    /// (protocol.md §7): the relay is saved, so a profile written here still lists it for a
+    /// (docs/protocol.md §7): the relay is saved, so a profile written here still lists it for a
     /// core that has one.
     pub fn keep_tcp_relay(&mut self, addr: std::net::SocketAddr, pk: PublicKey) {
         let relays = &mut self.kept.tcp_relays;

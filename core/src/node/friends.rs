@@ -33,14 +33,14 @@ pub struct Friend {
     /// The friend's long-term (real) key.
     pub pk: PublicKey,
     /// friend_connection: the friend's DHT key and addresses, when to open, keep and kill
-    /// its session (protocol.md §4).
+    /// its session (docs/protocol.md §4).
     pub conn: FriendConnection,
     /// The net_crypto session to the friend, while one exists.
     pub session: Option<ConnectionId>,
     /// A session friend_connection asked for while no address was known: the DHT key to
     /// dial with once one arrives (c-toxcore keeps such a connection waiting for a path).
     pub awaiting_addr: Option<PublicKey>,
-    /// Messenger's view: the friend sent `ONLINE` (protocol.md §3.1) on the current
+    /// Messenger's view: the friend sent `ONLINE` (docs/protocol.md §3.1) on the current
     /// session. Until then everything else from it is dropped.
     pub online: bool,
     /// Added because it dialled a node that accepts strangers: we take its sessions but

@@ -1,4 +1,4 @@
-//! Messenger on a friend's session (protocol.md §3.1, `toxcore/Messenger.c`): the
+//! Messenger on a friend's session (docs/protocol.md §3.1, `toxcore/Messenger.c`): the
 //! `ONLINE`/`OFFLINE` handshake that makes a friend online, messages and actions with read
 //! receipts, and custom packets. Names, status and typing are in `presence.rs`, files in
 //! `files.rs`.

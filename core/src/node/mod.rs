@@ -12,7 +12,7 @@
 //! ([`crate::friend::FriendConnection`]) takes what the DHT and the onion learn (the
 //! friend's DHT key, its addresses) and asks for sessions, ALIVE packets and kills, which
 //! the node carries out on the net_crypto endpoint (`friends_ops.rs`); Messenger's
-//! `ONLINE` packet on that session makes the friend online (protocol.md §3.1,
+//! `ONLINE` packet on that session makes the friend online (docs/protocol.md §3.1,
 //! `messenger.rs`); files ride on the same session (`files.rs`).
 
 pub mod event;
@@ -84,13 +84,13 @@ pub struct NodeOptions {
     /// Accept sessions from anyone who dials us, adding them as friends (`rustox recv
     /// --accept-from any`). Off, only friends get a session.
     pub accept_strangers: bool,
-    /// The onion server every DHT node runs for others (protocol.md §6.2–§6.3): relaying,
+    /// The onion server every DHT node runs for others (docs/protocol.md §6.2–§6.3): relaying,
     /// announce storage, data forwarding. c-toxcore clients expect it of any DHT node.
     pub onion_server: OnionConfig,
     /// Unix seconds at the `now` given to [`Node::new`]: the wall clock the drivers read,
     /// which the node itself never does. DHT-PK packets carry it (plus the seconds since) as
     /// `no_replay`, which must grow across our restarts for friends to accept them
-    /// (protocol.md §6.4; c-toxcore's `mono_time_get` is Unix-based too). 0 counts from 1.
+    /// (docs/protocol.md §6.4; c-toxcore's `mono_time_get` is Unix-based too). 0 counts from 1.
     pub unix_time: u64,
     /// No UDP at all (c-toxcore's `udp_enabled = false`, for networks that block it):
     /// sessions and the onion go through TCP relays only, and nothing is sent over UDP.
@@ -372,7 +372,7 @@ impl Node {
         self.keys.public
     }
 
-    /// Our Tox ID: the key, the nospam, the checksum (protocol.md §6.5).
+    /// Our Tox ID: the key, the nospam, the checksum (docs/protocol.md §6.5).
     pub fn tox_id(&self) -> ToxId {
         ToxId::new(self.keys.public, self.requests.nospam())
     }
@@ -454,7 +454,7 @@ impl Node {
     // ----- network ---------------------------------------------------------------------
 
     /// Starts from a known DHT node: asks it for the nodes closest to us (`dht_bootstrap`,
-    /// protocol.md §5.8).
+    /// docs/protocol.md §5.8).
     pub fn bootstrap(&mut self, now: Timestamp, addr: SocketAddr, dht_pk: PublicKey) {
         self.dht
             .bootstrap(now, canonical(addr), dht_pk, self.rng.as_mut());
@@ -477,7 +477,7 @@ impl Node {
     /// datagram says can stop the node.
     pub fn handle_datagram(&mut self, now: Timestamp, from: SocketAddr, datagram: &[u8]) {
         // A dual-stack socket reports IPv4 peers IPv4-mapped; every layer keys peers by
-        // the plain form, as the wire carries them (protocol.md §5.1).
+        // the plain form, as the wire carries them (docs/protocol.md §5.1).
         let from = canonical(from);
         if from.port() == 0 {
             self.io.from_port_zero += 1;

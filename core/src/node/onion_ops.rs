@@ -1,4 +1,4 @@
-//! The node's onion client at work (protocol.md §6): what it is fed, and what its findings
+//! The node's onion client at work (docs/protocol.md §6): what it is fed, and what its findings
 //! do to the friend list.
 //!
 //! * Fed: the bootstrap nodes, the nodes the DHT holds (its path nodes), the nodes our DHT-PK

@@ -1,4 +1,4 @@
-//! Who we are to our friends and who they are to us (protocol.md §3.1): name (NICKNAME 48),
+//! Who we are to our friends and who they are to us (docs/protocol.md §3.1): name (NICKNAME 48),
 //! status message (STATUSMESSAGE 49), user status (USERSTATUS 50) and typing (TYPING 51).
 //!
 //! As in c-toxcore (`Messenger.c`, `do_friends`), each is sent once when the friend comes

@@ -1,4 +1,4 @@
-//! A node from a save file and back (protocol.md §8, c-toxcore's `tox_new` with savedata and
+//! A node from a save file and back (docs/protocol.md §8, c-toxcore's `tox_new` with savedata and
 //! `tox_get_savedata`): the identity, nospam, our name, status message and status, the
 //! friends with what they last told us and any request still pending, and the DHT nodes to
 //! start from.

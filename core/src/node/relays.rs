@@ -1,4 +1,4 @@
-//! The node's TCP relays (protocol.md §2.9, §4, §7): the relay clients
+//! The node's TCP relays (docs/protocol.md §2.9, §4, §7): the relay clients
 //! ([`RelayClients`]) and what flows between them and the other layers.
 //!
 //! * Relays come from the application (`tox_add_tcp_relay`, bootstrap options, the profile)
@@ -32,7 +32,7 @@ use crate::relay::client::{RelayEvent, RelayId, RelaySendError};
 /// fill it, so it is small and the oldest entry goes first.
 pub const MAX_OOB_RETURNS: usize = 64;
 
-/// Relays a DHT-PK packet carries at most, before the DHT nodes (protocol.md §6.4:
+/// Relays a DHT-PK packet carries at most, before the DHT nodes (docs/protocol.md §6.4:
 /// "up to 2 TCP relays we use").
 pub const MAX_DHTPK_RELAYS: usize = 2;
 
@@ -126,7 +126,7 @@ impl Node {
         }
     }
 
-    /// The path a friend's session data travels on now (protocol.md §2.9: UDP while it was
+    /// The path a friend's session data travels on now (docs/protocol.md §2.9: UDP while it was
     /// heard from within 8 s, the relays otherwise); `None` without a session.
     pub fn friend_data_path(&self, now: Timestamp, friend: FriendNumber) -> Option<PathKind> {
         let id = self.friends.get(friend)?.session?;

@@ -1,4 +1,4 @@
-//! Which layer a datagram belongs to, by its first byte (protocol.md §2.1,
+//! Which layer a datagram belongs to, by its first byte (docs/protocol.md §2.1,
 //! `toxcore/network.h`). One UDP port carries every layer, as in c-toxcore.
 
 /// The layer that handles a datagram.

@@ -438,7 +438,7 @@ fn a_stranger_never_gets_a_session() {
         })
         .count();
     // b answers cookie requests statelessly and drops the handshakes: each dial is one
-    // cookie request and 8 handshakes a second apart (protocol.md §2.3), then a redial.
+    // cookie request and 8 handshakes a second apart (docs/protocol.md §2.3), then a redial.
     assert!(
         (3..=4).contains(&timeouts),
         "{timeouts} handshake time-outs"
@@ -494,7 +494,7 @@ fn a_deleted_friend_goes_offline_and_stays_out() {
 /// the last packet while the lost one is still missing, and its request packets (which
 /// name the hole) acknowledge the last one. `FileSent` must wait for the hole: the file
 /// layer asks net_crypto whether the file's last packet is delivered, which holds only once
-/// every packet before it is too (protocol.md §2.8). Each of the last eight full chunks is
+/// every packet before it is too (docs/protocol.md §2.8). Each of the last eight full chunks is
 /// lost in turn.
 #[test]
 fn file_sent_waits_until_the_receiver_has_every_packet() {
@@ -610,7 +610,7 @@ fn send_closing_on_file_sent(
     (ev_a, ev_b, sink.bytes())
 }
 
-/// friend_connection keeps a session only while ALIVE packets arrive (protocol.md §4): when
+/// friend_connection keeps a session only while ALIVE packets arrive (docs/protocol.md §4): when
 /// everything from b is lost, a declares the session dead after 32 s, and once the path
 /// heals the two find each other again on their own.
 #[test]

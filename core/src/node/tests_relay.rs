@@ -1,5 +1,5 @@
 //! Two nodes whose UDP cannot reach each other, and a TCP relay both use, joined in memory
-//! in virtual time (protocol.md §2.9, §7): the session is set up out of band, runs over a
+//! in virtual time (docs/protocol.md §2.9, §7): the session is set up out of band, runs over a
 //! route, and moves to UDP when UDP opens.
 
 use std::collections::HashMap;

@@ -1,4 +1,4 @@
-//! The onion (protocol.md §6): how Tox clients find each other without telling the network
+//! The onion (docs/protocol.md §6): how Tox clients find each other without telling the network
 //! who they are looking for.
 //!
 //! * [`wire`]: every onion packet's codec — the IP_Port of the layers, the 3-hop request

@@ -1,4 +1,4 @@
-//! The Tox TCP relay (protocol.md §7; c-toxcore 0.2.18 `TCP_server.c`, `TCP_common.c`).
+//! The Tox TCP relay (docs/protocol.md §7; c-toxcore 0.2.18 `TCP_server.c`, `TCP_common.c`).
 //!
 //! A TCP relay lets clients that cannot use UDP (firewalls, proxies, Tor) reach each other
 //! and the onion. Every client keeps a TCP connection to a few relays, authenticated by its

@@ -1,5 +1,5 @@
 //! Where each write to a relay connection stops: at the end of a frame, at most
-//! [`RECORD_SIZE`] bytes after the last one (protocol.md §7).
+//! [`RECORD_SIZE`] bytes after the last one (docs/protocol.md §7).
 //!
 //! c-toxcore 0.2.18 reads a relay stream one whole frame at a time (`TCP_common.c`
 //! `read_packet_TCP_secure_connection` waits until the kernel holds the frame's every

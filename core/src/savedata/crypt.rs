@@ -1,5 +1,5 @@
 //! Password-protected save data: c-toxcore 0.2.18's `toxencryptsave`
-//! (`toxencryptsave/toxencryptsave.c`, `defines.h`; protocol.md §8).
+//! (`toxencryptsave/toxencryptsave.c`, `defines.h`; docs/protocol.md §8).
 //!
 //! | length | content                                                      |
 //! |--------|--------------------------------------------------------------|

@@ -6,7 +6,7 @@
 //! | …      | sub-sections framed like the file's ([`super::section`]) but with cookie 0x11ce |
 //!
 //! c-toxcore writes exactly one sub-section, type 4 (`DHT_STATE_TYPE_NODES`): packed nodes
-//! (protocol.md §5.1), UDP families only — the nodes loaded from the last save that are still
+//! (docs/protocol.md §5.1), UDP families only — the nodes loaded from the last save that are still
 //! unused, then the close list, then the two fake friends' client lists, each with IPv4 and
 //! IPv6 entries. Loading reads at most `MAX_SAVED_DHT_NODES` (96) of them and ignores
 //! sub-sections of other types; a body too short for the cookie, a wrong cookie or broken

@@ -1,4 +1,4 @@
-//! The Tox save file ("savedata", protocol.md §8), byte-compatible with c-toxcore 0.2.18
+//! The Tox save file ("savedata", docs/protocol.md §8), byte-compatible with c-toxcore 0.2.18
 //! (`tox_get_savedata` / `tox_load` in `toxcore/tox.c`, the state plugins in
 //! `toxcore/Messenger.c`, `dht_save` in `toxcore/DHT.c`), and its password-protected form
 //! ([`crypt`], `toxencryptsave`).

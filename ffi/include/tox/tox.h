@@ -410,7 +410,7 @@ typedef struct Tox_Options {
      */
     bool udp_enabled;
     /**
-     * LAN discovery broadcasts (protocol.md §5.7).
+     * LAN discovery broadcasts (docs/protocol.md §5.7).
      */
     bool local_discovery_enabled;
     /**
@@ -442,7 +442,7 @@ typedef struct Tox_Options {
      */
     uint16_t tcp_port;
     /**
-     * NAT hole punching (protocol.md §5.6).
+     * NAT hole punching (docs/protocol.md §5.6).
      */
     bool hole_punching_enabled;
     /**
@@ -923,7 +923,7 @@ uint16_t tox_self_get_tcp_port(const Tox *tox, enum Tox_Err_Get_Port *error);
  * Adds a friend by Tox ID and sends it a friend request (`tox_friend_add`): returns its
  * friend number, or `UINT32_MAX`. The request is resent until the friend comes online.
  * Messages longer than 921 bytes are refused (TOO_LONG): 0.2.18 allows 1016, but receivers
- * drop requests that long (protocol.md §6.5; c-toxcore 0.2.21 lowered the limit to 921).
+ * drop requests that long (docs/protocol.md §6.5; c-toxcore 0.2.21 lowered the limit to 921).
  */
 uint32_t tox_friend_add(Tox *tox,
                         const uint8_t *address,

@@ -1,4 +1,4 @@
-//! FILE_CONTROL (id 81): accept/resume, pause, kill, seek (protocol.md §3.4).
+//! FILE_CONTROL (id 81): accept/resume, pause, kill, seek (docs/protocol.md §3.4).
 //!
 //! | length | content                                                        |
 //! |-------:|----------------------------------------------------------------|

@@ -1,5 +1,5 @@
 //! FILE_DATA (id 82): one chunk of a file, the only congestion-controlled packet
-//! (protocol.md §3.5).
+//! (docs/protocol.md §3.5).
 //!
 //! | length  | content                                         |
 //! |--------:|-------------------------------------------------|

@@ -1,4 +1,4 @@
-//! Wire layouts of the three file-transfer packets (protocol.md §3.1, §3.3–§3.5).
+//! Wire layouts of the three file-transfer packets (docs/protocol.md §3.1, §3.3–§3.5).
 //!
 //! Each layout lives in its own file beside its byte table. Every parser takes the whole
 //! net_crypto lossless payload (id byte first), checks every length against the bytes
@@ -16,19 +16,19 @@ pub use control::{ControlKind, ControlPacket, Direction};
 pub use data::DataPacket;
 pub use send_request::SendRequestPacket;
 
-/// Id of FILE_SENDREQUEST (protocol.md §3.1; `PACKET_ID_FILE_SENDREQUEST` in Messenger.h).
+/// Id of FILE_SENDREQUEST (docs/protocol.md §3.1; `PACKET_ID_FILE_SENDREQUEST` in Messenger.h).
 pub const PACKET_ID_FILE_SENDREQUEST: u8 = 80;
-/// Id of FILE_CONTROL (protocol.md §3.1; `PACKET_ID_FILE_CONTROL`).
+/// Id of FILE_CONTROL (docs/protocol.md §3.1; `PACKET_ID_FILE_CONTROL`).
 pub const PACKET_ID_FILE_CONTROL: u8 = 81;
-/// Id of FILE_DATA (protocol.md §3.1; `PACKET_ID_FILE_DATA`).
+/// Id of FILE_DATA (docs/protocol.md §3.1; `PACKET_ID_FILE_DATA`).
 pub const PACKET_ID_FILE_DATA: u8 = 82;
 
-/// Largest FILE_DATA payload after id and file number: 1373 − 2 (protocol.md §3.5,
+/// Largest FILE_DATA payload after id and file number: 1373 − 2 (docs/protocol.md §3.5,
 /// `MAX_FILE_DATA_SIZE`). Every chunk of a transfer except the last has exactly this size.
 pub const MAX_FILE_DATA_SIZE: usize = 1371;
-/// Longest file name on the wire (protocol.md §3.3 and §9, `TOX_MAX_FILENAME_LENGTH`).
+/// Longest file name on the wire (docs/protocol.md §3.3 and §9, `TOX_MAX_FILENAME_LENGTH`).
 pub const MAX_FILENAME_LENGTH: usize = 255;
-/// Length of a file id (protocol.md §3.2, `FILE_ID_LENGTH` / `TOX_FILE_ID_LENGTH`).
+/// Length of a file id (docs/protocol.md §3.2, `FILE_ID_LENGTH` / `TOX_FILE_ID_LENGTH`).
 pub const FILE_ID_LENGTH: usize = 32;
 
 /// Why a file-transfer payload does not decode or encode.

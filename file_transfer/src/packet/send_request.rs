@@ -1,4 +1,4 @@
-//! FILE_SENDREQUEST (id 80): the sender offers a file (protocol.md §3.3).
+//! FILE_SENDREQUEST (id 80): the sender offers a file (docs/protocol.md §3.3).
 //!
 //! | length | content                                            |
 //! |-------:|----------------------------------------------------|
@@ -96,7 +96,7 @@ mod tests {
 
     #[test]
     fn head_is_45_bytes_after_the_id() {
-        // protocol.md §3.3: head = 1+4+8+32 = 45 bytes after the id; an empty name is legal.
+        // docs/protocol.md §3.3: head = 1+4+8+32 = 45 bytes after the id; an empty name is legal.
         let bytes = [80u8; 46];
         assert!(SendRequestPacket::parse(&bytes).is_ok());
         assert_eq!(

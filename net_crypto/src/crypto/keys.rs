@@ -1,4 +1,4 @@
-//! Curve25519 key pairs (protocol.md §1: `crypto_box_keypair`).
+//! Curve25519 key pairs (docs/protocol.md §1: `crypto_box_keypair`).
 
 use std::fmt;
 

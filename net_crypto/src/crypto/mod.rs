@@ -1,4 +1,4 @@
-//! Tox's crypto primitives (protocol.md §1): X25519 (`x25519-dalek`), SHA-2 (`sha2`), and an
+//! Tox's crypto primitives (docs/protocol.md §1): X25519 (`x25519-dalek`), SHA-2 (`sha2`), and an
 //! XSalsa20-Poly1305 of our own that is twice as fast as RustCrypto's (`xsalsa20.rs`,
 //! `poly1305.rs` say why), checked against libsodium and against those crates. The check
 //! against libsodium itself, loaded into a test (`ffi/tests/libsodium_cipher.rs`: every length
@@ -27,7 +27,7 @@ pub use precomputed::{
 
 use sha2::{Digest, Sha256, Sha512};
 
-/// The source of randomness every core takes by injection (DESIGN.md, principle 1): the OS
+/// The source of randomness every core takes by injection (docs/design.md, principle 1): the OS
 /// generator in production, a seeded ChaCha in tests and the simulator.
 pub trait CryptoRng: rand_core::RngCore + rand_core::CryptoRng {}
 impl<T: rand_core::RngCore + rand_core::CryptoRng> CryptoRng for T {}
@@ -38,7 +38,7 @@ pub enum CryptoError {
     /// The MAC did not verify: wrong key, wrong nonce, or tampered bytes.
     #[error("authentication failed")]
     AuthenticationFailed,
-    /// c-toxcore refuses empty plaintexts and ciphertexts of 16 bytes or fewer (protocol.md §1).
+    /// c-toxcore refuses empty plaintexts and ciphertexts of 16 bytes or fewer (docs/protocol.md §1).
     #[error("box too short")]
     TooShort,
 }

@@ -1,4 +1,4 @@
-//! 24-byte nonces with Tox's big-endian increment (protocol.md §1, `increment_nonce`).
+//! 24-byte nonces with Tox's big-endian increment (docs/protocol.md §1, `increment_nonce`).
 
 use super::CryptoRng;
 
@@ -42,7 +42,7 @@ impl Nonce {
         }
     }
 
-    /// The last two bytes, big-endian: what a data packet carries in clear (protocol.md §2.4).
+    /// The last two bytes, big-endian: what a data packet carries in clear (docs/protocol.md §2.4).
     pub fn low_u16(&self) -> u16 {
         u16::from_be_bytes([self.0[22], self.0[23]])
     }

@@ -125,7 +125,7 @@ impl SymmetricKey {
         boxed
     }
 
-    /// Open `[MAC 16][ciphertext]`. Refuses boxes of 16 bytes or fewer (protocol.md §1).
+    /// Open `[MAC 16][ciphertext]`. Refuses boxes of 16 bytes or fewer (docs/protocol.md §1).
     pub fn decrypt(&self, nonce: &Nonce, boxed: &[u8]) -> Result<Vec<u8>, CryptoError> {
         if boxed.len() <= MAC_SIZE {
             return Err(CryptoError::TooShort);

@@ -1,6 +1,6 @@
 //! XSalsa20-Poly1305 (`crypto_secretbox`, NaCl), in place, with the tag beside the message.
 //!
-//! The construction (protocol.md §1; Bernstein, "Cryptography in NaCl", §9): the XSalsa20
+//! The construction (docs/protocol.md §1; Bernstein, "Cryptography in NaCl", §9): the XSalsa20
 //! keystream's first 32 bytes key a one-time Poly1305, the rest is XORed with the message, and
 //! the tag authenticates the ciphertext. On the Tox wire a box is `[tag 16][ciphertext]`.
 //! Opening checks the tag before it decrypts, so a forged box never yields plaintext, and the

@@ -1,4 +1,4 @@
-//! The XSalsa20 keystream of a secretbox (protocol.md §1), eight Salsa20 blocks at a time.
+//! The XSalsa20 keystream of a secretbox (docs/protocol.md §1), eight Salsa20 blocks at a time.
 //!
 //! Why not the `salsa20` crate: RustCrypto's Salsa20 (0.10 and 0.11) has only a scalar backend,
 //! and on the session path — every data packet is a fresh nonce, so a fresh XSalsa20 key

@@ -1,4 +1,4 @@
-//! The cookie (protocol.md §2.2, `COOKIE_LENGTH`): proof that a peer asked us for a cookie
+//! The cookie (docs/protocol.md §2.2, `COOKIE_LENGTH`): proof that a peer asked us for a cookie
 //! at its address recently, which lets a responder stay stateless until a handshake arrives.
 //!
 //! | bytes | content |

@@ -1,4 +1,4 @@
-//! Cookie request, packet kind 0x18 (protocol.md §2.2, `COOKIE_REQUEST_LENGTH`).
+//! Cookie request, packet kind 0x18 (docs/protocol.md §2.2, `COOKIE_REQUEST_LENGTH`).
 //!
 //! | bytes | content |
 //! |------:|---------|

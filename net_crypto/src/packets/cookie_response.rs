@@ -1,4 +1,4 @@
-//! Cookie response, packet kind 0x19 (protocol.md §2.2, `COOKIE_RESPONSE_LENGTH`).
+//! Cookie response, packet kind 0x19 (docs/protocol.md §2.2, `COOKIE_RESPONSE_LENGTH`).
 //!
 //! | bytes | content |
 //! |------:|---------|

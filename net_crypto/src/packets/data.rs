@@ -1,4 +1,4 @@
-//! Crypto data packet, kind 0x1b (protocol.md §2.5), and its plaintext with the padding rule.
+//! Crypto data packet, kind 0x1b (docs/protocol.md §2.5), and its plaintext with the padding rule.
 //!
 //! Wire:
 //!
@@ -35,7 +35,7 @@ pub const MAX_CRYPTO_DATA_SIZE: usize =
 /// `CRYPTO_MAX_PADDING` (net_crypto.h).
 const MAX_PADDING: usize = 8;
 
-/// Zero bytes placed before a payload of `payload_len` bytes (protocol.md §2.5):
+/// Zero bytes placed before a payload of `payload_len` bytes (docs/protocol.md §2.5):
 /// `(MAX_CRYPTO_DATA_SIZE − len) mod 8`, so padding + payload ≡ 1373 (mod 8).
 pub fn padding_len(payload_len: usize) -> usize {
     MAX_CRYPTO_DATA_SIZE.saturating_sub(payload_len) % MAX_PADDING
@@ -86,7 +86,7 @@ impl DataPacket {
         Self::parse(&wire)
     }
 
-    /// Decrypts with the full nonce the receiver rebuilt (protocol.md §2.4) and parses the
+    /// Decrypts with the full nonce the receiver rebuilt (docs/protocol.md §2.4) and parses the
     /// plaintext.
     pub fn open(&self, key: &PrecomputedKey, nonce: &Nonce) -> Result<DataPlaintext, ParseError> {
         let packet = DataPacketRef {
@@ -176,7 +176,7 @@ impl<'a> DataPacketRef<'a> {
     }
 
     /// Decrypts into `scratch` (cleared first; reused from packet to packet) with the full
-    /// nonce the receiver rebuilt (protocol.md §2.4), and parses the plaintext there.
+    /// nonce the receiver rebuilt (docs/protocol.md §2.4), and parses the plaintext there.
     pub fn open_into<'s>(
         &self,
         key: &PrecomputedKey,

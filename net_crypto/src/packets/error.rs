@@ -29,7 +29,7 @@ pub enum ParseError {
     /// A box did not open: wrong key, wrong nonce or tampered bytes.
     #[error("box did not open: {0}")]
     Crypto(#[from] CryptoError),
-    /// A data packet's plaintext holds nothing but zero padding (protocol.md §2.5).
+    /// A data packet's plaintext holds nothing but zero padding (docs/protocol.md §2.5).
     #[error("data packet is all padding")]
     AllPadding,
     /// A payload to encode is empty, too long, or starts with the padding byte 0.

@@ -1,4 +1,4 @@
-//! Crypto handshake, packet kind 0x1a (protocol.md §2.2, `HANDSHAKE_PACKET_LENGTH`).
+//! Crypto handshake, packet kind 0x1a (docs/protocol.md §2.2, `HANDSHAKE_PACKET_LENGTH`).
 //!
 //! | bytes | content |
 //! |------:|---------|
@@ -8,7 +8,7 @@
 //! | 248   | `E(receiver real pk, sender real sk, nonce)[ base_nonce 24 \| sender session pk 32 \| sha512(cookie above) 64 \| other_cookie 112 ]` (232 + 16 MAC) |
 //!
 //! Total 385. `base_nonce` is the nonce the *sender* will encrypt its data packets with (the
-//! receiver stores it as its receive nonce; protocol.md §2.12 on the spec's wording).
+//! receiver stores it as its receive nonce; docs/protocol.md §2.12 on the spec's wording).
 //! `other_cookie` is a cookie made by the sender for the receiver, so the receiver can answer
 //! with its own handshake without a cookie round trip.
 

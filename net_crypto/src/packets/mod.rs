@@ -1,4 +1,4 @@
-//! Wire layouts of the net_crypto packets (protocol.md §2.1, §2.2, §2.5), one file per layout.
+//! Wire layouts of the net_crypto packets (docs/protocol.md §2.1, §2.2, §2.5), one file per layout.
 //!
 //! Each parser checks the exact size before touching a byte, returns a typed [`ParseError`]
 //! and never panics; each encoder produces exactly the bytes its parser accepts. Boxed parts
@@ -34,10 +34,10 @@ pub use error::ParseError;
 pub use handshake::{Handshake, HandshakePayload, HANDSHAKE_PLAINTEXT_SIZE, HANDSHAKE_SIZE};
 pub use packet_id::{PayloadKind, PACKET_ID_KILL, PACKET_ID_REQUEST};
 
-/// `MAX_CRYPTO_PACKET_SIZE` (`net_crypto.h`, protocol.md §2.1): the largest net_crypto datagram.
+/// `MAX_CRYPTO_PACKET_SIZE` (`net_crypto.h`, docs/protocol.md §2.1): the largest net_crypto datagram.
 pub const MAX_CRYPTO_PACKET_SIZE: usize = 1400;
 
-/// The first byte of a datagram, for the four net_crypto kinds (protocol.md §2.1,
+/// The first byte of a datagram, for the four net_crypto kinds (docs/protocol.md §2.1,
 /// `toxcore/network.h`). Every other first byte belongs to another layer (DHT, onion, ...).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[repr(u8)]

@@ -1,6 +1,6 @@
-//! The id byte that starts every data-packet payload (protocol.md §2.5, `net_crypto.h`).
+//! The id byte that starts every data-packet payload (docs/protocol.md §2.5, `net_crypto.h`).
 
-/// `PACKET_ID_REQUEST`: a request (NACK) packet (protocol.md §2.7).
+/// `PACKET_ID_REQUEST`: a request (NACK) packet (docs/protocol.md §2.7).
 pub const PACKET_ID_REQUEST: u8 = 1;
 /// `PACKET_ID_KILL`: the sender closes the connection.
 pub const PACKET_ID_KILL: u8 = 2;
@@ -26,7 +26,7 @@ pub enum PayloadKind {
     Lossless,
     /// 192–254: lossy, delivered at once.
     Lossy,
-    /// 0 (padding, never an id) and 255 (invalid in 0.2.18; protocol.md §2.12).
+    /// 0 (padding, never an id) and 255 (invalid in 0.2.18; docs/protocol.md §2.12).
     Invalid,
 }
 

@@ -39,7 +39,7 @@ impl<'a> Reader<'a> {
     }
 
     /// A u64 in the sender's own byte order. Tox's echo ids and cookie times are "opaque"
-    /// (protocol.md conventions): only their writer reads them back, so we pick little-endian.
+    /// (docs/protocol.md conventions): only their writer reads them back, so we pick little-endian.
     pub(super) fn opaque_u64(&mut self) -> Result<u64, ParseError> {
         Ok(u64::from_le_bytes(self.array()?))
     }

@@ -1,6 +1,6 @@
 //! Acknowledgements: the peer's cumulative `buffer_start` in every data packet header and
-//! its request packets (protocol.md §2.7), turned into freed slots, RTT and delivery-rate
-//! samples, and one event for the controller per ack (transport.md §3.2, §3.3).
+//! its request packets (docs/protocol.md §2.7), turned into freed slots, RTT and delivery-rate
+//! samples, and one event for the controller per ack (docs/transport.md §3.2, §3.3).
 //!
 //! - A request is decoded against the `buffer_start` of its own packet's header (passed to
 //!   `on_peer_buffer_start` just before), so a reordered request never acknowledges
@@ -96,7 +96,7 @@ impl AckBatch {
             }
         }
         // Declared lost, yet acked: still waiting for its resend, or acked sooner than one
-        // min RTT after the resend — either way the original copy arrived (transport.md §3.3).
+        // min RTT after the resend — either way the original copy arrived (docs/transport.md §3.3).
         if slot.declared_lost {
             let early = min_rtt.is_some_and(|m| now - slot.last_sent < m);
             if slot.state == SlotState::Lost || early {
@@ -177,7 +177,7 @@ impl Transport {
         Ok(())
     }
 
-    /// A request packet's payload, without its id byte (protocol.md §2.7).
+    /// A request packet's payload, without its id byte (docs/protocol.md §2.7).
     ///
     /// The walk starts at the `buffer_start` of the same packet's header (the connection
     /// passes it to [`on_peer_buffer_start`](Self::on_peer_buffer_start) first): a request
@@ -252,7 +252,7 @@ impl Transport {
         // `nacked` means "named by the latest request": a slot beyond this walk is not
         // missing as far as this request says (received after the last hole, or not yet
         // known to the peer). A stale NACK kept from an earlier request would convict a
-        // packet whose ack is merely withheld behind a hole (DESIGN.md lesson 3).
+        // packet whose ack is merely withheld behind a hole (docs/design.md lesson 3).
         if let (Some(r), (Some(Walk::Passed), Some(Walk::Named))) = (reached, last_two) {
             if let Some(slot) = self.send.get_mut(start.wrapping_add(r)) {
                 slot.nack_is_tail = slot.nacked;
@@ -295,7 +295,7 @@ impl Transport {
         self.bytes_in_flight = self.bytes_in_flight.saturating_sub(batch.inflight_bytes);
         // A filled hole (an acked retransmission) releases packets the peer received long
         // ago — those sent before the retransmission. They count as delivered, but not
-        // toward rate samples, and never give the RTT or rate sample (transport.md §3.6:
+        // toward rate samples, and never give the RTT or rate sample (docs/transport.md §3.6:
         // samples from never-resent packets, honestly timed).
         let rate_bytes = batch.bytes - batch.withheld_bytes;
         self.delivery.on_delivered(now, batch.bytes, rate_bytes);
@@ -350,7 +350,7 @@ impl Transport {
     }
 
     /// True once the peer holds `packet_number` and every packet before it: c-toxcore's
-    /// `cryptpacket_received`, a cumulative acknowledgement (protocol.md §2.8). A packet a
+    /// `cryptpacket_received`, a cumulative acknowledgement (docs/protocol.md §2.8). A packet a
     /// request freed while older ones are still missing at the peer is not delivered yet:
     /// read receipts and file completion ride on this, and a sender that closed its
     /// session on a file's last packet alone stranded the receiver with a hole (the kill

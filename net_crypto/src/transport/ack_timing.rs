@@ -1,4 +1,4 @@
-//! When the receiver sends request packets (transport.md §3.4; wire format unchanged, only
+//! When the receiver sends request packets (docs/transport.md §3.4; wire format unchanged, only
 //! the timing is ours).
 //!
 //! - at once when a new hole appears (the sender's loss detection then runs on fresh
@@ -18,7 +18,7 @@
 //!   ALIVE every 8 s.
 //! - in answer to a request from the peer when we have sent nothing for
 //!   [`KEEPALIVE_INTERVAL`]: c-toxcore sends a request every second and counts its direct
-//!   UDP path dead after `UDP_DIRECT_TIMEOUT` = 8 s without a datagram from us (protocol.md
+//!   UDP path dead after `UDP_DIRECT_TIMEOUT` = 8 s without a datagram from us (docs/protocol.md
 //!   §2.9), after which it sends only short packets directly. Answering costs no wake-up:
 //!   the peer's request already woke us. A rustox peer sends no idle requests, so two
 //!   rustox nodes exchange only ALIVEs and their acknowledgements when idle;
@@ -31,11 +31,11 @@ use crate::Timestamp;
 /// QUIC's default max_ack_delay (RFC 9000 §18.2), our request interval while data flows.
 pub(crate) const MAX_ACK_DELAY: Duration = Duration::from_millis(25);
 /// How long we may stay silent before a request from the peer is answered with one of ours:
-/// half of c-toxcore's `UDP_DIRECT_TIMEOUT` (8 s, protocol.md §2.9), so one lost answer
+/// half of c-toxcore's `UDP_DIRECT_TIMEOUT` (8 s, docs/protocol.md §2.9), so one lost answer
 /// still keeps its direct path alive.
 pub(crate) const KEEPALIVE_INTERVAL: Duration = Duration::from_secs(4);
 /// Data packets per request while data flows (QUIC acks every 2; requests are bigger and
-/// encrypted, so every 8 — transport.md §3.4).
+/// encrypted, so every 8 — docs/transport.md §3.4).
 pub(crate) const PACKETS_PER_REQUEST: u32 = 8;
 /// Rate limit of hole-triggered requests.
 const HOLE_MIN_GAP: Duration = Duration::from_millis(1);

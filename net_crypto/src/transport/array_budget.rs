@@ -1,6 +1,6 @@
-//! The endpoint-wide memory budget for send and receive arrays (DESIGN.md principle 5).
+//! The endpoint-wide memory budget for send and receive arrays (docs/design.md principle 5).
 //!
-//! A receive array may hold up to 32 768 payloads (protocol.md §2.8): a peer that sends only
+//! A receive array may hold up to 32 768 payloads (docs/protocol.md §2.8): a peer that sends only
 //! packets past a hole pins about 45 MiB in one session, and an endpoint holds up to 1024
 //! sessions. So the bytes that all arrays of an endpoint hold — payloads and the slots of the
 //! rings — are accounted in one budget, and an array grows past what is needed for in-order

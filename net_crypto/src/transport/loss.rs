@@ -1,5 +1,5 @@
-//! Loss-detection thresholds (transport.md §3.5; RFC 9002 §6.1; quiche's ack-latency loss
-//! floor, commit bf417fe4, cloudflare/quiche pull request #2568; DESIGN.md lesson 3).
+//! Loss-detection thresholds (docs/transport.md §3.5; RFC 9002 §6.1; quiche's ack-latency loss
+//! floor, commit bf417fe4, cloudflare/quiche pull request #2568; docs/design.md lesson 3).
 //!
 //! A packet that is NACKed or older than the newest acknowledged packet is lost when
 //! - time rule: `now − last_sent ≥ loss_delay = max(time_thresh · max(srtt, latest),

@@ -1,7 +1,7 @@
 //! The reliability engine of a net_crypto session: send and receive arrays, RTT, loss
 //! detection, congestion control, pacing and request (NACK) timing — everything between
 //! "a payload to deliver losslessly" and "a plaintext frame to encrypt", with no crypto and
-//! no wire framing of its own except the request payload (protocol.md §2.7), which is tied
+//! no wire framing of its own except the request payload (docs/protocol.md §2.7), which is tied
 //! to the arrays.
 //!
 //! `Connection` (connection.rs) owns one `Transport` and frames what it yields:
@@ -75,7 +75,7 @@ use send_array::{SendArray, SlotState, WINDOW};
 
 use crate::Timestamp;
 
-/// Which congestion controller a session runs (transport.md §3.6, protocol.md §2.10).
+/// Which congestion controller a session runs (docs/transport.md §3.6, docs/protocol.md §2.10).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub enum ControllerKind {
     /// Delivery-rate (BBR-style) with a ~2 %-per-round loss guard. The default.
@@ -112,7 +112,7 @@ impl ControllerKind {
     }
 }
 
-/// How a lossless payload is scheduled (transport.md §3.9).
+/// How a lossless payload is scheduled (docs/transport.md §3.9).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum PacketClass {
     /// Messages, control, file requests/controls: goes before bulk data, may use the 16
@@ -165,7 +165,7 @@ pub enum TransportError {
     /// A lossless packet we already hold or already delivered.
     #[error("duplicate packet")]
     Duplicate,
-    /// A request payload that does not decode (protocol.md §2.7 decoding rule).
+    /// A request payload that does not decode (docs/protocol.md §2.7 decoding rule).
     #[error("malformed request packet")]
     MalformedRequest,
     /// The send array is full, or holds the session's share of a full memory budget.
@@ -180,9 +180,9 @@ pub enum TransportError {
     BadLength,
 }
 
-/// `MAX_CRYPTO_DATA_SIZE` (protocol.md §2.5): the largest payload, id byte included.
+/// `MAX_CRYPTO_DATA_SIZE` (docs/protocol.md §2.5): the largest payload, id byte included.
 pub const MAX_PAYLOAD: usize = 1373;
-/// Messenger's MIN_SLOTS_FREE (protocol.md §3.6, transport.md §3.9): send slots kept for
+/// Messenger's MIN_SLOTS_FREE (docs/protocol.md §3.6, docs/transport.md §3.9): send slots kept for
 /// non-bulk packets.
 pub const RESERVED_SLOTS: u32 = 16;
 

@@ -1,4 +1,4 @@
-//! Earliest-departure-time pacer (transport.md §3.7; s2n-quic / quiche style) that holds its
+//! Earliest-departure-time pacer (docs/transport.md §3.7; s2n-quic / quiche style) that holds its
 //! rate when the driver's wake-ups run late.
 //!
 //! Each send advances `next_departure` by `size / rate`. A packet may leave once
@@ -41,7 +41,7 @@ use crate::Timestamp;
 
 /// Below this rate a burst is a single packet (quiche gcongestion/pacer.rs: 1.2 Mbit/s).
 const SINGLE_PACKET_BELOW: u64 = 1_200_000 / 8;
-/// Burst bounds in packets (transport.md §3.7).
+/// Burst bounds in packets (docs/transport.md §3.7).
 const MIN_BURST: u64 = 2;
 const MAX_BURST: u64 = 10;
 /// Burst length in time at the pacing rate.
@@ -56,7 +56,7 @@ const MAX_LATENESS: Duration = Duration::from_millis(50);
 /// The credit may be at most this fraction (1/n) of the congestion window.
 const CREDIT_WINDOW_DIVISOR: u64 = 4;
 /// The credit may be at most this fraction (1/n) of the bandwidth-delay product at the
-/// pacing rate: DESIGN.md's shallowest buffer is one BDP (lan), and a burst of half of it
+/// pacing rate: docs/design.md's shallowest buffer is one BDP (lan), and a burst of half of it
 /// leaves room for the queue already standing. Measured on real sockets through the link
 /// emulator (lan, 1 Gbit/s, 62.5 kB buffer, 256 MiB): with the credit at a quarter of a
 /// window that BBR's ack-delay allowance had grown to 0.8–1.1 MB, a sender whose wake-ups
@@ -106,7 +106,7 @@ impl Default for Pacer {
 }
 
 /// The rate the pacer holds sends to: the controller's, on every path. Short paths are
-/// paced too (transport.md §3.7): unpaced, a gigabit LAN's whole window leaves in one
+/// paced too (docs/transport.md §3.7): unpaced, a gigabit LAN's whole window leaves in one
 /// burst and overflows a switch's shallow buffer (on real sockets, ~30 % of packets resent
 /// through a 62.5 kB queue). Pacing costs no throughput on loopback even with a driver
 /// timer of millisecond grain, because the credit covers how late the wake-ups run.

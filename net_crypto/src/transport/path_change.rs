@@ -1,4 +1,4 @@
-//! A session moving between direct UDP and a TCP relay (protocol.md §2.9; net_crypto's
+//! A session moving between direct UDP and a TCP relay (docs/protocol.md §2.9; net_crypto's
 //! path.rs decides when).
 //!
 //! The two paths share nothing but the endpoints: a relay adds two TCP legs, its own queue

@@ -1,5 +1,5 @@
 //! Rate counters that divide by the time they have actually been collecting
-//! (DESIGN.md lesson 2, transport.md §3.8; rakshasa's libtorrent, `Rate::rate()` in
+//! (docs/design.md lesson 2, docs/transport.md §3.8; rakshasa's libtorrent, `Rate::rate()` in
 //! `src/torrent/rate.cc`).
 //!
 //! libtorrent's 30-second counter divides by its whole span, so one second into a
@@ -14,7 +14,7 @@ use std::time::Duration;
 
 use crate::Timestamp;
 
-/// Buckets per window: 10 buckets of 100 ms for a 1 s counter (transport.md §3.8).
+/// Buckets per window: 10 buckets of 100 ms for a 1 s counter (docs/transport.md §3.8).
 const BUCKETS: usize = 10;
 /// Smallest divisor: a counter younger than this reads amount / 100 ms rather than
 /// dividing by (almost) zero.

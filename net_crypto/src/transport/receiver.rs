@@ -1,6 +1,6 @@
 //! Receiving: lossless packets into the receive array, in-order delivery to the layer
-//! above, and the request (NACK) packets that report the holes (protocol.md §2.7,
-//! transport.md §3.4; when a request is due is [`super::ack_timing`]'s).
+//! above, and the request (NACK) packets that report the holes (docs/protocol.md §2.7,
+//! docs/transport.md §3.4; when a request is due is [`super::ack_timing`]'s).
 //!
 //! Our requests add a tail entry: with holes below a received tail they also name the
 //! first number past the highest received, so the walk acknowledges the packets after the
@@ -114,7 +114,7 @@ impl Transport {
         self.ack_timing.on_data_sent(now, self.recv.holes() == 0);
     }
 
-    /// A request payload (id byte 1 first) when one is due (transport.md §3.4).
+    /// A request payload (id byte 1 first) when one is due (docs/transport.md §3.4).
     pub fn poll_request(&mut self, now: Timestamp) -> Option<Vec<u8>> {
         if self.request_due().is_none_or(|due| now < due) {
             return None;

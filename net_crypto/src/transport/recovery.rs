@@ -1,4 +1,4 @@
-//! Loss recovery (transport.md §3.5, RFC 9002 §6–7): loss detection by packet and time
+//! Loss recovery (docs/transport.md §3.5, RFC 9002 §6–7): loss detection by packet and time
 //! thresholds over the NACKed and unacknowledged slots, persistent congestion, and the
 //! probe timeout (PTO) with its probes.
 //!
@@ -94,7 +94,7 @@ impl PersistentCongestion {
 }
 
 impl Transport {
-    /// Runs loss detection (transport.md §3.5) and arms the loss timer
+    /// Runs loss detection (docs/transport.md §3.5) and arms the loss timer
     /// ([`Timer::LossDetection`](super::timer::Timer::LossDetection)).
     pub(super) fn detect_lost(&mut self, now: Timestamp) {
         self.loss_timer = None;

@@ -1,4 +1,4 @@
-//! The receive array (protocol.md §2.8, §2.6 step 5).
+//! The receive array (docs/protocol.md §2.8, §2.6 step 5).
 //!
 //! Holds out-of-order lossless packets in `[start, start + 32768)`. `start` is the next
 //! packet not yet handed to the layer above — the cumulative ack carried on every data

@@ -1,4 +1,4 @@
-//! The request (NACK) payload, `PACKET_ID_REQUEST` = 1 (protocol.md §2.7).
+//! The request (NACK) payload, `PACKET_ID_REQUEST` = 1 (docs/protocol.md §2.7).
 //!
 //! The receiver walks its receive array from `buffer_start` to `buffer_end − 1` with a
 //! counter `n` that starts at 1 and grows by one per slot. At an empty slot it emits `n` and
@@ -19,10 +19,10 @@
 
 use super::TransportError;
 
-/// `PACKET_ID_REQUEST` (protocol.md §2.5 table).
+/// `PACKET_ID_REQUEST` (docs/protocol.md §2.5 table).
 pub(crate) const PACKET_ID_REQUEST: u8 = 1;
 
-/// `MAX_CRYPTO_DATA_SIZE`: the largest payload, id byte included (protocol.md §2.5).
+/// `MAX_CRYPTO_DATA_SIZE`: the largest payload, id byte included (docs/protocol.md §2.5).
 pub(crate) const MAX_REQUEST_LEN: usize = 1373;
 
 /// Encodes a request payload, id byte first, for a receive window of `len` slots starting
@@ -83,7 +83,7 @@ pub(crate) fn decode(
         }
         if n == 255 {
             n = 1;
-            // "Reaching 255 on an unnamed slot requires a 0 byte" (protocol.md §2.7).
+            // "Reaching 255 on an unnamed slot requires a 0 byte" (docs/protocol.md §2.7).
             match bytes.next() {
                 Some(0) => {}
                 _ => return Err(TransportError::MalformedRequest),

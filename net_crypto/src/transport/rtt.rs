@@ -1,9 +1,9 @@
-//! Round-trip time estimation (transport.md §3.3, RFC 9002 §5).
+//! Round-trip time estimation (docs/transport.md §3.3, RFC 9002 §5).
 //!
-//! Samples come only from packets transmitted once (Karn's rule; DESIGN.md lesson 1): the
+//! Samples come only from packets transmitted once (Karn's rule; docs/design.md lesson 1): the
 //! send array keeps each packet's first send time and never overwrites it. Smoothing is
 //! RFC 9002's (α = 1/8, β = 1/4) and follows increases as well as decreases — c-toxcore's
-//! `rtt_time` only ever falls (protocol.md §2.11), which is the bug we exist to fix.
+//! `rtt_time` only ever falls (docs/protocol.md §2.11), which is the bug we exist to fix.
 //!
 //! The wire has no ack-delay field, so the peer's ack delay is treated as path delay (RFC
 //! 9002 keeps excess ack delay in the RTT) and estimated separately, as the windowed
@@ -19,19 +19,19 @@ use crate::Timestamp;
 pub(crate) const INITIAL_RTT: Duration = Duration::from_millis(333);
 /// RFC 9002 §6.1.2 kGranularity.
 pub(crate) const GRANULARITY: Duration = Duration::from_millis(1);
-/// BBR's MinRTTFilterLen (transport.md §1.4): window of the min RTT used for BDP.
+/// BBR's MinRTTFilterLen (docs/transport.md §1.4): window of the min RTT used for BDP.
 const MIN_RTT_WINDOW_SHORT: Duration = Duration::from_secs(10);
-/// quiche's RTT_WINDOW (transport.md §2.2): window of the min RTT used for plausibility.
+/// quiche's RTT_WINDOW (docs/transport.md §2.2): window of the min RTT used for plausibility.
 const MIN_RTT_WINDOW_LONG: Duration = Duration::from_secs(300);
 /// Window of the peer-ack-delay maximum.
 const ACK_DELAY_WINDOW: Duration = Duration::from_secs(5);
 /// kPersistentCongestionThreshold (RFC 9002 §7.6.1).
 const PERSISTENT_CONGESTION_THRESHOLD: u32 = 3;
-/// Bounds of the peer ack-delay estimate (transport.md §3.3: legacy peers 50–1000 ms,
+/// Bounds of the peer ack-delay estimate (docs/transport.md §3.3: legacy peers 50–1000 ms,
 /// ours ≤ 25 ms).
 const MIN_ACK_DELAY: Duration = Duration::from_millis(1);
 const MAX_ACK_DELAY: Duration = Duration::from_millis(1000);
-/// Until the first gap is measured, assume our own request interval (transport.md §3.4).
+/// Until the first gap is measured, assume our own request interval (docs/transport.md §3.4).
 const DEFAULT_ACK_DELAY: Duration = Duration::from_millis(25);
 
 fn us(d: Duration) -> u64 {
@@ -159,7 +159,7 @@ impl RttEstimator {
     }
 
     /// Persistent congestion was declared: the path may have changed, so the minimum RTT
-    /// filters restart from the latest sample (transport.md §3.3; RFC 9002 §5.2).
+    /// filters restart from the latest sample (docs/transport.md §3.3; RFC 9002 §5.2).
     pub(crate) fn on_persistent_congestion(&mut self, now: Timestamp) {
         self.min_short.reset(now.as_micros(), us(self.latest));
         self.min_long.reset(now.as_micros(), us(self.latest));

@@ -1,4 +1,4 @@
-//! The send array (protocol.md §2.8, transport.md §3.2).
+//! The send array (docs/protocol.md §2.8, docs/transport.md §3.2).
 //!
 //! A window of at most 32768 packet numbers `[start, end)` (serial, wrapping u32). Slot
 //! `start + i` lives at index `i` of a `VecDeque` that holds only what is queued or in
@@ -8,7 +8,7 @@
 //!
 //! Every slot keeps its first send time (never overwritten), its last send time and its
 //! transmission count: only packets sent once give RTT or delivery-rate samples (Karn's
-//! rule, DESIGN.md lesson 1).
+//! rule, docs/design.md lesson 1).
 
 use std::collections::VecDeque;
 
@@ -16,7 +16,7 @@ use super::cc::PacketInfo;
 use super::TransportError;
 use crate::Timestamp;
 
-/// CRYPTO_PACKET_BUFFER_SIZE (protocol.md §2.8): the window in packets.
+/// CRYPTO_PACKET_BUFFER_SIZE (docs/protocol.md §2.8): the window in packets.
 pub(crate) const WINDOW: u32 = 32768;
 
 /// Where a queued packet is in its life.

@@ -1,5 +1,5 @@
 //! Sending: the queues a payload waits in, how many bulk packets the layer above may queue
-//! (`send_budget`, transport.md §3.9), and which packet goes next (`poll_send`).
+//! (`send_budget`, docs/transport.md §3.9), and which packet goes next (`poll_send`).
 //!
 //! - Order: PTO probes (they bypass pacer and window, RFC 9002 §6.2.4), then resends, then
 //!   control packets, then bulk data.
@@ -78,7 +78,7 @@ impl Transport {
     }
 
     /// How many more Bulk packets may be queued now (cwnd, pacer quantum, window, reserve):
-    /// about one pacing quantum beyond what is already queued (transport.md §3.9), so
+    /// about one pacing quantum beyond what is already queued (docs/transport.md §3.9), so
     /// nothing waits in the sender longer than one quantum and a chat message never sits
     /// behind seconds of file data. The offer is remembered: if the queues run dry while
     /// part of it is unused, the sender is application-limited (see `poll_next`). A

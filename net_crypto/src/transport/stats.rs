@@ -60,7 +60,7 @@ pub struct TransportStats {
     pub in_slow_start: bool,
     /// Packets queued and not yet sent once, plus packets waiting for a resend.
     pub send_queue_len: u64,
-    /// Current packet-count threshold of loss detection (adaptive, transport.md §3.5).
+    /// Current packet-count threshold of loss detection (adaptive, docs/transport.md §3.5).
     pub loss_packet_threshold: u32,
     /// Second copies of repairs sent at a transfer's tail on a randomly lossy path (sender.rs
     /// `at_the_tail`); also counted in `packets_resent`.

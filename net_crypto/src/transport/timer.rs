@@ -20,20 +20,20 @@ use crate::Timestamp;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) enum Timer {
     /// The earliest time a NACKed or overtaken packet in flight crosses the loss time
-    /// threshold (transport.md §3.5, RFC 9002 §6.1.2). Armed by loss detection.
+    /// threshold (docs/transport.md §3.5, RFC 9002 §6.1.2). Armed by loss detection.
     LossDetection,
     /// The probe timeout while anything is in flight (RFC 9002 §6.2.1).
     Pto,
-    /// Our next request packet is due (transport.md §3.4, or the controller's interval).
+    /// Our next request packet is due (docs/transport.md §3.4, or the controller's interval).
     Request,
-    /// The pacer releases the next packet ready to go (transport.md §3.7).
+    /// The pacer releases the next packet ready to go (docs/transport.md §3.7).
     Pacing,
     /// PTO probes wait: they go at once, past pacer and window (RFC 9002 §6.2.4).
     Probe,
-    /// The controller's measurement tick (the legacy model's 50 ms, protocol.md §2.10 (a)).
+    /// The controller's measurement tick (the legacy model's 50 ms, docs/protocol.md §2.10 (a)).
     ControllerTick,
     /// The controller's token refill (the legacy model's `crypto_run_interval`,
-    /// protocol.md §2.10 (e)).
+    /// docs/protocol.md §2.10 (e)).
     TokenRefill,
 }
 

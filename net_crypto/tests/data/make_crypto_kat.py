@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Prints known-answer vectors for rustox's crypto module (protocol.md section 1), computed by
+"""Prints known-answer vectors for rustox's crypto module (docs/protocol.md section 1), computed by
 libsodium through PyNaCl (`pip install pynacl`; it bundles libsodium).
 
 The output is committed as crypto_kat.json and checked by tests/crypto_kat.rs. Inputs are

@@ -467,7 +467,7 @@ impl CToxcoreRow {
     }
 }
 
-/// File chunks of `bytes`: MAX_FILE_DATA_SIZE = 1371 bytes each (protocol.md §3.6).
+/// File chunks of `bytes`: MAX_FILE_DATA_SIZE = 1371 bytes each (docs/protocol.md §3.6).
 fn chunks(bytes: u64) -> f64 {
     bytes.div_ceil(1371).max(1) as f64
 }

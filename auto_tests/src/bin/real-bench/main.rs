@@ -1,5 +1,5 @@
 //! `real-bench`: the simulator's link profiles applied to real sockets, so no simulated
-//! figure has to be trusted alone (DESIGN.md "Link profiles").
+//! figure has to be trusted alone (docs/design.md "Link profiles").
 //!
 //! For each profile it runs the real `rustox recv --once` in namespace B and `rustox send`
 //! in namespace A through the emulator (`rustox_auto_tests::emulator`), then the same
@@ -56,7 +56,7 @@ const AUTO_SIZE_MAX: u64 = 256 << 20;
     about = "Real rustox send/recv through the simulator's link models, beside the simulator"
 )]
 struct Args {
-    /// Profiles (comma-separated): DESIGN.md names, or NAME-noloss for one without its
+    /// Profiles (comma-separated): docs/design.md names, or NAME-noloss for one without its
     /// random loss.
     #[arg(
         long,
@@ -211,7 +211,7 @@ impl Drop for WorkDir {
 /// costs from what the path's rate and delay cost.
 const NO_LOSS_SUFFIX: &str = "-noloss";
 
-/// DESIGN.md's profiles by name, or one of them with `-noloss`.
+/// docs/design.md's profiles by name, or one of them with `-noloss`.
 fn profile_by_name(name: &str) -> Option<Profile> {
     let lower = name.to_ascii_lowercase();
     match lower.strip_suffix(NO_LOSS_SUFFIX) {

@@ -1,4 +1,4 @@
-//! Bootstrap-node info (protocol.md §5.8, c-toxcore `other/bootstrap_node_packets.c`).
+//! Bootstrap-node info (docs/protocol.md §5.8, c-toxcore `other/bootstrap_node_packets.c`).
 //!
 //! Request: `[0xf0]` followed by 77 bytes of anything, exactly 78 bytes
 //! (`INFO_REQUEST_PACKET_LENGTH`); the padding keeps the request as large as the reply

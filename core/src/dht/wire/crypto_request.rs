@@ -1,4 +1,4 @@
-//! The DHT request packet 0x20 and the NAT ping it carries (protocol.md §5.5, §5.6;
+//! The DHT request packet 0x20 and the NAT ping it carries (docs/protocol.md §5.5, §5.6;
 //! c-toxcore `create_request` / `handle_request` in `DHT.c`).
 //!
 //! | length  | content                                                  |

@@ -1,4 +1,4 @@
-//! The generic DHT packet that carries pings and node lists (protocol.md §5.2).
+//! The generic DHT packet that carries pings and node lists (docs/protocol.md §5.2).
 //!
 //! | length   | content                                                         |
 //! |----------|-----------------------------------------------------------------|

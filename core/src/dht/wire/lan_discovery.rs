@@ -1,4 +1,4 @@
-//! LAN discovery (protocol.md §5.7, c-toxcore `LAN_discovery.c`).
+//! LAN discovery (docs/protocol.md §5.7, c-toxcore `LAN_discovery.c`).
 //!
 //! | length | content                |
 //! |--------|------------------------|

@@ -1,4 +1,4 @@
-//! DHT wire formats (protocol.md §5), one module per packet family.
+//! DHT wire formats (docs/protocol.md §5), one module per packet family.
 //!
 //! Every parser takes untrusted bytes and returns a typed [`WireError`]; none panics, none
 //! trusts a length or count field, and none allocates more than the fixed maximum of its
@@ -17,7 +17,7 @@ pub mod nodes;
 pub mod packed_node;
 pub mod ping;
 
-/// First byte of each DHT-family UDP datagram (protocol.md §2.1, `toxcore/network.h`).
+/// First byte of each DHT-family UDP datagram (docs/protocol.md §2.1, `toxcore/network.h`).
 pub mod kind {
     /// Ping request (§5.2).
     pub const PING_REQUEST: u8 = 0x00;

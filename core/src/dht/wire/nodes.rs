@@ -1,4 +1,4 @@
-//! Get-nodes request and send-nodes response payloads (protocol.md §5.2).
+//! Get-nodes request and send-nodes response payloads (docs/protocol.md §5.2).
 //!
 //! Get-nodes (kind 0x02) plaintext, whole datagram exactly 113 bytes:
 //!
@@ -90,7 +90,7 @@ impl NodesResponse {
     }
 
     /// Parses the plaintext; the count must match the node bytes exactly, and only UDP
-    /// families are accepted here (protocol.md §5.1).
+    /// families are accepted here (docs/protocol.md §5.1).
     pub fn decode(plain: &[u8]) -> Result<Self, WireError> {
         let (&count, rest) = plain.split_first().ok_or(WireError::BadPayload)?;
         let (node_bytes, sendback) = rest.split_last_chunk::<8>().ok_or(WireError::BadPayload)?;

@@ -1,4 +1,4 @@
-//! The packed node format (protocol.md §5.1, c-toxcore `pack_ip_port` / `pack_nodes`).
+//! The packed node format (docs/protocol.md §5.1, c-toxcore `pack_ip_port` / `pack_nodes`).
 //!
 //! | length | content                                                    |
 //! |--------|------------------------------------------------------------|

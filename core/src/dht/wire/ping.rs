@@ -1,4 +1,4 @@
-//! Ping request and response payloads (protocol.md §5.2, c-toxcore `ping.c`).
+//! Ping request and response payloads (docs/protocol.md §5.2, c-toxcore `ping.c`).
 //!
 //! Plaintext inside the generic DHT box (see [`super::dht_packet`]):
 //!

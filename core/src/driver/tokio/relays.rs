@@ -1,4 +1,4 @@
-//! The node's TCP relay connections under tokio (protocol.md §7): one task per
+//! The node's TCP relay connections under tokio (docs/protocol.md §7): one task per
 //! connection owns its socket; the session loop hands it bytes to write and gets back what
 //! it read, so the node stays single-threaded and sans-IO.
 //!

@@ -2,7 +2,7 @@
 //! untouched. How it uses the OS (timer, segmentation and receive offload) is the caller's
 //! choice, in [`DriverOptions`]: the library reads no environment.
 //!
-//! str0m's discipline (STYLE.md): after every input, drain the outputs — events to the
+//! str0m's discipline (docs/conventions.md): after every input, drain the outputs — events to the
 //! application, datagrams to the socket — then sleep until a datagram arrives or the
 //! node's own deadline ([`Node::poll_timeout`]) passes. There is no fixed tick: an idle
 //! node wakes only when a timer of the protocol says so.

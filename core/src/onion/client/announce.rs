@@ -1,4 +1,4 @@
-//! Our own announce list (protocol.md §6.3, §6.6; c-toxcore 0.2.18 `onion_client.c`
+//! Our own announce list (docs/protocol.md §6.3, §6.6; c-toxcore 0.2.18 `onion_client.c`
 //! `do_announce`, `clients_announce_list`).
 //!
 //! We keep the [`MAX_ONION_CLIENTS_ANNOUNCE`] answering nodes closest to our real key and

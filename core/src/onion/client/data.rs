@@ -1,4 +1,4 @@
-//! Onion data (protocol.md §6.3–§6.5; c-toxcore 0.2.18 `onion_client.c` `send_onion_data`,
+//! Onion data (docs/protocol.md §6.3–§6.5; c-toxcore 0.2.18 `onion_client.c` `send_onion_data`,
 //! `handle_data_response`, `send_dhtpk_announce`, `handle_dhtpk_announce`).
 //!
 //! Sending: the payload is sealed once to the friend's real key under our real key (the
@@ -115,7 +115,7 @@ impl OnionClient {
     }
 
     /// Our DHT-PK announcement as of `now`: the same content goes by both routes (the Node
-    /// seals it for the DHT route, protocol.md §6.4).
+    /// seals it for the DHT route, docs/protocol.md §6.4).
     pub fn dht_pk_announce(&self, now: Timestamp) -> DhtPkAnnounce {
         DhtPkAnnounce {
             no_replay: self.no_replay(now),

@@ -1,4 +1,4 @@
-//! The onion client (protocol.md §6.3–§6.7; c-toxcore 0.2.18 `onion_client.c`), sans-IO:
+//! The onion client (docs/protocol.md §6.3–§6.7; c-toxcore 0.2.18 `onion_client.c`), sans-IO:
 //! announce ourselves to the nodes closest to our real key, search for each friend at the
 //! nodes closest to theirs, and exchange onion data — DHT public keys (§6.4) and friend
 //! requests (§6.5) — with friends found that way.
@@ -548,7 +548,7 @@ impl OnionClient {
         t
     }
 
-    /// The next onion request for a TCP relay (the body of TCP packet 8, protocol.md §7):
+    /// The next onion request for a TCP relay (the body of TCP packet 8, docs/protocol.md §7):
     /// any connected relay can be hop A, since the request carries no layer for it.
     pub fn poll_tcp_request(&mut self) -> Option<Vec<u8>> {
         self.tcp_transmits.pop_front()

@@ -1,5 +1,5 @@
 //! The announce nodes of one list — ours or one friend's — and the per-node ping ceiling
-//! (protocol.md §6.6; c-toxcore 0.2.18 `onion_client.c` `Onion_Node`, `client_add_to_list`,
+//! (docs/protocol.md §6.6; c-toxcore 0.2.18 `onion_client.c` `Onion_Node`, `client_add_to_list`,
 //! `onion_node_timed_out`, `good_to_ping`).
 //!
 //! A list keeps the nodes closest to a reference key (our real key: 12 nodes; a friend's
@@ -23,7 +23,7 @@ pub const ONION_NODE_TIMEOUT: Duration = ONION_NODE_PING_INTERVAL;
 /// `ONION_NODE_MAX_PINGS` (`onion_client.h`): unanswered requests before a node is given
 /// up (after [`ONION_NODE_TIMEOUT`]).
 pub const ONION_NODE_MAX_PINGS: u8 = 3;
-/// The ceiling on requests from one list to one node (protocol.md §6.7: "3 s between pings
+/// The ceiling on requests from one list to one node (docs/protocol.md §6.7: "3 s between pings
 /// to one node", = `ANNOUNCE_INTERVAL_NOT_ANNOUNCED` and `ANNOUNCE_FRIEND_NEW_INTERVAL`,
 /// the shortest interval at which 0.2.18 re-pings a listed node).
 pub const MIN_PING_SPACING: Duration = Duration::from_secs(3);

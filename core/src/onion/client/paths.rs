@@ -1,4 +1,4 @@
-//! Path nodes and onion paths (protocol.md §6.2, §6.6; c-toxcore 0.2.18 `onion_client.c`
+//! Path nodes and onion paths (docs/protocol.md §6.2, §6.6; c-toxcore 0.2.18 `onion_client.c`
 //! `onion_add_bs_path_node`, `onion_add_path_node`, `random_path`, `path_timed_out`,
 //! `set_path_timeouts`).
 //!

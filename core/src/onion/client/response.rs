@@ -1,4 +1,4 @@
-//! Announce responses 0x84, for our list and for searches (protocol.md §6.3; c-toxcore
+//! Announce responses 0x84, for our list and for searches (docs/protocol.md §6.3; c-toxcore
 //! 0.2.18 `onion_client.c` `handle_announce_response`, `client_ping_nodes`).
 //!
 //! The clear 8-byte sendback finds the request ([`super::sendback`]); its shared key opens

@@ -1,4 +1,4 @@
-//! Friend searches (protocol.md §6.3, §6.6; c-toxcore 0.2.18 `onion_client.c` `do_friend`,
+//! Friend searches (docs/protocol.md §6.3, §6.6; c-toxcore 0.2.18 `onion_client.c` `do_friend`,
 //! `Onion_Friend`).
 //!
 //! Per friend we keep the [`MAX_ONION_CLIENTS`] answering nodes closest to the friend's

@@ -1,4 +1,4 @@
-//! The 8-byte sendback of announce requests (protocol.md §6.3, §6.6; c-toxcore 0.2.18
+//! The 8-byte sendback of announce requests (docs/protocol.md §6.3, §6.6; c-toxcore 0.2.18
 //! `onion_client.c` `new_sendback`, `check_sendback`, `ping_array.c`).
 //!
 //! Each announce or search request carries 8 opaque bytes that come back in clear in the

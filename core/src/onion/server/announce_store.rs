@@ -1,4 +1,4 @@
-//! The announce store: who is announced here, and data forwarding to them (protocol.md §6.3;
+//! The announce store: who is announced here, and data forwarding to them (docs/protocol.md §6.3;
 //! c-toxcore 0.2.18 `onion_announce.c` `handle_announce_request_common`, `add_to_entries`,
 //! `in_entries`, `make_announce_payload_helper`, `handle_data_request`).
 //!

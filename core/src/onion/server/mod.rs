@@ -1,4 +1,4 @@
-//! What c-toxcore clients expect of any DHT node (protocol.md §6.2, §6.3), sans-IO: relay
+//! What c-toxcore clients expect of any DHT node (docs/protocol.md §6.2, §6.3), sans-IO: relay
 //! onion requests and responses ([`relay`]), keep the announce store and forward data to
 //! announced keys ([`announce_store`]).
 //!
@@ -421,7 +421,7 @@ impl OnionServer {
         result
     }
 
-    /// An onion request from a client of our TCP relay (TCP packet 8, protocol.md §6.2):
+    /// An onion request from a client of our TCP relay (TCP packet 8, docs/protocol.md §6.2):
     /// sent on as hop A's 0x81, with a sendback naming `source`, the connection's sendback
     /// address. `client` is the client's TCP address; the per-source limit applies to it as
     /// to UDP sources.

@@ -1,4 +1,4 @@
-//! Announce ping ids (protocol.md §6.3; c-toxcore 0.2.18 `timed_auth.c`, used by
+//! Announce ping ids (docs/protocol.md §6.3; c-toxcore 0.2.18 `timed_auth.c`, used by
 //! `onion_announce.c` with `PING_ID_TIMEOUT` = `ONION_ANNOUNCE_TIMEOUT` = 300 s).
 //!
 //! `ping_id = HMAC-SHA512-256(key, window ‖ requester pk ‖ packed source IP_Port)` with

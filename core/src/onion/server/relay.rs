@@ -1,4 +1,4 @@
-//! The onion relay: what every DHT node does for onion paths through it (protocol.md §6.2;
+//! The onion relay: what every DHT node does for onion paths through it (docs/protocol.md §6.2;
 //! c-toxcore 0.2.18 `onion.c` `handle_send_*`, `handle_recv_*`, `change_symmetric_key`).
 //!
 //! * A request (0x80/0x81/0x82) is opened with `beforenm(packet pk, our DHT sk)`, taken from

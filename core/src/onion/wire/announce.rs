@@ -1,4 +1,4 @@
-//! Announce request 0x83 and response 0x84 (protocol.md §6.3; c-toxcore 0.2.18
+//! Announce request 0x83 and response 0x84 (docs/protocol.md §6.3; c-toxcore 0.2.18
 //! `onion_announce.c` `create_announce_request`, `handle_announce_request_common`, and
 //! `onion_client.c` `handle_announce_response`).
 //!

@@ -1,4 +1,4 @@
-//! Data request 0x85 and data response 0x86 (protocol.md §6.3; c-toxcore 0.2.18
+//! Data request 0x85 and data response 0x86 (docs/protocol.md §6.3; c-toxcore 0.2.18
 //! `onion_announce.c` `create_data_request`, `handle_data_request`, and `onion_client.c`
 //! `send_onion_data`, `handle_data_response`).
 //!
@@ -41,7 +41,7 @@ pub const DATA_IN_RESPONSE_MIN_SIZE: usize = PUBLIC_KEY_SIZE + MAC_SIZE;
 pub const MAX_DATA_REQUEST_SIZE: usize = ONION_MAX_DATA_SIZE - DATA_REQUEST_MIN_SIZE;
 /// `ONION_CLIENT_MAX_DATA_SIZE` = 1021: the longest onion-data a 0.2.18 client sends.
 pub const ONION_CLIENT_MAX_DATA_SIZE: usize = MAX_DATA_REQUEST_SIZE - DATA_IN_RESPONSE_MIN_SIZE;
-/// 948: the longest onion-data a 0.2.18 client accepts (protocol.md §6.3).
+/// 948: the longest onion-data a 0.2.18 client accepts (docs/protocol.md §6.3).
 pub const MAX_RECEIVED_DATA_SIZE: usize =
     MAX_DATA_REQUEST_SIZE - DATA_RESPONSE_MIN_SIZE - DATA_IN_RESPONSE_MIN_SIZE;
 /// The longest 0x85 D accepts (without C's sendback): `ONION_MAX_PACKET_SIZE - RETURN_3`.

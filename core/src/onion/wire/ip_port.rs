@@ -1,4 +1,4 @@
-//! IP_Port inside onion layers and sendbacks (protocol.md §6.1; c-toxcore 0.2.18 `onion.c`
+//! IP_Port inside onion layers and sendbacks (docs/protocol.md §6.1; c-toxcore 0.2.18 `onion.c`
 //! `ipport_pack` / `ipport_unpack`, which are private to onion.c and differ from the DHT's
 //! packed nodes).
 //!

@@ -1,4 +1,4 @@
-//! Onion wire formats (protocol.md §6.1–§6.3, c-toxcore 0.2.18 `onion.c`,
+//! Onion wire formats (docs/protocol.md §6.1–§6.3, c-toxcore 0.2.18 `onion.c`,
 //! `onion_announce.c`, `onion_client.c`), one module per packet family.
 //!
 //! Every parser takes untrusted bytes and returns a typed error; none panics, none trusts a
@@ -27,7 +27,7 @@ use rustox_net_crypto::crypto::{MAC_SIZE, NONCE_SIZE, PUBLIC_KEY_SIZE};
 
 use ip_port::SIZE_IPPORT;
 
-/// First byte of each onion datagram (protocol.md §2.1, `network.h`).
+/// First byte of each onion datagram (docs/protocol.md §2.1, `network.h`).
 pub mod kind {
     /// `NET_PACKET_ONION_SEND_INITIAL`: client → first hop A.
     pub const REQUEST_0: u8 = 0x80;

@@ -1,4 +1,4 @@
-//! Onion requests 0x80, 0x81, 0x82 (protocol.md §6.2; c-toxcore 0.2.18 `onion.c`
+//! Onion requests 0x80, 0x81, 0x82 (docs/protocol.md §6.2; c-toxcore 0.2.18 `onion.c`
 //! `create_onion_packet`, `handle_send_initial`, `handle_send_1`, `handle_send_2`).
 //!
 //! One random nonce serves all three layers. Hop A's key is `beforenm(A, our DHT sk)` and

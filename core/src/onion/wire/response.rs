@@ -1,4 +1,4 @@
-//! Onion responses 0x8c, 0x8d, 0x8e (protocol.md §6.2; c-toxcore 0.2.18 `onion.c`
+//! Onion responses 0x8c, 0x8d, 0x8e (docs/protocol.md §6.2; c-toxcore 0.2.18 `onion.c`
 //! `send_onion_response`, `handle_recv_3`, `handle_recv_2`, `handle_recv_1`).
 //!
 //! | kind | from → to | layout                                  |

@@ -1,4 +1,4 @@
-//! Sendbacks: how a response finds its way back along an onion path (protocol.md §6.2;
+//! Sendbacks: how a response finds its way back along an onion path (docs/protocol.md §6.2;
 //! c-toxcore 0.2.18 `onion_send_1`, `handle_send_1`, `handle_send_2`, `handle_recv_*`).
 //!
 //! Each relay appends one to the request it forwards; only that relay can open it, with the

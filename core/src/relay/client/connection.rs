@@ -1,4 +1,4 @@
-//! One connection to one TCP relay, sans-IO (protocol.md §7; c-toxcore 0.2.18
+//! One connection to one TCP relay, sans-IO (docs/protocol.md §7; c-toxcore 0.2.18
 //! `TCP_client.c`).
 //!
 //! The driver opens the TCP connection; [`RelayConnection::new`] queues the 128-byte hello

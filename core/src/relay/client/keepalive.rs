@@ -1,4 +1,4 @@
-//! Our pings to the relay, and the verdict when one goes unanswered (protocol.md §7;
+//! Our pings to the relay, and the verdict when one goes unanswered (docs/protocol.md §7;
 //! c-toxcore 0.2.18 `TCP_client.c` `do_confirmed_TCP`, `handle_TCP_client_pong`).
 //!
 //! 0.2.18 pings as soon as the session is up (`last_pinged` starts at 0; the connection

@@ -1,4 +1,4 @@
-//! The TCP relay client, sans-IO (protocol.md §7, §2.9, §4, §6.4; c-toxcore 0.2.18
+//! The TCP relay client, sans-IO (docs/protocol.md §7, §2.9, §4, §6.4; c-toxcore 0.2.18
 //! `TCP_client.c` and `TCP_connection.c`).
 //!
 //! The node uses [`RelayClients`]; the driver owns the TCP sockets. Data flows:

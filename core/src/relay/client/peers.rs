@@ -1,7 +1,7 @@
 //! The relays each peer can be reached through (c-toxcore 0.2.18 `TCP_connection.c`
 //! `TCP_Connection_to`), keyed by the peer's DHT public key, the key the relay knows it by.
 //!
-//! A peer's relays come from its SHARE_RELAYS packets and DHT-PK announcements (protocol.md
+//! A peer's relays come from its SHARE_RELAYS packets and DHT-PK announcements (docs/protocol.md
 //! §4, §6.4) and from the relays a handshake arrived through. Where each route stands lives
 //! in the relay's connection (routes.rs); a peer only lists its relays, in the order they
 //! were added, which is the order sends try them in.

@@ -1,5 +1,5 @@
 //! The routes of one relay connection: which peer each connection id stands for, and
-//! whether the peer is there (protocol.md §7; c-toxcore 0.2.18 `TCP_client.c`
+//! whether the peer is there (docs/protocol.md §7; c-toxcore 0.2.18 `TCP_client.c`
 //! `TCP_Client_Conn` and the `handle_TCP_client_*` notification handlers).
 //!
 //! A route starts with our routing request `[0][peer pk]`. The relay answers `[1][id][pk]`

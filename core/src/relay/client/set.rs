@@ -1,5 +1,5 @@
 //! [`RelayClients`]: the TCP relays a node keeps, and the routes to peers through them,
-//! sans-IO (protocol.md §2.9, §4, §7; c-toxcore 0.2.18 `TCP_connection.c`).
+//! sans-IO (docs/protocol.md §2.9, §4, §7; c-toxcore 0.2.18 `TCP_connection.c`).
 //!
 //! The node adds relays (bootstrap options, the profile: [`RelayClients::add_relay`]) and
 //! peers' relays (SHARE_RELAYS, DHT-PK, the relay a handshake came through:

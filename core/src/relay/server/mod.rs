@@ -1,4 +1,4 @@
-//! A sans-IO TCP relay server (protocol.md §7; c-toxcore 0.2.18 `TCP_server.c`).
+//! A sans-IO TCP relay server (docs/protocol.md §7; c-toxcore 0.2.18 `TCP_server.c`).
 //!
 //! The driver owns the sockets and names each accepted connection with a [`ConnId`] of its
 //! choosing. It feeds the server what happens and pulls what to do:

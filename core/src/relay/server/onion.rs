@@ -1,4 +1,4 @@
-//! The relay as the first hop of its clients' onion paths (protocol.md §6.2, §7;
+//! The relay as the first hop of its clients' onion paths (docs/protocol.md §6.2, §7;
 //! c-toxcore 0.2.18 `TCP_server.c` `con_id_to_ip_port`, `ip_port_to_con_id`,
 //! `handle_onion_recv_1`, and `onion.c` `onion_send_1`, `handle_recv_1`).
 //!

@@ -1,4 +1,4 @@
-//! One connection's bytes waiting for its socket, bounded (DESIGN.md principle 5).
+//! One connection's bytes waiting for its socket, bounded (docs/design.md principle 5).
 //!
 //! c-toxcore 0.2.18 (`TCP_common.c` `write_packet_TCP_secure_connection`) keeps at most one
 //! partly sent ordinary frame per connection and refuses the next ordinary frame while it is

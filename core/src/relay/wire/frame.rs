@@ -1,4 +1,4 @@
-//! The secure stream after the handshake: length-prefixed boxes (protocol.md §7;
+//! The secure stream after the handshake: length-prefixed boxes (docs/protocol.md §7;
 //! c-toxcore 0.2.18 `TCP_common.c` `write_packet_TCP_secure_connection`,
 //! `read_TCP_length`, `read_packet_TCP_secure_connection`).
 //!

@@ -1,4 +1,4 @@
-//! The TCP relay handshake (protocol.md §7; c-toxcore 0.2.18 `TCP_client.c`
+//! The TCP relay handshake (docs/protocol.md §7; c-toxcore 0.2.18 `TCP_client.c`
 //! `generate_handshake` / `handle_handshake`, `TCP_server.c` `handle_TCP_handshake`).
 //!
 //! Both messages travel unframed on the raw TCP stream, before any frame.

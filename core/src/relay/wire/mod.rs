@@ -1,4 +1,4 @@
-//! TCP relay wire formats (protocol.md §7; c-toxcore 0.2.18 `TCP_common.c`, `TCP_client.c`,
+//! TCP relay wire formats (docs/protocol.md §7; c-toxcore 0.2.18 `TCP_common.c`, `TCP_client.c`,
 //! `TCP_server.c`), shared by the relay server and the relay client.
 //!
 //! ```text

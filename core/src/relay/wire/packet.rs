@@ -1,4 +1,4 @@
-//! The plaintexts carried by frames (protocol.md §7; c-toxcore 0.2.18 `TCP_common.h`,
+//! The plaintexts carried by frames (docs/protocol.md §7; c-toxcore 0.2.18 `TCP_common.h`,
 //! `TCP_server.c` `handle_TCP_packet`, `TCP_client.c` `handle_TCP_client_packet`).
 //!
 //! | id    | name                    | layout                                          | dir  |

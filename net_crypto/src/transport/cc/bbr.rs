@@ -1,4 +1,4 @@
-//! BBR-style delivery-rate congestion control (transport.md §3.6): BBRv1's core (windowed
+//! BBR-style delivery-rate congestion control (docs/transport.md §3.6): BBRv1's core (windowed
 //! max bandwidth, windowed min RTT, pacing at gain × bandwidth, cwnd ≈ 2 × BDP) with
 //! BBRv3's loss guard and ack-aggregation allowance.
 //!
@@ -42,14 +42,14 @@ const CWND_GAIN: f64 = 2.0;
 /// cwnd). draft-ietf-ccwg-bbr's 2 made the cwnd, not the pacer, limit Startup's growth
 /// (sat600 seed 1: t90 7.6 → 6.9 s, η 0.723 → 0.729).
 const STARTUP_CWND_GAIN: f64 = 2.885;
-/// draft-ietf-ccwg-bbr DrainPacingGain 0.5 (transport.md §1.4; v1 used 1/2.885). Drain
+/// draft-ietf-ccwg-bbr DrainPacingGain 0.5 (docs/transport.md §1.4; v1 used 1/2.885). Drain
 /// after a shallow buffer overflowed starves the link at 1/2.885 (sat600: η +0.005).
 const DRAIN_PACING_GAIN: f64 = 0.5;
 /// BBRv1 ProbeBW gain cycle (Linux `tcp_bbr.c` bbr_pacing_gain).
 const CYCLE: [f64; 8] = [1.25, 0.75, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0];
 /// draft-ietf-ccwg-bbr PacingMarginPercent: pace 1 % below the estimate.
 const PACING_MARGIN: f64 = 0.99;
-/// BBRv1 bandwidth filter length, in rounds (transport.md §1.4).
+/// BBRv1 bandwidth filter length, in rounds (docs/transport.md §1.4).
 const BW_FILTER_ROUNDS: u64 = 10;
 /// draft-ietf-ccwg-bbr ExtraAckedFilterLen, in rounds.
 const EXTRA_ACKED_ROUNDS: u64 = 10;
@@ -57,12 +57,12 @@ const EXTRA_ACKED_ROUNDS: u64 = 10;
 const MIN_RTT_WINDOW: Duration = Duration::from_secs(10);
 /// draft-ietf-ccwg-bbr ProbeRTTDuration.
 const PROBE_RTT_DURATION: Duration = Duration::from_millis(200);
-/// Full-pipe test: growth factor and rounds (transport.md §1.4).
+/// Full-pipe test: growth factor and rounds (docs/transport.md §1.4).
 const FULL_BW_GROWTH: f64 = 1.25;
 const FULL_BW_ROUNDS: u32 = 3;
 /// draft-ietf-ccwg-bbr LossThresh: 2 % of a round's data lost.
 const LOSS_THRESH: f64 = 0.02;
-/// Upper bound of the adaptive loss threshold (transport.md §3.6: "raise to ~10 % on
+/// Upper bound of the adaptive loss threshold (docs/transport.md §3.6: "raise to ~10 % on
 /// links flagged lossy").
 const MAX_LOSS_THRESH: f64 = 0.10;
 /// Smallest loss in a round that can count as congestion: 6 full packets
@@ -532,7 +532,7 @@ impl Bbr {
         if rmin < min + thresh {
             return Some(RoundVerdict::Flat);
         }
-        // transport.md §3.6: 2 % by default, raised toward 10 % on paths whose RTT-flat
+        // docs/transport.md §3.6: 2 % by default, raised toward 10 % on paths whose RTT-flat
         // rounds show that much random loss, so Wi-Fi/cellular/satellite loss is not
         // mistaken for congestion just because a probe built a small queue.
         let mut loss_thresh = (2.0 * self.background_loss).clamp(LOSS_THRESH, MAX_LOSS_THRESH);
@@ -796,7 +796,7 @@ impl Controller for Bbr {
                 rate.max(self.pacing_gain * self.cwnd as f64 / srtt.as_secs_f64().max(1e-6))
             }
             // The bandwidth samples count delivered bytes; where packets are lost at random
-            // after the bottleneck (a radio hop, transport.md §3.6), the bottleneck carried
+            // after the bottleneck (a radio hop, docs/transport.md §3.6), the bottleneck carried
             // the lost ones too, and pacing at the delivered rate leaves it idle for that
             // share: sat600 (3 %) cruised at 96 % of its wire rate.
             (Mode::ProbeBw, _) if self.pacing_gain == 1.0 && self.bounds.bw_lo.is_none() => {

@@ -1,5 +1,5 @@
 //! CUBIC (RFC 9438, constants as quinn `congestion/cubic.rs`) with HyStart++ slow start
-//! (RFC 9406) — the loss-based fallback controller (transport.md §1.3, §3.6).
+//! (RFC 9406) — the loss-based fallback controller (docs/transport.md §1.3, §3.6).
 //!
 //! `W_cubic(t) = C·(t − K)³ + W_max`, `K = ∛(W_max·(1−β)/C)`, C = 0.4, β = 0.7; the
 //! Reno-friendly estimate `W_est(t) = W_max·β + 3(1−β)/(1+β)·t/RTT` is a floor; fast

@@ -1,8 +1,8 @@
 //! Delivery-rate estimation (draft-cheng-iccrg-delivery-rate-estimation; quiche
-//! `recovery/congestion/delivery_rate.rs`; transport.md §1.4).
+//! `recovery/congestion/delivery_rate.rs`; docs/transport.md §1.4).
 //!
 //! On send, the packet is stamped with the connection's delivery state ([`PacketInfo`]);
-//! on ack of a never-resent packet (Karn's rule applies to rate samples too, transport.md
+//! on ack of a never-resent packet (Karn's rule applies to rate samples too, docs/transport.md
 //! §3.6), the rate over the packet's flight is
 //! `(delivered_now − P.delivered) / max(send_elapsed, ack_elapsed)`.
 //!

@@ -1,4 +1,4 @@
-//! HyStart++ (RFC 9406), as in quiche `recovery/congestion/hystart.rs` (transport.md §1.3):
+//! HyStart++ (RFC 9406), as in quiche `recovery/congestion/hystart.rs` (docs/transport.md §1.3):
 //! leave slow start before the queue overflows, on a rise of the per-round minimum RTT.
 //!
 //! Per round, after at least [`N_RTT_SAMPLE`] samples: if this round's minimum RTT is at least

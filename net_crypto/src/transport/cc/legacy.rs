@@ -1,5 +1,5 @@
 //! A model of c-toxcore 0.2.18's file sending: net_crypto's send-rate control and RTT
-//! (protocol.md §2.10, §2.11), Messenger's file-chunk scheduling (§3.6) and the cadence of
+//! (docs/protocol.md §2.10, §2.11), Messenger's file-chunk scheduling (§3.6) and the cadence of
 //! the `tox_iterate` loop that runs both, so the simulator and `rustox send --controller
 //! legacy` move a file as c-toxcore does. Checked against c-toxcore itself on the emulated
 //! links (`real-bench --ctoxcore`: Debian's libtoxcore 0.2.18 and this model, real and

@@ -1,4 +1,4 @@
-//! Congestion control behind one trait (transport.md §3.6, STYLE.md: quinn's
+//! Congestion control behind one trait (docs/transport.md §3.6, docs/conventions.md: quinn's
 //! `congestion.rs`, s2n-quic's opaque per-packet record).
 //!
 //! The transport hands the controller every send, ack and loss; the controller answers
@@ -26,16 +26,16 @@ use super::rtt::RttEstimator;
 use super::TransportStats;
 use crate::Timestamp;
 
-/// Bytes per full packet for window arithmetic: `MAX_CRYPTO_DATA_SIZE` (protocol.md §2.5).
+/// Bytes per full packet for window arithmetic: `MAX_CRYPTO_DATA_SIZE` (docs/protocol.md §2.5).
 pub(crate) const MAX_PACKET: u64 = 1373;
-/// Smallest window any controller allows: 4 packets (BBR's floor, transport.md §1.4; RFC
+/// Smallest window any controller allows: 4 packets (BBR's floor, docs/transport.md §1.4; RFC
 /// 9002's kMinimumWindow is 2, but 4 keeps the ack clock alive on request-based acks).
 pub(crate) const MIN_WINDOW: u64 = 4 * MAX_PACKET;
 /// RFC 9002 §7.2 initial window: min(10·MDS, max(14 720, 2·MDS)) = 10 packets here.
 pub(crate) const INITIAL_WINDOW: u64 = 10 * MAX_PACKET;
 
 /// The delivery-rate snapshot stamped on a packet at send time
-/// (draft-cheng-iccrg-delivery-rate-estimation §3.2; transport.md §1.4).
+/// (draft-cheng-iccrg-delivery-rate-estimation §3.2; docs/transport.md §1.4).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub(crate) struct PacketInfo {
     /// Bytes delivered (acked) when this packet was sent.
@@ -139,12 +139,12 @@ pub(crate) trait Controller: Debug + Send {
         format!("{self:?}")
     }
 
-    // ---- Where c-toxcore's sender and receiver differ from ours (protocol.md §2.7,
-    // §2.10, §2.11; transport.md §2.4). Each default is what BBR and CUBIC do.
+    // ---- Where c-toxcore's sender and receiver differ from ours (docs/protocol.md §2.7,
+    // §2.10, §2.11; docs/transport.md §2.4). Each default is what BBR and CUBIC do.
 
     /// Whether resends and bulk data wait for the pacer and the congestion window. Ours
-    /// do (transport.md §3.7). c-toxcore has neither: each pass of `send_crypto_packets`
-    /// sends at once whatever its token buckets allow (protocol.md §2.10 (c)–(d)), so its
+    /// do (docs/transport.md §3.7). c-toxcore has neither: each pass of `send_crypto_packets`
+    /// sends at once whatever its token buckets allow (docs/protocol.md §2.10 (c)–(d)), so its
     /// resends and bulk data go on the controller's own iterations
     /// ([`Self::on_iteration`], [`Self::refill_deadline`]) and only control packets go
     /// as soon as they are queued. A controller that does not pace gives no pacing rate.
@@ -153,10 +153,10 @@ pub(crate) trait Controller: Debug + Send {
     }
 
     /// Bulk packets the controller itself lets the layer above write at `now`, or `None`
-    /// when the congestion window and the pacer decide (ours, transport.md §3.9).
+    /// when the congestion window and the pacer decide (ours, docs/transport.md §3.9).
     /// c-toxcore refuses a congestion-controlled write without a `packets_left` token, and
     /// its resend pass (`pending_resends` packets waiting) takes its tokens first
-    /// (protocol.md §2.10 (b)–(d)). A question, not an iteration: the state is unchanged.
+    /// (docs/protocol.md §2.10 (b)–(d)). A question, not an iteration: the state is unchanged.
     fn bulk_write_budget(&self, now: Timestamp, pending_resends: u32) -> Option<u32> {
         let _ = (now, pending_resends);
         None
@@ -164,7 +164,7 @@ pub(crate) trait Controller: Debug + Send {
 
     /// Whether one more bulk packet may be written at `now` (refilling token buckets to
     /// `now` first). Ours always: `send_budget` already held the layer above to the
-    /// window. c-toxcore's `write_cryptpacket` refuses it with no token left (protocol.md
+    /// window. c-toxcore's `write_cryptpacket` refuses it with no token left (docs/protocol.md
     /// §2.10 (d)).
     fn admit_bulk_write(&mut self, now: Timestamp, pending_resends: u32) -> bool {
         let _ = (now, pending_resends);
@@ -172,13 +172,13 @@ pub(crate) trait Controller: Debug + Send {
     }
 
     /// A bulk packet was queued: c-toxcore takes its tokens and counts it as sent
-    /// (`packets_left−−`, `packets_sent++`, protocol.md §2.10 (d)). Ours count at send.
+    /// (`packets_left−−`, `packets_sent++`, docs/protocol.md §2.10 (d)). Ours count at send.
     fn on_bulk_write(&mut self) {}
 
     /// Whether the resend queue's head may go now, taking what it costs. Ours: yes (the
     /// pacer alone holds resends). c-toxcore's resend pass stops when
     /// `packets_left_requested` runs out, and each resend spends a new-data token too or
-    /// starts a congestion event (protocol.md §2.10 (c)).
+    /// starts a congestion event (docs/protocol.md §2.10 (c)).
     fn take_resend_token(&mut self, now: Timestamp) -> bool {
         let _ = now;
         true
@@ -187,7 +187,7 @@ pub(crate) trait Controller: Debug + Send {
     /// One pass of the controller's own clock, run by every `poll_send` and every
     /// `handle_timeout`. Ours has none: it reacts to sends, acks and losses. c-toxcore runs
     /// `send_crypto_packets` once per iteration of its main loop, refilling its token
-    /// buckets from the elapsed time and running the 50 ms measurement tick (protocol.md
+    /// buckets from the elapsed time and running the 50 ms measurement tick (docs/protocol.md
     /// §2.10 (a)–(b)). `send_queue_len` = packets held in the send array.
     fn on_iteration(&mut self, now: Timestamp, send_queue_len: u32) {
         let _ = (now, send_queue_len);
@@ -195,7 +195,7 @@ pub(crate) trait Controller: Debug + Send {
 
     /// When the controller's measurement tick is next due, if it is timed apart from its
     /// iterations ([`Self::refill_deadline`]). Ours: never. The legacy model runs its
-    /// 50 ms tick (protocol.md §2.10 (a)) inside an iteration, as c-toxcore does, and
+    /// 50 ms tick (docs/protocol.md §2.10 (a)) inside an iteration, as c-toxcore does, and
     /// gives none either.
     fn tick_deadline(&self) -> Option<Timestamp> {
         None
@@ -204,16 +204,16 @@ pub(crate) trait Controller: Debug + Send {
     /// When the controller's own clock next has work ([`Self::on_iteration`] then refills
     /// token buckets, runs a tick, lets resends go). c-toxcore's `tox_iterate` loop wakes
     /// every `floor(1000/rate) + 1` ms, at most every 50 ms (`crypto_run_interval`,
-    /// `messenger_run_interval`, protocol.md §2.10 (e)); its resends and bulk data go in
+    /// `messenger_run_interval`, docs/protocol.md §2.10 (e)); its resends and bulk data go in
     /// those iterations. Ours: never.
     fn refill_deadline(&self) -> Option<Timestamp> {
         None
     }
 
     /// What a request naming a packet in flight, last sent at `last_sent`, does. Ours
-    /// mark it NACKed and leave the verdict to loss detection (transport.md §3.5): a NACK
+    /// mark it NACKed and leave the verdict to loss detection (docs/transport.md §3.5): a NACK
     /// is evidence, not proof. c-toxcore resends it iff `sent_time + rtt_time < now`
-    /// and ignores it otherwise (protocol.md §2.7).
+    /// and ignores it otherwise (docs/protocol.md §2.7).
     fn on_nack(&self, now: Timestamp, last_sent: Timestamp) -> NackResponse {
         let _ = (now, last_sent);
         NackResponse::MarkNacked
@@ -228,24 +228,24 @@ pub(crate) trait Controller: Debug + Send {
     }
 
     /// Whether our loss detection (thresholds and loss timer) and probe timeout run. Ours
-    /// do (transport.md §3.5, RFC 9002 §6). c-toxcore has no retransmission timer: it
+    /// do (docs/transport.md §3.5, RFC 9002 §6). c-toxcore has no retransmission timer: it
     /// resends only what a request names ([`Self::on_nack`]), and tail loss waits until
-    /// the peer learns `buffer_end` from a later packet (protocol.md §2.7).
+    /// the peer learns `buffer_end` from a later packet (docs/protocol.md §2.7).
     fn detects_loss(&self) -> bool {
         true
     }
 
     /// Whether acknowledgements feed our RTT estimator (Karn's rule: samples only from
-    /// never-resent packets, transport.md §3.3) and the delivery-rate sampler. c-toxcore
+    /// never-resent packets, docs/transport.md §3.3) and the delivery-rate sampler. c-toxcore
     /// keeps its own min-only `rtt_time` from [`Self::on_acked_send_time`] instead
-    /// (protocol.md §2.11).
+    /// (docs/protocol.md §2.11).
     fn uses_rtt_estimator(&self) -> bool {
         true
     }
 
     /// c-toxcore's RTT candidate: the last send time of the packet at the old
     /// `buffer_start` when a header advances it, or the newest last send time among the
-    /// packets a request frees (protocol.md §2.6 step 2, §2.7, §2.11; overwritten on
+    /// packets a request frees (docs/protocol.md §2.6 step 2, §2.7, §2.11; overwritten on
     /// resend, hence its Karn violation). Ours ignore it.
     fn on_acked_send_time(&mut self, now: Timestamp, last_sent: Timestamp) {
         let _ = (now, last_sent);
@@ -268,14 +268,14 @@ pub(crate) trait Controller: Debug + Send {
     // ---- The receive side of the same differences.
 
     /// A lossless packet was received (first copy). c-toxcore counts them for its receive
-    /// rate, which sets its request interval (`packet_counter`, protocol.md §2.10 (a)).
+    /// rate, which sets its request interval (`packet_counter`, docs/protocol.md §2.10 (a)).
     fn on_packet_received(&mut self) {}
 
     /// The request interval when the controller sets it, given `recv_len` = receive-array
-    /// length including holes; `None` when our ack timing decides (transport.md §3.4:
+    /// length including holes; `None` when our ack timing decides (docs/transport.md §3.4:
     /// every 8 packets, at once on a new hole, 25 ms while data flows). c-toxcore's
     /// receiver requests every 50–1000 ms by its receive rate and never on a hole
-    /// (protocol.md §2.7).
+    /// (docs/protocol.md §2.7).
     fn request_interval(&self, recv_len: u32) -> Option<Duration> {
         let _ = recv_len;
         None
