@@ -908,14 +908,14 @@ bool tox_self_set_typing(Tox *tox,
                          enum Tox_Err_Set_Typing *error);
 
 /**
- * The UDP port the instance listens on (`tox_self_get_udp_port`).
+ * The UDP port the instance listens on (`tox_self_get_udp_port`); NOT_BOUND with UDP off,
+ * as c-toxcore answers (its network has no port then).
  */
 uint16_t tox_self_get_udp_port(const Tox *tox, enum Tox_Err_Get_Port *error);
 
 /**
- * The TCP relay server's port (`tox_self_get_tcp_port`): none runs (the `tcp_port` option
- * is accepted but the C API starts no relay server; `rustox bootstrap --tcp-ports` runs one),
- * so NOT_BOUND.
+ * The TCP relay server's port (`tox_self_get_tcp_port`): the `tcp_port` the instance was
+ * started with; NOT_BOUND when it runs no relay.
  */
 uint16_t tox_self_get_tcp_port(const Tox *tox, enum Tox_Err_Get_Port *error);
 
@@ -1020,7 +1020,8 @@ enum Tox_User_Status tox_friend_get_status(const Tox *tox,
 
 /**
  * Whether a friend is online (`tox_friend_get_connection_status`): UDP while its session
- * runs (rustox has no TCP relays yet), NONE otherwise.
+ * has working UDP, TCP while it runs through a relay only, NONE otherwise; as the
+ * callbacks delivered so far have said.
  */
 enum Tox_Connection tox_friend_get_connection_status(const Tox *tox,
                                                      uint32_t friend_number,
