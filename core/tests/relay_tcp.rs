@@ -244,7 +244,19 @@ fn the_relay_is_the_first_hop_of_an_onion_path() {
         matches!(opened.status, AnnounceStatus::NotStored(_)),
         "{opened:?}"
     );
-    let s = node.runner().stats();
+    // The relay thread publishes its counters after the pass that wrote the response, so
+    // the client may read the response a moment before they say so.
+    let deadline = Instant::now() + Duration::from_secs(5);
+    let mut s = node.runner().stats();
+    while s
+        .relay
+        .as_ref()
+        .is_some_and(|r| r.stats.onion_responses == 0)
+        && Instant::now() < deadline
+    {
+        std::thread::sleep(Duration::from_millis(5));
+        s = node.runner().stats();
+    }
     assert_eq!(s.onion.tcp_requests_relayed, 1);
     assert_eq!(s.relay.unwrap().stats.onion_responses, 1);
     assert!(node.stats_line().contains("tcp_onion_resp=1"));
