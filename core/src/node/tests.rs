@@ -1173,22 +1173,27 @@ fn friends_loaded_from_profiles_come_online_and_remember_names() {
     );
 }
 
-/// Every node answers a DHT announcement search (0x93), as every c-toxcore 0.2.18 node does
-/// (its DHT probes nodes with one to learn which store announcements), and counts it.
-#[test]
-fn a_node_answers_a_data_search() {
-    let mut b = node(77, false);
-    let mut rng = ChaCha20Rng::seed_from_u64(78);
-    let client = KeyPair::generate(&mut rng);
-    let key = rustox_net_crypto::crypto::PrecomputedKey::new(&b.dht_public_key(), &client.secret)
-        .unwrap();
-    let nonce = rustox_net_crypto::crypto::Nonce([5; 24]);
+/// A DHT data search (0x93) for the key `[9; 32]` to the node with DHT key `to`, from a client
+/// key drawn from `seed`, under the nonce `[nonce; 24]`.
+fn data_search_to(to: &PublicKey, seed: u64, nonce: u8) -> Vec<u8> {
+    let client = KeyPair::generate(&mut ChaCha20Rng::seed_from_u64(seed));
+    let key = rustox_net_crypto::crypto::PrecomputedKey::new(to, &client.secret).unwrap();
+    let nonce = rustox_net_crypto::crypto::Nonce([nonce; 24]);
     let mut plain = [9u8; 32].to_vec();
     plain.extend_from_slice(&[1; 8]);
     let mut request = vec![0x93];
     request.extend_from_slice(client.public.as_bytes());
     request.extend_from_slice(&nonce.0);
     request.extend_from_slice(&key.encrypt(&nonce, &plain));
+    request
+}
+
+/// Every node answers a DHT announcement search (0x93), as every c-toxcore 0.2.18 node does
+/// (its DHT probes nodes with one to learn which store announcements), and counts it.
+#[test]
+fn a_node_answers_a_data_search() {
+    let mut b = node(77, false);
+    let request = data_search_to(&b.dht_public_key(), 78, 5);
     b.handle_datagram(Timestamp::ZERO, addr_a(), &request);
     let reply = std::iter::from_fn(|| b.poll_transmit(Timestamp::ZERO))
         .find(|t| t.payload.first() == Some(&0x94))
@@ -1207,18 +1212,7 @@ fn an_instance_relay_forwards_for_its_clients_and_keeps_their_replies() {
     let mut relay = node(81, false);
     let mut other = node(82, false);
     relay.serve_relay_onion();
-    let mut rng = ChaCha20Rng::seed_from_u64(83);
-    let client = KeyPair::generate(&mut rng);
-    let key =
-        rustox_net_crypto::crypto::PrecomputedKey::new(&other.dht_public_key(), &client.secret)
-            .unwrap();
-    let nonce = rustox_net_crypto::crypto::Nonce([6; 24]);
-    let mut plain = [9u8; 32].to_vec();
-    plain.extend_from_slice(&[1; 8]);
-    let mut search = vec![0x93];
-    search.extend_from_slice(client.public.as_bytes());
-    search.extend_from_slice(&nonce.0);
-    search.extend_from_slice(&key.encrypt(&nonce, &plain));
+    let search = data_search_to(&other.dht_public_key(), 83, 6);
     let request = crate::relay::server::ForwardRequest {
         client: "192.0.2.5:5555".parse().unwrap(),
         con: 17,
