@@ -13,8 +13,8 @@
 //! any `Read + Seek` source and writes received chunks into any `Write + Seek` sink,
 //! verifying a SHA-256 file id.
 //!
-//! The driver loop, per friend (here with the in-memory [`testing::MockSession`]; core
-//! passes its `rustox_net_crypto::Connection`):
+//! The driver loop, per friend (here with the in-memory `testing::MockSession` of the
+//! `testing` feature; core passes its `rustox_net_crypto::Connection`):
 //!
 //! ```
 //! use rustox_file_transfer::{testing::MockSession, FileEvent, FileKind, FileTransfers};
@@ -45,6 +45,7 @@ mod scheduler;
 pub mod session;
 mod slots;
 pub mod stream;
+#[cfg(any(test, feature = "testing"))]
 pub mod testing;
 pub mod transfer;
 pub mod transfers;

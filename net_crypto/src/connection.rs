@@ -467,8 +467,10 @@ impl Connection {
     }
 
     /// Builds a data packet with any payload under this session's keys, without checking
-    /// its id. Consumes a nonce exactly like a real send. For fault injection by tests and
-    /// the simulator (a misbehaving but authenticated peer); `None` before the handshake.
+    /// its id. Consumes a nonce exactly like a real send. For fault injection by tests (a
+    /// misbehaving but authenticated peer), behind the `testing` feature; `None` before the
+    /// handshake.
+    #[cfg(feature = "testing")]
     pub fn forge_data_packet(&mut self, packet_number: u32, payload: &[u8]) -> Option<Vec<u8>> {
         self.sealed_datagram(packet_number, payload)
     }
