@@ -658,6 +658,15 @@ impl Connection {
         self.paths.set_relay(available);
     }
 
+    /// A datagram of this connection's peer was accepted: UDP from its address counts as
+    /// working, and one through a relay shows the relay reaches it.
+    pub(crate) fn heard(&mut self, now: Timestamp, from: Destination) {
+        match from {
+            Destination::Udp(_) => self.on_udp_heard(now),
+            Destination::Relay(_) => self.set_relay(true),
+        }
+    }
+
     /// An authentic datagram of this session arrived over UDP (c-toxcore's
     /// `direct_lastrecv_time`).
     pub(crate) fn on_udp_heard(&mut self, now: Timestamp) {
