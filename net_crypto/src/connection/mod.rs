@@ -31,10 +31,9 @@ mod transmit;
 mod types;
 
 pub use state::Connection;
-pub use types::{
-    CloseReason, ConnectionEvent, ConnectionId, ConnectionStatus, SendError, MAX_QUEUED_DATAGRAMS,
-    MAX_QUEUED_EVENTS, MAX_TEMP_PACKET_SENDS, TEMP_PACKET_INTERVAL,
-};
+pub use types::{CloseReason, ConnectionEvent, ConnectionId, ConnectionStatus, SendError};
+
+use self::types::{MAX_QUEUED_DATAGRAMS, MAX_TEMP_PACKET_SENDS, TEMP_PACKET_INTERVAL};
 
 use self::state::{Queued, Route};
 use crate::packets::{PayloadKind, MAX_CRYPTO_DATA_SIZE, PACKET_ID_KILL};
