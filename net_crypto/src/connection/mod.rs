@@ -46,7 +46,8 @@ impl Connection {
         self.queue_lossless(now, PacketClass::Control, payload)
     }
 
-    /// Bulk packets allowed now (0 unless established); see [`Transport::send_budget`].
+    /// Bulk packets allowed now (0 unless established); see
+    /// [`Transport::send_budget`](crate::transport::Transport::send_budget).
     pub fn send_budget(&mut self, now: Timestamp) -> usize {
         if self.status == ConnectionStatus::Established {
             self.transport.send_budget(now)

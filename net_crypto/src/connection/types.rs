@@ -40,7 +40,7 @@ pub enum CloseReason {
     Killed,
     /// The handshake gave up after 8 sends of the temp packet.
     Timeout,
-    /// We called [`Connection::kill`].
+    /// We called [`Connection::kill`](crate::Connection::kill).
     Local,
 }
 

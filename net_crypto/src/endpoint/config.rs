@@ -12,7 +12,8 @@ pub struct EndpointConfig {
     /// Tunables for every connection's transport.
     pub transport: TransportConfig,
     /// Accept handshakes from any peer (demo/CLI receive). Otherwise only peers passed to
-    /// [`Endpoint::allow_peer`] (the friend list's stand-in) are accepted.
+    /// [`Endpoint::allow_peer`](crate::Endpoint::allow_peer) (the friend list's stand-in) are
+    /// accepted.
     pub accept_all: bool,
 }
 

@@ -24,7 +24,7 @@
 //! - [`timer`]: every deadline above is an entry of one table; `poll_timeout` is its
 //!   earliest entry, `handle_timeout` runs the expired ones.
 //!
-//! [`stats`] and [`rate`] are counters for tests, the simulator and the CLI.
+//! [`TransportStats`] and [`RateCounter`] are counters for tests, the simulator and the CLI.
 //!
 //! CONTRACT (shared by connection/, the simulator and file_transfer; keep signatures):
 //! - sender side: `queue_lossless`, `send_budget`, `poll_send`, `send_buffer_end`,
@@ -45,7 +45,7 @@ mod loss;
 mod minmax;
 mod pacer;
 mod path_change;
-pub mod rate;
+mod rate;
 mod receiver;
 mod recovery;
 mod recv_array;
