@@ -1,6 +1,7 @@
 //! The handshake phase (docs/protocol.md §2.2–§2.3): starting as initiator or responder, the
-//! cookie response, the peer's handshake in every state, and the temp packet resent until the
-//! first data packet confirms the session.
+//! cookie response, the peer's handshake in every state, and the temp packet that carries our
+//! last handshake packet (mod.rs's `handle_timeout` resends it until the first data packet
+//! confirms the session).
 
 use super::framing::parse_drop;
 use super::state::{Connection, PeerSession, Queued, Route, TempPacket};
