@@ -13,8 +13,8 @@
 //! any `Read + Seek` source and writes received chunks into any `Write + Seek` sink,
 //! verifying a SHA-256 file id.
 //!
-//! The driver loop, per friend (here with the in-memory [`testing::MockSession`]; core
-//! passes its `rustox_net_crypto::Connection`):
+//! The driver loop, per friend (here with the in-memory `testing::MockSession` of the
+//! `testing` feature; core passes its `rustox_net_crypto::Connection`):
 //!
 //! ```
 //! use rustox_file_transfer::{testing::MockSession, FileEvent, FileKind, FileTransfers};
@@ -37,17 +37,18 @@
 //! assert_eq!(session.bulk_bytes_sent, 2 * (2 + 1371), "two chunks, as the budget allowed");
 //! ```
 
-pub mod error;
-pub mod event;
+mod error;
+mod event;
 pub mod number;
 pub mod packet;
 mod scheduler;
-pub mod session;
+mod session;
 mod slots;
 pub mod stream;
+#[cfg(any(test, feature = "testing"))]
 pub mod testing;
-pub mod transfer;
-pub mod transfers;
+mod transfer;
+mod transfers;
 
 pub use error::{
     FileControlError, FileError, FileGetError, FileSeekError, FileSendChunkError, FileSendError,
@@ -55,4 +56,7 @@ pub use error::{
 pub use event::{FileControl, FileEvent};
 pub use number::{FileKind, FileNumber, MAX_CONCURRENT_FILE_PIPES, UNKNOWN_FILE_SIZE};
 pub use session::{Session, SessionRefused};
-pub use transfers::{FileStats, FileTransfers, TransferInfo};
+pub use transfer::FileInfo;
+pub use transfers::{
+    FileStats, FileTransfers, TransferInfo, MAX_PENDING_EVENTS, MAX_PENDING_REPLIES,
+};

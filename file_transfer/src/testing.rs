@@ -1,6 +1,7 @@
 //! An in-memory [`Session`] for tests and examples: a lossless, in-order pipe with a
 //! budget the test controls. Used by this crate's tests and available to the layers above
-//! for theirs; production code uses `rustox_net_crypto::Connection`.
+//! for theirs behind the `testing` feature (off by default, so no normal build holds it);
+//! production code uses `rustox_net_crypto::Connection`.
 
 use std::collections::VecDeque;
 

@@ -543,7 +543,7 @@ fn data_after_friend_offline_is_for_an_unknown_transfer() {
 
 #[test]
 fn an_application_that_never_polls_gets_its_transfer_killed_not_corrupted() {
-    use rustox_file_transfer::transfers::MAX_PENDING_EVENTS;
+    use rustox_file_transfer::MAX_PENDING_EVENTS;
     use rustox_file_transfer::{FileEvent, FileTransfers};
     let mut rx = FileTransfers::new();
     let mut session = rustox_file_transfer::testing::MockSession::new();

@@ -4,7 +4,7 @@
 
 use proptest::prelude::*;
 use rustox_file_transfer::testing::MockSession;
-use rustox_file_transfer::transfers::MAX_PENDING_EVENTS;
+use rustox_file_transfer::MAX_PENDING_EVENTS;
 use rustox_file_transfer::{FileControl, FileKind, FileTransfers};
 use rustox_net_crypto::Timestamp;
 

@@ -103,6 +103,39 @@ impl Ends {
         self.now += Duration::from_millis(1);
     }
 
+    /// `a` offers `data` as a file named "x" of `size` bytes with `file_id`; `b` takes the
+    /// offer into an in-memory sink, checking the hash if `verify`.
+    fn offer_accepted_into_memory(
+        &mut self,
+        size: u64,
+        file_id: [u8; 32],
+        data: Vec<u8>,
+        verify: bool,
+    ) {
+        self.a
+            .send_with_id(
+                self.now,
+                &mut self.sa,
+                FileKind::Data,
+                size,
+                file_id,
+                Box::new(Cursor::new(data)),
+                b"x",
+            )
+            .unwrap();
+        self.step(0);
+        let (incoming, _, _) = self.take_offer().unwrap();
+        self.b
+            .accept(
+                self.now,
+                &mut self.sb,
+                incoming,
+                Box::new(Cursor::new(Vec::new())),
+                verify,
+            )
+            .unwrap();
+    }
+
     fn take_offer(&mut self) -> Option<(u32, [u8; 32], u64)> {
         let i = self
             .b_events
@@ -177,26 +210,7 @@ fn file_streams_byte_exact_and_verified() {
 fn a_wrong_hash_fails_verification() {
     let mut e = Ends::new();
     let data = content(5000, 2);
-    e.a.send_with_id(
-        e.now,
-        &mut e.sa,
-        FileKind::Data,
-        5000,
-        [9; 32],
-        Box::new(Cursor::new(data)),
-        b"x",
-    )
-    .unwrap();
-    e.step(0);
-    let (incoming, _, _) = e.take_offer().unwrap();
-    e.b.accept(
-        e.now,
-        &mut e.sb,
-        incoming,
-        Box::new(Cursor::new(Vec::new())),
-        true,
-    )
-    .unwrap();
+    e.offer_accepted_into_memory(5000, [9; 32], data, true);
     for _ in 0..20 {
         e.step(4);
     }
@@ -310,26 +324,7 @@ fn unknown_size_source_streams_to_its_end() {
 #[test]
 fn a_source_shorter_than_announced_fails_and_cancels() {
     let mut e = Ends::new();
-    e.a.send_with_id(
-        e.now,
-        &mut e.sa,
-        FileKind::Data,
-        10_000,
-        [0; 32],
-        Box::new(Cursor::new(vec![1; 3000])),
-        b"x",
-    )
-    .unwrap();
-    e.step(0);
-    let (incoming, _, _) = e.take_offer().unwrap();
-    e.b.accept(
-        e.now,
-        &mut e.sb,
-        incoming,
-        Box::new(Cursor::new(Vec::new())),
-        false,
-    )
-    .unwrap();
+    e.offer_accepted_into_memory(10_000, [0; 32], vec![1; 3000], false);
     for _ in 0..10 {
         e.step(4);
     }

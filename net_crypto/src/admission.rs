@@ -20,7 +20,7 @@ use crate::recent_map::RecentMap;
 use crate::token_bucket::TokenBucket;
 use crate::Timestamp;
 
-use crate::endpoint::EndpointLimits;
+use crate::endpoint::config::EndpointLimits;
 
 /// The two levels of buckets (see the module docs).
 #[derive(Debug, Clone)]

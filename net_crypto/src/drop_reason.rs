@@ -3,6 +3,9 @@
 
 use std::collections::BTreeMap;
 
+use crate::crypto::LowOrderPublicKey;
+use crate::packets::ParseError;
+
 /// Why a datagram was dropped. Field-less so it can be counted.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, thiserror::Error)]
 pub enum DropReason {
@@ -125,5 +128,23 @@ impl DropCounters {
 
     pub(crate) fn count(&mut self, reason: DropReason) {
         *self.counts.entry(reason).or_insert(0) += 1;
+    }
+}
+
+/// The endpoint's reason for a fixed layout of the wrong size.
+pub(crate) fn length_drop(_: ParseError) -> DropReason {
+    DropReason::BadLength
+}
+
+/// The endpoint's reason for a peer key of low order.
+pub(crate) fn low_order_drop(_: LowOrderPublicKey) -> DropReason {
+    DropReason::LowOrderPublicKey
+}
+
+/// The endpoint's reason for a box that did not open, or a layout of the wrong size.
+pub(crate) fn crypto_drop(e: ParseError) -> DropReason {
+    match e {
+        ParseError::Crypto(_) => DropReason::DecryptionFailed,
+        _ => DropReason::BadLength,
     }
 }

@@ -11,16 +11,16 @@
 //! receives. [`packets`] holds the wire layouts, [`crypto`] the primitives (§1).
 
 mod admission;
-pub mod connection;
+mod connection;
 pub mod crypto;
 mod drop_reason;
-pub mod endpoint;
+mod endpoint;
 mod identity;
 pub mod packets;
-pub mod path;
+mod path;
 mod receive_nonce;
 mod recent_map;
-pub mod time;
+mod time;
 pub mod token_bucket;
 pub mod transport;
 

@@ -1,4 +1,4 @@
-//! The handshake's round trips seed the transport's RTT estimator (connection.rs
+//! The handshake's round trips seed the transport's RTT estimator (connection/handshake.rs
 //! `handshake_rtt_sample`), so the first data flight is probed after a few path RTTs, not
 //! after kInitialRtt's ≈ 1 s.
 //!

@@ -217,6 +217,20 @@ impl Host {
         false
     }
 
+    /// Connects to `peer` and drives both until each sees the session up, for at most 10 s;
+    /// the connection's id, and whether it came up.
+    fn connect_to(&mut self, peer: &mut CPeer) -> (ConnectionId, bool) {
+        let now = self.now();
+        let id = self
+            .endpoint
+            .connect(now, peer.addr, peer.real_pk, peer.dht_pk)
+            .unwrap();
+        let ok = self.drive(peer, Duration::from_secs(10), |h, p| {
+            h.established() && p.saw("ONLINE")
+        });
+        (id, ok)
+    }
+
     fn connection_events(&self) -> Vec<ConnectionEvent> {
         self.events
             .iter()
@@ -243,6 +257,20 @@ fn free_port() -> u16 {
 
 fn hex_upper(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02X}")).collect()
+}
+
+/// Starts the C peer in `connect` mode towards `host`'s socket; `host` accepts its key.
+fn peer_connecting_to(binary: &Path, host: &mut Host) -> CPeer {
+    let our_port = host.socket.local_addr().unwrap().port();
+    let args = vec![
+        "connect".to_string(),
+        host.endpoint.real_public_key().to_hex(),
+        host.endpoint.dht_public_key().to_hex(),
+        our_port.to_string(),
+    ];
+    let peer = CPeer::spawn(binary, free_port(), &args);
+    host.endpoint.allow_peer(peer.real_pk);
+    peer
 }
 
 /// Sends lossless and lossy payloads and checks the C peer saw them and echoed them back.
@@ -296,14 +324,7 @@ fn we_connect_to_c_toxcore_exchange_data_and_kill() {
     let port = free_port();
     let mut peer = CPeer::spawn(&binary, port, &["listen".to_string()]);
     let mut host = Host::new(1);
-    let now = host.now();
-    let id = host
-        .endpoint
-        .connect(now, peer.addr, peer.real_pk, peer.dht_pk)
-        .unwrap();
-    let ok = host.drive(&mut peer, Duration::from_secs(10), |h, p| {
-        h.established() && p.saw("ONLINE")
-    });
+    let (id, ok) = host.connect_to(&mut peer);
     assert!(
         ok,
         "handshake with c-toxcore failed; peer said {:?}; drops {:?}",
@@ -322,15 +343,7 @@ fn we_connect_to_c_toxcore_exchange_data_and_kill() {
 fn c_toxcore_connects_to_us_exchange_data_and_kill() {
     let Some(binary) = peer_binary() else { return };
     let mut host = Host::new(2);
-    let our_port = host.socket.local_addr().unwrap().port();
-    let args = vec![
-        "connect".to_string(),
-        host.endpoint.real_public_key().to_hex(),
-        host.endpoint.dht_public_key().to_hex(),
-        our_port.to_string(),
-    ];
-    let mut peer = CPeer::spawn(&binary, free_port(), &args);
-    host.endpoint.allow_peer(peer.real_pk);
+    let mut peer = peer_connecting_to(&binary, &mut host);
     let ok = host.drive(&mut peer, Duration::from_secs(10), |h, p| {
         h.established() && p.saw("ONLINE")
     });
@@ -371,14 +384,8 @@ fn stream_through_c_toxcore(lose_ours: bool, lose_theirs: bool, seed: u64) {
     let port = free_port();
     let mut peer = CPeer::spawn(&binary, port, &["listen".to_string()]);
     let mut host = Host::new(seed);
-    let now = host.now();
-    let id = host
-        .endpoint
-        .connect(now, peer.addr, peer.real_pk, peer.dht_pk)
-        .unwrap();
-    assert!(host.drive(&mut peer, Duration::from_secs(10), |h, p| {
-        h.established() && p.saw("ONLINE")
-    }));
+    let (id, ok) = host.connect_to(&mut peer);
+    assert!(ok);
     // Lost data packets of ours: c-toxcore's request packets must name them and our resends
     // fill its holes. Lost packets of its: our request packets must name them and c-toxcore
     // must resend them.
@@ -450,24 +457,9 @@ fn lossless_stream_with_its_packets_lost_round_trips_through_c_toxcore_in_order(
 fn crossed_handshakes_with_c_toxcore_give_one_session() {
     let Some(binary) = peer_binary() else { return };
     let mut host = Host::new(5);
-    let our_port = host.socket.local_addr().unwrap().port();
-    let args = vec![
-        "connect".to_string(),
-        host.endpoint.real_public_key().to_hex(),
-        host.endpoint.dht_public_key().to_hex(),
-        our_port.to_string(),
-    ];
-    let mut peer = CPeer::spawn(&binary, free_port(), &args);
-    host.endpoint.allow_peer(peer.real_pk);
+    let mut peer = peer_connecting_to(&binary, &mut host);
     // Both sides connect at once: c-toxcore's cookie request is already on its way.
-    let now = host.now();
-    let id = host
-        .endpoint
-        .connect(now, peer.addr, peer.real_pk, peer.dht_pk)
-        .unwrap();
-    let ok = host.drive(&mut peer, Duration::from_secs(10), |h, p| {
-        h.established() && p.saw("ONLINE")
-    });
+    let (id, ok) = host.connect_to(&mut peer);
     assert!(
         ok,
         "crossed handshake with c-toxcore failed; peer said {:?}; events {:?}; drops {:?}",

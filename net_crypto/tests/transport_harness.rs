@@ -16,7 +16,7 @@ use rustox_net_crypto::transport::{
 };
 use rustox_net_crypto::Timestamp;
 
-/// A frame on the wire (what connection.rs would encrypt).
+/// A frame on the wire (what connection/framing.rs would encrypt).
 #[derive(Debug, Clone)]
 pub enum Frame {
     /// A lossless data packet: [buffer_start][packet_number][payload].

@@ -4,7 +4,7 @@
 //! no wire framing of its own except the request payload (docs/protocol.md §2.7), which is tied
 //! to the arrays.
 //!
-//! `Connection` (connection.rs) owns one `Transport` and frames what it yields:
+//! `Connection` (connection/) owns one `Transport` and frames what it yields:
 //! `[buffer_start = recv_buffer_start()][packet_number][padding][payload]`.
 //!
 //! How data flows, one file per step:
@@ -24,9 +24,9 @@
 //! - [`timer`]: every deadline above is an entry of one table; `poll_timeout` is its
 //!   earliest entry, `handle_timeout` runs the expired ones.
 //!
-//! [`stats`] and [`rate`] are counters for tests, the simulator and the CLI.
+//! [`TransportStats`] and [`RateCounter`] are counters for tests, the simulator and the CLI.
 //!
-//! CONTRACT (shared by connection.rs, the simulator and file_transfer; keep signatures):
+//! CONTRACT (shared by connection/, the simulator and file_transfer; keep signatures):
 //! - sender side: `queue_lossless`, `send_budget`, `poll_send`, `send_buffer_end`,
 //!   `on_peer_buffer_start`, `on_request`, `is_delivered`;
 //! - receiver side: `recv_buffer_start`, `on_lossless`, `on_peer_buffer_end`,
@@ -45,7 +45,7 @@ mod loss;
 mod minmax;
 mod pacer;
 mod path_change;
-pub mod rate;
+mod rate;
 mod receiver;
 mod recovery;
 mod recv_array;
