@@ -6,19 +6,14 @@
 //!
 //! `cargo run --release -p rustox-auto-tests --bin file-bench [-- --quick|--json]`
 
-#[path = "../../tests/file_sim/mod.rs"]
-mod file_sim;
-
 use std::collections::VecDeque;
 use std::process::ExitCode;
 use std::sync::Mutex;
 use std::time::Duration;
 
 use clap::Parser;
-use file_sim::{FileRun, FileSpec};
-use rustox_auto_tests::profiles::Profile;
-use rustox_auto_tests::transfer::{controller_name, controllers_by_names};
 use rustox_net_crypto::{ControllerKind, Timestamp};
+use rustox_simulator::{controller_name, controllers_by_names, FileRun, FileSpec, Profile};
 use serde::Serialize;
 
 /// Default file size: 64 MiB, the size the scenario tests move on every profile.

@@ -23,8 +23,8 @@ use rustox_auto_tests::ctoxcore::friend::{CPeer, CPeerOptions, PeerLog};
 use rustox_auto_tests::ctoxcore::{BuildOptions, PeerBinary};
 use rustox_auto_tests::friend_online::{run_friend_online, Friendship, OnlineOptions};
 use rustox_auto_tests::live::{rustox_bootstrap, RustoxOptions, RustoxPeer};
-use rustox_auto_tests::profiles::Profile;
 use rustox_net_crypto::crypto::PublicKey;
+use rustox_simulator::Profile;
 
 #[derive(Parser, Debug)]
 #[command(about = "Time for two Tox peers to become online friends")]

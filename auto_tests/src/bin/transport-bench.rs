@@ -10,11 +10,9 @@ use std::process::ExitCode;
 use std::sync::Mutex;
 
 use clap::Parser;
-use rustox_auto_tests::driver_model::driver_by_name;
-use rustox_auto_tests::profiles::Profile;
-use rustox_auto_tests::targets::{goodput_target, RAMP_MAX_RTTS, RAMP_PROFILES};
-use rustox_auto_tests::transfer::{
-    controllers_by_names, run_transfer, TransferMetrics, TransferSpec,
+use rustox_simulator::targets::{goodput_target, RAMP_MAX_RTTS, RAMP_PROFILES};
+use rustox_simulator::{
+    controllers_by_names, driver_by_name, run_transfer, Profile, TransferMetrics, TransferSpec,
 };
 
 /// Default transfer size: 32 MiB, the size the transport's acceptance targets are stated for.
@@ -158,7 +156,7 @@ fn run_all(specs: Vec<TransferSpec>, jobs: usize, progress: bool) -> Vec<Transfe
 fn failed_row(spec: &TransferSpec, error: String) -> TransferMetrics {
     TransferMetrics {
         profile: spec.profile.name.to_owned(),
-        controller: rustox_auto_tests::transfer::controller_name(spec.controller).to_owned(),
+        controller: rustox_simulator::controller_name(spec.controller).to_owned(),
         seed: spec.seed,
         bytes: spec.bytes,
         completed: false,

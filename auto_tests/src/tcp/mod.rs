@@ -39,7 +39,7 @@ pub use stats::{RoundSample, SlowStartExit, TcpReceiverStats, TcpSenderStats};
 
 use std::net::SocketAddr;
 
-use crate::link::{IPV4_UDP_OVERHEAD, IPV6_UDP_OVERHEAD};
+use rustox_simulator::{IPV4_UDP_OVERHEAD, IPV6_UDP_OVERHEAD};
 
 /// IPv4 (20) + TCP (20) + timestamp option (10, padded to 12) header bytes of every Linux
 /// segment on a path with TCP timestamps (net.ipv4.tcp_timestamps = 1, the default).

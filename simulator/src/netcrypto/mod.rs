@@ -1,0 +1,7 @@
+//! net_crypto sessions in the simulator: a node wrapping `rustox_net_crypto::Endpoint`
+//! ([`node`]) and the verifying bulk-transfer application ([`bulk`]).
+
+mod bulk;
+mod node;
+
+pub use node::NetCryptoNode;
