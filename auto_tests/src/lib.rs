@@ -5,9 +5,11 @@
 //!   online, an idle node, the scale simulation, and [`toy`] nodes that test the simulator;
 //! - on real sockets: the TUN link emulator ([`emulator`]), live rustox peers ([`live`]),
 //!   the c-toxcore 0.2.18 harness ([`ctoxcore`]), proxies, relay probes and the attack tools;
-//! - the scenario and interop tests (`tests/`) and the benchmark binaries (`src/bin`).
+//! - the scenario and interop tests (`tests/`) and the benchmark binaries (`src/bin`, with
+//!   what they share in [`bench`]).
 
 pub mod attack;
+pub mod bench;
 pub mod cross_traffic;
 pub mod ctoxcore;
 pub mod emulator;

@@ -21,6 +21,7 @@ use rustox_net_crypto::{
 use sha2::{Digest, Sha256};
 
 use crate::metrics::{jain_index, percentile};
+use crate::netcrypto::poll_udp_transmit;
 use crate::node::SimNode;
 use crate::profiles::Profile;
 use crate::sim::{NodeId, SimError, Simulator};
@@ -561,13 +562,7 @@ impl SimNode for FileHost {
     }
 
     fn poll_transmit(&mut self, now: Timestamp) -> Option<(SocketAddr, Vec<u8>)> {
-        // No relays here: every session datagram goes over UDP.
-        let udp = |t: rustox_net_crypto::Transmit| t.destination.udp().map(|a| (a, t.payload));
-        if let Some(t) = self.endpoint.poll_transmit(now) {
-            return udp(t);
-        }
-        self.pump_files(now);
-        self.endpoint.poll_transmit(now).and_then(udp)
+        poll_udp_transmit(self, now, |h| &mut h.endpoint, Self::pump_files)
     }
 
     fn poll_timeout(&self) -> Option<Timestamp> {

@@ -4,4 +4,5 @@
 mod bulk;
 mod node;
 
+pub(crate) use node::poll_udp_transmit;
 pub use node::NetCryptoNode;
