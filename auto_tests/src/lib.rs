@@ -6,7 +6,7 @@
 //! - on real sockets: the TUN link emulator ([`emulator`]), live rustox peers ([`live`]),
 //!   the c-toxcore 0.2.18 harness ([`ctoxcore`]), proxies, relay probes and the attack tools;
 //! - the scenario and interop tests (`tests/`) and the benchmark binaries (`src/bin`, with
-//!   what they share in [`bench`]).
+//!   what they share in [`bench`](mod@bench)).
 
 pub mod attack;
 pub mod bench;
