@@ -1,8 +1,7 @@
-use rustox_auto_tests::profiles::Profile;
-use rustox_auto_tests::sim::Simulator;
 use rustox_auto_tests::tox_node::{SimToxNode, SimToxOptions};
 use rustox_core::node::NodeOptions;
 use rustox_net_crypto::Timestamp;
+use rustox_simulator::{Profile, Simulator};
 use std::net::SocketAddr;
 use std::time::Duration;
 

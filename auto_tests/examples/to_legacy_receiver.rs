@@ -1,7 +1,6 @@
 //! BBR sending to a receiver with c-toxcore 0.2.18's request cadence, per profile.
-use rustox_auto_tests::profiles::Profile;
-use rustox_auto_tests::transfer::{run_transfer, TransferSpec};
 use rustox_net_crypto::ControllerKind;
+use rustox_simulator::{run_transfer, Profile, TransferSpec};
 
 fn main() {
     let names: Vec<String> = std::env::args().skip(1).collect();

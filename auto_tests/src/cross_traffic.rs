@@ -12,15 +12,13 @@ use std::time::Duration;
 
 use rand::Rng;
 use rustox_net_crypto::{ControllerKind, Timestamp};
+use rustox_simulator::{
+    controller_name, deadline_for, DriverModel, NetCryptoNode, Profile, SimError, SimNode,
+    Simulator,
+};
 use serde::Serialize;
 
-use crate::driver_model::DriverModel;
-use crate::netcrypto::NetCryptoNode;
-use crate::node::SimNode;
-use crate::profiles::Profile;
-use crate::sim::{SimError, Simulator};
 use crate::tcp::{tcp_flow, TcpFlowSpec, TcpHost, TcpNode, TcpReceiver, TcpSender};
-use crate::transfer::{controller_name, deadline_for};
 
 /// RTTs after the start before the shares count: both flows leave their start-up (BBR's
 /// Startup, CUBIC's slow start and its first loss episode).

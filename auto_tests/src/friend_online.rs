@@ -20,9 +20,8 @@ use std::time::Duration;
 
 use rustox_core::node::NodeOptions;
 use rustox_net_crypto::Timestamp;
+use rustox_simulator::{Profile, Simulator};
 
-use crate::profiles::Profile;
-use crate::sim::Simulator;
 use crate::tox_node::{SimToxNode, SimToxOptions};
 
 /// How the two become friends.

@@ -17,8 +17,8 @@ use std::time::Duration;
 
 use rustox_core::node::{FriendNumber, NodeOptions};
 use rustox_net_crypto::Timestamp;
+use rustox_simulator::SimNode;
 
-use crate::node::SimNode;
 use crate::tox_node::{SimToxNode, SimToxOptions};
 
 /// How long after everyone is online the count starts.

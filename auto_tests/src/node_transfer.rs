@@ -27,21 +27,20 @@ use rustox_core::node::{DigestSlot, FriendNumber, Node, NodeEvent, NodeOptions, 
 use rustox_core::relay::server::{RelayConfig, RelayServer};
 use rustox_net_crypto::crypto::KeyPair;
 use rustox_net_crypto::{ControllerKind, Timestamp, TransportConfig};
+use rustox_simulator::{NodeId, Profile, Simulator};
 use sha2::{Digest, Sha256};
 
 use crate::hashing_sink::HashingSink;
-use crate::profiles::Profile;
 use crate::relay_sim::figures::{RelayFigures, RttTrack};
 use crate::relay_sim::{through_relay, RelayedPath, SimRelayServer};
-use crate::sim::{NodeId, Simulator};
 use crate::tcp::StreamOptions;
 use crate::tox_node::{SimToxNode, SimToxOptions};
 
 /// Interval of the chat messages sent during the transfer.
 const CHAT_EVERY: Duration = Duration::from_millis(200);
 
-/// How long after Bob's accept reaches Alice the session's RTT starts being compared with
-/// the truth, in RTTs (as `transfer.rs` waits after the first data packet): the estimator
+/// How long after Bob's accept reaches Alice the session's RTT starts being compared with the
+/// truth, in RTTs (as `simulator/src/transfer.rs` waits after the first data packet): the estimator
 /// needs a few samples before its smoothed value means anything (RFC 6298 §2).
 const RTT_WARMUP_RTTS: u32 = 4;
 

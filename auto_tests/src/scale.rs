@@ -34,10 +34,9 @@ use rand_chacha::ChaCha8Rng;
 use rustox_core::node::NodeOptions;
 use rustox_net_crypto::crypto::PublicKey;
 use rustox_net_crypto::Timestamp;
+use rustox_simulator::{LinkConfig, LossModel, NodeId, SimError, Simulator};
 
 use crate::heap_meter;
-use crate::link::{LinkConfig, LossModel};
-use crate::sim::{NodeId, SimError, Simulator};
 use crate::tox_node::{SimToxNode, SimToxOptions};
 pub use churn::Churn;
 pub use node::ScaleNode;

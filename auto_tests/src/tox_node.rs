@@ -16,8 +16,8 @@ use rustox_core::dht::DhtConfig;
 use rustox_core::node::{FriendNumber, Node, NodeEvent, NodeOptions};
 use rustox_net_crypto::crypto::{KeyPair, PublicKey};
 use rustox_net_crypto::Timestamp;
+use rustox_simulator::SimNode;
 
-use crate::node::SimNode;
 use crate::relay_sim::{SimRelayServer, TcpPort};
 use crate::tcp::StreamOptions;
 

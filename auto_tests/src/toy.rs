@@ -12,7 +12,7 @@ use rand::Rng;
 use rand_chacha::ChaCha8Rng;
 use rustox_net_crypto::Timestamp;
 
-use crate::node::SimNode;
+use rustox_simulator::SimNode;
 
 const KIND_DATA: u8 = 1;
 const KIND_PING: u8 = 2;

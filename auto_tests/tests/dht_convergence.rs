@@ -12,14 +12,12 @@ use std::net::SocketAddr;
 use std::time::Duration;
 
 use rand_chacha::ChaCha8Rng;
-use rustox_auto_tests::link::{LinkConfig, LossModel};
-use rustox_auto_tests::node::SimNode;
-use rustox_auto_tests::{seed_from_env, NodeId, Simulator};
 use rustox_core::dht::close_list::CloseList;
 use rustox_core::dht::distance::cmp_distance;
 use rustox_core::dht::{DhtConfig, DhtNode};
 use rustox_net_crypto::crypto::{KeyPair, PublicKey};
 use rustox_net_crypto::Timestamp;
+use rustox_simulator::{seed_from_env, LinkConfig, LossModel, NodeId, SimNode, Simulator};
 
 /// Retry interval for a bootstrap node that has not answered yet (a Tox client keeps
 /// calling `tox_bootstrap` until it is connected; with 5 % loss a single get-nodes is lost

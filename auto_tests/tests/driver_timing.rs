@@ -1,4 +1,4 @@
-//! The transport under models of real drivers (auto_tests/src/driver_model.rs): what real
+//! The transport under models of real drivers (simulator/src/driver_model.rs): what real
 //! sockets do to a transfer, reproduced in virtual time, and the targets the transport must
 //! meet there.
 //!
@@ -9,12 +9,11 @@
 //! transport to the targets under them, and a pacer that only works with perfect timers
 //! cannot pass.
 
-use rustox_auto_tests::driver_model::DriverModel;
-use rustox_auto_tests::profiles::{Profile, FULL_PAYLOAD};
-use rustox_auto_tests::seed::replay_command;
-use rustox_auto_tests::seed_from_env;
-use rustox_auto_tests::transfer::{run_transfer, TransferMetrics, TransferSpec};
 use rustox_net_crypto::ControllerKind;
+use rustox_simulator::{
+    replay_command, run_transfer, seed_from_env, DriverModel, Profile, TransferMetrics,
+    TransferSpec, FULL_PAYLOAD,
+};
 
 fn run(profile: Profile, driver: DriverModel, mib: u64) -> TransferMetrics {
     let seed = seed_from_env(1);

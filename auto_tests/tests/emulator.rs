@@ -19,7 +19,7 @@ use rand_chacha::ChaCha8Rng;
 use rustox_auto_tests::emulator::{
     check_prerequisites, EmulatorReport, Side, Testbed, TestbedConfig, NAMESPACE_PREFIX,
 };
-use rustox_auto_tests::link::{BottleneckConfig, LinkConfig, LossModel};
+use rustox_simulator::{BottleneckConfig, LinkConfig, LossModel};
 
 /// Receive buffer forced on test receivers (root may exceed `rmem_max`): a whole test's
 /// datagrams fit, so the kernel never drops one the link model delivered.

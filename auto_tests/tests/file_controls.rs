@@ -2,14 +2,11 @@
 //! transfer cut by a 30 s link outage that resumes after reconnection from the receiver's
 //! offset via seek, byte-exact (docs/protocol.md §3.2, §3.4).
 
-mod file_sim;
-
 use std::time::Duration;
 
-use file_sim::{seed, Action, FileRun, FileSpec};
-use rustox_auto_tests::profiles::Profile;
 use rustox_file_transfer::FileControl;
 use rustox_net_crypto::{ControllerKind, Timestamp};
+use rustox_simulator::{seed_from_env as seed, FileAction as Action, FileRun, FileSpec, Profile};
 
 const MIB: u64 = 1 << 20;
 

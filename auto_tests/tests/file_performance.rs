@@ -4,14 +4,12 @@
 //! middle 80 % of the run), and a chat message sent every 500 ms during a full-speed
 //! transfer arrives within 2.5 × RTT + 50 ms (p95) — docs/transport.md §3.9, §6.
 
-mod file_sim;
-
 use std::time::Duration;
 
-use file_sim::{seed, FileRun, FileSpec};
-use rustox_auto_tests::profiles::Profile;
-use rustox_auto_tests::transfer::{run_transfer, TransferSpec};
 use rustox_net_crypto::{ControllerKind, Timestamp};
+use rustox_simulator::{
+    run_transfer, seed_from_env as seed, FileRun, FileSpec, Profile, TransferSpec,
+};
 
 const MIB: u64 = 1 << 20;
 

@@ -1,11 +1,8 @@
 //! A 64 MiB file crosses every link profile of docs/design.md byte-exact: the receiver's
 //! SHA-256 check (file id = content hash) passes and the test compares the hashes again.
 
-mod file_sim;
-
-use file_sim::{seed, FileRun, FileSpec};
-use rustox_auto_tests::profiles::Profile;
 use rustox_net_crypto::ControllerKind;
+use rustox_simulator::{seed_from_env as seed, FileRun, FileSpec, Profile};
 
 const MIB: u64 = 1 << 20;
 

@@ -12,8 +12,7 @@
 use std::time::Duration;
 
 use rustox_auto_tests::friend_online::{run_friend_online, Friendship, OnlineOptions};
-use rustox_auto_tests::link::LossModel;
-use rustox_auto_tests::{seed_from_env, Profile};
+use rustox_simulator::{seed_from_env, LossModel, Profile};
 
 /// What every seed must meet (see the module docs): 2 s + 50 RTT on a clean path, 10 s +
 /// 50 RTT where random loss can take a resend of the onion's 1–2 s timers.

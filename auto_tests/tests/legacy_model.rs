@@ -15,9 +15,8 @@
 //! sometimes ends in a resend storm and a restart from the minimum rate, as the model's
 //! does).
 
-use rustox_auto_tests::profiles::Profile;
-use rustox_auto_tests::transfer::{run_transfer, TransferSpec};
 use rustox_net_crypto::ControllerKind;
+use rustox_simulator::{run_transfer, Profile, TransferSpec};
 
 /// The link seed the reference runs used.
 const SEED: u64 = 1;

@@ -5,12 +5,11 @@
 
 use std::time::Duration;
 
-use rustox_auto_tests::link::{BottleneckConfig, Jitter, LinkConfig, LossModel, Reorder};
-use rustox_auto_tests::netcrypto::NetCryptoNode;
-use rustox_auto_tests::seed::replay_command;
-use rustox_auto_tests::transfer::host_addr;
-use rustox_auto_tests::{seed_from_env, Simulator};
 use rustox_net_crypto::{ControllerKind, Timestamp};
+use rustox_simulator::{
+    host_addr, replay_command, seed_from_env, BottleneckConfig, Jitter, LinkConfig, LossModel,
+    NetCryptoNode, Reorder, Simulator,
+};
 
 fn transfer_over(
     link: LinkConfig,
@@ -180,7 +179,7 @@ fn hostile_link_seed_sweep() {
         .and_then(|v| v.parse().ok())
         .unwrap_or(50);
     // With SIM_SEED set, replay just that seed.
-    let seeds = match std::env::var(rustox_auto_tests::seed::SEED_ENV) {
+    let seeds = match std::env::var(rustox_simulator::SEED_ENV) {
         Ok(_) => {
             let s = seed_from_env(1);
             s..=s

@@ -3,10 +3,8 @@
 //! Simulated time is deterministic, so efficiencies are asserted.
 
 use rustox_auto_tests::node_transfer::run_node_transfer;
-use rustox_auto_tests::profiles::Profile;
-use rustox_auto_tests::seed_from_env;
-use rustox_auto_tests::transfer::{run_transfer, TransferSpec};
 use rustox_net_crypto::ControllerKind;
+use rustox_simulator::{run_transfer, seed_from_env, Profile, TransferSpec};
 
 #[test]
 fn the_whole_node_keeps_within_5_percent_of_the_transport_alone() {

@@ -14,11 +14,10 @@ use std::time::Duration;
 use rustox_auto_tests::node_transfer::{
     run_node_transfer_with, NodeTransferOptions, NodeTransferReport,
 };
-use rustox_auto_tests::profiles::Profile;
 use rustox_auto_tests::relay_sim::figures::RelayFigures;
-use rustox_auto_tests::seed_from_env;
-use rustox_auto_tests::targets::{goodput_target, RTT_MAX_ERROR};
 use rustox_net_crypto::Timestamp;
+use rustox_simulator::targets::{goodput_target, RTT_MAX_ERROR};
+use rustox_simulator::{seed_from_env, Profile};
 
 const MIB: u64 = 1 << 20;
 

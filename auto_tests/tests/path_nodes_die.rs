@@ -16,12 +16,11 @@ use std::time::Duration;
 
 use rand::SeedableRng;
 use rand_chacha::ChaCha20Rng;
-use rustox_auto_tests::sim::{NodeId, Simulator};
 use rustox_auto_tests::tox_node::{SimToxNode, SimToxOptions};
-use rustox_auto_tests::{seed_from_env, Profile};
 use rustox_core::node::{FriendNumber, Node, NodeOptions};
 use rustox_net_crypto::crypto::KeyPair;
 use rustox_net_crypto::Timestamp;
+use rustox_simulator::{seed_from_env, NodeId, Profile, Simulator};
 
 /// The bound on finding Bob again after his restart (simulated time): the 90 s within
 /// which a friend restarting beside one other node must be found again, under the

@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use rustox_auto_tests::heap_meter::CountingAlloc;
 use rustox_auto_tests::scale::{run_scale, ScaleOptions};
-use rustox_auto_tests::seed_from_env;
+use rustox_simulator::seed_from_env;
 
 #[global_allocator]
 static HEAP: CountingAlloc = CountingAlloc;

@@ -4,12 +4,8 @@
 //! 35–65 % of the link).
 
 use rustox_auto_tests::cross_traffic::run_against_tcp;
-use rustox_auto_tests::driver_model::DriverModel;
-use rustox_auto_tests::profiles::Profile;
-use rustox_auto_tests::seed::replay_command;
-use rustox_auto_tests::seed_from_env;
-use rustox_auto_tests::shared::run_sharing;
 use rustox_net_crypto::ControllerKind;
+use rustox_simulator::{replay_command, run_sharing, seed_from_env, DriverModel, Profile};
 
 /// Issue #10, on a 100 Mbit/s, 20 ms emulated link: two transfers started together got
 /// 59.8 and 16.6 Mbit/s, and the slow one stayed near 17 Mbit/s for 17 s after the fast one

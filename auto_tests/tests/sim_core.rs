@@ -4,11 +4,11 @@
 use std::net::SocketAddr;
 use std::time::Duration;
 
-use rustox_auto_tests::link::{BottleneckConfig, LinkConfig, LossModel};
-use rustox_auto_tests::node::SimNode;
 use rustox_auto_tests::toy::{Flooder, Pinger, Sink};
-use rustox_auto_tests::{seed_from_env, NodeId, Simulator};
 use rustox_net_crypto::Timestamp;
+use rustox_simulator::{
+    seed_from_env, BottleneckConfig, LinkConfig, LossModel, NodeId, SimNode, Simulator,
+};
 
 fn addr(i: usize) -> SocketAddr {
     SocketAddr::from(([10, (i >> 16) as u8, (i >> 8) as u8, i as u8], 33445))
@@ -18,7 +18,7 @@ fn addr(i: usize) -> SocketAddr {
 fn pinger_network(seed: u64) -> (u64, u64, u64) {
     let link = LinkConfig {
         delay: Duration::from_millis(15),
-        jitter: rustox_auto_tests::link::Jitter {
+        jitter: rustox_simulator::Jitter {
             amplitude: Duration::from_millis(5),
             correlation: 0.5,
         },
@@ -40,7 +40,7 @@ fn pinger_network(seed: u64) -> (u64, u64, u64) {
         sim.fail(&e);
     }
     let pongs = (0..n)
-        .map(|i| sim.node(rustox_auto_tests::NodeId(i)).pongs)
+        .map(|i| sim.node(rustox_simulator::NodeId(i)).pongs)
         .sum();
     (sim.trace().value(), sim.trace().events(), pongs)
 }
@@ -78,15 +78,15 @@ fn five_hundred_nodes_run_quickly_in_virtual_time() {
         sim.fail(&e);
     }
     let sent: u64 = (0..n)
-        .map(|i| sim.node(rustox_auto_tests::NodeId(i)).sent())
+        .map(|i| sim.node(rustox_simulator::NodeId(i)).sent())
         .sum();
     let pongs: u64 = (0..n)
-        .map(|i| sim.node(rustox_auto_tests::NodeId(i)).pongs)
+        .map(|i| sim.node(rustox_simulator::NodeId(i)).pongs)
         .sum();
     assert_eq!(sent, 500 * 50, "every node pinged every 200 ms for 10 s");
     // Pings sent in the last 60 ms are still in flight.
     assert!(pongs >= sent - 500 && pongs <= sent, "{pongs} of {sent}");
-    let rtt = sim.node(rustox_auto_tests::NodeId(0)).rtts[0];
+    let rtt = sim.node(rustox_simulator::NodeId(0)).rtts[0];
     assert_eq!(
         rtt,
         Duration::from_millis(60),
@@ -303,7 +303,7 @@ fn a_deadline_stuck_in_the_past_is_reported_as_livelock() {
     let mut sim: Simulator<Spinner> = Simulator::new(1, LinkConfig::default());
     sim.add_node(vec![addr(1)], Spinner).unwrap();
     match sim.run_until(Timestamp::from_secs(1)) {
-        Err(rustox_auto_tests::SimError::Livelock {
+        Err(rustox_simulator::SimError::Livelock {
             node: 0,
             deadline: Some(t),
             ..
@@ -348,7 +348,7 @@ fn a_node_receives_on_each_of_its_addresses() {
 
 #[test]
 fn a_busy_driver_reads_in_batches_and_drops_what_its_socket_buffer_cannot_hold() {
-    use rustox_auto_tests::driver_model::{socket_truesize, DriverModel};
+    use rustox_simulator::{socket_truesize, DriverModel};
     // 1372-byte datagrams every 2 µs into a driver that needs 5 µs per datagram and whose
     // socket holds 100 of them: it keeps up with two fifths of the offered load.
     let mut sim: Simulator<Toy> = Simulator::new(seed_from_env(3), LinkConfig::default());
@@ -450,7 +450,7 @@ fn a_shared_default_link_keeps_a_fixed_delay_and_counts_every_pair() {
         assert!(p.pongs > 30, "node {i}: {} pongs", p.pongs);
         assert!(p.rtts.iter().all(|r| *r == Duration::from_millis(50)));
     }
-    let link = sim.link(rustox_auto_tests::LinkId(0));
+    let link = sim.link(rustox_simulator::LinkId(0));
     let sent: u64 = (0..n).map(|i| sim.node(NodeId(i)).sent()).sum();
     assert!(link.stats().packets_in >= 2 * sent - 2 * n as u64);
 }

@@ -14,13 +14,12 @@ use std::time::Duration;
 
 use rand::SeedableRng;
 use rand_chacha::ChaCha20Rng;
-use rustox_auto_tests::sim::{NodeId, Simulator};
 use rustox_auto_tests::tox_node::{SimToxNode, SimToxOptions};
-use rustox_auto_tests::{seed_from_env, Profile};
 use rustox_core::dht::wire::lan_discovery;
 use rustox_core::node::{Node, NodeOptions};
 use rustox_net_crypto::crypto::KeyPair;
 use rustox_net_crypto::Timestamp;
+use rustox_simulator::{seed_from_env, NodeId, Profile, Simulator};
 
 /// The bound on being announced (simulated time): the first announce goes out at once, a
 /// stored announce needs the ping-id round trip on top, and a path that loses its first

@@ -7,11 +7,11 @@
 use std::net::SocketAddr;
 use std::time::Duration;
 
-use rustox_auto_tests::link::{Jitter, LinkConfig, LossModel, Reorder};
-use rustox_auto_tests::metrics::jain_index;
 use rustox_auto_tests::tcp::{tcp_flow, CaState, SlowStartExit, TcpFlow, TcpFlowSpec, TcpNode};
-use rustox_auto_tests::{seed_from_env, Profile, Simulator};
 use rustox_net_crypto::Timestamp;
+use rustox_simulator::{
+    jain_index, seed_from_env, Jitter, LinkConfig, LossModel, Profile, Reorder, Simulator,
+};
 
 /// Payload per full segment over IPv4 with timestamps.
 const MSS: f64 = 1448.0;
@@ -276,7 +276,7 @@ fn every_byte_arrives_once_and_in_order_through_a_hostile_link() {
             extra_delay: Duration::from_millis(3),
         }),
         corrupt: 0.01,
-        bottleneck: Some(rustox_auto_tests::link::BottleneckConfig {
+        bottleneck: Some(rustox_simulator::BottleneckConfig {
             rate_bps: 20_000_000,
             queue_bytes: 100_000,
         }),

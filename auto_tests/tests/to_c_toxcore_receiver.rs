@@ -5,10 +5,8 @@
 //! real loopback against c-toxcore itself; now 0.32 and 241 Mbit/s. Simulated time is
 //! deterministic, so the efficiencies are asserted.
 
-use rustox_auto_tests::profiles::Profile;
-use rustox_auto_tests::seed_from_env;
-use rustox_auto_tests::transfer::{run_transfer, TransferSpec};
 use rustox_net_crypto::ControllerKind;
+use rustox_simulator::{run_transfer, seed_from_env, Profile, TransferSpec};
 
 fn efficiency(profile: Profile) -> f64 {
     let mut spec = TransferSpec::new(profile, ControllerKind::Bbr, seed_from_env(1), 32 << 20);

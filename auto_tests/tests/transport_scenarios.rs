@@ -1,7 +1,7 @@
-//! net_crypto sessions carrying bulk lossless data over every link profile, in virtual time
-//! (the acceptance scenarios, judged by `targets.rs`). Each (profile, controller) transfer
-//! runs once per test binary and is shared by the tests that judge it; the seed is
-//! `SIM_SEED` or 1, and every failure message carries the command that replays it.
+//! net_crypto sessions carrying bulk lossless data over every link profile, in virtual time (the
+//! acceptance scenarios, judged by `simulator/src/targets.rs`). Each (profile, controller) transfer
+//! runs once per test binary and is shared by the tests that judge it; the seed is `SIM_SEED` or 1,
+//! and every failure message carries the command that replays it.
 //!
 //! Targets apply to BBR (and, for loss detection, CUBIC, which shares it); the legacy
 //! controller runs the same transfers and is printed beside without thresholds.
@@ -9,14 +9,12 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock};
 
-use rustox_auto_tests::link::LossModel;
-use rustox_auto_tests::profiles::Profile;
-use rustox_auto_tests::seed::replay_command;
-use rustox_auto_tests::seed_from_env;
-use rustox_auto_tests::shared::run_shared_bottleneck;
-use rustox_auto_tests::targets::*;
-use rustox_auto_tests::transfer::{run_transfer, TransferMetrics, TransferSpec, CONTROLLERS};
 use rustox_net_crypto::ControllerKind;
+use rustox_simulator::targets::*;
+use rustox_simulator::{
+    replay_command, run_shared_bottleneck, run_transfer, seed_from_env, LossModel, Profile,
+    TransferMetrics, TransferSpec, CONTROLLERS,
+};
 
 /// Bytes per transfer: 32 MiB, the size the acceptance targets are stated for.
 const BYTES: u64 = 32 * 1024 * 1024;

@@ -1,4 +1,4 @@
-//! `rustox sim`: the deterministic simulator (rustox-auto-tests) from the command line. One
+//! `rustox sim`: the deterministic simulator (rustox-simulator) from the command line. One
 //! transfer per controller over a named link profile, the same seed for each, printed as a
 //! comparison table; with `--plot`, cumulative MiB delivered over time as an SVG.
 //!
@@ -8,12 +8,11 @@
 use std::path::PathBuf;
 
 use anyhow::Context;
-use rustox_auto_tests::profiles::Profile;
-use rustox_auto_tests::sim::SimError;
-use rustox_auto_tests::transfer::{
-    controller_name, deadline_for, run_transfer, setup_pair, TransferMetrics, TransferSpec,
-};
 use rustox_net_crypto::{ControllerKind, Timestamp};
+use rustox_simulator::{
+    controller_name, deadline_for, run_transfer, setup_pair, Profile, SimError, TransferMetrics,
+    TransferSpec,
+};
 
 use crate::controller::parse_controller;
 use crate::plot::{plot_cumulative, Curve};

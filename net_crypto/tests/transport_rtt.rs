@@ -155,7 +155,7 @@ fn relay500_with_3_percent_loss_tracks_the_true_rtt() {
         );
         // Never the collapse: the minimum stays at the propagation delay.
         assert!(p.a.t.stats().min_rtt.unwrap() >= Duration::from_millis(500));
-        // Target: 0.10 (`RTT_MAX_ERROR`, auto_tests/src/targets.rs). BBR's queue swings on
+        // Target: 0.10 (`RTT_MAX_ERROR`, simulator/src/targets.rs). BBR's queue swings on
         // this path cost it more; 0.25 keeps the test a guard against gross regressions.
         let bound = if kind == ControllerKind::Bbr {
             0.25

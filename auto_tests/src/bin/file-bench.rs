@@ -6,19 +6,13 @@
 //!
 //! `cargo run --release -p rustox-auto-tests --bin file-bench [-- --quick|--json]`
 
-#[path = "../../tests/file_sim/mod.rs"]
-mod file_sim;
-
-use std::collections::VecDeque;
 use std::process::ExitCode;
-use std::sync::Mutex;
 use std::time::Duration;
 
 use clap::Parser;
-use file_sim::{FileRun, FileSpec};
-use rustox_auto_tests::profiles::Profile;
-use rustox_auto_tests::transfer::{controller_name, controllers_by_names};
+use rustox_auto_tests::bench::{run_parallel, worker_count, Selection};
 use rustox_net_crypto::{ControllerKind, Timestamp};
+use rustox_simulator::{controller_name, FileRun, FileSpec, Profile};
 use serde::Serialize;
 
 /// Default file size: 64 MiB, the size the scenario tests move on every profile.
@@ -43,12 +37,8 @@ struct Args {
     /// 8 MiB on wan20, wan100 and vpn300, at most 25 s of virtual time each.
     #[arg(long)]
     quick: bool,
-    /// Only these profiles (comma-separated names).
-    #[arg(long, value_delimiter = ',')]
-    profile: Vec<String>,
-    /// Only these controllers (bbr, cubic, legacy; comma-separated).
-    #[arg(long, value_delimiter = ',')]
-    controller: Vec<String>,
+    #[command(flatten)]
+    select: Selection,
     /// File size in MiB.
     #[arg(long)]
     mib: Option<u64>,
@@ -144,30 +134,20 @@ fn opt(v: Option<f64>, scale: f64, digits: usize) -> String {
 
 fn main() -> ExitCode {
     let args = Args::parse();
-    let profiles: Vec<Profile> = if !args.profile.is_empty() {
-        let mut v = Vec::new();
-        for name in &args.profile {
-            match Profile::by_name(name) {
-                Some(p) => v.push(p),
-                None => {
-                    eprintln!("unknown profile {name}");
-                    return ExitCode::FAILURE;
-                }
-            }
+    let unnamed = || {
+        if args.quick {
+            QUICK_PROFILES
+                .iter()
+                .filter_map(|n| Profile::by_name(n))
+                .collect()
+        } else {
+            Profile::all()
         }
-        v
-    } else if args.quick {
-        QUICK_PROFILES
-            .iter()
-            .filter_map(|n| Profile::by_name(n))
-            .collect()
-    } else {
-        Profile::all()
     };
-    let controllers = match controllers_by_names(&args.controller) {
-        Ok(controllers) => controllers,
-        Err(name) => {
-            eprintln!("unknown controller {name}");
+    let (profiles, controllers) = match (args.select.profiles(unnamed), args.select.controllers()) {
+        (Ok(p), Ok(c)) => (p, c),
+        (Err(e), _) | (_, Err(e)) => {
+            eprintln!("{e}");
             return ExitCode::FAILURE;
         }
     };
@@ -175,39 +155,16 @@ fn main() -> ExitCode {
         .mib
         .unwrap_or(if args.quick { QUICK_MIB } else { FULL_MIB });
     let cap = args.quick.then_some(QUICK_CAP);
-    let jobs = args
-        .jobs
-        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
-        .max(1);
-
-    let work: Mutex<VecDeque<(usize, Profile, ControllerKind)>> = Mutex::new(
-        profiles
-            .iter()
-            .flat_map(|p| controllers.iter().map(move |c| (p.clone(), *c)))
-            .enumerate()
-            .map(|(i, (p, c))| (i, p, c))
-            .collect(),
-    );
-    let results: Mutex<Vec<(usize, Row)>> = Mutex::new(Vec::new());
-    std::thread::scope(|s| {
-        for _ in 0..jobs {
-            s.spawn(|| loop {
-                let next = work.lock().map(|mut w| w.pop_front()).unwrap_or(None);
-                let Some((i, profile, controller)) = next else {
-                    break;
-                };
-                let row = run_row(&profile, controller, args.seed, mib, cap);
-                if let Ok(mut r) = results.lock() {
-                    r.push((i, row));
-                }
-            });
-        }
+    let work: Vec<(Profile, ControllerKind)> = profiles
+        .iter()
+        .flat_map(|p| controllers.iter().map(move |c| (p.clone(), *c)))
+        .collect();
+    let rows = run_parallel(work, worker_count(args.jobs), |(profile, controller)| {
+        run_row(&profile, controller, args.seed, mib, cap)
     });
-    let mut rows = results.into_inner().unwrap_or_default();
-    rows.sort_by_key(|(i, _)| *i);
 
     if args.json {
-        for (_, row) in &rows {
+        for row in &rows {
             match serde_json::to_string(row) {
                 Ok(line) => println!("{line}"),
                 Err(e) => {
@@ -242,7 +199,7 @@ fn main() -> ExitCode {
         "chat p95",
         "cpu s"
     );
-    for (_, r) in &rows {
+    for r in &rows {
         println!(
             "{:<9} {:<7} {:>5} {:>7} {:>7} {:>7} {:>7} {:>7} {:>7} {:>9} {:>6.1}",
             r.profile,
@@ -268,7 +225,7 @@ fn main() -> ExitCode {
             r.cpu_s
         );
     }
-    for (_, r) in rows.iter().filter(|(_, r)| r.error.is_some()) {
+    for r in rows.iter().filter(|r| r.error.is_some()) {
         println!(
             "! {} {}: {}",
             r.profile,

@@ -14,10 +14,9 @@
 
 use clap::Parser;
 use rustox_auto_tests::node_transfer::{run_node_transfer_with, NodeTransferOptions};
-use rustox_auto_tests::profiles::Profile;
 use rustox_auto_tests::relay_sim::figures::RelayFigures;
-use rustox_auto_tests::transfer::{run_transfer, TransferSpec};
 use rustox_net_crypto::ControllerKind;
+use rustox_simulator::{run_transfer, Profile, TransferSpec};
 
 #[derive(Parser, Debug)]
 #[command(about = "A file through the whole node beside the transport alone, per profile")]

@@ -23,8 +23,9 @@ use rustox_auto_tests::ctoxcore::friend::{CPeer, CPeerOptions, PeerLog};
 use rustox_auto_tests::ctoxcore::{BuildOptions, PeerBinary};
 use rustox_auto_tests::friend_online::{run_friend_online, Friendship, OnlineOptions};
 use rustox_auto_tests::live::{rustox_bootstrap, RustoxOptions, RustoxPeer};
-use rustox_auto_tests::profiles::Profile;
+use rustox_core::friend::ToxId;
 use rustox_net_crypto::crypto::PublicKey;
+use rustox_simulator::Profile;
 
 #[derive(Parser, Debug)]
 #[command(about = "Time for two Tox peers to become online friends")]
@@ -192,6 +193,40 @@ fn start_boot(side: Side, bin: &PeerBinary) -> Result<Boot, String> {
     })
 }
 
+/// Starts a peer of `side` through `boot`: one that sends a friend request to `request`,
+/// or without one, one that accepts the requests it gets.
+fn start_peer(
+    bin: &PeerBinary,
+    side: Side,
+    boot: (SocketAddr, PublicKey),
+    request: Option<ToxId>,
+) -> Result<Peer, String> {
+    let accept = request.is_none();
+    Ok(match side {
+        Side::Rustox => Peer::Rustox(
+            RustoxPeer::start(RustoxOptions {
+                bootstrap: vec![boot],
+                request,
+                accept,
+                ..RustoxOptions::default()
+            })
+            .map_err(|e| e.to_string())?,
+        ),
+        Side::CToxcore => Peer::C(
+            CPeer::start(
+                bin.path(),
+                &CPeerOptions {
+                    bootstrap: vec![boot],
+                    request,
+                    accept,
+                    ..CPeerOptions::default()
+                },
+            )
+            .map_err(|e| e.to_string())?,
+        ),
+    })
+}
+
 /// One pair: the acceptor starts, then the requester sends it a friend request. Returns
 /// the seconds until each saw the other online, from the acceptor's start.
 fn run_pair(
@@ -202,53 +237,13 @@ fn run_pair(
     limit: Duration,
 ) -> Result<Option<(f64, f64)>, String> {
     let t0 = Instant::now();
-    let acc = match acceptor {
-        Side::Rustox => Peer::Rustox(
-            RustoxPeer::start(RustoxOptions {
-                bootstrap: vec![boot],
-                accept: true,
-                ..RustoxOptions::default()
-            })
-            .map_err(|e| e.to_string())?,
-        ),
-        Side::CToxcore => Peer::C(
-            CPeer::start(
-                bin.path(),
-                &CPeerOptions {
-                    bootstrap: vec![boot],
-                    accept: true,
-                    ..CPeerOptions::default()
-                },
-            )
-            .map_err(|e| e.to_string())?,
-        ),
-    };
+    let acc = start_peer(bin, acceptor, boot, None)?;
     let id = match &acc {
         Peer::Rustox(p) => p.tox_id,
         Peer::C(p) => p.tox_id,
     };
     let offset = t0.elapsed().as_secs_f64();
-    let req = match requester {
-        Side::Rustox => Peer::Rustox(
-            RustoxPeer::start(RustoxOptions {
-                bootstrap: vec![boot],
-                request: Some(id),
-                ..RustoxOptions::default()
-            })
-            .map_err(|e| e.to_string())?,
-        ),
-        Side::CToxcore => Peer::C(
-            CPeer::start(
-                bin.path(),
-                &CPeerOptions {
-                    bootstrap: vec![boot],
-                    request: Some(id),
-                    ..CPeerOptions::default()
-                },
-            )
-            .map_err(|e| e.to_string())?,
-        ),
-    };
+    let req = start_peer(bin, requester, boot, Some(id))?;
     let end = Instant::now() + limit;
     while Instant::now() < end {
         if let (Some(a), Some(r)) = (acc.log().friend_online(), req.log().friend_online()) {

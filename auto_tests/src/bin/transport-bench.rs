@@ -5,17 +5,12 @@
 //!
 //! `cargo run --release -p rustox-auto-tests --bin transport-bench [-- --quick|--json]`
 
-use std::collections::VecDeque;
 use std::process::ExitCode;
-use std::sync::Mutex;
 
 use clap::Parser;
-use rustox_auto_tests::driver_model::driver_by_name;
-use rustox_auto_tests::profiles::Profile;
-use rustox_auto_tests::targets::{goodput_target, RAMP_MAX_RTTS, RAMP_PROFILES};
-use rustox_auto_tests::transfer::{
-    controllers_by_names, run_transfer, TransferMetrics, TransferSpec,
-};
+use rustox_auto_tests::bench::{run_parallel, worker_count, Selection};
+use rustox_simulator::targets::{goodput_target, RAMP_MAX_RTTS, RAMP_PROFILES};
+use rustox_simulator::{driver_by_name, run_transfer, Profile, TransferMetrics, TransferSpec};
 
 /// Default transfer size: 32 MiB, the size the transport's acceptance targets are stated for.
 const FULL_MIB: u64 = 32;
@@ -33,12 +28,8 @@ struct Args {
     /// One seed, 8 MiB per transfer.
     #[arg(long)]
     quick: bool,
-    /// Only these profiles (comma-separated names).
-    #[arg(long, value_delimiter = ',')]
-    profile: Vec<String>,
-    /// Only these controllers (bbr, cubic, legacy; comma-separated).
-    #[arg(long, value_delimiter = ',')]
-    controller: Vec<String>,
+    #[command(flatten)]
+    select: Selection,
     /// Number of seeds (1, 2, …).
     #[arg(long)]
     seeds: Option<u64>,
@@ -60,25 +51,13 @@ struct Args {
 
 fn main() -> ExitCode {
     let args = Args::parse();
-    let profiles: Vec<Profile> = if args.profile.is_empty() {
-        Profile::all()
-    } else {
-        let mut v = Vec::new();
-        for name in &args.profile {
-            match Profile::by_name(name) {
-                Some(p) => v.push(p),
-                None => {
-                    eprintln!("unknown profile {name}");
-                    return ExitCode::FAILURE;
-                }
-            }
-        }
-        v
-    };
-    let controllers = match controllers_by_names(&args.controller) {
-        Ok(controllers) => controllers,
-        Err(name) => {
-            eprintln!("unknown controller {name}");
+    let (profiles, controllers) = match (
+        args.select.profiles(Profile::all),
+        args.select.controllers(),
+    ) {
+        (Ok(p), Ok(c)) => (p, c),
+        (Err(e), _) | (_, Err(e)) => {
+            eprintln!("{e}");
             return ExitCode::FAILURE;
         }
     };
@@ -106,11 +85,7 @@ fn main() -> ExitCode {
             }
         }
     }
-    let jobs = args
-        .jobs
-        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
-        .max(1);
-    let rows = run_all(specs, jobs, !args.json);
+    let rows = run_all(specs, worker_count(args.jobs), !args.json);
     if args.json {
         for r in &rows {
             match serde_json::to_string(r) {
@@ -126,39 +101,22 @@ fn main() -> ExitCode {
 
 /// Run every spec on `jobs` threads; rows come back in spec order.
 fn run_all(specs: Vec<TransferSpec>, jobs: usize, progress: bool) -> Vec<TransferMetrics> {
-    let total = specs.len();
-    let queue = Mutex::new(specs.into_iter().enumerate().collect::<VecDeque<_>>());
-    let results: Mutex<Vec<Option<TransferMetrics>>> = Mutex::new(vec![None; total]);
-    std::thread::scope(|s| {
-        for _ in 0..jobs.min(total.max(1)) {
-            s.spawn(|| loop {
-                let next = queue.lock().map(|mut q| q.pop_front()).unwrap_or(None);
-                let Some((i, spec)) = next else { break };
-                let row = run_transfer(&spec).unwrap_or_else(|e| failed_row(&spec, e.to_string()));
-                if progress {
-                    eprintln!(
-                        "  done {:<9} {:<6} seed {} ({:.1} s CPU)",
-                        row.profile, row.controller, row.seed, row.cpu_seconds
-                    );
-                }
-                if let Ok(mut r) = results.lock() {
-                    r[i] = Some(row);
-                }
-            });
+    run_parallel(specs, jobs, |spec| {
+        let row = run_transfer(&spec).unwrap_or_else(|e| failed_row(&spec, e.to_string()));
+        if progress {
+            eprintln!(
+                "  done {:<9} {:<6} seed {} ({:.1} s CPU)",
+                row.profile, row.controller, row.seed, row.cpu_seconds
+            );
         }
-    });
-    results
-        .into_inner()
-        .unwrap_or_default()
-        .into_iter()
-        .flatten()
-        .collect()
+        row
+    })
 }
 
 fn failed_row(spec: &TransferSpec, error: String) -> TransferMetrics {
     TransferMetrics {
         profile: spec.profile.name.to_owned(),
-        controller: rustox_auto_tests::transfer::controller_name(spec.controller).to_owned(),
+        controller: rustox_simulator::controller_name(spec.controller).to_owned(),
         seed: spec.seed,
         bytes: spec.bytes,
         completed: false,

@@ -12,12 +12,12 @@
 use std::net::UdpSocket;
 use std::time::{Duration, Instant};
 
+use rustox_simulator::{Admission, Bottleneck, BottleneckConfig, LinkConfig};
 use serde::Serialize;
 
 use super::stats::{LatenessHistogram, LatenessSummary};
 use super::testbed::{Side, Testbed, TestbedConfig};
 use super::{EmulatorError, EmulatorOptions};
-use crate::link::{Admission, Bottleneck, BottleneckConfig, LinkConfig};
 
 /// IPv4 + UDP header bytes around each calibration datagram's payload.
 const HEADERS: usize = 28;

@@ -19,11 +19,11 @@ use std::time::{Duration, Instant};
 use nix::poll::{ppoll, PollFd, PollFlags};
 use nix::sys::time::TimeSpec;
 use rustox_net_crypto::Timestamp;
+use rustox_simulator::{Link, LinkVerdict};
 use tun_rs::SyncDevice;
 
 use super::packet::{link_split, parse};
 use super::stats::{DirectionStats, EmulatorStats, FlowTable, LinkCounters};
-use crate::link::{Link, LinkVerdict};
 
 /// Largest packet read from a TUN device: the devices run without offloads, so packets are
 /// at most one MTU, but a full IPv4 datagram costs nothing to allow.

@@ -1,4 +1,4 @@
-//! A real-socket link emulator: the simulator's own [`Link`](crate::link::Link) models applied
+//! A real-socket link emulator: the simulator's own [`Link`](rustox_simulator::Link) models applied
 //! to real IP packets travelling between two network namespaces (docs/design.md "Link profiles":
 //! a simulated figure counts when the same profile on real sockets agrees with it).
 //!

@@ -1,5 +1,5 @@
 //! Just enough IP header parsing for the emulator: which flow a packet belongs to, and how
-//! to hand it to a [`Link`](crate::link::Link) so that the link counts its real size.
+//! to hand it to a [`Link`](rustox_simulator::Link) so that the link counts its real size.
 //!
 //! `Link::transmit` takes a UDP payload and adds the IPv4/UDP (28) or IPv6/UDP (48) header
 //! bytes itself ([`wire_bytes`]). The emulator holds whole IP packets, so it passes the packet
@@ -9,9 +9,8 @@
 
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 
+use rustox_simulator::wire_bytes;
 use serde::Serialize;
-
-use crate::link::wire_bytes;
 
 /// IP protocol numbers (IANA) the flow table names.
 pub const PROTO_TCP: u8 = 6;

@@ -1,5 +1,5 @@
 //! How flows shared the emulated link: each flow's rate over the time all of them were
-//! active — the input to Jain's index ([`crate::metrics::jain_index`], docs/transport.md §6) and to
+//! active — the input to Jain's index ([`rustox_simulator::jain_index`], docs/transport.md §6) and to
 //! the share against a TCP flow. Rates over whole transfers would not do: a flow that
 //! finishes first leaves the link to the other, which then looks like unfairness.
 

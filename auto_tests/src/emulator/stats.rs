@@ -8,10 +8,10 @@
 
 use std::collections::HashMap;
 
+use rustox_simulator::LinkStats;
 use serde::Serialize;
 
 use super::packet::FlowKey;
-use crate::link::LinkStats;
 
 /// Lateness below this is counted per microsecond.
 const FINE_BUCKETS_US: usize = 1000;

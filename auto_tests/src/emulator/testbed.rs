@@ -5,7 +5,7 @@
 //!
 //! ```no_run
 //! use rustox_auto_tests::emulator::{Side, Testbed, TestbedConfig};
-//! use rustox_auto_tests::Profile;
+//! use rustox_simulator::Profile;
 //!
 //! let bed = Testbed::new(TestbedConfig::from_profile(&Profile::wan100(), 1)).unwrap();
 //! let server = bed.command(Side::B, "iperf3").args(["-s", "-1"]).spawn().unwrap();
@@ -22,15 +22,13 @@ use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::Instant;
 
+use rustox_simulator::{derive_rng, Link, LinkConfig, Profile, StreamKind};
 use tun_rs::{DeviceBuilder, Layer, SyncDevice};
 
 use super::engine::{EmulatorOptions, Engine, EngineOutput};
 use super::namespace::{command_line, remove_stale_namespaces, run, NetNs, NAMESPACE_PREFIX};
 use super::stats::{EmulatorReport, EmulatorStats, UdpCounters};
 use super::EmulatorError;
-use crate::link::{Link, LinkConfig};
-use crate::profiles::Profile;
-use crate::seed::{derive_rng, StreamKind};
 
 /// Namespace A's address (its end of the point-to-point link).
 pub const ADDR_A: Ipv4Addr = Ipv4Addr::new(10, 201, 0, 1);
@@ -77,7 +75,7 @@ pub struct TestbedConfig {
     pub b_to_a: LinkConfig,
     /// Seed of the links' random streams: A → B draws from the stream the simulator gives
     /// its first link under this seed, B → A from the second, as in
-    /// [`transfer::setup_pair`](crate::transfer::setup_pair).
+    /// [`transfer::setup_pair`](rustox_simulator::setup_pair).
     pub seed: u64,
     /// Tuning of the emulator loop.
     pub options: EmulatorOptions,

@@ -8,10 +8,10 @@ use std::time::Duration;
 use rustox_core::node::FriendNumber;
 use rustox_core::relay::server::RelayStats;
 use rustox_net_crypto::{Timestamp, TransportStats};
+use rustox_simulator::{Profile, FULL_WIRE_PACKET};
 
 use super::legs::base_rtt;
 use super::socket::{SocketStats, TcpSocket};
-use crate::profiles::{Profile, FULL_WIRE_PACKET};
 use crate::tox_node::SimToxNode;
 
 /// UDP payload of a full net_crypto datagram: the data packet whose round trip the truth
@@ -22,7 +22,7 @@ const DATA_DATAGRAM: u64 = FULL_WIRE_PACKET - 28;
 /// bytes, which moves a 500 ms truth by less than 0.5 ms.
 const REQUEST_DATAGRAM: u64 = 64;
 
-/// The session's smoothed RTT, sampled every half RTT (as `transfer.rs` samples it).
+/// The session's smoothed RTT, sampled every half RTT (as `simulator/src/transfer.rs` samples it).
 #[derive(Debug, Clone)]
 pub struct RttTrack {
     base: Duration,

@@ -12,8 +12,8 @@
 
 use std::time::Duration;
 
-use crate::link::{BottleneckConfig, Jitter, LinkConfig, LossModel};
-use crate::profiles::Profile;
+use rustox_simulator::{BottleneckConfig, Jitter, LinkConfig, LossModel, Profile};
+
 use crate::tcp::{ETHERNET_MTU, IPV4_TCP_HEADERS};
 
 /// Bytes a relay frame adds around a net_crypto datagram (docs/protocol.md §7): the frame's

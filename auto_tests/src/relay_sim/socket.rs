@@ -19,9 +19,9 @@ use std::net::SocketAddr;
 use std::time::Duration;
 
 use rustox_net_crypto::Timestamp;
+use rustox_simulator::SimNode;
 
 use super::control::Control;
-use crate::node::SimNode;
 use crate::tcp::segment::{Segment, KIND_DATA};
 use crate::tcp::{StreamOptions, TcpReceiver, TcpSender};
 

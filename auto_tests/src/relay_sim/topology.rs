@@ -2,12 +2,9 @@
 //! each joined to the relay host by a leg ([`super::legs`]) in each direction.
 
 use rustox_net_crypto::Timestamp;
+use rustox_simulator::{LinkConfig, LinkId, NodeId, Profile, SimNode, Simulator};
 
 use super::legs::leg_config;
-use crate::link::LinkConfig;
-use crate::node::SimNode;
-use crate::profiles::Profile;
-use crate::sim::{LinkId, NodeId, Simulator};
 
 /// The links of a relayed path.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

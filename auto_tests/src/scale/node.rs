@@ -1,8 +1,9 @@
 //! A Tox node that can leave: the scale run's [`SimNode`].
 //!
-//! When a peer leaves, the simulator stops routing to it ([`crate::sim::Simulator::remove_node`]);
-//! emptying this wrapper then frees the node's memory, so that a churned network holds only
-//! the nodes that are still in it and the memory figures are those of live nodes.
+//! When a peer leaves, the simulator stops routing to it
+//! ([`rustox_simulator::Simulator::remove_node`]); emptying this wrapper then frees the node's
+//! memory, so that a churned network holds only the nodes that are still in it and the memory
+//! figures are those of live nodes.
 //!
 //! It also stands in for one property of a real driver that the simulator lacks: by the
 //! time a driver has run a node's timers and goes back to sleep, its clock has moved on, so
@@ -24,13 +25,13 @@ use std::net::SocketAddr;
 use std::time::Duration;
 
 use rustox_net_crypto::Timestamp;
+use rustox_simulator::SimNode;
 
-use crate::node::SimNode;
 use crate::tox_node::SimToxNode;
 
-/// How far a deadline left at the instant the timers ran is moved on: one millisecond,
-/// the grain of tokio's timer wheel (driver_model.rs `TOKIO_TICK`) — the finest a driver
-/// sleeping on a timer would wait.
+/// How far a deadline left at the instant the timers ran is moved on: one millisecond, the grain of
+/// tokio's timer wheel (simulator/src/driver_model.rs `TOKIO_TICK`) — the finest a driver sleeping
+/// on a timer would wait.
 pub const STALL_STEP: Duration = Duration::from_millis(1);
 
 /// A whole Tox node, or nothing once it has left.

@@ -1,6 +1,6 @@
-//! Putting TCP flows into a simulation: [`TcpNode`] (either end, for a simulator of TCP
-//! only), [`TcpHost`] (what a mixed node type implements to hold TCP ends), and
-//! [`tcp_flow`], which adds a sender/receiver pair the way `shared.rs` adds rustox sessions.
+//! Putting TCP flows into a simulation: [`TcpNode`] (either end, for a simulator of TCP only),
+//! [`TcpHost`] (what a mixed node type implements to hold TCP ends), and [`tcp_flow`], which adds a
+//! sender/receiver pair the way `simulator/src/shared.rs` adds rustox sessions.
 //!
 //! A mixed simulator's node enum holds a `TcpNode` (or both ends directly) and implements
 //! [`TcpHost`] by delegating:
@@ -22,11 +22,10 @@
 use std::net::SocketAddr;
 
 use rustox_net_crypto::Timestamp;
+use rustox_simulator::{LinkId, NodeId, SimError, SimNode, Simulator};
 
 use super::receiver::TcpReceiver;
 use super::sender::TcpSender;
-use crate::node::SimNode;
-use crate::sim::{LinkId, NodeId, SimError, Simulator};
 
 /// Either end of a TCP flow.
 #[derive(Debug, Clone)]

@@ -11,8 +11,8 @@
 //! ([`hystart`], RFC 9406), SACK loss recovery with PRR ([`scoreboard`], RFC 6675/6937) and
 //! RTO ([`rtt`], RFC 6298 with Linux's 200 ms floor) react to what the ACKs report.
 //!
-//! [`flow`] adds a sender/receiver pair to any [`crate::Simulator`] whose node type can hold
-//! them ([`TcpHost`]); [`TcpNode`] is such a type on its own.
+//! [`flow`] adds a sender/receiver pair to any [`rustox_simulator::Simulator`] whose node type can
+//! hold them ([`TcpHost`]); [`TcpNode`] is such a type on its own.
 //!
 //! The same ends also carry an application's bytes ([`TcpSender::stream`],
 //! [`TcpReceiver::stream`]: [`send_buffer`], [`receive_buffer`]): the TCP connections of the
@@ -39,7 +39,7 @@ pub use stats::{RoundSample, SlowStartExit, TcpReceiverStats, TcpSenderStats};
 
 use std::net::SocketAddr;
 
-use crate::link::{IPV4_UDP_OVERHEAD, IPV6_UDP_OVERHEAD};
+use rustox_simulator::{IPV4_UDP_OVERHEAD, IPV6_UDP_OVERHEAD};
 
 /// IPv4 (20) + TCP (20) + timestamp option (10, padded to 12) header bytes of every Linux
 /// segment on a path with TCP timestamps (net.ipv4.tcp_timestamps = 1, the default).

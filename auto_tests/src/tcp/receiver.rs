@@ -17,6 +17,7 @@ use std::net::SocketAddr;
 use std::time::Duration;
 
 use rustox_net_crypto::Timestamp;
+use rustox_simulator::SimNode;
 
 use super::payload;
 use super::reassembly::{Arrival, Reassembly};
@@ -24,7 +25,6 @@ use super::receive_buffer::ReceiveBuffer;
 use super::segment::{encode_ack, timestamp_clock, Header, Segment};
 use super::stats::TcpReceiverStats;
 use super::{mss_for, WINDOW_BYTES};
-use crate::node::SimNode;
 
 /// Longest an ACK is held back: Linux's `TCP_DELACK_MIN` (HZ/25 = 40 ms).
 pub const DELAYED_ACK: Duration = Duration::from_millis(40);

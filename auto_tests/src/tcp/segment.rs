@@ -284,7 +284,7 @@ impl<'a> Segment<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::link::IPV4_UDP_OVERHEAD;
+    use rustox_simulator::IPV4_UDP_OVERHEAD;
 
     fn header(number: u64) -> Header {
         Header {

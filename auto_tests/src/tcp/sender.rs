@@ -31,6 +31,7 @@ use std::net::SocketAddr;
 use std::time::Duration;
 
 use rustox_net_crypto::Timestamp;
+use rustox_simulator::SimNode;
 
 use super::cubic::Cubic;
 use super::hystart::{HyStart, Verdict};
@@ -41,7 +42,6 @@ use super::segment::{echoed_rtt, encode_data, timestamp_clock, Header, Segment};
 use super::send_buffer::SendBuffer;
 use super::stats::{RoundSample, SlowStartExit, TcpSenderStats};
 use super::{mss_for, WINDOW_BYTES};
-use crate::node::SimNode;
 
 /// Initial window, segments: RFC 6928, Linux `TCP_INIT_CWND`.
 pub const INITIAL_WINDOW: f64 = 10.0;

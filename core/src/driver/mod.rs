@@ -78,7 +78,7 @@ impl DriverOptions {
     /// (the pacer measures it too; this covers a flow's first wake-ups). Measured on this
     /// project's 2-core VM: a timerfd with 1 ns slack woke 5–40 µs late when idle, more
     /// when the other core is busy; tokio's wheel 0.05–2.1 ms
-    /// (auto_tests/src/driver_model.rs).
+    /// (simulator/src/driver_model.rs).
     ///
     /// [`TransportConfig::wake_lateness`]: rustox_net_crypto::TransportConfig::wake_lateness
     pub fn wake_lateness(&self) -> std::time::Duration {

@@ -3,8 +3,7 @@
 use std::time::Duration;
 
 use rustox_auto_tests::emulator::{calibrate, CalibrationSpec};
-use rustox_auto_tests::link::BottleneckConfig;
-use rustox_auto_tests::profiles::{Profile, FULL_WIRE_PACKET};
+use rustox_simulator::{BottleneckConfig, Profile, FULL_WIRE_PACKET};
 
 use crate::runs::{load_average, Setup};
 use crate::table::{lateness, opt, percent, Table};

@@ -19,10 +19,8 @@ use rustox_auto_tests::ctoxcore::{
     PeerBinary, TransferOptions,
 };
 use rustox_auto_tests::emulator::{CliOutcome, CliTransfer, EmulatorReport, Side};
-use rustox_auto_tests::profiles::Profile;
-use rustox_auto_tests::transfer::{run_transfer, TransferMetrics};
-use rustox_auto_tests::SimError;
 use rustox_net_crypto::ControllerKind;
+use rustox_simulator::{run_transfer, Profile, SimError, TransferMetrics};
 use serde::Serialize;
 
 use crate::runs::{

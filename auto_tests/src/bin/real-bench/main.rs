@@ -29,13 +29,10 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use clap::Parser;
-use rustox_auto_tests::driver_model::driver_by_name;
 use rustox_auto_tests::emulator::{
     check_prerequisites, rustox_beside_current_exe, EmulatorOptions,
 };
-use rustox_auto_tests::link::LossModel;
-use rustox_auto_tests::profiles::Profile;
-use rustox_auto_tests::transfer::controller_by_name;
+use rustox_simulator::{controller_by_name, driver_by_name, LossModel, Profile};
 
 use calibration::run_calibration;
 use ctoxcore::run_ctoxcore;

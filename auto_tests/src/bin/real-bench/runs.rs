@@ -9,14 +9,11 @@ use std::time::{Duration, Instant};
 use rand::RngCore;
 use rand_chacha::ChaCha8Rng;
 use rand_core::SeedableRng;
-use rustox_auto_tests::driver_model::DriverModel;
 use rustox_auto_tests::emulator::{
     CliTransferSpec, EmulatorOptions, EmulatorReport, LatenessSummary, Side, Testbed, TestbedConfig,
 };
-use rustox_auto_tests::metrics::percentile;
-use rustox_auto_tests::profiles::Profile;
-use rustox_auto_tests::transfer::{controller_name, TransferSpec};
 use rustox_net_crypto::ControllerKind;
+use rustox_simulator::{controller_name, percentile, DriverModel, Profile, TransferSpec};
 use serde::Serialize;
 
 /// First UDP port the receivers listen on (Tox's default); flow i uses this + i.

@@ -7,9 +7,7 @@ use std::time::Duration;
 use rustox_auto_tests::emulator::{
     merged, overlap, rates_bps, CliOutcome, CliTransfer, EmulatorReport, PROTO_UDP,
 };
-use rustox_auto_tests::metrics::jain_index;
-use rustox_auto_tests::profiles::Profile;
-use rustox_auto_tests::transfer::controller_name;
+use rustox_simulator::{controller_name, jain_index, Profile};
 use serde::Serialize;
 
 use crate::runs::{

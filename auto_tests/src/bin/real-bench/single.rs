@@ -3,10 +3,8 @@
 use std::path::Path;
 
 use rustox_auto_tests::emulator::{CliOutcome, CliTransfer};
-use rustox_auto_tests::profiles::Profile;
-use rustox_auto_tests::transfer::{controller_name, run_transfer, TransferMetrics};
-use rustox_auto_tests::SimError;
 use rustox_net_crypto::ControllerKind;
+use rustox_simulator::{controller_name, run_transfer, Profile, SimError, TransferMetrics};
 use serde::Serialize;
 
 use crate::runs::{

@@ -5,8 +5,7 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use rustox_auto_tests::emulator::{CliTransfer, Side, PROTO_TCP, PROTO_UDP};
-use rustox_auto_tests::profiles::Profile;
-use rustox_auto_tests::transfer::controller_name;
+use rustox_simulator::{controller_name, Profile};
 
 use crate::runs::{
     deadline, host_drops, link_figures, source_file, testbed, transfer_spec, CpuMeter, Setup,

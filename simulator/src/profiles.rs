@@ -44,11 +44,11 @@ pub struct Profile {
     pub jitter: Jitter,
     /// Whole nodes on this profile reach each other only through a TCP relay: UDP between
     /// them is blocked, and the path is two TCP legs through the relay server
-    /// ([`crate::relay_sim`]) whose delays, rate and loss add up to this profile's.
-    /// Transport-only harnesses (a net_crypto endpoint pair, `transfer.rs`, `file_sim`) have
-    /// no relay client — that lives in the node — and run the same figures as one UDP link:
-    /// their result is the transport's own on the path's shape, which is what a relayed
-    /// run is compared with.
+    /// (the rig's `auto_tests/src/relay_sim`) whose delays, rate and loss add up to this
+    /// profile's. Transport-only harnesses (a net_crypto endpoint pair, `transfer.rs`,
+    /// `files.rs`) have no relay client — that lives in the node — and run the same figures as
+    /// one UDP link: their result is the transport's own on the path's shape, which is what a
+    /// relayed run is compared with.
     pub relayed: bool,
 }
 

@@ -503,26 +503,16 @@ impl<N: SimNode> Simulator<N> {
                 }
             }
             LinkVerdict::Arrives(a) => {
+                let deliver = |payload| EventKind::Deliver {
+                    node: to_node,
+                    from: src,
+                    to: dst,
+                    payload,
+                };
                 if a.duplicate {
-                    self.push(
-                        a.at,
-                        EventKind::Deliver {
-                            node: to_node,
-                            from: src,
-                            to: dst,
-                            payload: a.payload.clone(),
-                        },
-                    );
+                    self.push(a.at, deliver(a.payload.clone()));
                 }
-                self.push(
-                    a.at,
-                    EventKind::Deliver {
-                        node: to_node,
-                        from: src,
-                        to: dst,
-                        payload: a.payload,
-                    },
-                );
+                self.push(a.at, deliver(a.payload));
             }
         }
     }

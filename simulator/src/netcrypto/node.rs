@@ -174,6 +174,14 @@ impl NetCryptoNode {
     }
 
     /// Drain events, feed receivers, top up senders.
+    /// The sessions of every transfer, outgoing then incoming.
+    fn transfer_ids(&self) -> impl Iterator<Item = ConnectionId> + '_ {
+        self.outgoing
+            .iter()
+            .map(|t| t.id)
+            .chain(self.incoming.iter().map(|t| t.id))
+    }
+
     fn pump(&mut self, now: Timestamp) {
         while let Some(event) = self.endpoint.poll_event() {
             match event {
@@ -192,16 +200,12 @@ impl NetCryptoNode {
         }
         self.pumps += 1;
         if self.pumps % MEMORY_SAMPLE_EVERY == 0 {
-            for id in self
-                .outgoing
-                .iter()
-                .map(|t| t.id)
-                .chain(self.incoming.iter().map(|t| t.id))
-            {
-                if let Some(c) = self.endpoint.connection(id) {
-                    self.peak_memory = self.peak_memory.max(c.memory_usage());
-                }
-            }
+            let peak = self
+                .transfer_ids()
+                .filter_map(|id| self.endpoint.connection(id))
+                .map(|c| c.memory_usage())
+                .max();
+            self.peak_memory = self.peak_memory.max(peak.unwrap_or(0));
         }
     }
 
@@ -282,14 +286,7 @@ impl SimNode for NetCryptoNode {
     }
 
     fn poll_transmit(&mut self, now: Timestamp) -> Option<(SocketAddr, Vec<u8>)> {
-        // This node has no relays: every session datagram goes over UDP.
-        let udp = |t: rustox_net_crypto::Transmit| t.destination.udp().map(|a| (a, t.payload));
-        if let Some(t) = self.endpoint.poll_transmit(now) {
-            return udp(t);
-        }
-        // Sending may have opened budget (packets left the queue); top up once and retry.
-        self.pump(now);
-        self.endpoint.poll_transmit(now).and_then(udp)
+        poll_udp_transmit(self, now, |n| &mut n.endpoint, Self::pump)
     }
 
     fn poll_timeout(&self) -> Option<Timestamp> {
@@ -300,12 +297,7 @@ impl SimNode for NetCryptoNode {
         if let Some(e) = &self.error {
             return Err(e.clone());
         }
-        for id in self
-            .outgoing
-            .iter()
-            .map(|t| t.id)
-            .chain(self.incoming.iter().map(|t| t.id))
-        {
+        for id in self.transfer_ids() {
             if let Some(c) = self.endpoint.connection(id) {
                 c.transport()
                     .check_invariants()
@@ -314,4 +306,21 @@ impl SimNode for NetCryptoNode {
         }
         Ok(())
     }
+}
+
+/// The next datagram of a host's endpoint. These hosts have no relays: every session
+/// datagram goes over UDP. When the endpoint has nothing, sending may have opened budget
+/// (packets left the queue): `top_up` feeds it once and the endpoint is asked again.
+pub(crate) fn poll_udp_transmit<H>(
+    host: &mut H,
+    now: Timestamp,
+    endpoint: fn(&mut H) -> &mut Endpoint,
+    top_up: fn(&mut H, Timestamp),
+) -> Option<(SocketAddr, Vec<u8>)> {
+    let udp = |t: rustox_net_crypto::Transmit| t.destination.udp().map(|a| (a, t.payload));
+    if let Some(t) = endpoint(host).poll_transmit(now) {
+        return udp(t);
+    }
+    top_up(host, now);
+    endpoint(host).poll_transmit(now).and_then(udp)
 }

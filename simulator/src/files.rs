@@ -1,8 +1,7 @@
 //! File transfers in the simulator: a host running a net_crypto `Endpoint` and one
 //! friend's `FileStreams`, driven the way core will drive them (every input with `now`,
 //! then pump the file layer within the session's send budget). Shared by the
-//! `file_*.rs` scenario tests and the `file-bench` binary (which includes this file).
-#![allow(dead_code)]
+//! `file_*.rs` scenario tests and the `file-bench` binary.
 
 use std::collections::HashMap;
 use std::io::{self, Read, Seek, SeekFrom, Write};
@@ -12,11 +11,6 @@ use std::time::Duration;
 
 use rand_chacha::ChaCha8Rng;
 use rand_core::{RngCore, SeedableRng};
-use rustox_auto_tests::metrics::{jain_index, percentile};
-use rustox_auto_tests::profiles::Profile;
-use rustox_auto_tests::sim::{NodeId, SimError, Simulator};
-use rustox_auto_tests::transfer::host_addr;
-use rustox_auto_tests::SimNode;
 use rustox_file_transfer::stream::{FileStreams, StreamEvent};
 use rustox_file_transfer::{FileControl, FileKind};
 use rustox_net_crypto::crypto::{KeyPair, PublicKey};
@@ -25,6 +19,13 @@ use rustox_net_crypto::{
     EndpointEvent, Timestamp, TransportConfig,
 };
 use sha2::{Digest, Sha256};
+
+use crate::metrics::{jain_index, percentile};
+use crate::netcrypto::poll_udp_transmit;
+use crate::node::SimNode;
+use crate::profiles::Profile;
+use crate::sim::{NodeId, SimError, Simulator};
+use crate::transfer::host_addr;
 
 /// Chat message id (docs/protocol.md §3.1, MESSAGE = 64).
 const PACKET_ID_MESSAGE: u8 = 64;
@@ -159,7 +160,7 @@ impl Seek for SharedFile {
 
 /// Something a scenario makes a host do at a given time.
 #[derive(Debug, Clone, Copy)]
-pub enum Action {
+pub enum FileAction {
     /// Apply a control to the transfer of the `index`-th file (in offer order).
     Control(usize, FileControl),
 }
@@ -189,7 +190,7 @@ pub struct FileHost {
     offers: Vec<Offer>,
     chat_interval: Option<Duration>,
     next_chat: Option<Timestamp>,
-    script: Vec<(Timestamp, Action)>,
+    script: Vec<(Timestamp, FileAction)>,
     /// First FILE_DATA queued (sender).
     pub first_chunk_at: Option<Timestamp>,
     /// When each offer was accepted (receiver), by file id.
@@ -396,8 +397,8 @@ impl FileHost {
         self.drain_stream_events(now);
     }
 
-    fn act(&mut self, now: Timestamp, action: Action) {
-        let Action::Control(index, control) = action;
+    fn act(&mut self, now: Timestamp, action: FileAction) {
+        let FileAction::Control(index, control) = action;
         let number = self.offers.get(index).and_then(|o| o.number).or_else(|| {
             // Receiver: incoming slot `index` (the sender offers in slot order).
             Some((index as u32 + 1) << 16)
@@ -561,13 +562,7 @@ impl SimNode for FileHost {
     }
 
     fn poll_transmit(&mut self, now: Timestamp) -> Option<(SocketAddr, Vec<u8>)> {
-        // No relays here: every session datagram goes over UDP.
-        let udp = |t: rustox_net_crypto::Transmit| t.destination.udp().map(|a| (a, t.payload));
-        if let Some(t) = self.endpoint.poll_transmit(now) {
-            return udp(t);
-        }
-        self.pump_files(now);
-        self.endpoint.poll_transmit(now).and_then(udp)
+        poll_udp_transmit(self, now, |h| &mut h.endpoint, Self::pump_files)
     }
 
     fn poll_timeout(&self) -> Option<Timestamp> {
@@ -599,8 +594,8 @@ pub struct FileSpec {
     /// Link outages (both directions), `[start, end)`.
     pub outages: Vec<(Timestamp, Timestamp)>,
     /// Scripted actions of the sender and the receiver.
-    pub sender_script: Vec<(Timestamp, Action)>,
-    pub receiver_script: Vec<(Timestamp, Action)>,
+    pub sender_script: Vec<(Timestamp, FileAction)>,
+    pub receiver_script: Vec<(Timestamp, FileAction)>,
     /// Virtual-time limit.
     pub deadline: Timestamp,
 }
@@ -834,9 +829,4 @@ impl FileRun {
     pub fn receiver(&self) -> &FileHost {
         self.sim.node(self.receiver)
     }
-}
-
-/// Seed for a scenario: `SIM_SEED` replays a failure.
-pub fn seed(default: u64) -> u64 {
-    rustox_auto_tests::seed_from_env(default)
 }
