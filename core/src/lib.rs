@@ -21,3 +21,4 @@ pub mod onion;
 pub mod proxy;
 pub mod relay;
 pub mod savedata;
+pub mod types;

@@ -12,21 +12,7 @@ use rustox_net_crypto::Timestamp;
 
 use super::files::FriendFiles;
 use crate::friend::{FriendConnection, FriendRequest, RequestSchedule};
-
-/// Most friends a node keeps. c-toxcore has no limit but its memory; this one bounds what a
-/// node that accepts requests from anyone can be made to hold (a friend without a session
-/// costs well under 1 KiB).
-pub const MAX_FRIENDS: usize = 1024;
-
-/// A friend's number, as the application sees it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct FriendNumber(pub u32);
-
-impl std::fmt::Display for FriendNumber {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "friend {}", self.0)
-    }
-}
+pub use crate::types::{FriendNumber, MAX_FRIENDS};
 
 /// What the node knows of one friend.
 pub struct Friend {

@@ -16,12 +16,15 @@
 //! `messenger.rs`); files ride on the same session (`files.rs`).
 
 pub mod event;
+mod file_ops;
 pub mod files;
 mod friend_ops;
 pub mod friends;
 pub mod messenger;
+mod messenger_ops;
 mod onion_ops;
 pub mod presence;
+mod presence_ops;
 pub mod profile;
 mod proxy;
 mod relay_server;

@@ -101,8 +101,8 @@ pub const NOSPAMKEYS_SIZE: usize = 4 + PUBLIC_KEY_SIZE + SECRET_KEY_SIZE;
 /// Largest save file parsed: far above any real profile (1024 friends take 2.2 MiB), small
 /// enough that parsing can never exhaust memory.
 pub const MAX_SAVEDATA_SIZE: usize = 64 << 20;
-/// Most friends a profile holds: the node's friend list limit ([`crate::node::MAX_FRIENDS`]).
-pub const MAX_SAVED_FRIENDS: usize = crate::node::MAX_FRIENDS;
+/// Most friends a profile holds: the node's friend list limit ([`crate::types::MAX_FRIENDS`]).
+pub const MAX_SAVED_FRIENDS: usize = crate::types::MAX_FRIENDS;
 /// `NUM_SAVED_TCP_RELAYS`: c-toxcore saves at most 8 relays and reads at most 8.
 pub const MAX_TCP_RELAYS: usize = 8;
 /// `NUM_SAVED_PATH_NODES`: c-toxcore saves at most 8 onion path nodes and reads at most 8.
