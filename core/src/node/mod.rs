@@ -467,8 +467,8 @@ impl Node {
         self.after_input(now);
     }
 
-    /// The interfaces' broadcast addresses for LAN discovery (see
-    /// [`crate::driver::socket::interface_broadcasts`]).
+    /// The interfaces' broadcast addresses for LAN discovery, which a driver reads from the
+    /// operating system (`driver::socket::interface_broadcasts`).
     pub fn set_lan_broadcasts(&mut self, addrs: Vec<std::net::IpAddr>) {
         self.dht.set_lan_broadcasts(addrs);
     }
