@@ -24,13 +24,13 @@ use std::time::{Duration, Instant};
 use anyhow::Context;
 use indicatif::ProgressBar;
 use rand::rngs::OsRng;
+use rustox_core::crypto::KeyPair;
 use rustox_core::driver::tokio::relay_server::WithRelayServer;
 use rustox_core::driver::Clock;
 use rustox_core::friend::ToxId;
 use rustox_core::node::{FileOffer, FileVerification, FriendNumber, Node, NodeEvent, NodeOptions};
 use rustox_core::relay::server::RelayConfig;
-use rustox_net_crypto::crypto::KeyPair;
-use rustox_net_crypto::{ControllerKind, PathKind, Timestamp, TransportConfig};
+use rustox_core::transport::{ControllerKind, PathKind, Timestamp, TransportConfig};
 
 use crate::addr::parse_addr;
 use crate::controller::parse_controller;

@@ -14,10 +14,10 @@ use std::time::{Duration, Instant};
 use anyhow::{bail, Context};
 use indicatif::ProgressBar;
 use rand::rngs::OsRng;
+use rustox_core::crypto::KeyPair;
 use rustox_core::driver::Clock;
 use rustox_core::node::{FriendNumber, Node, NodeEvent, NodeOptions, PreparedFile};
-use rustox_net_crypto::crypto::KeyPair;
-use rustox_net_crypto::{CloseReason, ControllerKind, Timestamp, TransportConfig};
+use rustox_core::transport::{CloseReason, ControllerKind, Timestamp, TransportConfig};
 
 use crate::addr::{any_for, parse_addr};
 use crate::controller::parse_controller;

@@ -19,6 +19,7 @@ mod app;
 pub use app::api;
 #[cfg(feature = "io")]
 pub use app::bootstrap_node;
+pub mod crypto;
 pub mod dht;
 #[cfg(feature = "io")]
 pub mod driver;
@@ -28,4 +29,5 @@ pub mod onion;
 pub mod proxy;
 pub mod relay;
 pub mod savedata;
+pub mod transport;
 pub mod types;
