@@ -8,7 +8,7 @@
 //! touches sockets, clocks and threads. [`savedata`] reads and writes the profile a node is
 //! restored from: c-toxcore's save file, plain or password-protected.
 //!
-//! Layers, from the bottom: [`types`] (small shared types); the sans-IO protocol layers
+//! Layers, from the bottom: `types` (small shared types, re-exported where users meet them); the sans-IO protocol layers
 //! ([`dht`], [`proxy`], [`friend`], [`onion`], [`savedata`], [`relay`]) and the [`node`] that
 //! ties them; [`driver`]; and above the drivers the layer that runs them (`src/app`): the
 //! Rust API [`api`] and the [`bootstrap_node`]. Each imports only the layers below it.
@@ -30,4 +30,4 @@ pub mod proxy;
 pub mod relay;
 pub mod savedata;
 pub mod transport;
-pub mod types;
+mod types;

@@ -5,16 +5,16 @@
 //! through the gate again (amplification check, encryption). Wire formats live in [`wire`].
 
 pub mod announce;
-pub mod client;
+pub(crate) mod client;
 pub mod close_list;
 pub mod distance;
 pub mod gate;
 pub mod key_cache;
-pub mod lan;
-pub mod nat;
+pub(crate) mod lan;
+pub(crate) mod nat;
 pub mod node;
-pub mod pending;
-pub mod search_list;
+pub(crate) mod pending;
+pub(crate) mod search_list;
 pub mod source_guard;
 pub mod timers;
 pub mod wire;

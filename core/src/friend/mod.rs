@@ -9,7 +9,7 @@
 //! (connect, ALIVE, SHARE_RELAYS, kill) for the Node to carry out on the net_crypto
 //! endpoint. [`packets`] holds friend_connection's own packets (ids 16–18).
 
-pub mod add;
+pub(crate) mod add;
 pub mod connection;
 pub mod dht_pk;
 pub mod packets;

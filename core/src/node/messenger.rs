@@ -53,11 +53,6 @@ pub struct Receipts {
 }
 
 impl Receipts {
-    /// Messages whose receipt is still pending.
-    pub fn pending(&self) -> usize {
-        self.pending.len()
-    }
-
     /// Forgets the pending receipts (the session is gone); ids keep counting.
     pub fn clear_pending(&mut self) {
         self.pending.clear();

@@ -379,7 +379,7 @@ impl DhtNode {
 
     /// The interfaces' IPv4 broadcast addresses, where LAN discovery goes besides
     /// 255.255.255.255 (the driver reads them from the OS; at most
-    /// [`super::lan::MAX_BROADCAST_ADDRS`] are used).
+    /// `super::lan::MAX_BROADCAST_ADDRS` are used).
     pub fn set_lan_broadcasts(&mut self, mut addrs: Vec<std::net::IpAddr>) {
         addrs.truncate(super::lan::MAX_BROADCAST_ADDRS);
         self.lan_broadcasts = addrs;

@@ -1,5 +1,5 @@
 //! What c-toxcore clients expect of any DHT node (docs/protocol.md §6.2, §6.3), sans-IO: relay
-//! onion requests and responses ([`relay`]), keep the announce store and forward data to
+//! onion requests and responses (`relay`), keep the announce store and forward data to
 //! announced keys ([`announce_store`]).
 //!
 //! [`OnionServer::handle_datagram`] takes one datagram and returns the one datagram it
@@ -23,9 +23,9 @@
 //! * Group announces (0x87) are kept per chat in a bounded store (group_store.rs).
 
 pub mod announce_store;
-pub mod group_store;
-pub mod ping_id;
-pub mod relay;
+pub(crate) mod group_store;
+pub(crate) mod ping_id;
+pub(crate) mod relay;
 
 use std::net::SocketAddr;
 
