@@ -7,6 +7,7 @@
 pub mod announce;
 pub(crate) mod client;
 pub mod close_list;
+mod close_nodes;
 pub mod distance;
 pub mod gate;
 pub mod key_cache;
@@ -19,6 +20,7 @@ pub mod source_guard;
 pub mod timers;
 pub mod wire;
 
+pub use close_nodes::{CloseNodes, NoNodes};
 pub use gate::{Gate, GateError, GateStats, Incoming, OutPacket, Outgoing, Transmit};
 pub use node::{BootstrapInfo, DhtConfig, DhtEvent, DhtNode, DhtStats};
 pub use source_guard::GuardConfig;

@@ -23,7 +23,7 @@ use crate::dht::gate::Transmit;
 use crate::dht::key_cache::KeyBudget;
 use crate::dht::source_guard::{GuardConfig, Refusal, SourceGuard};
 use crate::dht::wire::packed_node::canonical;
-use crate::onion::server::CloseNodes;
+use crate::dht::CloseNodes;
 
 pub use forwarding::{ForwardError, ForwardRoute, Forwarded, Forwarder};
 pub use store::{AnnouncementStore, StoreError};
