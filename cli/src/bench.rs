@@ -19,7 +19,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context};
 use rand::rngs::OsRng;
-use rustox_net_crypto::crypto::{KeyPair, Nonce, PrecomputedKey, CIPHER_LANES};
+use rustox_core::crypto::{KeyPair, Nonce, PrecomputedKey, CIPHER_LANES};
 use serde::Deserialize;
 
 use crate::size::parse_size;

@@ -14,12 +14,12 @@ use anyhow::Context;
 use rand::rngs::StdRng;
 use rand::SeedableRng;
 use rustox_core::bootstrap_node::{self, BootstrapNode, BootstrapOptions};
+use rustox_core::crypto::PublicKey;
 use rustox_core::dht::DhtNode;
 use rustox_core::driver::tokio::dht as tokio_driver;
 use rustox_core::driver::workers::UdpMode;
 use rustox_core::driver::Clock;
 use rustox_core::relay::server::RelayConfig;
-use rustox_net_crypto::crypto::PublicKey;
 
 /// Options of `rustox bootstrap`.
 #[derive(clap::Args, Debug)]

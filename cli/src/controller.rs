@@ -1,6 +1,6 @@
 //! Congestion controllers by name on the command line.
 
-use rustox_net_crypto::ControllerKind;
+use rustox_core::transport::ControllerKind;
 
 /// Parses `bbr`, `cubic` or `legacy`; the error text is what clap shows after "invalid value".
 pub fn parse_controller(text: &str) -> Result<ControllerKind, String> {

@@ -15,13 +15,13 @@ use anyhow::{bail, Context};
 use indicatif::ProgressBar;
 use rand::rngs::OsRng;
 use rand::{RngCore, SeedableRng};
+use rustox_core::crypto::KeyPair;
 use rustox_core::dht::DhtConfig;
 use rustox_core::driver::workers::{NodeRunner, RunnerConfig, UdpMode};
 use rustox_core::driver::Clock;
 use rustox_core::node::{FileOffer, FriendNumber, Node, NodeEvent, NodeOptions, PreparedFile};
 use rustox_core::onion::server::OnionConfig;
-use rustox_net_crypto::crypto::KeyPair;
-use rustox_net_crypto::{ControllerKind, Timestamp, TransportConfig, TransportStats};
+use rustox_core::transport::{ControllerKind, Timestamp, TransportStats};
 
 use crate::controller::parse_controller;
 use crate::driver::{self, App};
@@ -117,10 +117,7 @@ fn run_in(args: &Args, dir: &Path) -> anyhow::Result<()> {
     println!("Bootstrap node {boot_addr}  DHT key {}", boot_pk.to_hex());
 
     let options = NodeOptions {
-        transport: TransportConfig {
-            controller: args.controller,
-            wake_lateness: driver::wake_lateness(),
-        },
+        transport: driver::transport(args.controller),
         dht: DhtConfig {
             lan_discovery: false,
             ..DhtConfig::default()
@@ -247,10 +244,7 @@ fn drive<A: App>(
     app: &mut A,
     limit: Duration,
 ) -> anyhow::Result<A::Output> {
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .context("cannot start the async runtime")?;
+    let runtime = driver::runtime()?;
     runtime.block_on(async {
         let socket = tokio::net::UdpSocket::from_std(socket)?;
         match tokio::time::timeout(limit, driver::run(&mut node, &socket, clock, app)).await {
@@ -344,13 +338,8 @@ impl Alice {
 impl App for Alice {
     type Output = anyhow::Result<AliceReport>;
 
-    fn on_event(
-        &mut self,
-        node: &mut Node,
-        now: Timestamp,
-        event: NodeEvent,
-    ) -> Option<Self::Output> {
-        self.step(node, now, event).transpose()
+    fn on_event(&mut self, node: &mut Node, now: Timestamp, e: NodeEvent) -> Option<Self::Output> {
+        self.step(node, now, e).transpose()
     }
 }
 
@@ -435,13 +424,8 @@ impl Bob {
 impl App for Bob {
     type Output = anyhow::Result<PathBuf>;
 
-    fn on_event(
-        &mut self,
-        node: &mut Node,
-        now: Timestamp,
-        event: NodeEvent,
-    ) -> Option<Self::Output> {
-        self.step(node, now, event).transpose()
+    fn on_event(&mut self, node: &mut Node, now: Timestamp, e: NodeEvent) -> Option<Self::Output> {
+        self.step(node, now, e).transpose()
     }
 
     fn after_io(&mut self, node: &mut Node, _now: Timestamp) {

@@ -9,6 +9,8 @@
 use std::net::SocketAddr;
 use std::time::Duration;
 
+use anyhow::Context;
+
 use rustox_core::driver::tokio::{self as session, DriverError};
 use rustox_core::driver::Clock;
 use rustox_core::driver::{DriverOptions, TimerKind};
@@ -17,6 +19,7 @@ use tokio::net::UdpSocket;
 pub use rustox_core::driver::tokio::App;
 pub use rustox_core::driver::{hashing_sink, prepare_file, sha256_of_file, socket};
 use rustox_core::node::Node;
+use rustox_core::transport::{ControllerKind, TransportConfig};
 
 /// The driver options this process runs with.
 pub fn options() -> DriverOptions {
@@ -33,6 +36,23 @@ pub fn options() -> DriverOptions {
 /// How late this process's driver wakes up ([`DriverOptions::wake_lateness`]).
 pub fn wake_lateness() -> Duration {
     options().wake_lateness()
+}
+
+/// The transport settings of a command's node: its congestion controller, and the wake-up
+/// lateness of this process's driver ([`wake_lateness`]).
+pub fn transport(controller: ControllerKind) -> TransportConfig {
+    TransportConfig {
+        controller,
+        wake_lateness: wake_lateness(),
+    }
+}
+
+/// The single-threaded async runtime a command's node runs on.
+pub fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .context("cannot start the async runtime")
 }
 
 /// Runs `node` on `socket` until `app` is done, with this process's [`options`].

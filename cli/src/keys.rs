@@ -7,7 +7,7 @@
 use std::io::Write;
 use std::path::Path;
 
-use rustox_net_crypto::crypto::{KeyPair, PublicKey, SecretKey};
+use rustox_core::crypto::{KeyPair, PublicKey, SecretKey};
 
 /// Why a key could not be read or written.
 #[derive(Debug, thiserror::Error)]

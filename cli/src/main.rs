@@ -14,6 +14,7 @@ mod demo;
 mod driver;
 mod keys;
 mod network;
+mod node_addr;
 mod plot;
 mod profile;
 mod progress;

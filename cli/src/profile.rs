@@ -11,9 +11,9 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context};
 use rand::rngs::OsRng;
+use rustox_core::crypto::KeyPair;
 use rustox_core::friend::NoSpam;
 use rustox_core::savedata::{self, crypt, Profile};
-use rustox_net_crypto::crypto::KeyPair;
 use serde::Serialize;
 
 /// The environment variable a passphrase is read from before asking.

@@ -24,13 +24,13 @@ use std::time::{Duration, Instant};
 use anyhow::Context;
 use indicatif::ProgressBar;
 use rand::rngs::OsRng;
+use rustox_core::crypto::KeyPair;
 use rustox_core::driver::tokio::relay_server::WithRelayServer;
 use rustox_core::driver::Clock;
 use rustox_core::friend::ToxId;
 use rustox_core::node::{FileOffer, FileVerification, FriendNumber, Node, NodeEvent, NodeOptions};
 use rustox_core::relay::server::RelayConfig;
-use rustox_net_crypto::crypto::KeyPair;
-use rustox_net_crypto::{ControllerKind, PathKind, Timestamp, TransportConfig};
+use rustox_core::transport::{ControllerKind, PathKind, Timestamp};
 
 use crate::addr::parse_addr;
 use crate::controller::parse_controller;
@@ -167,18 +167,12 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         "send a file here with: rustox send --to {local} --key {} FILE",
         keys.public.to_hex()
     );
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .context("cannot start the async runtime")?;
+    let runtime = driver::runtime()?;
     runtime.block_on(async {
         let socket = tokio::net::UdpSocket::from_std(socket).context("cannot use the socket")?;
         let clock = Clock::default();
         let options = NodeOptions {
-            transport: TransportConfig {
-                controller: args.controller,
-                wake_lateness: driver::wake_lateness(),
-            },
+            transport: driver::transport(args.controller),
             // One key dials us directly (`rustox send --to ADDR --key KEY`), so the
             // long-term key serves as the DHT key too.
             dht_keys: Some(keys.clone()),

@@ -9,11 +9,11 @@
 
 use std::net::SocketAddr;
 
+use rustox_core::crypto::PublicKey;
 use rustox_core::node::{FriendNumber, Node};
-use rustox_net_crypto::crypto::PublicKey;
-use rustox_net_crypto::{PathKind, Timestamp};
+use rustox_core::transport::{PathKind, Timestamp};
 
-use crate::network::parse_bootstrap;
+use crate::node_addr::parse_bootstrap;
 
 /// One `--tcp-relay` value.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -14,10 +14,10 @@ use std::time::{Duration, Instant};
 use anyhow::{bail, Context};
 use indicatif::ProgressBar;
 use rand::rngs::OsRng;
+use rustox_core::crypto::KeyPair;
 use rustox_core::driver::Clock;
 use rustox_core::node::{FriendNumber, Node, NodeEvent, NodeOptions, PreparedFile};
-use rustox_net_crypto::crypto::KeyPair;
-use rustox_net_crypto::{CloseReason, ControllerKind, Timestamp, TransportConfig};
+use rustox_core::transport::{CloseReason, ControllerKind, Timestamp};
 
 use crate::addr::{any_for, parse_addr};
 use crate::controller::parse_controller;
@@ -135,18 +135,12 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     // Hashed before the session exists, so the session never waits for the disk.
     let prepared = driver::prepare_file(file)
         .with_context(|| format!("cannot read {}", args.file.display()))?;
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .context("cannot start the async runtime")?;
+    let runtime = driver::runtime()?;
     let summary = runtime.block_on(async {
         let socket = tokio::net::UdpSocket::from_std(socket).context("cannot use the socket")?;
         let clock = Clock::default();
         let options = NodeOptions {
-            transport: TransportConfig {
-                controller: args.controller,
-                wake_lateness: driver::wake_lateness(),
-            },
+            transport: driver::transport(args.controller),
             dht: args.network.dht_config(),
             unix_time: rustox_core::driver::clock::unix_now(),
             udp_disabled: args.network.udp_disabled(),

@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use rustox_net_crypto::TransportStats;
+use rustox_core::transport::TransportStats;
 use serde::Serialize;
 
 /// One finished transfer.

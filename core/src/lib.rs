@@ -7,11 +7,19 @@
 //! [`driver`] (cargo features `io` and `tokio`, both on by default) is the only part that
 //! touches sockets, clocks and threads. [`savedata`] reads and writes the profile a node is
 //! restored from: c-toxcore's save file, plain or password-protected.
+//!
+//! Layers, from the bottom: `types` (small shared types, re-exported where users meet them); the sans-IO protocol layers
+//! ([`dht`], [`proxy`], [`friend`], [`onion`], [`savedata`], [`relay`]) and the [`node`] that
+//! ties them; [`driver`]; and above the drivers the layer that runs them (`src/app`): the
+//! Rust API [`api`] and the [`bootstrap_node`]. Each imports only the layers below it.
 
-#[cfg(feature = "tokio")]
-pub mod api;
 #[cfg(feature = "io")]
-pub mod bootstrap_node;
+mod app;
+#[cfg(feature = "tokio")]
+pub use app::api;
+#[cfg(feature = "io")]
+pub use app::bootstrap_node;
+pub mod crypto;
 pub mod dht;
 #[cfg(feature = "io")]
 pub mod driver;
@@ -21,3 +29,5 @@ pub mod onion;
 pub mod proxy;
 pub mod relay;
 pub mod savedata;
+pub mod transport;
+mod types;

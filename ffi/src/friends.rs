@@ -1,7 +1,7 @@
 //! Friends (tox.h): adding and deleting them, what they told us, and messages and custom
 //! packets to them.
 
-use rustox_core::friend::tox_id::FriendAddError;
+use rustox_core::friend::FriendAddError;
 use rustox_core::friend::ToxId;
 use rustox_core::node::{FriendListError, FriendNumber, MessageKind, NodeError};
 use rustox_net_crypto::crypto::PublicKey;
@@ -56,7 +56,7 @@ pub unsafe extern "C" fn tox_friend_add(
         };
         let mut state = tox.lock();
         let own = state.node.public_key();
-        let id = match rustox_core::friend::tox_id::validate_friend_add(&address, message, &own) {
+        let id = match rustox_core::friend::validate_friend_add(&address, message, &own) {
             Ok(id) => id,
             Err(e) => return guard::fail(error, add_error(e), u32::MAX),
         };

@@ -9,7 +9,7 @@
 //! neighbours can stay out for as long as those 8 answer: in the 500-node simulation (5 %
 //! loss, auto_tests/tests/dht_convergence.rs, seed 6) 2 nodes still missed one of their 4
 //! closest after 120 s for exactly this reason; with the replacement, none do. Only nodes that
-//! answered a request of ours are ever added (the caller guarantees it, see `node.rs`), so
+//! answered a request of ours are ever added (the caller guarantees it, see `node/lists.rs`), so
 //! the table still cannot be filled with nodes that never answered, and a flood of random
 //! fresh keys rarely beats the members of the deep buckets that matter.
 

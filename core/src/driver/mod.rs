@@ -3,10 +3,10 @@
 //! Without an async runtime (cargo feature `io`):
 //! * [`socket`]: the node's UDP socket (large buffers, broadcast, dual stack) and the
 //!   bootstrap workers' sockets.
-//! * [`batch_recv`] and [`gso`]: one system call for many datagrams in each direction
+//! * `batch_recv` and `gso`: one system call for many datagrams in each direction
 //!   (`recvmmsg` with UDP GRO, `sendmsg` with UDP segmentation offload), non-blocking, so an
 //!   async loop and a blocking one share them.
-//! * [`hashing_writer`] and [`prepare`]: files hashed before they are offered and sinks that
+//! * `hashing_writer` and `prepare`: files hashed before they are offered and sinks that
 //!   write and hash on a thread of their own.
 //! * [`workers`]: the production UDP path for a DHT / bootstrap node, built after the
 //!   opentracker lessons (docs/design.md lesson 4): one `SO_REUSEPORT` socket per worker, a
@@ -17,23 +17,23 @@
 //! * [`step`]: a node advanced one step at a time by its caller, with no runtime and no
 //!   thread: what the C API's `tox_iterate` runs; [`relay_streams`] its TCP relay
 //!   connections on non-blocking sockets.
-//! * [`keyfile`], [`clock`], [`cpu_time`].
+//! * `keyfile`, [`clock`], `cpu_time`.
 //!
 //! With tokio (cargo feature `tokio`), [`tokio`]: the async loop that runs a [`Node`] for
 //! the commands and for embedding, and the DHT-only loop the workers were measured against.
 //!
 //! [`Node`]: crate::node::Node
 
-pub mod batch_recv;
+pub(crate) mod batch_recv;
 pub mod clock;
-pub mod cpu_time;
-pub mod gso;
-pub mod hashing_writer;
+pub(crate) mod cpu_time;
+pub(crate) mod gso;
+pub(crate) mod hashing_writer;
 pub mod instance_relay;
-pub mod keyfile;
-pub mod prepare;
-pub mod proxy_stream;
-pub mod relay_socket;
+pub(crate) mod keyfile;
+pub(crate) mod prepare;
+pub(crate) mod proxy_stream;
+pub(crate) mod relay_socket;
 pub mod relay_streams;
 pub mod socket;
 pub mod step;

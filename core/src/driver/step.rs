@@ -22,7 +22,7 @@ use crate::node::Node;
 
 /// Most receive batches one step reads: a step must return to its caller (whose callbacks
 /// and file chunks wait for it) even while a fast peer keeps the socket full. 16 batches of
-/// up to [`batch_recv::SLOTS`] datagrams (more with GRO) is ~0.5–8 MiB, a few ms of work.
+/// up to `batch_recv::SLOTS` datagrams (more with GRO) is ~0.5–8 MiB, a few ms of work.
 pub const MAX_BATCHES_PER_STEP: usize = 16;
 
 /// What one step read.

@@ -9,12 +9,14 @@
 //! (connect, ALIVE, SHARE_RELAYS, kill) for the Node to carry out on the net_crypto
 //! endpoint. [`packets`] holds friend_connection's own packets (ids 16–18).
 
+pub(crate) mod add;
 pub mod connection;
 pub mod dht_pk;
 pub mod packets;
 pub mod request;
 pub mod tox_id;
 
+pub use add::{validate_friend_add, FriendAddError};
 pub use connection::{
     FriendAction, FriendConnStats, FriendConnStatus, FriendConnection, KillReason, Received,
 };
@@ -23,4 +25,4 @@ pub use packets::{FriendConnPacket, PacketError};
 pub use request::{
     FilterStats, FriendRequest, Refusal, RequestError, RequestFilter, RequestSchedule, RequestState,
 };
-pub use tox_id::{validate_friend_add, FriendAddError, NoSpam, ToxId, ToxIdError};
+pub use tox_id::{NoSpam, ToxId, ToxIdError};

@@ -21,14 +21,13 @@
 use crate::dht::wire::packed_node::PackedNode;
 use crate::dht::wire::WireError;
 
+pub use super::request::PACKET_ID_FRIEND_REQUESTS;
 use super::request::{FriendRequest, RequestError};
 
 /// `PACKET_ID_ALIVE`.
 pub const PACKET_ID_ALIVE: u8 = 16;
 /// `PACKET_ID_SHARE_RELAYS`.
 pub const PACKET_ID_SHARE_RELAYS: u8 = 17;
-/// `PACKET_ID_FRIEND_REQUESTS`.
-pub const PACKET_ID_FRIEND_REQUESTS: u8 = 18;
 /// `MAX_SHARED_RELAYS` = `RECOMMENDED_FRIEND_TCP_CONNECTIONS` (`TCP_connection.h`): relays per
 /// SHARE_RELAYS packet.
 pub const MAX_SHARED_RELAYS: usize = 3;

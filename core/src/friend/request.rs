@@ -25,9 +25,10 @@ use rustox_net_crypto::Timestamp;
 
 pub use crate::dht::wire::crypto_request::CRYPTO_PACKET_FRIEND_REQ;
 
-use super::packets::PACKET_ID_FRIEND_REQUESTS;
 use super::tox_id::{NoSpam, NOSPAM_SIZE};
 
+/// `PACKET_ID_FRIEND_REQUESTS`: a friend request inside a friend_connection session (§4).
+pub const PACKET_ID_FRIEND_REQUESTS: u8 = 18;
 /// `ONION_CLIENT_MAX_DATA_SIZE` (1069 − 48): the largest friend request packet, id included,
 /// that `friendreq_handlepacket` accepts.
 pub const MAX_RECEIVED_PACKET_LEN: usize = 1021;

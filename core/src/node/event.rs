@@ -6,7 +6,7 @@ use rustox_file_transfer::FileKind;
 use rustox_net_crypto::crypto::PublicKey;
 use rustox_net_crypto::CloseReason;
 
-use super::friends::FriendNumber;
+use crate::types::{FriendNumber, MessageKind, UserStatus};
 
 /// Something happened on the node.
 #[derive(Debug)]
@@ -50,7 +50,7 @@ pub enum NodeEvent {
         /// From whom.
         friend: FriendNumber,
         /// Message or action.
-        kind: super::messenger::MessageKind,
+        kind: MessageKind,
         /// The text.
         text: Vec<u8>,
     },
@@ -80,7 +80,7 @@ pub enum NodeEvent {
         /// Which friend.
         friend: FriendNumber,
         /// Its status.
-        status: super::presence::UserStatus,
+        status: UserStatus,
     },
     /// A friend started or stopped typing to us.
     FriendTyping {

@@ -151,7 +151,7 @@ impl Node {
     }
 
     /// Keeps a TCP relay the application named (`tox_add_tcp_relay`) in the profile's relay
-    /// list, newest first, at most [`MAX_KEPT_TCP_RELAYS`]. The node has no TCP client yet
+    /// list, newest first, at most `MAX_KEPT_TCP_RELAYS`. The node has no TCP client yet
     /// (docs/protocol.md §7): the relay is saved, so a profile written here still lists it for a
     /// core that has one.
     pub fn keep_tcp_relay(&mut self, addr: std::net::SocketAddr, pk: PublicKey) {

@@ -12,61 +12,47 @@ use rustox_net_crypto::Timestamp;
 
 use super::files::FriendFiles;
 use crate::friend::{FriendConnection, FriendRequest, RequestSchedule};
-
-/// Most friends a node keeps. c-toxcore has no limit but its memory; this one bounds what a
-/// node that accepts requests from anyone can be made to hold (a friend without a session
-/// costs well under 1 KiB).
-pub const MAX_FRIENDS: usize = 1024;
-
-/// A friend's number, as the application sees it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct FriendNumber(pub u32);
-
-impl std::fmt::Display for FriendNumber {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "friend {}", self.0)
-    }
-}
+pub use crate::types::{FriendNumber, MAX_FRIENDS};
 
 /// What the node knows of one friend.
 pub struct Friend {
     /// The friend's long-term (real) key.
-    pub pk: PublicKey,
+    pub(super) pk: PublicKey,
     /// friend_connection: the friend's DHT key and addresses, when to open, keep and kill
     /// its session (docs/protocol.md §4).
-    pub conn: FriendConnection,
+    pub(super) conn: FriendConnection,
     /// The net_crypto session to the friend, while one exists.
-    pub session: Option<ConnectionId>,
+    pub(super) session: Option<ConnectionId>,
     /// A session friend_connection asked for while no address was known: the DHT key to
     /// dial with once one arrives (c-toxcore keeps such a connection waiting for a path).
-    pub awaiting_addr: Option<PublicKey>,
+    pub(super) awaiting_addr: Option<PublicKey>,
     /// Messenger's view: the friend sent `ONLINE` (docs/protocol.md §3.1) on the current
     /// session. Until then everything else from it is dropped.
-    pub online: bool,
+    pub(super) online: bool,
     /// Added because it dialled a node that accepts strangers: we take its sessions but
     /// never dial it, and it is the first to go when the list is full.
-    pub passive: bool,
+    pub(super) passive: bool,
     /// Our friend request to it, while it has not come online (§6.5).
-    pub request: Option<OutgoingRequest>,
+    pub(super) request: Option<OutgoingRequest>,
     /// File transfers with this friend.
-    pub files: FriendFiles,
+    pub(super) files: FriendFiles,
     /// When our DHT-PK packet next goes to it by the DHT route (`onion_ops.rs`); `None`:
     /// as soon as its DHT key is known.
-    pub dht_route_due: Option<Timestamp>,
+    pub(super) dht_route_due: Option<Timestamp>,
     /// What it told us about itself, and what we tell it (`presence.rs`).
-    pub presence: super::presence::FriendPresence,
+    pub(super) presence: super::presence::FriendPresence,
     /// Messages sent to it whose receipt is pending (`messenger.rs`).
-    pub receipts: super::messenger::Receipts,
+    pub(super) receipts: super::messenger::Receipts,
     /// Unix seconds when it was last online (saved in profiles; 0: never).
-    pub last_seen: u64,
+    pub(super) last_seen: u64,
 }
 
 /// A friend request we are sending: the body, and when to send it again.
 pub struct OutgoingRequest {
     /// What goes out (nospam and message).
-    pub request: FriendRequest,
+    pub(super) request: FriendRequest,
     /// The retry schedule (5 s, doubling, until the friend comes online).
-    pub schedule: RequestSchedule,
+    pub(super) schedule: RequestSchedule,
 }
 
 impl Friend {
@@ -202,11 +188,6 @@ impl FriendList {
     /// How many friends.
     pub fn len(&self) -> usize {
         self.by_pk.len()
-    }
-
-    /// True with no friends.
-    pub fn is_empty(&self) -> bool {
-        self.by_pk.is_empty()
     }
 }
 

@@ -3,7 +3,7 @@
 //! c-toxcore puts the DHT, LAN discovery, the onion, net_crypto sessions and friend
 //! connections on one socket; so does this type. A datagram enters
 //! [`Node::handle_datagram`] with the time it arrived and is routed by its first byte
-//! ([`route::layer_of`]) to the DHT, the net_crypto endpoint or the onion; what the layers
+//! (`route::layer_of`) to the DHT, the net_crypto endpoint or the onion; what the layers
 //! produce is pulled out with [`Node::poll_transmit`], [`Node::poll_event`] and
 //! [`Node::poll_timeout`]. The application calls the API (friends, messages, files) with
 //! `now`. The simulator, the drivers and the C API all run this same type.
@@ -15,18 +15,21 @@
 //! `ONLINE` packet on that session makes the friend online (docs/protocol.md §3.1,
 //! `messenger.rs`); files ride on the same session (`files.rs`).
 
-pub mod event;
-pub mod files;
+pub(crate) mod event;
+mod file_ops;
+pub(crate) mod files;
 mod friend_ops;
-pub mod friends;
-pub mod messenger;
+pub(crate) mod friends;
+pub(crate) mod messenger;
+mod messenger_ops;
 mod onion_ops;
-pub mod presence;
-pub mod profile;
+pub(crate) mod presence;
+mod presence_ops;
+pub(crate) mod profile;
 mod proxy;
 mod relay_server;
 mod relays;
-pub mod route;
+pub(crate) mod route;
 
 use std::collections::VecDeque;
 use std::net::SocketAddr;
@@ -464,8 +467,8 @@ impl Node {
         self.after_input(now);
     }
 
-    /// The interfaces' broadcast addresses for LAN discovery (see
-    /// [`crate::driver::socket::interface_broadcasts`]).
+    /// The interfaces' broadcast addresses for LAN discovery, which a driver reads from the
+    /// operating system (`driver::socket::interface_broadcasts`).
     pub fn set_lan_broadcasts(&mut self, addrs: Vec<std::net::IpAddr>) {
         self.dht.set_lan_broadcasts(addrs);
     }

@@ -38,9 +38,9 @@ use crate::friend::NoSpam;
 /// `SAVED_FRIEND_REQUEST_SIZE`: room for the request message in a record.
 pub const SAVED_FRIEND_REQUEST_SIZE: usize = 1024;
 /// `MAX_NAME_LENGTH`: the same limit Messenger enforces on the wire.
-pub const MAX_NAME_LENGTH: usize = crate::node::presence::MAX_NAME_LEN;
+pub const MAX_NAME_LENGTH: usize = crate::types::MAX_NAME_LEN;
 /// `MAX_STATUSMESSAGE_LENGTH`: the same limit Messenger enforces on the wire.
-pub const MAX_STATUSMESSAGE_LENGTH: usize = crate::node::presence::MAX_STATUS_MESSAGE_LEN;
+pub const MAX_STATUSMESSAGE_LENGTH: usize = crate::types::MAX_STATUS_MESSAGE_LEN;
 /// Size of one record (`friend_size()`).
 pub const SAVED_FRIEND_SIZE: usize = 2216;
 
@@ -93,7 +93,7 @@ impl FriendStatus {
 }
 
 /// A user's availability: the node's type, saved as its wire byte.
-pub use crate::node::presence::UserStatus;
+pub use crate::types::UserStatus;
 
 /// What is wrong with a friend record.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]

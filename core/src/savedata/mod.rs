@@ -7,13 +7,13 @@
 //! |--------|-----------------------------------------------------------------------|
 //! | 4      | zero                                                                  |
 //! | 4      | `STATE_COOKIE_GLOBAL` 0x15ed1b1f, u32 little-endian                   |
-//! | …      | sections ([`section`]: length u32 LE, type u16 LE, 0x01ce u16 LE, body) |
+//! | …      | sections (`section`: length u32 LE, type u16 LE, 0x01ce u16 LE, body) |
 //!
 //! | type | name          | body                                                     |
 //! |------|---------------|----------------------------------------------------------|
 //! | 1    | NOSPAMKEYS    | nospam 4 (the Tox ID's bytes) · public key 32 · secret key 32 |
-//! | 2    | DHT           | [`dht`]: its own cookie and sub-sections of packed nodes |
-//! | 3    | FRIENDS       | 2216-byte records ([`friend`])                           |
+//! | 2    | DHT           | `dht`: its own cookie and sub-sections of packed nodes |
+//! | 3    | FRIENDS       | 2216-byte records (`friend`)                           |
 //! | 4    | NAME          | our name, ≤ 128 bytes                                    |
 //! | 5    | STATUSMESSAGE | our status message, ≤ 1007 bytes                         |
 //! | 6    | STATUS        | 1 byte: our user status                                  |
@@ -37,11 +37,11 @@
 #![deny(clippy::indexing_slicing, clippy::arithmetic_side_effects)]
 
 pub mod crypt;
-pub mod dht;
+pub(crate) mod dht;
 #[cfg(feature = "io")]
 pub mod file;
-pub mod friend;
-pub mod section;
+pub(crate) mod friend;
+pub(crate) mod section;
 
 use rustox_net_crypto::crypto::{PublicKey, SecretKey, PUBLIC_KEY_SIZE, SECRET_KEY_SIZE};
 
@@ -102,7 +102,7 @@ pub const NOSPAMKEYS_SIZE: usize = 4 + PUBLIC_KEY_SIZE + SECRET_KEY_SIZE;
 /// enough that parsing can never exhaust memory.
 pub const MAX_SAVEDATA_SIZE: usize = 64 << 20;
 /// Most friends a profile holds: the node's friend list limit ([`crate::node::MAX_FRIENDS`]).
-pub const MAX_SAVED_FRIENDS: usize = crate::node::MAX_FRIENDS;
+pub const MAX_SAVED_FRIENDS: usize = crate::types::MAX_FRIENDS;
 /// `NUM_SAVED_TCP_RELAYS`: c-toxcore saves at most 8 relays and reads at most 8.
 pub const MAX_TCP_RELAYS: usize = 8;
 /// `NUM_SAVED_PATH_NODES`: c-toxcore saves at most 8 onion path nodes and reads at most 8.

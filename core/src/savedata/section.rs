@@ -95,13 +95,6 @@ pub fn split(bytes: &[u8], cookie: u16, end: Option<u16>) -> Sections<'_> {
     }
 }
 
-impl<'a> Sections<'a> {
-    /// Where the next header would start: after the last section yielded.
-    pub fn offset(&self) -> usize {
-        self.offset
-    }
-}
-
 impl<'a> Iterator for Sections<'a> {
     type Item = Result<RawSection<'a>, FramingError>;
 

@@ -1,6 +1,6 @@
 //! The services c-toxcore 0.2.18 builds into every node besides the DHT and the onion:
-//! forwarding (UDP 0x90–0x92, [`forwarding`]) and the DHT announcement store (0x93–0x98,
-//! [`store`]), sans-IO. [`AnnounceServer::handle_datagram`] takes one datagram and returns
+//! forwarding (UDP 0x90–0x92, `forwarding`) and the DHT announcement store (0x93–0x98,
+//! `store`), sans-IO. [`AnnounceServer::handle_datagram`] takes one datagram and returns
 //! the one datagram (or TCP relay packet) it causes, or why it was dropped; every outcome is
 //! counted in [`AnnounceStats`].
 //!
@@ -10,9 +10,9 @@
 //! source's amplification credit (`SourceGuard::on_reply`), since a search reply is up to 3.4×
 //! its request and c-toxcore answers any source.
 
-pub mod forwarding;
-pub mod store;
-pub mod timed_auth;
+pub(crate) mod forwarding;
+pub(crate) mod store;
+pub(crate) mod timed_auth;
 
 use std::net::SocketAddr;
 
@@ -23,7 +23,7 @@ use crate::dht::gate::Transmit;
 use crate::dht::key_cache::KeyBudget;
 use crate::dht::source_guard::{GuardConfig, Refusal, SourceGuard};
 use crate::dht::wire::packed_node::canonical;
-use crate::onion::server::CloseNodes;
+use crate::dht::CloseNodes;
 
 pub use forwarding::{ForwardError, ForwardRoute, Forwarded, Forwarder};
 pub use store::{AnnouncementStore, StoreError};

@@ -120,7 +120,7 @@ struct Entry {
 }
 
 /// Where search replies get their nodes.
-pub use crate::onion::server::CloseNodes;
+pub use crate::dht::CloseNodes;
 
 /// `bit_by_bit_cmp`: the index of the first bit where `a` and `b` differ (256 if none).
 fn first_differing_bit(a: &PublicKey, b: &PublicKey) -> u32 {

@@ -8,9 +8,9 @@
 //! [`OnionClient::poll_transmit`] (0x80 requests to the first relay of a path) and
 //! [`OnionClient::poll_event`]. [`OnionClient::poll_timeout`] is the exact next deadline.
 //!
-//! One concern per file: [`paths`] (path nodes and the two path sets), [`path_health`]
-//! (which path nodes paths timed out through), [`sendback`] (the
-//! table behind the 8-byte sendbacks), [`nodes`] (a list of announce nodes and the per-node
+//! One concern per file: `paths` (path nodes and the two path sets), `path_health`
+//! (which path nodes paths timed out through), `sendback` (the
+//! table behind the 8-byte sendbacks), `nodes` (a list of announce nodes and the per-node
 //! ping ceiling), `announce` (our own announce list), `search` (friend searches), `data`
 //! (onion data: DHT-PK and friend requests).
 //!
@@ -35,12 +35,12 @@
 mod announce;
 mod data;
 pub use data::DATA_LIMITS;
-pub mod nodes;
-pub mod path_health;
-pub mod paths;
+pub(crate) mod nodes;
+pub(crate) mod path_health;
+pub(crate) mod paths;
 mod response;
 mod search;
-pub mod sendback;
+pub(crate) mod sendback;
 
 use std::collections::{BTreeMap, VecDeque};
 use std::net::SocketAddr;

@@ -18,6 +18,9 @@ use std::time::Duration;
 use rustox_net_crypto::crypto::PublicKey;
 use rustox_net_crypto::Timestamp;
 
+/// `MAX_PATH_NODES` (`onion_client.h`): path-node candidates kept, and bootstrap nodes kept
+/// (the ring in `paths.rs`).
+pub const MAX_PATH_NODES: usize = 32;
 /// Failures after which a node leaves the ring of path nodes (it may come back through the
 /// DHT, still counted as failed until its failures are forgotten): two paths through it
 /// timed out and none answered in between.
@@ -27,7 +30,7 @@ pub const DROP_AFTER_FAILURES: u8 = 2;
 pub const FAILURE_MEMORY: Duration = Duration::from_secs(122);
 /// Nodes whose health is remembered: the ring, the bootstrap list, and as many again that
 /// left them. The oldest record goes first.
-pub const MAX_HEALTH_RECORDS: usize = 4 * super::paths::MAX_PATH_NODES;
+pub const MAX_HEALTH_RECORDS: usize = 4 * MAX_PATH_NODES;
 
 #[derive(Debug, Clone, Copy)]
 struct Record {

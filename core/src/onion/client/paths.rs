@@ -27,8 +27,8 @@ use super::path_health::{PathHealth, DROP_AFTER_FAILURES};
 use crate::dht::wire::packed_node::{canonical, PackedNode};
 use crate::onion::wire::request::OnionPath;
 
-/// `MAX_PATH_NODES` (`onion_client.h`): path-node candidates kept, and bootstrap nodes kept.
-pub const MAX_PATH_NODES: usize = 32;
+pub use super::path_health::MAX_PATH_NODES;
+
 /// `NUMBER_ONION_PATHS` (`onion_client.h`): paths per set.
 pub const NUMBER_ONION_PATHS: usize = 6;
 /// `ONION_PATH_LENGTH` (`onion.h`): relays per path.

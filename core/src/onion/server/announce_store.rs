@@ -25,7 +25,7 @@
 //! else replaces the live entry farthest from our DHT key if it is closer than that one.
 //!
 //! A 0x87 is answered the same way as a 0x88 (a node count before the nodes); one that
-//! carries a group announce also feeds the group store ([`super::group_store`]).
+//! carries a group announce also feeds the group store (`super::group_store`).
 //!
 //! A 0x85 for an announced real pk goes on as `[0x8c][entry's sendback][0x86 ..]` to the
 //! entry's C; the sender's own path is not used.

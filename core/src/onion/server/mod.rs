@@ -1,5 +1,5 @@
 //! What c-toxcore clients expect of any DHT node (docs/protocol.md §6.2, §6.3), sans-IO: relay
-//! onion requests and responses ([`relay`]), keep the announce store and forward data to
+//! onion requests and responses (`relay`), keep the announce store and forward data to
 //! announced keys ([`announce_store`]).
 //!
 //! [`OnionServer::handle_datagram`] takes one datagram and returns the one datagram it
@@ -23,20 +23,19 @@
 //! * Group announces (0x87) are kept per chat in a bounded store (group_store.rs).
 
 pub mod announce_store;
-pub mod group_store;
-pub mod ping_id;
-pub mod relay;
+pub(crate) mod group_store;
+pub(crate) mod ping_id;
+pub(crate) mod relay;
 
 use std::net::SocketAddr;
 
-use rustox_net_crypto::crypto::{CryptoRng, KeyPair, LowOrderPublicKey, Nonce, PublicKey};
+use rustox_net_crypto::crypto::{CryptoRng, KeyPair, LowOrderPublicKey, Nonce};
 use rustox_net_crypto::Timestamp;
 
 use crate::dht::gate::Transmit;
 use crate::dht::key_cache::{KeyBudget, KeyRefusal};
-use crate::dht::node::DhtNode;
 use crate::dht::source_guard::{GuardConfig, SourceGuard};
-use crate::dht::wire::packed_node::{canonical, PackedNode};
+use crate::dht::wire::packed_node::canonical;
 use crate::onion::wire::announce::AnnounceError;
 use crate::onion::wire::data::DataError;
 use crate::onion::wire::ip_port::IpPort;
@@ -44,42 +43,10 @@ use crate::onion::wire::kind;
 use crate::onion::wire::request::RequestError;
 use crate::onion::wire::response::ResponseError;
 
+pub use crate::dht::{CloseNodes, NoNodes};
 pub use announce_store::AnnounceStore;
 pub use group_store::GroupStore;
 pub use relay::{Relay, KEY_REFRESH_INTERVAL};
-
-/// Where announce responses get their nodes: the DHT's closest good nodes to a key
-/// (c-toxcore `get_close_nodes`). [`DhtNode`] implements it; tests pass a fake.
-pub trait CloseNodes {
-    /// Up to four nodes closest to `target`; LAN addresses only if `requester_on_lan`.
-    fn closest_nodes(
-        &self,
-        now: Timestamp,
-        target: &PublicKey,
-        requester_on_lan: bool,
-    ) -> Vec<PackedNode>;
-}
-
-impl CloseNodes for DhtNode {
-    fn closest_nodes(
-        &self,
-        now: Timestamp,
-        target: &PublicKey,
-        requester_on_lan: bool,
-    ) -> Vec<PackedNode> {
-        DhtNode::closest_nodes(self, now, target, requester_on_lan)
-    }
-}
-
-/// No DHT to ask: announce responses carry no nodes.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct NoNodes;
-
-impl CloseNodes for NoNodes {
-    fn closest_nodes(&self, _: Timestamp, _: &PublicKey, _: bool) -> Vec<PackedNode> {
-        Vec::new()
-    }
-}
 
 /// Why an onion datagram was dropped. Field-less so it can be counted.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, thiserror::Error)]

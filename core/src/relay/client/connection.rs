@@ -5,7 +5,7 @@
 //! for it to write. The relay's 96-byte reply completes the handshake, which must happen
 //! within [`TCP_CONNECTION_TIMEOUT`] of the connection's start. From then on both
 //! directions carry frames ([`crate::relay::wire::frame`]) holding packets
-//! ([`crate::relay::wire::packet`]):
+//! (`crate::relay::wire::packet`):
 //!
 //! ```text
 //!   handle_bytes ─► reply (96) ─► frames ─► packets ─┬─► routes (routes.rs) ─► events

@@ -45,7 +45,7 @@
 //! ```
 //!
 //! One concern per file: [`connection`] (one connection to one relay), [`set`] (the relays
-//! and the peers' routes), [`routes`] (a connection's route table), `keepalive` (our
+//! and the peers' routes), `routes` (a connection's route table), `keepalive` (our
 //! pings), `output` (the bounded output buffer), `backoff` (reconnect delays), `peers`
 //! (each peer's relays).
 
@@ -54,7 +54,7 @@ pub mod connection;
 mod keepalive;
 mod output;
 mod peers;
-pub mod routes;
+pub(crate) mod routes;
 pub mod set;
 #[cfg(test)]
 mod tests;

@@ -39,10 +39,16 @@
 //!   a queue bounded like the onion's) as c-toxcore's relay passes them to its DHT; replies
 //!   come back with [`Self::handle_forward_reply`] as packet 11 to the connection whose index
 //!   and serial the sendback names.
+//!
+//! This file holds the connection records and the driver-facing calls; admitting connections
+//! is in `accept`, what their packets do in `packets`, their output and closing in `sending`.
 
+mod accept;
 mod onion;
 mod outbuf;
+mod packets;
 mod routes;
+mod sending;
 mod stats;
 
 #[cfg(test)]
@@ -56,15 +62,13 @@ use rustox_net_crypto::crypto::{CryptoRng, KeyPair, PublicKey};
 use rustox_net_crypto::Timestamp;
 
 use crate::onion::wire::ip_port::IpPort;
-use crate::relay::wire::frame::frame_size;
 use crate::relay::wire::handshake::{accept_hello, ExactBytes, CLIENT_HELLO_SIZE};
-use crate::relay::wire::packet::NUM_RESERVED_PORTS;
 use crate::relay::wire::{FrameDecoder, FrameEncoder, Packet};
 
 pub use onion::{parse_sendback_address, sendback_address, ForwardRequest, OnionRequest};
 pub use outbuf::CONTROL_RESERVE;
-use outbuf::{Admit, Class, OutBuf};
-use routes::{Link, Routes};
+use outbuf::{Class, OutBuf};
+use routes::Routes;
 pub use stats::{CloseReason, Refused, RelayDrop, RelayStats};
 
 /// `TCP_CONNECTION_TIMEOUT` (`TCP_client.h`): 10 s for a client's handshake. The server uses
@@ -255,68 +259,6 @@ impl RelayServer {
         &self.config
     }
 
-    /// A new TCP connection from `addr`. On `Err` the driver closes the socket and the
-    /// server keeps nothing.
-    pub fn handle_accept(
-        &mut self,
-        now: Timestamp,
-        conn: ConnId,
-        addr: SocketAddr,
-    ) -> Result<(), Refused> {
-        let key = AddrKey::of(&addr);
-        let refused = if self.conns.contains_key(&conn) {
-            Some((Refused::DuplicateId, None))
-        } else if self.conns.len() >= self.config.max_connections {
-            Some((Refused::TooManyConnections, Some(0)))
-        } else if self.per_addr.get(&key).copied().unwrap_or(0) >= self.config.max_per_ip {
-            Some((Refused::TooManyFromAddress, Some(1)))
-        } else {
-            None
-        };
-        if let Some((why, counter)) = refused {
-            if let Some(i) = counter {
-                self.stats.refused[i] += 1;
-            }
-            return Err(why);
-        }
-        while self.handshaking >= self.config.max_handshaking.max(1) {
-            if !self.evict_oldest_handshake() {
-                break;
-            }
-        }
-        *self.per_addr.entry(key).or_insert(0) += 1;
-        self.handshaking += 1;
-        let serial = self.next_serial;
-        self.next_serial += 1;
-        let c = Conn {
-            addr,
-            serial,
-            hello: Some(Box::default()),
-            session: None,
-            out: OutBuf::default(),
-            routes: Routes::default(),
-            accepted: now,
-            last_pinged: now,
-            ping_id: 0,
-            deadline: now,
-            ready: false,
-        };
-        let deadline = c.next_deadline(&self.config);
-        self.conns.insert(conn, Conn { deadline, ..c });
-        self.timers.insert((deadline, conn));
-        self.handshake_order.push_back((conn, serial));
-        if self.handshake_order.len() > 2 * self.config.max_handshaking.max(1) {
-            let conns = &self.conns;
-            self.handshake_order.retain(|(id, serial)| {
-                conns
-                    .get(id)
-                    .is_some_and(|c| c.serial == *serial && !c.confirmed())
-            });
-        }
-        self.stats.accepted += 1;
-        Ok(())
-    }
-
     /// Bytes read from `conn`'s socket. Unknown connections are ignored.
     pub fn handle_bytes(
         &mut self,
@@ -384,22 +326,6 @@ impl RelayServer {
         if let Some(s) = self.conns.get_mut(&conn).and_then(|c| c.session.as_mut()) {
             s.dec = Some(dec);
         }
-    }
-
-    /// Closes the connection that has been in its handshake longest; false if there is none.
-    fn evict_oldest_handshake(&mut self) -> bool {
-        while let Some((id, serial)) = self.handshake_order.pop_front() {
-            if self
-                .conns
-                .get(&id)
-                .is_some_and(|c| c.serial == serial && !c.confirmed())
-            {
-                self.close(id, CloseReason::HandshakeEvicted);
-                return true;
-            }
-        }
-        debug_assert!(self.handshaking == 0, "a handshake missing from the order");
-        false
     }
 
     /// The peer closed `conn` or its socket failed: forget it (its routes go down).
@@ -597,347 +523,5 @@ impl RelayServer {
     /// it does), for capacity estimates.
     pub const fn connection_record_size() -> usize {
         std::mem::size_of::<Conn>()
-    }
-
-    /// One frame's plaintext from `conn`; `Err` closes the connection.
-    fn handle_plaintext(
-        &mut self,
-        now: Timestamp,
-        conn: ConnId,
-        plain: &[u8],
-    ) -> Result<(), CloseReason> {
-        let packet = Packet::parse(plain).map_err(|_| CloseReason::BadPacket)?;
-        let c = self.conns.get_mut(&conn).ok_or(CloseReason::BadPacket)?;
-        let session = c.session.as_mut().ok_or(CloseReason::BadPacket)?;
-        let own_pk = session.pk;
-        if !session.confirmed {
-            session.confirmed = true;
-            c.last_pinged = now;
-            c.ping_id = 0;
-            self.handshaking -= 1;
-            self.stats.confirmed += 1;
-            // c-toxcore `add_accepted`: an older connection with the same key is killed.
-            if let Some(old) = self.by_pk.insert(own_pk, conn) {
-                self.close(old, CloseReason::Replaced);
-            }
-            self.reschedule(conn);
-        }
-        let overflow = |sent: Sent| match sent {
-            Sent::Overflow => Err(CloseReason::SlowReader),
-            _ => Ok(()),
-        };
-        match packet {
-            Packet::RoutingRequest { pk } => self.route_request(conn, own_pk, pk),
-            Packet::ConnectNotification { .. } => Ok(()),
-            Packet::DisconnectNotification { conn_id } => {
-                let slot = conn_id.wrapping_sub(NUM_RESERVED_PORTS);
-                self.remove_route(conn, slot)
-            }
-            Packet::Ping { ping_id } => {
-                overflow(self.send(conn, &Packet::Pong { ping_id }, Class::Control))
-            }
-            Packet::Pong { ping_id: 0 } => Err(CloseReason::BadPacket),
-            Packet::Pong { ping_id } => {
-                if let Some(c) = self.conns.get_mut(&conn) {
-                    if c.ping_id == ping_id {
-                        c.ping_id = 0;
-                        self.reschedule(conn);
-                    }
-                }
-                Ok(())
-            }
-            Packet::OobSend { dest, data } => {
-                match self.by_pk.get(&dest).copied() {
-                    Some(to) => {
-                        let out = Packet::OobRecv {
-                            sender: own_pk,
-                            data,
-                        };
-                        if self.send(to, &out, Class::Ordinary) == Sent::Queued {
-                            self.stats.oob_forwarded += 1;
-                        }
-                    }
-                    None => self.drop(RelayDrop::OobUnknownDestination),
-                }
-                Ok(())
-            }
-            Packet::OnionRequest { nonce, plain } => {
-                if self.onion.len() >= self.config.onion_queue {
-                    self.drop(RelayDrop::OnionQueueFull);
-                } else if let Some(c) = self.conns.get(&conn) {
-                    self.onion.push_back(OnionRequest {
-                        conn,
-                        client: c.addr,
-                        source: sendback_address(conn, c.serial),
-                        nonce,
-                        plain: plain.to_vec(),
-                    });
-                    self.stats.onion_requests += 1;
-                }
-                Ok(())
-            }
-            Packet::ForwardRequest { dest, data } => {
-                let con = u32::try_from(conn.0).ok();
-                if self.forwards.len() >= self.config.onion_queue {
-                    self.drop(RelayDrop::ForwardQueueFull);
-                } else if let (Some(c), Some(con)) = (self.conns.get(&conn), con) {
-                    self.forwards.push_back(ForwardRequest {
-                        client: c.addr,
-                        con,
-                        serial: c.serial,
-                        dest,
-                        data: data.to_vec(),
-                    });
-                    self.stats.forward_requests += 1;
-                }
-                Ok(())
-            }
-            Packet::Data { conn_id, payload } => self.forward_data(conn, conn_id, payload),
-            // Server-to-client packets sent to the server: c-toxcore closes the connection.
-            Packet::RoutingResponse { .. }
-            | Packet::OobRecv { .. }
-            | Packet::OnionResponse { .. }
-            | Packet::Forwarding { .. } => Err(CloseReason::BadPacket),
-        }
-    }
-
-    /// Packet 0 (`handle_TCP_routing_req`).
-    fn route_request(
-        &mut self,
-        conn: ConnId,
-        own_pk: PublicKey,
-        pk: PublicKey,
-    ) -> Result<(), CloseReason> {
-        let c = self.conns.get(&conn).ok_or(CloseReason::BadPacket)?;
-        let existing = c.routes.find(&pk);
-        let slot = if pk == own_pk {
-            None
-        } else {
-            existing.or_else(|| c.routes.first_free())
-        };
-        let conn_id = slot.map_or(0, |s| s + NUM_RESERVED_PORTS);
-        if self.send(
-            conn,
-            &Packet::RoutingResponse { conn_id, pk },
-            Class::Control,
-        ) == Sent::Overflow
-        {
-            return Err(CloseReason::SlowReader);
-        }
-        let Some(slot) = slot.filter(|_| existing.is_none()) else {
-            return Ok(());
-        };
-        if let Some(c) = self.conns.get_mut(&conn) {
-            c.routes.insert(slot, pk);
-        }
-        let Some(other) = self.by_pk.get(&pk).copied() else {
-            return Ok(());
-        };
-        let Some(other_slot) = self.conns.get(&other).and_then(|o| {
-            let s = o.routes.find(&own_pk)?;
-            o.routes.get(s)?.link.is_none().then_some(s)
-        }) else {
-            return Ok(());
-        };
-        if let Some(r) = self
-            .conns
-            .get_mut(&conn)
-            .and_then(|c| c.routes.get_mut(slot))
-        {
-            r.link = Some(Link {
-                conn: other,
-                slot: other_slot,
-            });
-        }
-        if let Some(r) = self
-            .conns
-            .get_mut(&other)
-            .and_then(|o| o.routes.get_mut(other_slot))
-        {
-            r.link = Some(Link { conn, slot });
-        }
-        self.stats.routes_linked += 1;
-        let to_us = Packet::ConnectNotification {
-            conn_id: slot + NUM_RESERVED_PORTS,
-        };
-        let to_them = Packet::ConnectNotification {
-            conn_id: other_slot + NUM_RESERVED_PORTS,
-        };
-        if self.send(other, &to_them, Class::Control) == Sent::Overflow {
-            self.close(other, CloseReason::SlowReader);
-        }
-        match self.send(conn, &to_us, Class::Control) {
-            Sent::Overflow => Err(CloseReason::SlowReader),
-            _ => Ok(()),
-        }
-    }
-
-    /// Packet 3 from a client (`rm_connection_index`): frees the slot; a linked peer is told.
-    /// A slot not in use closes the connection, as in c-toxcore.
-    fn remove_route(&mut self, conn: ConnId, slot: u8) -> Result<(), CloseReason> {
-        let route = self
-            .conns
-            .get_mut(&conn)
-            .and_then(|c| c.routes.remove(slot))
-            .ok_or(CloseReason::BadPacket)?;
-        if let Some(link) = route.link {
-            self.unlink_peer(link);
-        }
-        Ok(())
-    }
-
-    /// The other end of a route that went down: its slot becomes pending again and it gets
-    /// a disconnect notification.
-    fn unlink_peer(&mut self, link: Link) {
-        if let Some(r) = self
-            .conns
-            .get_mut(&link.conn)
-            .and_then(|o| o.routes.get_mut(link.slot))
-        {
-            r.link = None;
-            let n = Packet::DisconnectNotification {
-                conn_id: link.slot + NUM_RESERVED_PORTS,
-            };
-            if self.send(link.conn, &n, Class::Control) == Sent::Overflow {
-                self.close(link.conn, CloseReason::SlowReader);
-            }
-        }
-    }
-
-    /// Packets 16..=255: relayed to the linked peer with its id for the route.
-    fn forward_data(
-        &mut self,
-        conn: ConnId,
-        conn_id: u8,
-        payload: &[u8],
-    ) -> Result<(), CloseReason> {
-        let route = self
-            .conns
-            .get(&conn)
-            .and_then(|c| c.routes.get(conn_id.wrapping_sub(NUM_RESERVED_PORTS)))
-            .ok_or(CloseReason::BadPacket)?;
-        let Some(link) = route.link else {
-            self.drop(RelayDrop::RouteNotLinked);
-            return Ok(());
-        };
-        let out = Packet::Data {
-            conn_id: link.slot + NUM_RESERVED_PORTS,
-            payload,
-        };
-        if self.send(link.conn, &out, Class::Ordinary) == Sent::Queued {
-            self.stats.data_forwarded += 1;
-            self.stats.data_bytes_forwarded += payload.len() as u64;
-        }
-        Ok(())
-    }
-
-    /// Seals `packet` into `to`'s output buffer if its class has room. Ordinary frames that
-    /// do not fit are dropped and counted; control frames that do not fit are `Overflow`, and
-    /// the caller closes `to`.
-    fn send(&mut self, to: ConnId, packet: &Packet<'_>, class: Class) -> Sent {
-        let Some(c) = self.conns.get_mut(&to) else {
-            return Sent::Dropped;
-        };
-        let Some(session) = c.session.as_mut() else {
-            return Sent::Dropped;
-        };
-        let mut scratch = std::mem::take(&mut self.scratch);
-        scratch.clear();
-        packet.encode(&mut scratch);
-        let result = match c
-            .out
-            .admit(frame_size(scratch.len()), class, self.config.output_limit)
-        {
-            Admit::Yes => {
-                if c.out.append(|v| session.enc.encode(&scratch, v)).is_ok() {
-                    Sent::Queued
-                } else {
-                    Sent::Dropped
-                }
-            }
-            Admit::Full => {
-                self.stats.drops[RelayDrop::OutputFull as usize] += 1;
-                Sent::Dropped
-            }
-            Admit::Overflow => Sent::Overflow,
-        };
-        self.scratch = scratch;
-        if result == Sent::Queued {
-            self.mark_ready(to);
-        }
-        result
-    }
-
-    fn mark_ready(&mut self, id: ConnId) {
-        if let Some(c) = self.conns.get_mut(&id) {
-            if !c.ready {
-                c.ready = true;
-                self.ready.push_back(id);
-            }
-        }
-    }
-
-    fn reschedule(&mut self, id: ConnId) {
-        if let Some(c) = self.conns.get_mut(&id) {
-            self.timers.remove(&(c.deadline, id));
-            c.deadline = c.next_deadline(&self.config);
-            self.timers.insert((c.deadline, id));
-        }
-    }
-
-    fn drop(&mut self, reason: RelayDrop) {
-        self.stats.drops[reason as usize] += 1;
-    }
-
-    /// Closes `conn` for `reason` and tells the driver.
-    fn close(&mut self, conn: ConnId, reason: CloseReason) {
-        self.close_inner(conn, Some(reason));
-    }
-
-    /// Forgets `conn`; its linked peers get disconnect notifications. A peer that cannot take
-    /// one is closed in turn, from a work list rather than by recursion.
-    fn close_inner(&mut self, conn: ConnId, reason: Option<CloseReason>) {
-        let mut work = vec![(conn, reason)];
-        while let Some((id, reason)) = work.pop() {
-            let Some(c) = self.conns.remove(&id) else {
-                continue;
-            };
-            self.timers.remove(&(c.deadline, id));
-            let key = AddrKey::of(&c.addr);
-            if let Some(n) = self.per_addr.get_mut(&key) {
-                *n -= 1;
-                if *n == 0 {
-                    self.per_addr.remove(&key);
-                }
-            }
-            match &c.session {
-                Some(s) if s.confirmed => {
-                    if self.by_pk.get(&s.pk) == Some(&id) {
-                        self.by_pk.remove(&s.pk);
-                    }
-                }
-                _ => self.handshaking -= 1,
-            }
-            if let Some(reason) = reason {
-                self.stats.closed[reason as usize] += 1;
-                self.closes.push_back((id, reason));
-            }
-            for (_, link) in c.routes.links() {
-                let Some(r) = self
-                    .conns
-                    .get_mut(&link.conn)
-                    .and_then(|o| o.routes.get_mut(link.slot))
-                else {
-                    continue;
-                };
-                r.link = None;
-                let n = Packet::DisconnectNotification {
-                    conn_id: link.slot + NUM_RESERVED_PORTS,
-                };
-                if self.send(link.conn, &n, Class::Control) == Sent::Overflow {
-                    work.push((link.conn, Some(CloseReason::SlowReader)));
-                }
-            }
-        }
     }
 }

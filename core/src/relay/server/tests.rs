@@ -12,6 +12,7 @@ use super::*;
 use crate::onion::server::{NoNodes, OnionConfig, OnionOutput, OnionServer};
 use crate::onion::wire::ip_port::IpPort;
 use crate::onion::wire::{kind, response, sendback::ReturnLevel};
+use crate::relay::wire::frame::frame_size;
 use crate::relay::wire::handshake::{ClientHandshake, SERVER_REPLY_SIZE};
 use crate::relay::wire::{FrameDecoder, FrameEncoder, Packet};
 

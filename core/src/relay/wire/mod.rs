@@ -18,7 +18,7 @@
 
 pub mod frame;
 pub mod handshake;
-pub mod packet;
+pub(crate) mod packet;
 
 pub use frame::{FrameDecoder, FrameEncoder, FrameError, MAX_PACKET_SIZE, MAX_PLAINTEXT_SIZE};
 pub use handshake::{
