@@ -172,13 +172,9 @@ pub unsafe extern "C" fn tox_pass_decrypt(
 /// `tox_pass_key_free`: frees a key from `tox_pass_key_derive*`; NULL is a no-op.
 #[no_mangle]
 pub unsafe extern "C" fn tox_pass_key_free(key: *mut Tox_Pass_Key) {
-    guard::call((), || {
-        if !key.is_null() {
-            // SAFETY: toxencryptsave.h: `key` came from tox_pass_key_derive* (Box::into_raw)
-            // and is freed once.
-            drop(unsafe { Box::from_raw(key) });
-        }
-    })
+    // SAFETY: toxencryptsave.h: `key` came from tox_pass_key_derive* (Box::into_raw)
+    // and is freed once.
+    unsafe { guard::free(key) }
 }
 
 /// Boxes a derived key for C, or reports why there is none.

@@ -85,3 +85,17 @@ pub fn call_with<T: Clone>(failed: T, body: impl FnOnce(T) -> T) -> T {
     let on_panic = failed.clone();
     call(on_panic, || body(failed))
 }
+
+/// Frees what C got from `Box::into_raw` (`tox_events_free`, `tox_dispatch_free`,
+/// `toxav_kill`...); NULL is ignored, as C's `free` ignores it.
+///
+/// # Safety
+/// A non-NULL `ptr` comes from `Box::into_raw` of a `Box<T>` and is freed once.
+pub unsafe fn free<T>(ptr: *mut T) {
+    call((), || {
+        if !ptr.is_null() {
+            // SAFETY: the caller's contract.
+            drop(unsafe { Box::from_raw(ptr) });
+        }
+    })
+}

@@ -66,13 +66,9 @@ pub unsafe extern "C" fn tox_events_iterate(
 /// c-toxcore).
 #[no_mangle]
 pub unsafe extern "C" fn tox_events_free(events: *mut Tox_Events) {
-    guard::call((), || {
-        if !events.is_null() {
-            // SAFETY: tox_events.h: non-NULL events come from `Box::into_raw` in
-            // `tox_events_iterate` or `tox_events_load` and are freed once.
-            drop(unsafe { Box::from_raw(events) });
-        }
-    })
+    // SAFETY: tox_events.h: non-NULL events come from `Box::into_raw` in
+    // `tox_events_iterate` or `tox_events_load` and are freed once.
+    unsafe { guard::free(events) }
 }
 
 /// `tox_events_bytes_size`: the length of `tox_events_get_bytes`'s output. NULL counts as

@@ -33,6 +33,10 @@ macro_rules! records {
             }
         )*
 
+        /// Every event type, in the table's order: their names' alphabetical order, in
+        /// which `tox_dispatch_invoke` (tox_dispatch.c) calls the types' callbacks.
+        pub(crate) const TYPES: [Tox_Event; [$(stringify!($kind)),*].len()] = [$(Tox_Event::$kind),*];
+
         /// `Tox_Events` (tox_events.h): one iteration's events, one list per type.
         #[derive(Debug, Clone, PartialEq, Eq, Default)]
         pub struct Tox_Events {
@@ -359,13 +363,13 @@ impl Tox_Events {
                 file_number,
                 kind,
                 file_size,
-                filename,
+                filename: name,
             } => self.file_recv.push(Tox_Event_File_Recv {
                 friend_number,
                 file_number,
                 kind,
                 file_size,
-                filename: owned(filename),
+                filename: owned(name),
             }),
             Event::FileRecvChunk {
                 friend_number,
