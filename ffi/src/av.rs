@@ -47,6 +47,32 @@ unsafe fn friend_of(av: *const ToxAV, friend_number: u32) -> Option<bool> {
     Some(state.node.is_friend_online(friend))
 }
 
+/// Defines an entry point about the call with friend `friend_number`, of which none exists:
+/// false with `FRIEND_NOT_FOUND` when `av` has no such friend, else with `error: Err::CODE`
+/// (c-toxcore's first checks); its other arguments are never read.
+macro_rules! no_call {
+    ($(#[$doc:meta])* fn $name:ident($($arg:ident: $ty:ty),* $(,)?), error: $err:ident::$code:ident) => {
+        $(#[$doc])*
+        #[no_mangle]
+        pub unsafe extern "C" fn $name(
+            av: *mut ToxAV,
+            friend_number: u32,
+            $($arg: $ty,)*
+            error: *mut $err,
+        ) -> bool {
+            guard::call(false, || {
+                let _ = ($($arg,)*);
+                // SAFETY: toxav.h's contract for `av`.
+                let code = match unsafe { friend_of(av, friend_number) } {
+                    None => $err::FRIEND_NOT_FOUND,
+                    Some(_) => $err::$code,
+                };
+                guard::fail(error, code, false)
+            })
+        }
+    };
+}
+
 /// `toxav_group_audio_cb` (toxav.h): audio of the old group calls. No group call exists here,
 /// so it is never called; the type is part of the header clients compile against.
 pub type toxav_group_audio_cb = unsafe extern "C" fn(
@@ -237,25 +263,11 @@ stub! {
     fn toxav_callback_call(av: *mut ToxAV, callback: Option<toxav_call_cb>, user_data: *mut c_void)
 }
 
-/// `toxav_answer`: false with `TOXAV_ERR_ANSWER_FRIEND_NOT_FOUND` (no session, so no
-/// friend of one).
-#[no_mangle]
-pub unsafe extern "C" fn toxav_answer(
-    av: *mut ToxAV,
-    friend_number: u32,
-    audio_bit_rate: u32,
-    video_bit_rate: u32,
-    error: *mut Toxav_Err_Answer,
-) -> bool {
-    guard::call(false, || {
-        let _ = (audio_bit_rate, video_bit_rate);
-        // SAFETY: toxav.h's contract for `av`.
-        let code = match unsafe { friend_of(av, friend_number) } {
-            None => Toxav_Err_Answer::FRIEND_NOT_FOUND,
-            Some(_) => Toxav_Err_Answer::FRIEND_NOT_CALLING,
-        };
-        guard::fail(error, code, false)
-    })
+no_call! {
+    /// `toxav_answer`: false with `TOXAV_ERR_ANSWER_FRIEND_NOT_FOUND` (no session, so no
+    /// friend of one).
+    fn toxav_answer(audio_bit_rate: u32, video_bit_rate: u32),
+        error: Toxav_Err_Answer::FRIEND_NOT_CALLING
 }
 
 stub! {
@@ -267,66 +279,27 @@ stub! {
     )
 }
 
-/// `toxav_call_control`: false with `TOXAV_ERR_CALL_CONTROL_FRIEND_NOT_FOUND`. The
-/// `Toxav_Call_Control` arrives as the plain integer C passed and is not looked at.
-#[no_mangle]
-pub unsafe extern "C" fn toxav_call_control(
-    av: *mut ToxAV,
-    friend_number: u32,
-    control: crate::types::Toxav_Call_Control_Value,
-    error: *mut Toxav_Err_Call_Control,
-) -> bool {
-    guard::call(false, || {
-        let _ = control;
-        // SAFETY: toxav.h's contract for `av`.
-        let code = match unsafe { friend_of(av, friend_number) } {
-            None => Toxav_Err_Call_Control::FRIEND_NOT_FOUND,
-            Some(_) => Toxav_Err_Call_Control::FRIEND_NOT_IN_CALL,
-        };
-        guard::fail(error, code, false)
-    })
+no_call! {
+    /// `toxav_call_control`: false with `TOXAV_ERR_CALL_CONTROL_FRIEND_NOT_FOUND`. The
+    /// `Toxav_Call_Control` arrives as the plain integer C passed and is not looked at.
+    fn toxav_call_control(control: crate::types::Toxav_Call_Control_Value),
+        error: Toxav_Err_Call_Control::FRIEND_NOT_IN_CALL
 }
 
-/// `toxav_audio_send_frame`: false, `FRIEND_NOT_FOUND` or `FRIEND_NOT_IN_CALL` (c-toxcore's
-/// first checks, before the one for NULL samples); `pcm` is never read.
-#[no_mangle]
-pub unsafe extern "C" fn toxav_audio_send_frame(
-    av: *mut ToxAV,
-    friend_number: u32,
-    pcm: *const i16,
-    sample_count: usize,
-    channels: u8,
-    sampling_rate: u32,
-    error: *mut Toxav_Err_Send_Frame,
-) -> bool {
-    guard::call(false, || {
-        let _ = (pcm, sample_count, channels, sampling_rate);
-        // SAFETY: toxav.h's contract for `av`.
-        let code = match unsafe { friend_of(av, friend_number) } {
-            None => Toxav_Err_Send_Frame::FRIEND_NOT_FOUND,
-            Some(_) => Toxav_Err_Send_Frame::FRIEND_NOT_IN_CALL,
-        };
-        guard::fail(error, code, false)
-    })
+no_call! {
+    /// `toxav_audio_send_frame`: false, `FRIEND_NOT_FOUND` or `FRIEND_NOT_IN_CALL` (c-toxcore's
+    /// first checks, before the one for NULL samples); `pcm` is never read.
+    fn toxav_audio_send_frame(
+        pcm: *const i16,
+        sample_count: usize,
+        channels: u8,
+        sampling_rate: u32,
+    ), error: Toxav_Err_Send_Frame::FRIEND_NOT_IN_CALL
 }
 
-/// `toxav_audio_set_bit_rate`: false with `TOXAV_ERR_BIT_RATE_SET_FRIEND_NOT_FOUND`.
-#[no_mangle]
-pub unsafe extern "C" fn toxav_audio_set_bit_rate(
-    av: *mut ToxAV,
-    friend_number: u32,
-    bit_rate: u32,
-    error: *mut Toxav_Err_Bit_Rate_Set,
-) -> bool {
-    guard::call(false, || {
-        let _ = bit_rate;
-        // SAFETY: toxav.h's contract for `av`.
-        let code = match unsafe { friend_of(av, friend_number) } {
-            None => Toxav_Err_Bit_Rate_Set::FRIEND_NOT_FOUND,
-            Some(_) => Toxav_Err_Bit_Rate_Set::FRIEND_NOT_IN_CALL,
-        };
-        guard::fail(error, code, false)
-    })
+no_call! {
+    /// `toxav_audio_set_bit_rate`: false with `TOXAV_ERR_BIT_RATE_SET_FRIEND_NOT_FOUND`.
+    fn toxav_audio_set_bit_rate(bit_rate: u32), error: Toxav_Err_Bit_Rate_Set::FRIEND_NOT_IN_CALL
 }
 
 stub! {
@@ -338,47 +311,21 @@ stub! {
     )
 }
 
-/// `toxav_video_send_frame`: false, `FRIEND_NOT_FOUND` or `FRIEND_NOT_IN_CALL` (c-toxcore's
-/// first checks, before the one for NULL planes); `y`, `u`, `v` are never read.
-#[no_mangle]
-pub unsafe extern "C" fn toxav_video_send_frame(
-    av: *mut ToxAV,
-    friend_number: u32,
-    width: u16,
-    height: u16,
-    y: *const u8,
-    u: *const u8,
-    v: *const u8,
-    error: *mut Toxav_Err_Send_Frame,
-) -> bool {
-    guard::call(false, || {
-        let _ = (width, height, y, u, v);
-        // SAFETY: toxav.h's contract for `av`.
-        let code = match unsafe { friend_of(av, friend_number) } {
-            None => Toxav_Err_Send_Frame::FRIEND_NOT_FOUND,
-            Some(_) => Toxav_Err_Send_Frame::FRIEND_NOT_IN_CALL,
-        };
-        guard::fail(error, code, false)
-    })
+no_call! {
+    /// `toxav_video_send_frame`: false, `FRIEND_NOT_FOUND` or `FRIEND_NOT_IN_CALL` (c-toxcore's
+    /// first checks, before the one for NULL planes); `y`, `u`, `v` are never read.
+    fn toxav_video_send_frame(
+        width: u16,
+        height: u16,
+        y: *const u8,
+        u: *const u8,
+        v: *const u8,
+    ), error: Toxav_Err_Send_Frame::FRIEND_NOT_IN_CALL
 }
 
-/// `toxav_video_set_bit_rate`: false with `TOXAV_ERR_BIT_RATE_SET_FRIEND_NOT_FOUND`.
-#[no_mangle]
-pub unsafe extern "C" fn toxav_video_set_bit_rate(
-    av: *mut ToxAV,
-    friend_number: u32,
-    bit_rate: u32,
-    error: *mut Toxav_Err_Bit_Rate_Set,
-) -> bool {
-    guard::call(false, || {
-        let _ = bit_rate;
-        // SAFETY: toxav.h's contract for `av`.
-        let code = match unsafe { friend_of(av, friend_number) } {
-            None => Toxav_Err_Bit_Rate_Set::FRIEND_NOT_FOUND,
-            Some(_) => Toxav_Err_Bit_Rate_Set::FRIEND_NOT_IN_CALL,
-        };
-        guard::fail(error, code, false)
-    })
+no_call! {
+    /// `toxav_video_set_bit_rate`: false with `TOXAV_ERR_BIT_RATE_SET_FRIEND_NOT_FOUND`.
+    fn toxav_video_set_bit_rate(bit_rate: u32), error: Toxav_Err_Bit_Rate_Set::FRIEND_NOT_IN_CALL
 }
 
 stub! {
