@@ -272,49 +272,47 @@ unsafe fn with_node_address(
     }
 }
 
-/// Asks a DHT node for its neighbours (`tox_bootstrap`): every address the host resolves
-/// to is tried.
-#[no_mangle]
-pub unsafe extern "C" fn tox_bootstrap(
-    tox: *mut Tox,
-    host: *const c_char,
-    port: u16,
-    public_key: *const u8,
-    error: *mut Tox_Err_Bootstrap,
-) -> bool {
-    guard::call(false, || {
-        // SAFETY: the arguments are the caller's, per tox.h.
-        unsafe {
-            with_node_address(tox, host, port, public_key, error, |state, addr, pk| {
-                let now = state.now();
-                state.node.bootstrap(now, addr, pk);
+/// Defines an entry point that takes a node's address (`host`, `port`, `public_key`) with
+/// `Tox_Err_Bootstrap`: `apply` runs for every address the host resolves to
+/// ([`with_node_address`]).
+macro_rules! node_address_entry {
+    ($(#[$doc:meta])* $name:ident = $apply:expr) => {
+        $(#[$doc])*
+        #[no_mangle]
+        pub unsafe extern "C" fn $name(
+            tox: *mut Tox,
+            host: *const c_char,
+            port: u16,
+            public_key: *const u8,
+            error: *mut Tox_Err_Bootstrap,
+        ) -> bool {
+            guard::call(false, || {
+                // SAFETY: the arguments are the caller's, per tox.h.
+                unsafe { with_node_address(tox, host, port, public_key, error, $apply) }
             })
         }
-    })
+    };
 }
 
-/// Adds a TCP relay (`tox_add_tcp_relay`): connected through when friends or the onion need
-/// it (and always with UDP off), and kept in the profile.
-#[no_mangle]
-pub unsafe extern "C" fn tox_add_tcp_relay(
-    tox: *mut Tox,
-    host: *const c_char,
-    port: u16,
-    public_key: *const u8,
-    error: *mut Tox_Err_Bootstrap,
-) -> bool {
-    guard::call(false, || {
-        // SAFETY: the arguments are the caller's, per tox.h.
-        unsafe {
-            with_node_address(tox, host, port, public_key, error, |state, addr, pk| {
-                let now = state.now();
-                // A full relay table keeps the relays it has: as c-toxcore, still a success.
-                if state.node.add_tcp_relay(now, addr, pk).is_err() {
-                    state.node.keep_tcp_relay(addr, pk);
-                }
-            })
+node_address_entry! {
+    /// Asks a DHT node for its neighbours (`tox_bootstrap`): every address the host resolves
+    /// to is tried.
+    tox_bootstrap = |state, addr, pk| {
+        let now = state.now();
+        state.node.bootstrap(now, addr, pk);
+    }
+}
+
+node_address_entry! {
+    /// Adds a TCP relay (`tox_add_tcp_relay`): connected through when friends or the onion need
+    /// it (and always with UDP off), and kept in the profile.
+    tox_add_tcp_relay = |state, addr, pk| {
+        let now = state.now();
+        // A full relay table keeps the relays it has: as c-toxcore, still a success.
+        if state.node.add_tcp_relay(now, addr, pk).is_err() {
+            state.node.keep_tcp_relay(addr, pk);
         }
-    })
+    }
 }
 
 /// Milliseconds until `tox_iterate` has work (`tox_iteration_interval`): the node's next
