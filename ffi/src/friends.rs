@@ -499,29 +499,31 @@ unsafe fn custom_packet(
     })
 }
 
-/// Sends a custom lossy packet (`tox_friend_send_lossy_packet`): first byte 200–254.
-#[no_mangle]
-pub unsafe extern "C" fn tox_friend_send_lossy_packet(
-    tox: *mut Tox,
-    friend_number: u32,
-    data: *const u8,
-    length: usize,
-    error: *mut Tox_Err_Friend_Custom_Packet,
-) -> bool {
-    // SAFETY: forwarded under tox.h's contract.
-    unsafe { custom_packet(tox, friend_number, data, length, error, false) }
+/// Defines the entry point that sends a custom packet, lossless or not ([`custom_packet`]).
+macro_rules! custom_packet_entry {
+    ($(#[$doc:meta])* $name:ident, lossless: $lossless:expr) => {
+        $(#[$doc])*
+        #[no_mangle]
+        pub unsafe extern "C" fn $name(
+            tox: *mut Tox,
+            friend_number: u32,
+            data: *const u8,
+            length: usize,
+            error: *mut Tox_Err_Friend_Custom_Packet,
+        ) -> bool {
+            // SAFETY: forwarded under tox.h's contract.
+            unsafe { custom_packet(tox, friend_number, data, length, error, $lossless) }
+        }
+    };
 }
 
-/// Sends a custom lossless packet (`tox_friend_send_lossless_packet`): first byte 160–191
-/// (or 69).
-#[no_mangle]
-pub unsafe extern "C" fn tox_friend_send_lossless_packet(
-    tox: *mut Tox,
-    friend_number: u32,
-    data: *const u8,
-    length: usize,
-    error: *mut Tox_Err_Friend_Custom_Packet,
-) -> bool {
-    // SAFETY: forwarded under tox.h's contract.
-    unsafe { custom_packet(tox, friend_number, data, length, error, true) }
+custom_packet_entry! {
+    /// Sends a custom lossy packet (`tox_friend_send_lossy_packet`): first byte 200–254.
+    tox_friend_send_lossy_packet, lossless: false
+}
+
+custom_packet_entry! {
+    /// Sends a custom lossless packet (`tox_friend_send_lossless_packet`): first byte 160–191
+    /// (or 69).
+    tox_friend_send_lossless_packet, lossless: true
 }
