@@ -3,7 +3,7 @@
 //!
 //! The order is c-toxcore 0.2.18's `tox_dispatch_invoke` (tox_dispatch.c): type by type in
 //! [`INVOKE_ORDER`], and within a type in the order the events happened. It is not the
-//! order the events happened across types (a `Tox_Events` no longer knows that), and not
+//! order the events happened across types (a `Tox_Events` does not keep it), and not
 //! the order `tox_events_get_bytes` writes them in either (that one has file_recv after
 //! file_recv_chunk and file_recv_control, and friend_status after friend_status_message).
 
