@@ -87,7 +87,7 @@ pub type toxav_group_audio_cb = unsafe extern "C" fn(
 );
 
 /// `enum Toxav_Friend_Call_State` (toxav.h): the bit flags of `toxav_call_state_cb`'s
-/// `state` (a `uint32_t` there, hence plain constants). Missing from types.rs.
+/// `state` (a `uint32_t` there, hence plain constants). Missing from types/toxav.rs.
 #[allow(non_snake_case)]
 pub mod Toxav_Friend_Call_State {
     /// `TOXAV_FRIEND_CALL_STATE_NONE`

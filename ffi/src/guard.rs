@@ -11,7 +11,7 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 /// Runs `body`; a panic in it yields `on_panic` instead.
 pub fn call<T>(on_panic: T, body: impl FnOnce() -> T) -> T {
     // The state a panicking call leaves behind is guarded by mutexes that recover from
-    // poisoning (handle.rs); what the panic interrupted is lost, the instance goes on.
+    // poisoning (handle/mod.rs); what the panic interrupted is lost, the instance goes on.
     catch_unwind(AssertUnwindSafe(body)).unwrap_or(on_panic)
 }
 

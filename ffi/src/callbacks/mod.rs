@@ -1,5 +1,5 @@
 //! tox.h's callbacks: registered with `tox_callback_<event>`, called from `tox_iterate`
-//! with the `user_data` it was given, after the instance's lock is released (handle.rs), in
+//! with the `user_data` it was given, after the instance's lock is released (handle/mod.rs), in
 //! the order the events happened.
 
 use crate::guard;

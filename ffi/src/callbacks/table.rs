@@ -1,5 +1,5 @@
 //! The callbacks a client registered, and calling them: tox.h's callback types, the table
-//! an instance holds them in (handle.rs), and [`fire`], which calls the one registered for
+//! an instance holds them in (handle/mod.rs), and [`fire`], which calls the one registered for
 //! an event.
 
 use std::ffi::c_void;

@@ -221,7 +221,7 @@ pub(super) struct Incoming {
     pub(super) accepted: bool,
 }
 
-/// Files between the node and the client (handle.rs holds it under the instance's lock).
+/// Files between the node and the client (handle/mod.rs holds it under the instance's lock).
 #[derive(Default)]
 pub struct FileBridge {
     pub(super) outgoing: HashMap<(u32, u32), Outgoing>,

@@ -9,6 +9,11 @@
 //! from inside the callback) and another thread may use the instance meanwhile. A poisoned
 //! mutex (a panic caught at the boundary, guard.rs) is taken over as it is: the panic is
 //! already an error value for the call that hit it.
+//!
+//! The instance holds the callback table (callbacks/table.rs) and the file bridge
+//! (files/bridge.rs); the entry points that change them (callbacks/mod.rs, files/mod.rs)
+//! reach the instance through [`tox_ref`], so the dependencies run one way. C's `Tox` is an
+//! opaque type of its own (opaque.rs), which the callback types name.
 
 use std::cell::Cell;
 use std::collections::HashMap;
