@@ -8,7 +8,7 @@
 //!   the client for chunks up to [`READ_AHEAD`] bytes ahead of what the node has taken, and
 //!   a node that finds less than a chunk waits (`WouldBlock`, the file layer holds the
 //!   file) until the client's chunk arrives;
-//! * a file we receive is written into a [`ChunkSink`] that turns each write into a
+//! * a file we receive is written into a `ChunkSink` (bridge.rs) that turns each write into a
 //!   `tox_file_recv_chunk_cb` event, handed to the client after the step that wrote it.
 //!
 //! As in c-toxcore, an incoming file waits paused until the client resumes it
