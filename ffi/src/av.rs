@@ -19,6 +19,7 @@ use std::ffi::{c_int, c_uint, c_void};
 
 use crate::guard;
 use crate::handle::Tox;
+use crate::stub::stub;
 use crate::types::{
     Toxav_Err_Answer, Toxav_Err_Bit_Rate_Set, Toxav_Err_Call, Toxav_Err_Call_Control,
     Toxav_Err_New, Toxav_Err_Send_Frame,
@@ -46,6 +47,32 @@ unsafe fn friend_of(av: *const ToxAV, friend_number: u32) -> Option<bool> {
     Some(state.node.is_friend_online(friend))
 }
 
+/// Defines an entry point about the call with friend `friend_number`, of which none exists:
+/// false with `FRIEND_NOT_FOUND` when `av` has no such friend, else with `error: Err::CODE`
+/// (c-toxcore's first checks); its other arguments are never read.
+macro_rules! no_call {
+    ($(#[$doc:meta])* fn $name:ident($($arg:ident: $ty:ty),* $(,)?), error: $err:ident::$code:ident) => {
+        $(#[$doc])*
+        #[no_mangle]
+        pub unsafe extern "C" fn $name(
+            av: *mut ToxAV,
+            friend_number: u32,
+            $($arg: $ty,)*
+            error: *mut $err,
+        ) -> bool {
+            guard::call(false, || {
+                let _ = ($($arg,)*);
+                // SAFETY: toxav.h's contract for `av`.
+                let code = match unsafe { friend_of(av, friend_number) } {
+                    None => $err::FRIEND_NOT_FOUND,
+                    Some(_) => $err::$code,
+                };
+                guard::fail(error, code, false)
+            })
+        }
+    };
+}
+
 /// `toxav_group_audio_cb` (toxav.h): audio of the old group calls. No group call exists here,
 /// so it is never called; the type is part of the header clients compile against.
 pub type toxav_group_audio_cb = unsafe extern "C" fn(
@@ -60,7 +87,7 @@ pub type toxav_group_audio_cb = unsafe extern "C" fn(
 );
 
 /// `enum Toxav_Friend_Call_State` (toxav.h): the bit flags of `toxav_call_state_cb`'s
-/// `state` (a `uint32_t` there, hence plain constants). Missing from types.rs.
+/// `state` (a `uint32_t` there, hence plain constants). Missing from types/toxav.rs.
 #[allow(non_snake_case)]
 pub mod Toxav_Friend_Call_State {
     /// `TOXAV_FRIEND_CALL_STATE_NONE`
@@ -166,12 +193,8 @@ pub unsafe extern "C" fn toxav_new(tox: *mut Tox, error: *mut Toxav_Err_New) -> 
 /// `toxav_kill`: frees the session (NULL is ignored).
 #[no_mangle]
 pub unsafe extern "C" fn toxav_kill(av: *mut ToxAV) {
-    guard::call((), || {
-        if !av.is_null() {
-            // SAFETY: a non-NULL session came from toxav_new and is killed once (toxav.h).
-            drop(unsafe { Box::from_raw(av) });
-        }
-    })
+    // SAFETY: toxav.h: a non-NULL session came from `toxav_new` and is killed once.
+    unsafe { guard::free(av) }
 }
 
 /// `toxav_get_tox`: the Tox the session was created with (NULL for a NULL session).
@@ -183,55 +206,34 @@ pub unsafe extern "C" fn toxav_get_tox(av: *const ToxAV) -> *mut Tox {
     })
 }
 
-/// `toxav_iteration_interval`: 200 ms, toxav.h's value when no call is active.
-#[no_mangle]
-pub unsafe extern "C" fn toxav_iteration_interval(av: *const ToxAV) -> u32 {
-    guard::call(IDLE_ITERATION_INTERVAL_MS, || {
-        let _ = av;
-        IDLE_ITERATION_INTERVAL_MS
-    })
+stub! {
+    /// `toxav_iteration_interval`: 200 ms, toxav.h's value when no call is active.
+    fn toxav_iteration_interval(av: *const ToxAV) -> u32 = IDLE_ITERATION_INTERVAL_MS
 }
 
-/// `toxav_iterate`: nothing to do, no call is active.
-#[no_mangle]
-pub unsafe extern "C" fn toxav_iterate(av: *mut ToxAV) {
-    guard::call((), || {
-        let _ = av;
-    })
+stub! {
+    /// `toxav_iterate`: nothing to do, no call is active.
+    fn toxav_iterate(av: *mut ToxAV)
 }
 
-/// `toxav_audio_iteration_interval`: 200 ms, toxav.h's value when no call is active.
-#[no_mangle]
-pub unsafe extern "C" fn toxav_audio_iteration_interval(av: *const ToxAV) -> u32 {
-    guard::call(IDLE_ITERATION_INTERVAL_MS, || {
-        let _ = av;
-        IDLE_ITERATION_INTERVAL_MS
-    })
+stub! {
+    /// `toxav_audio_iteration_interval`: 200 ms, toxav.h's value when no call is active.
+    fn toxav_audio_iteration_interval(av: *const ToxAV) -> u32 = IDLE_ITERATION_INTERVAL_MS
 }
 
-/// `toxav_audio_iterate`: nothing to do, no call is active.
-#[no_mangle]
-pub unsafe extern "C" fn toxav_audio_iterate(av: *mut ToxAV) {
-    guard::call((), || {
-        let _ = av;
-    })
+stub! {
+    /// `toxav_audio_iterate`: nothing to do, no call is active.
+    fn toxav_audio_iterate(av: *mut ToxAV)
 }
 
-/// `toxav_video_iteration_interval`: 200 ms, toxav.h's value when no call is active.
-#[no_mangle]
-pub unsafe extern "C" fn toxav_video_iteration_interval(av: *const ToxAV) -> u32 {
-    guard::call(IDLE_ITERATION_INTERVAL_MS, || {
-        let _ = av;
-        IDLE_ITERATION_INTERVAL_MS
-    })
+stub! {
+    /// `toxav_video_iteration_interval`: 200 ms, toxav.h's value when no call is active.
+    fn toxav_video_iteration_interval(av: *const ToxAV) -> u32 = IDLE_ITERATION_INTERVAL_MS
 }
 
-/// `toxav_video_iterate`: nothing to do, no call is active.
-#[no_mangle]
-pub unsafe extern "C" fn toxav_video_iterate(av: *mut ToxAV) {
-    guard::call((), || {
-        let _ = av;
-    })
+stub! {
+    /// `toxav_video_iterate`: nothing to do, no call is active.
+    fn toxav_video_iterate(av: *mut ToxAV)
 }
 
 /// `toxav_call`: false with `TOXAV_ERR_CALL_FRIEND_NOT_FOUND` (no session, so no friend
@@ -256,284 +258,159 @@ pub unsafe extern "C" fn toxav_call(
     })
 }
 
-/// `toxav_callback_call`: dropped; no call can come in.
-#[no_mangle]
-pub unsafe extern "C" fn toxav_callback_call(
-    av: *mut ToxAV,
-    callback: Option<toxav_call_cb>,
-    user_data: *mut c_void,
-) {
-    guard::call((), || {
-        let _ = (av, callback, user_data);
-    })
+stub! {
+    /// `toxav_callback_call`: dropped; no call can come in.
+    fn toxav_callback_call(av: *mut ToxAV, callback: Option<toxav_call_cb>, user_data: *mut c_void)
 }
 
-/// `toxav_answer`: false with `TOXAV_ERR_ANSWER_FRIEND_NOT_FOUND` (no session, so no
-/// friend of one).
-#[no_mangle]
-pub unsafe extern "C" fn toxav_answer(
-    av: *mut ToxAV,
-    friend_number: u32,
-    audio_bit_rate: u32,
-    video_bit_rate: u32,
-    error: *mut Toxav_Err_Answer,
-) -> bool {
-    guard::call(false, || {
-        let _ = (audio_bit_rate, video_bit_rate);
-        // SAFETY: toxav.h's contract for `av`.
-        let code = match unsafe { friend_of(av, friend_number) } {
-            None => Toxav_Err_Answer::FRIEND_NOT_FOUND,
-            Some(_) => Toxav_Err_Answer::FRIEND_NOT_CALLING,
-        };
-        guard::fail(error, code, false)
-    })
+no_call! {
+    /// `toxav_answer`: false with `TOXAV_ERR_ANSWER_FRIEND_NOT_FOUND` (no session, so no
+    /// friend of one).
+    fn toxav_answer(audio_bit_rate: u32, video_bit_rate: u32),
+        error: Toxav_Err_Answer::FRIEND_NOT_CALLING
 }
 
-/// `toxav_callback_call_state`: dropped; no call state can change.
-#[no_mangle]
-pub unsafe extern "C" fn toxav_callback_call_state(
-    av: *mut ToxAV,
-    callback: Option<toxav_call_state_cb>,
-    user_data: *mut c_void,
-) {
-    guard::call((), || {
-        let _ = (av, callback, user_data);
-    })
+stub! {
+    /// `toxav_callback_call_state`: dropped; no call state can change.
+    fn toxav_callback_call_state(
+        av: *mut ToxAV,
+        callback: Option<toxav_call_state_cb>,
+        user_data: *mut c_void,
+    )
 }
 
-/// `toxav_call_control`: false with `TOXAV_ERR_CALL_CONTROL_FRIEND_NOT_FOUND`. The
-/// `Toxav_Call_Control` arrives as the plain integer C passed and is not looked at.
-#[no_mangle]
-pub unsafe extern "C" fn toxav_call_control(
-    av: *mut ToxAV,
-    friend_number: u32,
-    control: crate::types::Toxav_Call_Control_Value,
-    error: *mut Toxav_Err_Call_Control,
-) -> bool {
-    guard::call(false, || {
-        let _ = control;
-        // SAFETY: toxav.h's contract for `av`.
-        let code = match unsafe { friend_of(av, friend_number) } {
-            None => Toxav_Err_Call_Control::FRIEND_NOT_FOUND,
-            Some(_) => Toxav_Err_Call_Control::FRIEND_NOT_IN_CALL,
-        };
-        guard::fail(error, code, false)
-    })
+no_call! {
+    /// `toxav_call_control`: false with `TOXAV_ERR_CALL_CONTROL_FRIEND_NOT_FOUND`. The
+    /// `Toxav_Call_Control` arrives as the plain integer C passed and is not looked at.
+    fn toxav_call_control(control: crate::types::Toxav_Call_Control_Value),
+        error: Toxav_Err_Call_Control::FRIEND_NOT_IN_CALL
 }
 
-/// `toxav_audio_send_frame`: false, `FRIEND_NOT_FOUND` or `FRIEND_NOT_IN_CALL` (c-toxcore's
-/// first checks, before the one for NULL samples); `pcm` is never read.
-#[no_mangle]
-pub unsafe extern "C" fn toxav_audio_send_frame(
-    av: *mut ToxAV,
-    friend_number: u32,
-    pcm: *const i16,
-    sample_count: usize,
-    channels: u8,
-    sampling_rate: u32,
-    error: *mut Toxav_Err_Send_Frame,
-) -> bool {
-    guard::call(false, || {
-        let _ = (pcm, sample_count, channels, sampling_rate);
-        // SAFETY: toxav.h's contract for `av`.
-        let code = match unsafe { friend_of(av, friend_number) } {
-            None => Toxav_Err_Send_Frame::FRIEND_NOT_FOUND,
-            Some(_) => Toxav_Err_Send_Frame::FRIEND_NOT_IN_CALL,
-        };
-        guard::fail(error, code, false)
-    })
+no_call! {
+    /// `toxav_audio_send_frame`: false, `FRIEND_NOT_FOUND` or `FRIEND_NOT_IN_CALL` (c-toxcore's
+    /// first checks, before the one for NULL samples); `pcm` is never read.
+    fn toxav_audio_send_frame(
+        pcm: *const i16,
+        sample_count: usize,
+        channels: u8,
+        sampling_rate: u32,
+    ), error: Toxav_Err_Send_Frame::FRIEND_NOT_IN_CALL
 }
 
-/// `toxav_audio_set_bit_rate`: false with `TOXAV_ERR_BIT_RATE_SET_FRIEND_NOT_FOUND`.
-#[no_mangle]
-pub unsafe extern "C" fn toxav_audio_set_bit_rate(
-    av: *mut ToxAV,
-    friend_number: u32,
-    bit_rate: u32,
-    error: *mut Toxav_Err_Bit_Rate_Set,
-) -> bool {
-    guard::call(false, || {
-        let _ = bit_rate;
-        // SAFETY: toxav.h's contract for `av`.
-        let code = match unsafe { friend_of(av, friend_number) } {
-            None => Toxav_Err_Bit_Rate_Set::FRIEND_NOT_FOUND,
-            Some(_) => Toxav_Err_Bit_Rate_Set::FRIEND_NOT_IN_CALL,
-        };
-        guard::fail(error, code, false)
-    })
+no_call! {
+    /// `toxav_audio_set_bit_rate`: false with `TOXAV_ERR_BIT_RATE_SET_FRIEND_NOT_FOUND`.
+    fn toxav_audio_set_bit_rate(bit_rate: u32), error: Toxav_Err_Bit_Rate_Set::FRIEND_NOT_IN_CALL
 }
 
-/// `toxav_callback_audio_bit_rate`: dropped; no call, no bit-rate suggestion.
-#[no_mangle]
-pub unsafe extern "C" fn toxav_callback_audio_bit_rate(
-    av: *mut ToxAV,
-    callback: Option<toxav_audio_bit_rate_cb>,
-    user_data: *mut c_void,
-) {
-    guard::call((), || {
-        let _ = (av, callback, user_data);
-    })
+stub! {
+    /// `toxav_callback_audio_bit_rate`: dropped; no call, no bit-rate suggestion.
+    fn toxav_callback_audio_bit_rate(
+        av: *mut ToxAV,
+        callback: Option<toxav_audio_bit_rate_cb>,
+        user_data: *mut c_void,
+    )
 }
 
-/// `toxav_video_send_frame`: false, `FRIEND_NOT_FOUND` or `FRIEND_NOT_IN_CALL` (c-toxcore's
-/// first checks, before the one for NULL planes); `y`, `u`, `v` are never read.
-#[no_mangle]
-pub unsafe extern "C" fn toxav_video_send_frame(
-    av: *mut ToxAV,
-    friend_number: u32,
-    width: u16,
-    height: u16,
-    y: *const u8,
-    u: *const u8,
-    v: *const u8,
-    error: *mut Toxav_Err_Send_Frame,
-) -> bool {
-    guard::call(false, || {
-        let _ = (width, height, y, u, v);
-        // SAFETY: toxav.h's contract for `av`.
-        let code = match unsafe { friend_of(av, friend_number) } {
-            None => Toxav_Err_Send_Frame::FRIEND_NOT_FOUND,
-            Some(_) => Toxav_Err_Send_Frame::FRIEND_NOT_IN_CALL,
-        };
-        guard::fail(error, code, false)
-    })
+no_call! {
+    /// `toxav_video_send_frame`: false, `FRIEND_NOT_FOUND` or `FRIEND_NOT_IN_CALL` (c-toxcore's
+    /// first checks, before the one for NULL planes); `y`, `u`, `v` are never read.
+    fn toxav_video_send_frame(
+        width: u16,
+        height: u16,
+        y: *const u8,
+        u: *const u8,
+        v: *const u8,
+    ), error: Toxav_Err_Send_Frame::FRIEND_NOT_IN_CALL
 }
 
-/// `toxav_video_set_bit_rate`: false with `TOXAV_ERR_BIT_RATE_SET_FRIEND_NOT_FOUND`.
-#[no_mangle]
-pub unsafe extern "C" fn toxav_video_set_bit_rate(
-    av: *mut ToxAV,
-    friend_number: u32,
-    bit_rate: u32,
-    error: *mut Toxav_Err_Bit_Rate_Set,
-) -> bool {
-    guard::call(false, || {
-        let _ = bit_rate;
-        // SAFETY: toxav.h's contract for `av`.
-        let code = match unsafe { friend_of(av, friend_number) } {
-            None => Toxav_Err_Bit_Rate_Set::FRIEND_NOT_FOUND,
-            Some(_) => Toxav_Err_Bit_Rate_Set::FRIEND_NOT_IN_CALL,
-        };
-        guard::fail(error, code, false)
-    })
+no_call! {
+    /// `toxav_video_set_bit_rate`: false with `TOXAV_ERR_BIT_RATE_SET_FRIEND_NOT_FOUND`.
+    fn toxav_video_set_bit_rate(bit_rate: u32), error: Toxav_Err_Bit_Rate_Set::FRIEND_NOT_IN_CALL
 }
 
-/// `toxav_callback_video_bit_rate`: dropped; no call, no bit-rate suggestion.
-#[no_mangle]
-pub unsafe extern "C" fn toxav_callback_video_bit_rate(
-    av: *mut ToxAV,
-    callback: Option<toxav_video_bit_rate_cb>,
-    user_data: *mut c_void,
-) {
-    guard::call((), || {
-        let _ = (av, callback, user_data);
-    })
+stub! {
+    /// `toxav_callback_video_bit_rate`: dropped; no call, no bit-rate suggestion.
+    fn toxav_callback_video_bit_rate(
+        av: *mut ToxAV,
+        callback: Option<toxav_video_bit_rate_cb>,
+        user_data: *mut c_void,
+    )
 }
 
-/// `toxav_callback_audio_receive_frame`: dropped; no audio frame can arrive.
-#[no_mangle]
-pub unsafe extern "C" fn toxav_callback_audio_receive_frame(
-    av: *mut ToxAV,
-    callback: Option<toxav_audio_receive_frame_cb>,
-    user_data: *mut c_void,
-) {
-    guard::call((), || {
-        let _ = (av, callback, user_data);
-    })
+stub! {
+    /// `toxav_callback_audio_receive_frame`: dropped; no audio frame can arrive.
+    fn toxav_callback_audio_receive_frame(
+        av: *mut ToxAV,
+        callback: Option<toxav_audio_receive_frame_cb>,
+        user_data: *mut c_void,
+    )
 }
 
-/// `toxav_callback_video_receive_frame`: dropped; no video frame can arrive.
-#[no_mangle]
-pub unsafe extern "C" fn toxav_callback_video_receive_frame(
-    av: *mut ToxAV,
-    callback: Option<toxav_video_receive_frame_cb>,
-    user_data: *mut c_void,
-) {
-    guard::call((), || {
-        let _ = (av, callback, user_data);
-    })
+stub! {
+    /// `toxav_callback_video_receive_frame`: dropped; no video frame can arrive.
+    fn toxav_callback_video_receive_frame(
+        av: *mut ToxAV,
+        callback: Option<toxav_video_receive_frame_cb>,
+        user_data: *mut c_void,
+    )
 }
 
-/// `toxav_add_av_groupchat`: -1, c-toxcore's "failure" (it returns the new conference's
-/// number on success); rustox creates no conferences.
-#[no_mangle]
-pub unsafe extern "C" fn toxav_add_av_groupchat(
-    tox: *mut Tox,
-    audio_callback: Option<toxav_audio_data_cb>,
-    userdata: *mut c_void,
-) -> c_int {
-    guard::call(-1, || {
-        let _ = (tox, audio_callback, userdata);
-        -1
-    })
+stub! {
+    /// `toxav_add_av_groupchat`: -1, c-toxcore's "failure" (it returns the new conference's
+    /// number on success); rustox creates no conferences.
+    fn toxav_add_av_groupchat(
+        tox: *mut Tox,
+        audio_callback: Option<toxav_audio_data_cb>,
+        userdata: *mut c_void,
+    ) -> c_int = -1
 }
 
-/// `toxav_join_av_groupchat`: -1, c-toxcore's "failure"; rustox joins no conferences.
-/// `data` (the invite cookie) is never read.
-#[no_mangle]
-pub unsafe extern "C" fn toxav_join_av_groupchat(
-    tox: *mut Tox,
-    friendnumber: u32,
-    data: *const u8,
-    length: u16,
-    audio_callback: Option<toxav_audio_data_cb>,
-    userdata: *mut c_void,
-) -> c_int {
-    guard::call(-1, || {
-        let _ = (tox, friendnumber, data, length, audio_callback, userdata);
-        -1
-    })
+stub! {
+    /// `toxav_join_av_groupchat`: -1, c-toxcore's "failure"; rustox joins no conferences.
+    /// `data` (the invite cookie) is never read.
+    fn toxav_join_av_groupchat(
+        tox: *mut Tox,
+        friendnumber: u32,
+        data: *const u8,
+        length: u16,
+        audio_callback: Option<toxav_audio_data_cb>,
+        userdata: *mut c_void,
+    ) -> c_int = -1
 }
 
-/// `toxav_group_send_audio`: -1, c-toxcore's "failure": no conference exists to send to.
-/// `pcm` is never read.
-#[no_mangle]
-pub unsafe extern "C" fn toxav_group_send_audio(
-    tox: *mut Tox,
-    groupnumber: u32,
-    pcm: *const i16,
-    samples: c_uint,
-    channels: u8,
-    sample_rate: u32,
-) -> c_int {
-    guard::call(-1, || {
-        let _ = (tox, groupnumber, pcm, samples, channels, sample_rate);
-        -1
-    })
+stub! {
+    /// `toxav_group_send_audio`: -1, c-toxcore's "failure": no conference exists to send to.
+    /// `pcm` is never read.
+    fn toxav_group_send_audio(
+        tox: *mut Tox,
+        groupnumber: u32,
+        pcm: *const i16,
+        samples: c_uint,
+        channels: u8,
+        sample_rate: u32,
+    ) -> c_int = -1
 }
 
-/// `toxav_groupchat_enable_av`: -1, c-toxcore's "failure" for a conference number that
-/// does not designate a conference (none exists).
-#[no_mangle]
-pub unsafe extern "C" fn toxav_groupchat_enable_av(
-    tox: *mut Tox,
-    groupnumber: u32,
-    audio_callback: Option<toxav_audio_data_cb>,
-    userdata: *mut c_void,
-) -> c_int {
-    guard::call(-1, || {
-        let _ = (tox, groupnumber, audio_callback, userdata);
-        -1
-    })
+stub! {
+    /// `toxav_groupchat_enable_av`: -1, c-toxcore's "failure" for a conference number that
+    /// does not designate a conference (none exists).
+    fn toxav_groupchat_enable_av(
+        tox: *mut Tox,
+        groupnumber: u32,
+        audio_callback: Option<toxav_audio_data_cb>,
+        userdata: *mut c_void,
+    ) -> c_int = -1
 }
 
-/// `toxav_groupchat_disable_av`: -1, c-toxcore's "failure" for a conference number that
-/// does not designate a conference (none exists).
-#[no_mangle]
-pub unsafe extern "C" fn toxav_groupchat_disable_av(tox: *mut Tox, groupnumber: u32) -> c_int {
-    guard::call(-1, || {
-        let _ = (tox, groupnumber);
-        -1
-    })
+stub! {
+    /// `toxav_groupchat_disable_av`: -1, c-toxcore's "failure" for a conference number that
+    /// does not designate a conference (none exists).
+    fn toxav_groupchat_disable_av(tox: *mut Tox, groupnumber: u32) -> c_int = -1
 }
 
-/// `toxav_groupchat_av_enabled`: false; no conference exists, let alone one with A/V.
-#[no_mangle]
-pub unsafe extern "C" fn toxav_groupchat_av_enabled(tox: *mut Tox, groupnumber: u32) -> bool {
-    guard::call(false, || {
-        let _ = (tox, groupnumber);
-        false
-    })
+stub! {
+    /// `toxav_groupchat_av_enabled`: false; no conference exists, let alone one with A/V.
+    fn toxav_groupchat_av_enabled(tox: *mut Tox, groupnumber: u32) -> bool = false
 }
 
 #[cfg(test)]

@@ -15,6 +15,7 @@ use std::ffi::c_void;
 
 use crate::guard;
 use crate::handle::Tox;
+use crate::stub::stub;
 use crate::types::{
     Tox_Conference_Type, Tox_Err_Conference_By_Id, Tox_Err_Conference_By_Uid,
     Tox_Err_Conference_Delete, Tox_Err_Conference_Get_Type, Tox_Err_Conference_Invite,
@@ -71,329 +72,178 @@ pub type tox_conference_peer_name_cb = unsafe extern "C" fn(
 pub type tox_conference_peer_list_changed_cb =
     unsafe extern "C" fn(tox: *mut Tox, conference_number: u32, user_data: *mut c_void);
 
-/// `tox_callback_conference_invite`: accepted and dropped; no invite can arrive.
-#[no_mangle]
-pub unsafe extern "C" fn tox_callback_conference_invite(
-    tox: *mut Tox,
-    callback: Option<tox_conference_invite_cb>,
-) {
-    guard::call((), || {
-        let _ = (tox, callback);
-    })
+stub! {
+    /// `tox_callback_conference_invite`: accepted and dropped; no invite can arrive.
+    fn tox_callback_conference_invite(tox: *mut Tox, callback: Option<tox_conference_invite_cb>)
 }
 
-/// `tox_callback_conference_connected`: accepted and dropped; no conference can connect.
-#[no_mangle]
-pub unsafe extern "C" fn tox_callback_conference_connected(
-    tox: *mut Tox,
-    callback: Option<tox_conference_connected_cb>,
-) {
-    guard::call((), || {
-        let _ = (tox, callback);
-    })
+stub! {
+    /// `tox_callback_conference_connected`: accepted and dropped; no conference can connect.
+    fn tox_callback_conference_connected(
+        tox: *mut Tox,
+        callback: Option<tox_conference_connected_cb>,
+    )
 }
 
-/// `tox_callback_conference_message`: accepted and dropped; no conference message can
-/// arrive.
-#[no_mangle]
-pub unsafe extern "C" fn tox_callback_conference_message(
-    tox: *mut Tox,
-    callback: Option<tox_conference_message_cb>,
-) {
-    guard::call((), || {
-        let _ = (tox, callback);
-    })
+stub! {
+    /// `tox_callback_conference_message`: accepted and dropped; no conference message can
+    /// arrive.
+    fn tox_callback_conference_message(tox: *mut Tox, callback: Option<tox_conference_message_cb>)
 }
 
-/// `tox_callback_conference_title`: accepted and dropped; no title can change.
-#[no_mangle]
-pub unsafe extern "C" fn tox_callback_conference_title(
-    tox: *mut Tox,
-    callback: Option<tox_conference_title_cb>,
-) {
-    guard::call((), || {
-        let _ = (tox, callback);
-    })
+stub! {
+    /// `tox_callback_conference_title`: accepted and dropped; no title can change.
+    fn tox_callback_conference_title(tox: *mut Tox, callback: Option<tox_conference_title_cb>)
 }
 
-/// `tox_callback_conference_peer_name`: accepted and dropped; no conference peer exists.
-#[no_mangle]
-pub unsafe extern "C" fn tox_callback_conference_peer_name(
-    tox: *mut Tox,
-    callback: Option<tox_conference_peer_name_cb>,
-) {
-    guard::call((), || {
-        let _ = (tox, callback);
-    })
+stub! {
+    /// `tox_callback_conference_peer_name`: accepted and dropped; no conference peer exists.
+    fn tox_callback_conference_peer_name(
+        tox: *mut Tox,
+        callback: Option<tox_conference_peer_name_cb>,
+    )
 }
 
-/// `tox_callback_conference_peer_list_changed`: accepted and dropped; no peer list exists
-/// to change.
-#[no_mangle]
-pub unsafe extern "C" fn tox_callback_conference_peer_list_changed(
-    tox: *mut Tox,
-    callback: Option<tox_conference_peer_list_changed_cb>,
-) {
-    guard::call((), || {
-        let _ = (tox, callback);
-    })
+stub! {
+    /// `tox_callback_conference_peer_list_changed`: accepted and dropped; no peer list exists
+    /// to change.
+    fn tox_callback_conference_peer_list_changed(
+        tox: *mut Tox,
+        callback: Option<tox_conference_peer_list_changed_cb>,
+    )
 }
 
-/// `tox_conference_new`: `UINT32_MAX` with `TOX_ERR_CONFERENCE_NEW_INIT` ("the conference
-/// instance failed to initialize"), c-toxcore's answer when it cannot create one.
-#[no_mangle]
-pub unsafe extern "C" fn tox_conference_new(
-    tox: *mut Tox,
-    error: *mut Tox_Err_Conference_New,
-) -> u32 {
-    guard::call(u32::MAX, || {
-        let _ = tox;
-        guard::fail(error, Tox_Err_Conference_New::INIT, u32::MAX)
-    })
+stub! {
+    /// `tox_conference_new`: `UINT32_MAX` with `TOX_ERR_CONFERENCE_NEW_INIT` ("the conference
+    /// instance failed to initialize"), c-toxcore's answer when it cannot create one.
+    fn tox_conference_new(tox: *mut Tox) -> u32 = u32::MAX, error: Tox_Err_Conference_New::INIT
 }
 
-/// `tox_conference_delete`: false with `CONFERENCE_NOT_FOUND`.
-#[no_mangle]
-pub unsafe extern "C" fn tox_conference_delete(
-    tox: *mut Tox,
-    conference_number: u32,
-    error: *mut Tox_Err_Conference_Delete,
-) -> bool {
-    guard::call(false, || {
-        let _ = (tox, conference_number);
-        guard::fail(
-            error,
-            Tox_Err_Conference_Delete::CONFERENCE_NOT_FOUND,
-            false,
-        )
-    })
+stub! {
+    /// `tox_conference_delete`: false with `CONFERENCE_NOT_FOUND`.
+    fn tox_conference_delete(
+        tox: *mut Tox,
+        conference_number: u32,
+    ) -> bool = false, error: Tox_Err_Conference_Delete::CONFERENCE_NOT_FOUND
 }
 
-/// `tox_conference_peer_count`: `UINT32_MAX` with `CONFERENCE_NOT_FOUND`, as c-toxcore.
-#[no_mangle]
-pub unsafe extern "C" fn tox_conference_peer_count(
-    tox: *const Tox,
-    conference_number: u32,
-    error: *mut Tox_Err_Conference_Peer_Query,
-) -> u32 {
-    guard::call(u32::MAX, || {
-        let _ = (tox, conference_number);
-        guard::fail(
-            error,
-            Tox_Err_Conference_Peer_Query::CONFERENCE_NOT_FOUND,
-            u32::MAX,
-        )
-    })
+stub! {
+    /// `tox_conference_peer_count`: `UINT32_MAX` with `CONFERENCE_NOT_FOUND`, as c-toxcore.
+    fn tox_conference_peer_count(
+        tox: *const Tox,
+        conference_number: u32,
+    ) -> u32 = u32::MAX, error: Tox_Err_Conference_Peer_Query::CONFERENCE_NOT_FOUND
 }
 
-/// `tox_conference_peer_get_name_size`: `SIZE_MAX` (c-toxcore's `return -1`) with
-/// `CONFERENCE_NOT_FOUND`.
-#[no_mangle]
-pub unsafe extern "C" fn tox_conference_peer_get_name_size(
-    tox: *const Tox,
-    conference_number: u32,
-    peer_number: u32,
-    error: *mut Tox_Err_Conference_Peer_Query,
-) -> usize {
-    guard::call(usize::MAX, || {
-        let _ = (tox, conference_number, peer_number);
-        guard::fail(
-            error,
-            Tox_Err_Conference_Peer_Query::CONFERENCE_NOT_FOUND,
-            usize::MAX,
-        )
-    })
+stub! {
+    /// `tox_conference_peer_get_name_size`: `SIZE_MAX` (c-toxcore's `return -1`) with
+    /// `CONFERENCE_NOT_FOUND`.
+    fn tox_conference_peer_get_name_size(
+        tox: *const Tox,
+        conference_number: u32,
+        peer_number: u32,
+    ) -> usize = usize::MAX, error: Tox_Err_Conference_Peer_Query::CONFERENCE_NOT_FOUND
 }
 
-/// `tox_conference_peer_get_name`: false with `CONFERENCE_NOT_FOUND`; `name` is not
-/// written.
-#[no_mangle]
-pub unsafe extern "C" fn tox_conference_peer_get_name(
-    tox: *const Tox,
-    conference_number: u32,
-    peer_number: u32,
-    name: *mut u8,
-    error: *mut Tox_Err_Conference_Peer_Query,
-) -> bool {
-    guard::call(false, || {
-        let _ = (tox, conference_number, peer_number, name);
-        guard::fail(
-            error,
-            Tox_Err_Conference_Peer_Query::CONFERENCE_NOT_FOUND,
-            false,
-        )
-    })
+stub! {
+    /// `tox_conference_peer_get_name`: false with `CONFERENCE_NOT_FOUND`; `name` is not
+    /// written.
+    fn tox_conference_peer_get_name(
+        tox: *const Tox,
+        conference_number: u32,
+        peer_number: u32,
+        name: *mut u8,
+    ) -> bool = false, error: Tox_Err_Conference_Peer_Query::CONFERENCE_NOT_FOUND
 }
 
-/// `tox_conference_peer_get_public_key`: false with `CONFERENCE_NOT_FOUND`; `public_key`
-/// is not written.
-#[no_mangle]
-pub unsafe extern "C" fn tox_conference_peer_get_public_key(
-    tox: *const Tox,
-    conference_number: u32,
-    peer_number: u32,
-    public_key: *mut u8,
-    error: *mut Tox_Err_Conference_Peer_Query,
-) -> bool {
-    guard::call(false, || {
-        let _ = (tox, conference_number, peer_number, public_key);
-        guard::fail(
-            error,
-            Tox_Err_Conference_Peer_Query::CONFERENCE_NOT_FOUND,
-            false,
-        )
-    })
+stub! {
+    /// `tox_conference_peer_get_public_key`: false with `CONFERENCE_NOT_FOUND`; `public_key`
+    /// is not written.
+    fn tox_conference_peer_get_public_key(
+        tox: *const Tox,
+        conference_number: u32,
+        peer_number: u32,
+        public_key: *mut u8,
+    ) -> bool = false, error: Tox_Err_Conference_Peer_Query::CONFERENCE_NOT_FOUND
 }
 
-/// `tox_conference_peer_number_is_ours`: false with `CONFERENCE_NOT_FOUND`.
-#[no_mangle]
-pub unsafe extern "C" fn tox_conference_peer_number_is_ours(
-    tox: *const Tox,
-    conference_number: u32,
-    peer_number: u32,
-    error: *mut Tox_Err_Conference_Peer_Query,
-) -> bool {
-    guard::call(false, || {
-        let _ = (tox, conference_number, peer_number);
-        guard::fail(
-            error,
-            Tox_Err_Conference_Peer_Query::CONFERENCE_NOT_FOUND,
-            false,
-        )
-    })
+stub! {
+    /// `tox_conference_peer_number_is_ours`: false with `CONFERENCE_NOT_FOUND`.
+    fn tox_conference_peer_number_is_ours(
+        tox: *const Tox,
+        conference_number: u32,
+        peer_number: u32,
+    ) -> bool = false, error: Tox_Err_Conference_Peer_Query::CONFERENCE_NOT_FOUND
 }
 
-/// `tox_conference_offline_peer_count`: `UINT32_MAX` with `CONFERENCE_NOT_FOUND`, as
-/// c-toxcore.
-#[no_mangle]
-pub unsafe extern "C" fn tox_conference_offline_peer_count(
-    tox: *const Tox,
-    conference_number: u32,
-    error: *mut Tox_Err_Conference_Peer_Query,
-) -> u32 {
-    guard::call(u32::MAX, || {
-        let _ = (tox, conference_number);
-        guard::fail(
-            error,
-            Tox_Err_Conference_Peer_Query::CONFERENCE_NOT_FOUND,
-            u32::MAX,
-        )
-    })
+stub! {
+    /// `tox_conference_offline_peer_count`: `UINT32_MAX` with `CONFERENCE_NOT_FOUND`, as
+    /// c-toxcore.
+    fn tox_conference_offline_peer_count(
+        tox: *const Tox,
+        conference_number: u32,
+    ) -> u32 = u32::MAX, error: Tox_Err_Conference_Peer_Query::CONFERENCE_NOT_FOUND
 }
 
-/// `tox_conference_offline_peer_get_name_size`: `SIZE_MAX` (c-toxcore's `return -1`) with
-/// `CONFERENCE_NOT_FOUND`.
-#[no_mangle]
-pub unsafe extern "C" fn tox_conference_offline_peer_get_name_size(
-    tox: *const Tox,
-    conference_number: u32,
-    offline_peer_number: u32,
-    error: *mut Tox_Err_Conference_Peer_Query,
-) -> usize {
-    guard::call(usize::MAX, || {
-        let _ = (tox, conference_number, offline_peer_number);
-        guard::fail(
-            error,
-            Tox_Err_Conference_Peer_Query::CONFERENCE_NOT_FOUND,
-            usize::MAX,
-        )
-    })
+stub! {
+    /// `tox_conference_offline_peer_get_name_size`: `SIZE_MAX` (c-toxcore's `return -1`) with
+    /// `CONFERENCE_NOT_FOUND`.
+    fn tox_conference_offline_peer_get_name_size(
+        tox: *const Tox,
+        conference_number: u32,
+        offline_peer_number: u32,
+    ) -> usize = usize::MAX, error: Tox_Err_Conference_Peer_Query::CONFERENCE_NOT_FOUND
 }
 
-/// `tox_conference_offline_peer_get_name`: false with `CONFERENCE_NOT_FOUND`; `name` is
-/// not written.
-#[no_mangle]
-pub unsafe extern "C" fn tox_conference_offline_peer_get_name(
-    tox: *const Tox,
-    conference_number: u32,
-    offline_peer_number: u32,
-    name: *mut u8,
-    error: *mut Tox_Err_Conference_Peer_Query,
-) -> bool {
-    guard::call(false, || {
-        let _ = (tox, conference_number, offline_peer_number, name);
-        guard::fail(
-            error,
-            Tox_Err_Conference_Peer_Query::CONFERENCE_NOT_FOUND,
-            false,
-        )
-    })
+stub! {
+    /// `tox_conference_offline_peer_get_name`: false with `CONFERENCE_NOT_FOUND`; `name` is
+    /// not written.
+    fn tox_conference_offline_peer_get_name(
+        tox: *const Tox,
+        conference_number: u32,
+        offline_peer_number: u32,
+        name: *mut u8,
+    ) -> bool = false, error: Tox_Err_Conference_Peer_Query::CONFERENCE_NOT_FOUND
 }
 
-/// `tox_conference_offline_peer_get_public_key`: false with `CONFERENCE_NOT_FOUND`;
-/// `public_key` is not written.
-#[no_mangle]
-pub unsafe extern "C" fn tox_conference_offline_peer_get_public_key(
-    tox: *const Tox,
-    conference_number: u32,
-    offline_peer_number: u32,
-    public_key: *mut u8,
-    error: *mut Tox_Err_Conference_Peer_Query,
-) -> bool {
-    guard::call(false, || {
-        let _ = (tox, conference_number, offline_peer_number, public_key);
-        guard::fail(
-            error,
-            Tox_Err_Conference_Peer_Query::CONFERENCE_NOT_FOUND,
-            false,
-        )
-    })
+stub! {
+    /// `tox_conference_offline_peer_get_public_key`: false with `CONFERENCE_NOT_FOUND`;
+    /// `public_key` is not written.
+    fn tox_conference_offline_peer_get_public_key(
+        tox: *const Tox,
+        conference_number: u32,
+        offline_peer_number: u32,
+        public_key: *mut u8,
+    ) -> bool = false, error: Tox_Err_Conference_Peer_Query::CONFERENCE_NOT_FOUND
 }
 
-/// `tox_conference_offline_peer_get_last_active`: `UINT64_MAX` with
-/// `CONFERENCE_NOT_FOUND`, as c-toxcore.
-#[no_mangle]
-pub unsafe extern "C" fn tox_conference_offline_peer_get_last_active(
-    tox: *const Tox,
-    conference_number: u32,
-    offline_peer_number: u32,
-    error: *mut Tox_Err_Conference_Peer_Query,
-) -> u64 {
-    guard::call(u64::MAX, || {
-        let _ = (tox, conference_number, offline_peer_number);
-        guard::fail(
-            error,
-            Tox_Err_Conference_Peer_Query::CONFERENCE_NOT_FOUND,
-            u64::MAX,
-        )
-    })
+stub! {
+    /// `tox_conference_offline_peer_get_last_active`: `UINT64_MAX` with
+    /// `CONFERENCE_NOT_FOUND`, as c-toxcore.
+    fn tox_conference_offline_peer_get_last_active(
+        tox: *const Tox,
+        conference_number: u32,
+        offline_peer_number: u32,
+    ) -> u64 = u64::MAX, error: Tox_Err_Conference_Peer_Query::CONFERENCE_NOT_FOUND
 }
 
-/// `tox_conference_set_max_offline`: false with `CONFERENCE_NOT_FOUND`.
-#[no_mangle]
-pub unsafe extern "C" fn tox_conference_set_max_offline(
-    tox: *mut Tox,
-    conference_number: u32,
-    max_offline_peers: u32,
-    error: *mut Tox_Err_Conference_Set_Max_Offline,
-) -> bool {
-    guard::call(false, || {
-        let _ = (tox, conference_number, max_offline_peers);
-        guard::fail(
-            error,
-            Tox_Err_Conference_Set_Max_Offline::CONFERENCE_NOT_FOUND,
-            false,
-        )
-    })
+stub! {
+    /// `tox_conference_set_max_offline`: false with `CONFERENCE_NOT_FOUND`.
+    fn tox_conference_set_max_offline(
+        tox: *mut Tox,
+        conference_number: u32,
+        max_offline_peers: u32,
+    ) -> bool = false, error: Tox_Err_Conference_Set_Max_Offline::CONFERENCE_NOT_FOUND
 }
 
-/// `tox_conference_invite`: false with `CONFERENCE_NOT_FOUND` (c-toxcore looks the
-/// conference up before the friend).
-#[no_mangle]
-pub unsafe extern "C" fn tox_conference_invite(
-    tox: *mut Tox,
-    friend_number: u32,
-    conference_number: u32,
-    error: *mut Tox_Err_Conference_Invite,
-) -> bool {
-    guard::call(false, || {
-        let _ = (tox, friend_number, conference_number);
-        guard::fail(
-            error,
-            Tox_Err_Conference_Invite::CONFERENCE_NOT_FOUND,
-            false,
-        )
-    })
+stub! {
+    /// `tox_conference_invite`: false with `CONFERENCE_NOT_FOUND` (c-toxcore looks the
+    /// conference up before the friend).
+    fn tox_conference_invite(
+        tox: *mut Tox,
+        friend_number: u32,
+        conference_number: u32,
+    ) -> bool = false, error: Tox_Err_Conference_Invite::CONFERENCE_NOT_FOUND
 }
 
 /// `tox_conference_join`: always `UINT32_MAX`. The cookie is checked first, as c-toxcore's
@@ -429,124 +279,73 @@ pub unsafe extern "C" fn tox_conference_join(
     })
 }
 
-/// `tox_conference_send_message`: false with `CONFERENCE_NOT_FOUND`; the message is not
-/// read and the `Tox_Message_Type` (a plain integer from C) is not looked at.
-#[no_mangle]
-pub unsafe extern "C" fn tox_conference_send_message(
-    tox: *mut Tox,
-    conference_number: u32,
-    kind: crate::types::Tox_Message_Type_Value,
-    message: *const u8,
-    length: usize,
-    error: *mut Tox_Err_Conference_Send_Message,
-) -> bool {
-    guard::call(false, || {
-        let _ = (tox, conference_number, kind, message, length);
-        guard::fail(
-            error,
-            Tox_Err_Conference_Send_Message::CONFERENCE_NOT_FOUND,
-            false,
-        )
-    })
+stub! {
+    /// `tox_conference_send_message`: false with `CONFERENCE_NOT_FOUND`; the message is not
+    /// read and the `Tox_Message_Type` (a plain integer from C) is not looked at.
+    fn tox_conference_send_message(
+        tox: *mut Tox,
+        conference_number: u32,
+        kind: crate::types::Tox_Message_Type_Value,
+        message: *const u8,
+        length: usize,
+    ) -> bool = false, error: Tox_Err_Conference_Send_Message::CONFERENCE_NOT_FOUND
 }
 
-/// `tox_conference_get_title_size`: `SIZE_MAX` (c-toxcore's `return -1`) with
-/// `CONFERENCE_NOT_FOUND`.
-#[no_mangle]
-pub unsafe extern "C" fn tox_conference_get_title_size(
-    tox: *const Tox,
-    conference_number: u32,
-    error: *mut Tox_Err_Conference_Title,
-) -> usize {
-    guard::call(usize::MAX, || {
-        let _ = (tox, conference_number);
-        guard::fail(
-            error,
-            Tox_Err_Conference_Title::CONFERENCE_NOT_FOUND,
-            usize::MAX,
-        )
-    })
+stub! {
+    /// `tox_conference_get_title_size`: `SIZE_MAX` (c-toxcore's `return -1`) with
+    /// `CONFERENCE_NOT_FOUND`.
+    fn tox_conference_get_title_size(
+        tox: *const Tox,
+        conference_number: u32,
+    ) -> usize = usize::MAX, error: Tox_Err_Conference_Title::CONFERENCE_NOT_FOUND
 }
 
-/// `tox_conference_get_title`: false with `CONFERENCE_NOT_FOUND`; `title` is not written.
-#[no_mangle]
-pub unsafe extern "C" fn tox_conference_get_title(
-    tox: *const Tox,
-    conference_number: u32,
-    title: *mut u8,
-    error: *mut Tox_Err_Conference_Title,
-) -> bool {
-    guard::call(false, || {
-        let _ = (tox, conference_number, title);
-        guard::fail(error, Tox_Err_Conference_Title::CONFERENCE_NOT_FOUND, false)
-    })
+stub! {
+    /// `tox_conference_get_title`: false with `CONFERENCE_NOT_FOUND`; `title` is not written.
+    fn tox_conference_get_title(
+        tox: *const Tox,
+        conference_number: u32,
+        title: *mut u8,
+    ) -> bool = false, error: Tox_Err_Conference_Title::CONFERENCE_NOT_FOUND
 }
 
-/// `tox_conference_set_title`: false with `CONFERENCE_NOT_FOUND`; the title is not read.
-#[no_mangle]
-pub unsafe extern "C" fn tox_conference_set_title(
-    tox: *mut Tox,
-    conference_number: u32,
-    title: *const u8,
-    length: usize,
-    error: *mut Tox_Err_Conference_Title,
-) -> bool {
-    guard::call(false, || {
-        let _ = (tox, conference_number, title, length);
-        guard::fail(error, Tox_Err_Conference_Title::CONFERENCE_NOT_FOUND, false)
-    })
+stub! {
+    /// `tox_conference_set_title`: false with `CONFERENCE_NOT_FOUND`; the title is not read.
+    fn tox_conference_set_title(
+        tox: *mut Tox,
+        conference_number: u32,
+        title: *const u8,
+        length: usize,
+    ) -> bool = false, error: Tox_Err_Conference_Title::CONFERENCE_NOT_FOUND
 }
 
-/// `tox_conference_get_chatlist_size`: 0, there are no conferences.
-#[no_mangle]
-pub unsafe extern "C" fn tox_conference_get_chatlist_size(tox: *const Tox) -> usize {
-    guard::call(0, || {
-        let _ = tox;
-        0
-    })
+stub! {
+    /// `tox_conference_get_chatlist_size`: 0, there are no conferences.
+    fn tox_conference_get_chatlist_size(tox: *const Tox) -> usize = 0
 }
 
-/// `tox_conference_get_chatlist`: copies the conference numbers, of which there are none:
-/// `chatlist` (sized by `tox_conference_get_chatlist_size`, so possibly of 0 elements or
-/// NULL) is not written.
-#[no_mangle]
-pub unsafe extern "C" fn tox_conference_get_chatlist(tox: *const Tox, chatlist: *mut u32) {
-    guard::call((), || {
-        let _ = (tox, chatlist);
-    })
+stub! {
+    /// `tox_conference_get_chatlist`: copies the conference numbers, of which there are none:
+    /// `chatlist` (sized by `tox_conference_get_chatlist_size`, so possibly of 0 elements or
+    /// NULL) is not written.
+    fn tox_conference_get_chatlist(tox: *const Tox, chatlist: *mut u32)
 }
 
-/// `tox_conference_get_type`: `CONFERENCE_NOT_FOUND`, returning what c-toxcore returns then,
-/// `(Tox_Conference_Type)-1`, i.e. `UINT32_MAX` (tox.h: "unspecified on failure"). The Rust
-/// return type is `u32` because that value is no `Tox_Conference_Type` variant; a C enum is
-/// returned as its `unsigned int`, so the ABI is the header's.
-#[no_mangle]
-pub unsafe extern "C" fn tox_conference_get_type(
-    tox: *const Tox,
-    conference_number: u32,
-    error: *mut Tox_Err_Conference_Get_Type,
-) -> crate::types::Tox_Conference_Type_Value {
-    guard::call(u32::MAX, || {
-        let _ = (tox, conference_number);
-        guard::fail(
-            error,
-            Tox_Err_Conference_Get_Type::CONFERENCE_NOT_FOUND,
-            u32::MAX,
-        )
-    })
+stub! {
+    /// `tox_conference_get_type`: `CONFERENCE_NOT_FOUND`, returning what c-toxcore returns then,
+    /// `(Tox_Conference_Type)-1`, i.e. `UINT32_MAX` (tox.h: "unspecified on failure"). The Rust
+    /// return type is `u32` because that value is no `Tox_Conference_Type` variant; a C enum is
+    /// returned as its `unsigned int`, so the ABI is the header's.
+    fn tox_conference_get_type(
+        tox: *const Tox,
+        conference_number: u32,
+    ) -> crate::types::Tox_Conference_Type_Value = u32::MAX,
+        error: Tox_Err_Conference_Get_Type::CONFERENCE_NOT_FOUND
 }
 
-/// `tox_conference_get_id`: false (no such conference); `id` is not written.
-#[no_mangle]
-pub unsafe extern "C" fn tox_conference_get_id(
-    tox: *const Tox,
-    conference_number: u32,
-    id: *mut u8,
-) -> bool {
-    guard::call(false, || {
-        let _ = (tox, conference_number, id);
-        false
-    })
+stub! {
+    /// `tox_conference_get_id`: false (no such conference); `id` is not written.
+    fn tox_conference_get_id(tox: *const Tox, conference_number: u32, id: *mut u8) -> bool = false
 }
 
 /// `tox_conference_by_id`: `UINT32_MAX`, with `TOX_ERR_CONFERENCE_BY_ID_NULL` for a NULL id

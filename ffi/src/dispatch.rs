@@ -3,7 +3,7 @@
 //!
 //! The order is c-toxcore 0.2.18's `tox_dispatch_invoke` (tox_dispatch.c): type by type in
 //! [`INVOKE_ORDER`], and within a type in the order the events happened. It is not the
-//! order the events happened across types (a `Tox_Events` no longer knows that), and not
+//! order the events happened across types (a `Tox_Events` does not keep it), and not
 //! the order `tox_events_get_bytes` writes them in either (that one has file_recv after
 //! file_recv_chunk and file_recv_control, and friend_status after friend_status_message).
 
@@ -25,30 +25,8 @@ use crate::handle::Tox;
 use crate::types::{Tox_Err_Dispatch_New, Tox_Event};
 
 /// The order in which `tox_dispatch_invoke` (tox_dispatch.c of c-toxcore 0.2.18) calls the
-/// types' callbacks.
-pub const INVOKE_ORDER: [Tox_Event; 21] = [
-    Tox_Event::CONFERENCE_CONNECTED,
-    Tox_Event::CONFERENCE_INVITE,
-    Tox_Event::CONFERENCE_MESSAGE,
-    Tox_Event::CONFERENCE_PEER_LIST_CHANGED,
-    Tox_Event::CONFERENCE_PEER_NAME,
-    Tox_Event::CONFERENCE_TITLE,
-    Tox_Event::FILE_CHUNK_REQUEST,
-    Tox_Event::FILE_RECV,
-    Tox_Event::FILE_RECV_CHUNK,
-    Tox_Event::FILE_RECV_CONTROL,
-    Tox_Event::FRIEND_CONNECTION_STATUS,
-    Tox_Event::FRIEND_LOSSLESS_PACKET,
-    Tox_Event::FRIEND_LOSSY_PACKET,
-    Tox_Event::FRIEND_MESSAGE,
-    Tox_Event::FRIEND_NAME,
-    Tox_Event::FRIEND_READ_RECEIPT,
-    Tox_Event::FRIEND_REQUEST,
-    Tox_Event::FRIEND_STATUS,
-    Tox_Event::FRIEND_STATUS_MESSAGE,
-    Tox_Event::FRIEND_TYPING,
-    Tox_Event::SELF_CONNECTION_STATUS,
-];
+/// types' callbacks: their names' alphabetical order.
+pub const INVOKE_ORDER: [Tox_Event; 21] = crate::events::TYPES;
 
 /// A tox_dispatch.h callback for events of type `E`: `(tox, event, user_data)`.
 pub type Callback<E> = unsafe extern "C" fn(tox: *mut Tox, event: *const E, user_data: *mut c_void);
@@ -264,13 +242,9 @@ pub unsafe extern "C" fn tox_dispatch_new(error: *mut Tox_Err_Dispatch_New) -> *
 /// calls `free`, which ignores NULL too).
 #[no_mangle]
 pub unsafe extern "C" fn tox_dispatch_free(dispatch: *mut Tox_Dispatch) {
-    guard::call((), || {
-        if !dispatch.is_null() {
-            // SAFETY: tox_dispatch.h: a non-NULL `dispatch` comes from `tox_dispatch_new`
-            // (`Box::into_raw`) and is freed once.
-            drop(unsafe { Box::from_raw(dispatch) });
-        }
-    })
+    // SAFETY: tox_dispatch.h: a non-NULL `dispatch` comes from `tox_dispatch_new`
+    // (`Box::into_raw`) and is freed once.
+    unsafe { guard::free(dispatch) }
 }
 
 /// `tox_dispatch_invoke`: calls `dispatch`'s callback of each type for each event of that

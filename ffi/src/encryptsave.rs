@@ -86,15 +86,35 @@ fn decryption_error(e: CryptError) -> Tox_Err_Decryption {
     }
 }
 
-/// Copies a decrypted `plain` to C's buffer and reports success.
+/// What both decryptions do: `INVALID_LENGTH` for a `ciphertext_len` of
+/// `ENCRYPTION_EXTRA_LENGTH` bytes or fewer (checked first, as c-toxcore), `NULL` for a NULL
+/// `plaintext` or when `decrypt` meets a NULL input (it returns `None`), else `decrypt`'s
+/// plaintext copied to `plaintext`, or its error.
 ///
 /// # Safety
-/// `plaintext` is non-NULL and points to `plain.len()` writable bytes.
-unsafe fn plain_out(plain: &[u8], plaintext: *mut u8, error: *mut Tox_Err_Decryption) -> bool {
-    // SAFETY: the caller's contract (toxencryptsave.h: the output array is at least
-    // ciphertext_len - TOX_PASS_ENCRYPTION_EXTRA_LENGTH bytes).
-    unsafe { guard::copy_out(plain, plaintext) };
-    guard::fail(error, Tox_Err_Decryption::OK, true)
+/// A non-NULL `plaintext` points to `ciphertext_len - ENCRYPTION_EXTRA_LENGTH` writable
+/// bytes (toxencryptsave.h's size of the output array).
+unsafe fn decrypt_into(
+    ciphertext_len: usize,
+    plaintext: *mut u8,
+    error: *mut Tox_Err_Decryption,
+    decrypt: impl FnOnce() -> Option<Result<Vec<u8>, CryptError>>,
+) -> bool {
+    guard::call(false, || {
+        if ciphertext_len <= crypt::ENCRYPTION_EXTRA_LENGTH {
+            return guard::fail(error, Tox_Err_Decryption::INVALID_LENGTH, false);
+        }
+        let decrypted = if plaintext.is_null() { None } else { decrypt() };
+        match decrypted {
+            None => guard::fail(error, Tox_Err_Decryption::NULL, false),
+            Some(Ok(plain)) => {
+                // SAFETY: non-NULL, and the caller's contract for its size.
+                unsafe { guard::copy_out(&plain, plaintext) };
+                guard::fail(error, Tox_Err_Decryption::OK, true)
+            }
+            Some(Err(e)) => guard::fail(error, decryption_error(e), false),
+        }
+    })
 }
 
 /// `tox_pass_encrypt`: derives a key from the passphrase with a fresh random salt and
@@ -144,12 +164,9 @@ pub unsafe extern "C" fn tox_pass_decrypt(
     plaintext: *mut u8,
     error: *mut Tox_Err_Decryption,
 ) -> bool {
-    guard::call(false, || {
-        if ciphertext_len <= crypt::ENCRYPTION_EXTRA_LENGTH {
-            return guard::fail(error, Tox_Err_Decryption::INVALID_LENGTH, false);
-        }
-        if ciphertext.is_null() || passphrase.is_null() || plaintext.is_null() {
-            return guard::fail(error, Tox_Err_Decryption::NULL, false);
+    let decrypt = || {
+        if ciphertext.is_null() || passphrase.is_null() {
+            return None;
         }
         // SAFETY: both non-NULL; their lengths are the caller's contract.
         let (data, passphrase) = unsafe {
@@ -158,27 +175,18 @@ pub unsafe extern "C" fn tox_pass_decrypt(
                 guard::bytes(passphrase, passphrase_len),
             )
         };
-        let (Some(data), Some(passphrase)) = (data, passphrase) else {
-            return guard::fail(error, Tox_Err_Decryption::NULL, false);
-        };
-        match crypt::decrypt(passphrase, data) {
-            // SAFETY: `plaintext` is non-NULL; its size is the caller's contract.
-            Ok(plain) => unsafe { plain_out(&plain, plaintext, error) },
-            Err(e) => guard::fail(error, decryption_error(e), false),
-        }
-    })
+        Some(crypt::decrypt(passphrase?, data?))
+    };
+    // SAFETY: toxencryptsave.h's contract for `plaintext`.
+    unsafe { decrypt_into(ciphertext_len, plaintext, error, decrypt) }
 }
 
 /// `tox_pass_key_free`: frees a key from `tox_pass_key_derive*`; NULL is a no-op.
 #[no_mangle]
 pub unsafe extern "C" fn tox_pass_key_free(key: *mut Tox_Pass_Key) {
-    guard::call((), || {
-        if !key.is_null() {
-            // SAFETY: toxencryptsave.h: `key` came from tox_pass_key_derive* (Box::into_raw)
-            // and is freed once.
-            drop(unsafe { Box::from_raw(key) });
-        }
-    })
+    // SAFETY: toxencryptsave.h: `key` came from tox_pass_key_derive* (Box::into_raw)
+    // and is freed once.
+    unsafe { guard::free(key) }
 }
 
 /// Boxes a derived key for C, or reports why there is none.
@@ -277,25 +285,17 @@ pub unsafe extern "C" fn tox_pass_key_decrypt(
     plaintext: *mut u8,
     error: *mut Tox_Err_Decryption,
 ) -> bool {
-    guard::call(false, || {
-        if ciphertext_len <= crypt::ENCRYPTION_EXTRA_LENGTH {
-            return guard::fail(error, Tox_Err_Decryption::INVALID_LENGTH, false);
+    let decrypt = || {
+        if ciphertext.is_null() || key.is_null() {
+            return None;
         }
-        if ciphertext.is_null() || key.is_null() || plaintext.is_null() {
-            return guard::fail(error, Tox_Err_Decryption::NULL, false);
-        }
-        // SAFETY: non-NULL; toxencryptsave.h: `key` came from tox_pass_key_derive* and was
-        // not freed, `ciphertext` has ciphertext_len bytes.
+        // SAFETY: non-NULL; toxencryptsave.h: `key` came from tox_pass_key_derive* and
+        // was not freed, `ciphertext` has ciphertext_len bytes.
         let (key, data) = unsafe { (&*key, guard::bytes(ciphertext, ciphertext_len)) };
-        let Some(data) = data else {
-            return guard::fail(error, Tox_Err_Decryption::NULL, false);
-        };
-        match key.key.decrypt(data) {
-            // SAFETY: `plaintext` is non-NULL; its size is the caller's contract.
-            Ok(plain) => unsafe { plain_out(&plain, plaintext, error) },
-            Err(e) => guard::fail(error, decryption_error(e), false),
-        }
-    })
+        Some(key.key.decrypt(data?))
+    };
+    // SAFETY: toxencryptsave.h's contract for `plaintext`.
+    unsafe { decrypt_into(ciphertext_len, plaintext, error, decrypt) }
 }
 
 /// `tox_get_salt`: copies the salt of encrypted data (`TOX_PASS_SALT_LENGTH` bytes) to

@@ -269,7 +269,7 @@ unsafe fn text_out(
     friend_number: u32,
     out: *mut u8,
     error: *mut Tox_Err_Friend_Query,
-    pick: impl Fn(&State, FriendNumber) -> Option<Vec<u8>>,
+    pick: impl Fn(&State, FriendNumber) -> Option<&[u8]>,
 ) -> bool {
     if out.is_null() {
         return guard::fail(error, Tox_Err_Friend_Query::NULL, false);
@@ -279,100 +279,75 @@ unsafe fn text_out(
         query(tox, friend_number, error, false, |s, f| {
             pick(s, f).map(|text| {
                 // SAFETY: tox.h: room for the text's `_size` bytes; checked non-NULL.
-                guard::copy_out(&text, out)
+                guard::copy_out(text, out)
             })
         })
     }
 }
 
 /// A friend's name as last delivered, else as the node has it.
-fn name_of(s: &State, f: FriendNumber) -> Option<Vec<u8>> {
+fn name_of(s: &State, f: FriendNumber) -> Option<&[u8]> {
     let node = &s.node.friend_presence(f)?.name;
     Some(
         s.delivered(f.0)
             .and_then(|d| d.name.as_ref())
-            .unwrap_or(node)
-            .clone(),
+            .unwrap_or(node),
     )
 }
 
 /// A friend's status message as last delivered, else as the node has it.
-fn status_message_of(s: &State, f: FriendNumber) -> Option<Vec<u8>> {
+fn status_message_of(s: &State, f: FriendNumber) -> Option<&[u8]> {
     let node = &s.node.friend_presence(f)?.status_message;
     Some(
         s.delivered(f.0)
             .and_then(|d| d.status_message.as_ref())
-            .unwrap_or(node)
-            .clone(),
+            .unwrap_or(node),
     )
 }
 
-/// The length of a friend's name (`tox_friend_get_name_size`; SIZE_MAX on error).
-#[no_mangle]
-pub unsafe extern "C" fn tox_friend_get_name_size(
-    tox: *const Tox,
-    friend_number: u32,
-    error: *mut Tox_Err_Friend_Query,
-) -> usize {
-    // SAFETY: forwarded under tox.h's contract.
-    unsafe {
-        query(tox, friend_number, error, usize::MAX, |s, f| {
-            let node = s.node.friend_presence(f).map(|p| p.name.len())?;
-            Some(
-                s.delivered(f.0)
-                    .and_then(|d| d.name.as_ref())
-                    .map_or(node, Vec::len),
-            )
-        })
-    }
+/// Defines a friend text's two getters: `size` (its length; `SIZE_MAX` on error) and `get`
+/// (the text copied into the buffer `out`), both of what `of` reads.
+macro_rules! friend_text {
+    ($(#[$size_doc:meta])* $size:ident, $(#[$get_doc:meta])* $get:ident($out:ident) = $of:ident) => {
+        $(#[$size_doc])*
+        #[no_mangle]
+        pub unsafe extern "C" fn $size(
+            tox: *const Tox,
+            friend_number: u32,
+            error: *mut Tox_Err_Friend_Query,
+        ) -> usize {
+            // SAFETY: forwarded under tox.h's contract.
+            unsafe { query(tox, friend_number, error, usize::MAX, |s, f| $of(s, f).map(<[u8]>::len)) }
+        }
+
+        $(#[$get_doc])*
+        #[no_mangle]
+        pub unsafe extern "C" fn $get(
+            tox: *const Tox,
+            friend_number: u32,
+            $out: *mut u8,
+            error: *mut Tox_Err_Friend_Query,
+        ) -> bool {
+            guard::call(false, || {
+                // SAFETY: forwarded under tox.h's contract.
+                unsafe { text_out(tox, friend_number, $out, error, $of) }
+            })
+        }
+    };
 }
 
-/// A friend's name, into `name` (`tox_friend_get_name`).
-#[no_mangle]
-pub unsafe extern "C" fn tox_friend_get_name(
-    tox: *const Tox,
-    friend_number: u32,
-    name: *mut u8,
-    error: *mut Tox_Err_Friend_Query,
-) -> bool {
-    guard::call(false, || {
-        // SAFETY: forwarded under tox.h's contract.
-        unsafe { text_out(tox, friend_number, name, error, name_of) }
-    })
+friend_text! {
+    /// The length of a friend's name (`tox_friend_get_name_size`; SIZE_MAX on error).
+    tox_friend_get_name_size,
+    /// A friend's name, into `name` (`tox_friend_get_name`).
+    tox_friend_get_name(name) = name_of
 }
 
-/// The length of a friend's status message (`tox_friend_get_status_message_size`).
-#[no_mangle]
-pub unsafe extern "C" fn tox_friend_get_status_message_size(
-    tox: *const Tox,
-    friend_number: u32,
-    error: *mut Tox_Err_Friend_Query,
-) -> usize {
-    // SAFETY: forwarded under tox.h's contract.
-    unsafe {
-        query(tox, friend_number, error, usize::MAX, |s, f| {
-            let node = s.node.friend_presence(f).map(|p| p.status_message.len())?;
-            Some(
-                s.delivered(f.0)
-                    .and_then(|d| d.status_message.as_ref())
-                    .map_or(node, Vec::len),
-            )
-        })
-    }
-}
-
-/// A friend's status message, into `status_message`.
-#[no_mangle]
-pub unsafe extern "C" fn tox_friend_get_status_message(
-    tox: *const Tox,
-    friend_number: u32,
-    status_message: *mut u8,
-    error: *mut Tox_Err_Friend_Query,
-) -> bool {
-    guard::call(false, || {
-        // SAFETY: forwarded under tox.h's contract.
-        unsafe { text_out(tox, friend_number, status_message, error, status_message_of) }
-    })
+friend_text! {
+    /// The length of a friend's status message (`tox_friend_get_status_message_size`).
+    tox_friend_get_status_message_size,
+    /// A friend's status message, into `status_message`.
+    tox_friend_get_status_message(status_message) = status_message_of
 }
 
 /// A friend's user status (`tox_friend_get_status`).
@@ -524,29 +499,31 @@ unsafe fn custom_packet(
     })
 }
 
-/// Sends a custom lossy packet (`tox_friend_send_lossy_packet`): first byte 200–254.
-#[no_mangle]
-pub unsafe extern "C" fn tox_friend_send_lossy_packet(
-    tox: *mut Tox,
-    friend_number: u32,
-    data: *const u8,
-    length: usize,
-    error: *mut Tox_Err_Friend_Custom_Packet,
-) -> bool {
-    // SAFETY: forwarded under tox.h's contract.
-    unsafe { custom_packet(tox, friend_number, data, length, error, false) }
+/// Defines the entry point that sends a custom packet, lossless or not ([`custom_packet`]).
+macro_rules! custom_packet_entry {
+    ($(#[$doc:meta])* $name:ident, lossless: $lossless:expr) => {
+        $(#[$doc])*
+        #[no_mangle]
+        pub unsafe extern "C" fn $name(
+            tox: *mut Tox,
+            friend_number: u32,
+            data: *const u8,
+            length: usize,
+            error: *mut Tox_Err_Friend_Custom_Packet,
+        ) -> bool {
+            // SAFETY: forwarded under tox.h's contract.
+            unsafe { custom_packet(tox, friend_number, data, length, error, $lossless) }
+        }
+    };
 }
 
-/// Sends a custom lossless packet (`tox_friend_send_lossless_packet`): first byte 160–191
-/// (or 69).
-#[no_mangle]
-pub unsafe extern "C" fn tox_friend_send_lossless_packet(
-    tox: *mut Tox,
-    friend_number: u32,
-    data: *const u8,
-    length: usize,
-    error: *mut Tox_Err_Friend_Custom_Packet,
-) -> bool {
-    // SAFETY: forwarded under tox.h's contract.
-    unsafe { custom_packet(tox, friend_number, data, length, error, true) }
+custom_packet_entry! {
+    /// Sends a custom lossy packet (`tox_friend_send_lossy_packet`): first byte 200–254.
+    tox_friend_send_lossy_packet, lossless: false
+}
+
+custom_packet_entry! {
+    /// Sends a custom lossless packet (`tox_friend_send_lossless_packet`): first byte 160–191
+    /// (or 69).
+    tox_friend_send_lossless_packet, lossless: true
 }

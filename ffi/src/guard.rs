@@ -11,7 +11,7 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 /// Runs `body`; a panic in it yields `on_panic` instead.
 pub fn call<T>(on_panic: T, body: impl FnOnce() -> T) -> T {
     // The state a panicking call leaves behind is guarded by mutexes that recover from
-    // poisoning (handle.rs); what the panic interrupted is lost, the instance goes on.
+    // poisoning (handle/mod.rs); what the panic interrupted is lost, the instance goes on.
     catch_unwind(AssertUnwindSafe(body)).unwrap_or(on_panic)
 }
 
@@ -84,4 +84,18 @@ pub unsafe fn copy_out(src: &[u8], dst: *mut u8) -> bool {
 pub fn call_with<T: Clone>(failed: T, body: impl FnOnce(T) -> T) -> T {
     let on_panic = failed.clone();
     call(on_panic, || body(failed))
+}
+
+/// Frees what C got from `Box::into_raw` (`tox_events_free`, `tox_dispatch_free`,
+/// `toxav_kill`...); NULL is ignored, as C's `free` ignores it.
+///
+/// # Safety
+/// A non-NULL `ptr` comes from `Box::into_raw` of a `Box<T>` and is freed once.
+pub unsafe fn free<T>(ptr: *mut T) {
+    call((), || {
+        if !ptr.is_null() {
+            // SAFETY: the caller's contract.
+            drop(unsafe { Box::from_raw(ptr) });
+        }
+    })
 }

@@ -16,7 +16,7 @@ use rustox_net_crypto::TransportConfig;
 
 use crate::callbacks;
 use crate::guard;
-use crate::handle::{tox_ref, Tox};
+use crate::handle::{tox_ref, Instance, Tox};
 use crate::options::Tox_Options;
 use crate::types::{Tox_Err_Bootstrap, Tox_Err_New, Tox_Savedata_Type};
 
@@ -36,7 +36,7 @@ pub fn port_range(start: u16, end: u16) -> (u16, u16) {
 }
 
 /// What `tox_new` builds, or the code it fails with.
-fn build(options: &Tox_Options) -> Result<Tox, Tox_Err_New> {
+fn build(options: &Tox_Options) -> Result<Instance, Tox_Err_New> {
     let proxy = crate::proxy::from_options(options)?;
     // A proxy carries TCP only: c-toxcore's `new_messenger` turns UDP off when one is set,
     // so nothing leaves but through the proxy.
@@ -115,7 +115,7 @@ fn build(options: &Tox_Options) -> Result<Tox, Tox_Err_New> {
         .map_err(|_| Tox_Err_New::PORT_ALLOC)?;
         stepper.set_relay_server(relay);
     }
-    Ok(Tox::new(node, stepper))
+    Ok(Instance::new(node, stepper))
 }
 
 /// What the options' savedata holds.
@@ -160,7 +160,7 @@ pub unsafe extern "C" fn tox_new(options: *const Tox_Options, error: *mut Tox_Er
         match build(&options) {
             Ok(tox) => {
                 guard::set(error, Tox_Err_New::OK);
-                Box::into_raw(Box::new(tox))
+                tox.into_c()
             }
             Err(code) => guard::fail(error, code, std::ptr::null_mut()),
         }
@@ -181,7 +181,7 @@ pub unsafe extern "C" fn tox_kill(tox: *mut Tox) {
     })
 }
 
-fn savedata(tox: &Tox) -> Vec<u8> {
+fn savedata(tox: &Instance) -> Vec<u8> {
     let state = tox.lock();
     state.node.to_profile(state.now()).to_bytes()
 }
@@ -272,49 +272,47 @@ unsafe fn with_node_address(
     }
 }
 
-/// Asks a DHT node for its neighbours (`tox_bootstrap`): every address the host resolves
-/// to is tried.
-#[no_mangle]
-pub unsafe extern "C" fn tox_bootstrap(
-    tox: *mut Tox,
-    host: *const c_char,
-    port: u16,
-    public_key: *const u8,
-    error: *mut Tox_Err_Bootstrap,
-) -> bool {
-    guard::call(false, || {
-        // SAFETY: the arguments are the caller's, per tox.h.
-        unsafe {
-            with_node_address(tox, host, port, public_key, error, |state, addr, pk| {
-                let now = state.now();
-                state.node.bootstrap(now, addr, pk);
+/// Defines an entry point that takes a node's address (`host`, `port`, `public_key`) with
+/// `Tox_Err_Bootstrap`: `apply` runs for every address the host resolves to
+/// ([`with_node_address`]).
+macro_rules! node_address_entry {
+    ($(#[$doc:meta])* $name:ident = $apply:expr) => {
+        $(#[$doc])*
+        #[no_mangle]
+        pub unsafe extern "C" fn $name(
+            tox: *mut Tox,
+            host: *const c_char,
+            port: u16,
+            public_key: *const u8,
+            error: *mut Tox_Err_Bootstrap,
+        ) -> bool {
+            guard::call(false, || {
+                // SAFETY: the arguments are the caller's, per tox.h.
+                unsafe { with_node_address(tox, host, port, public_key, error, $apply) }
             })
         }
-    })
+    };
 }
 
-/// Adds a TCP relay (`tox_add_tcp_relay`): connected through when friends or the onion need
-/// it (and always with UDP off), and kept in the profile.
-#[no_mangle]
-pub unsafe extern "C" fn tox_add_tcp_relay(
-    tox: *mut Tox,
-    host: *const c_char,
-    port: u16,
-    public_key: *const u8,
-    error: *mut Tox_Err_Bootstrap,
-) -> bool {
-    guard::call(false, || {
-        // SAFETY: the arguments are the caller's, per tox.h.
-        unsafe {
-            with_node_address(tox, host, port, public_key, error, |state, addr, pk| {
-                let now = state.now();
-                // A full relay table keeps the relays it has: as c-toxcore, still a success.
-                if state.node.add_tcp_relay(now, addr, pk).is_err() {
-                    state.node.keep_tcp_relay(addr, pk);
-                }
-            })
+node_address_entry! {
+    /// Asks a DHT node for its neighbours (`tox_bootstrap`): every address the host resolves
+    /// to is tried.
+    tox_bootstrap = |state, addr, pk| {
+        let now = state.now();
+        state.node.bootstrap(now, addr, pk);
+    }
+}
+
+node_address_entry! {
+    /// Adds a TCP relay (`tox_add_tcp_relay`): connected through when friends or the onion need
+    /// it (and always with UDP off), and kept in the profile.
+    tox_add_tcp_relay = |state, addr, pk| {
+        let now = state.now();
+        // A full relay table keeps the relays it has: as c-toxcore, still a success.
+        if state.node.add_tcp_relay(now, addr, pk).is_err() {
+            state.node.keep_tcp_relay(addr, pk);
         }
-    })
+    }
 }
 
 /// Milliseconds until `tox_iterate` has work (`tox_iteration_interval`): the node's next

@@ -108,12 +108,8 @@ pub unsafe extern "C" fn tox_options_new(error: *mut Tox_Err_Options_New) -> *mu
 /// Frees what `tox_options_new` returned (NULL is ignored).
 #[no_mangle]
 pub unsafe extern "C" fn tox_options_free(options: *mut Tox_Options) {
-    guard::call((), || {
-        if !options.is_null() {
-            // SAFETY: a non-NULL pointer here came from `tox_options_new` (tox.h).
-            drop(unsafe { Box::from_raw(options) });
-        }
-    })
+    // SAFETY: a non-NULL pointer here came from `tox_options_new` (tox.h).
+    unsafe { guard::free(options) }
 }
 
 /// Resets `options` to the defaults (`tox_options_default`); NULL is ignored. Clients

@@ -417,7 +417,7 @@ fn savedata_round_trips_through_a_new_instance() {
 /// A raw instance pointer that a test hands to another thread.
 #[derive(Clone, Copy)]
 struct Shared(*mut Tox);
-// SAFETY: the library guards every instance for use from several threads (handle.rs).
+// SAFETY: the library guards every instance for use from several threads (handle/mod.rs).
 unsafe impl Send for Shared {}
 
 /// The user data that tells side B's callbacks from A's (A passes NULL, 0).

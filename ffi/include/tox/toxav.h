@@ -18,7 +18,7 @@ typedef struct Tox Tox;
 
 /**
  * `enum Toxav_Friend_Call_State` (toxav.h): the bit flags of `toxav_call_state_cb`'s
- * `state` (a `uint32_t` there, hence plain constants). Missing from types.rs.
+ * `state` (a `uint32_t` there, hence plain constants). Missing from types/toxav.rs.
  */
 enum Toxav_Friend_Call_State {
     TOXAV_FRIEND_CALL_STATE_NONE = 0,

@@ -1,7 +1,7 @@
 //! The `Tox` instance behind the C API's opaque `Tox *`: a node, its socket, the bridge
 //! between the node's file layer and tox.h's chunk callbacks, and the client's callbacks.
 //!
-//! Locking: the node, socket and file bridge sit behind one mutex ([`Tox::lock`]); every
+//! Locking: the node, socket and file bridge sit behind one mutex ([`Instance::lock`]); every
 //! entry point holds it only while it works on them. The callbacks sit behind another and
 //! are copied out before they run. `tox_iterate` collects an iteration's events under the
 //! lock, releases it, and only then calls the client's callbacks, so a callback may call any
@@ -9,6 +9,11 @@
 //! from inside the callback) and another thread may use the instance meanwhile. A poisoned
 //! mutex (a panic caught at the boundary, guard.rs) is taken over as it is: the panic is
 //! already an error value for the call that hit it.
+//!
+//! The instance holds the callback table (callbacks/table.rs) and the file bridge
+//! (files/bridge.rs); the entry points that change them (callbacks/mod.rs, files/mod.rs)
+//! reach the instance through [`tox_ref`], so the dependencies run one way. C's `Tox` is an
+//! opaque type of its own (opaque.rs), which the callback types name.
 
 use std::cell::Cell;
 use std::collections::HashMap;
@@ -19,9 +24,9 @@ use std::time::Duration;
 use rustox_core::driver::step::{StepReport, Stepper};
 use rustox_core::node::{FriendNumber, Node, NodeEvent};
 
-use crate::callbacks::Callbacks;
+use crate::callbacks::table::Callbacks;
 use crate::event::Event;
-use crate::files::FileBridge;
+use crate::files::bridge::FileBridge;
 use crate::types::{Tox_Connection, Tox_File_Control, Tox_Message_Type, Tox_User_Status};
 
 /// Longest `tox_iteration_interval`, in milliseconds. A client sleeps that long without
@@ -49,8 +54,12 @@ pub const BUSY_DATAGRAMS: usize = 8;
 /// and data only that late, which the transport takes for a long path, and slows down.
 pub const BUSY_INTERVAL_MS: u32 = 1;
 
-/// One Tox instance (opaque to C).
-pub struct Tox {
+pub(crate) mod opaque;
+
+pub use opaque::Tox;
+
+/// One Tox instance: what a C `Tox *` points to ([`tox_ref`] turns the one into the other).
+pub struct Instance {
     state: Mutex<State>,
     callbacks: Mutex<Callbacks>,
     /// Entry points running on this instance now ([`Entered`]): `tox_kill` waits for them.
@@ -64,17 +73,17 @@ pub struct Tox {
 
 thread_local! {
     /// The instance whose callbacks this thread is running, if any.
-    static IN_CALLBACKS: Cell<*const Tox> = const { Cell::new(std::ptr::null()) };
+    static IN_CALLBACKS: Cell<*const Instance> = const { Cell::new(std::ptr::null()) };
 }
 
 /// One entry point's use of an instance: counted while it lives, so that `tox_kill` on
 /// another thread waits for it instead of freeing the instance under it.
-pub struct Entered<'a>(&'a Tox);
+pub struct Entered<'a>(&'a Instance);
 
 impl std::ops::Deref for Entered<'_> {
-    type Target = Tox;
+    type Target = Instance;
 
-    fn deref(&self) -> &Tox {
+    fn deref(&self) -> &Instance {
         self.0
     }
 }
@@ -127,10 +136,10 @@ pub struct Delivered {
     pub status_message: Option<Vec<u8>>,
 }
 
-impl Tox {
+impl Instance {
     /// A new instance over a running node.
-    pub fn new(node: Node, stepper: Stepper) -> Tox {
-        Tox {
+    pub fn new(node: Node, stepper: Stepper) -> Instance {
+        Instance {
             state: Mutex::new(State {
                 node,
                 stepper,
@@ -148,6 +157,11 @@ impl Tox {
         }
     }
 
+    /// Hands the instance to C, as the `Tox *` that `tox_new` returns ([`kill`] frees it).
+    pub fn into_c(self) -> *mut Tox {
+        Box::into_raw(Box::new(self)).cast()
+    }
+
     /// Counts a call in, unless the instance is being killed.
     fn enter(&self) -> Option<Entered<'_>> {
         // Counted before the flag is read, and the flag is set before `kill` reads the
@@ -160,7 +174,7 @@ impl Tox {
     /// Runs `callbacks` marked as this instance's, so that a `tox_kill` from inside them
     /// is deferred to their end instead of waiting for itself.
     pub fn in_callbacks(&self, callbacks: impl FnOnce()) {
-        let outer = IN_CALLBACKS.with(|c| c.replace(self as *const Tox));
+        let outer = IN_CALLBACKS.with(|c| c.replace(self as *const Instance));
         callbacks();
         IN_CALLBACKS.with(|c| c.set(outer));
     }
@@ -548,7 +562,7 @@ pub fn user_status(status: rustox_core::node::UserStatus) -> Tox_User_Status {
 /// A non-NULL `tox` must come from `tox_new` and `tox_kill` must not have returned for it.
 pub unsafe fn tox_ref<'a>(tox: *const Tox) -> Option<Entered<'a>> {
     // SAFETY: the caller's contract.
-    unsafe { tox.as_ref() }.and_then(Tox::enter)
+    unsafe { tox.cast::<Instance>().as_ref() }.and_then(Instance::enter)
 }
 
 /// What `tox_kill` does: refuses new calls, waits for the calls in progress on other
@@ -559,6 +573,7 @@ pub unsafe fn tox_ref<'a>(tox: *const Tox) -> Option<Entered<'a>> {
 /// # Safety
 /// `tox` comes from `tox_new`, is not NULL and is not killed twice.
 pub unsafe fn kill(tox: *mut Tox) {
+    let tox = tox.cast::<Instance>();
     // SAFETY: the caller's contract: alive until freed below.
     let instance = unsafe { &*tox };
     if instance.killed.swap(true, Ordering::SeqCst) {
@@ -569,7 +584,7 @@ pub unsafe fn kill(tox: *mut Tox) {
         return;
     }
     // SAFETY: the caller's contract.
-    unsafe { finish_kill(tox) };
+    unsafe { finish_kill(tox.cast()) };
 }
 
 /// Waits for the calls still in progress, then frees the instance.
@@ -577,6 +592,7 @@ pub unsafe fn kill(tox: *mut Tox) {
 /// # Safety
 /// `tox` comes from `tox_new`, is marked killed, and the caller holds no [`Entered`] of it.
 pub unsafe fn finish_kill(tox: *mut Tox) {
+    let tox = tox.cast::<Instance>();
     // SAFETY: alive until freed below.
     let instance = unsafe { &*tox };
     while instance.calls.load(Ordering::SeqCst) > 0 {

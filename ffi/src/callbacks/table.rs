@@ -1,12 +1,11 @@
-//! tox.h's callbacks: registered with `tox_callback_<event>`, called from `tox_iterate`
-//! with the `user_data` it was given, after the instance's lock is released (handle.rs), in
-//! the order the events happened.
+//! The callbacks a client registered, and calling them: tox.h's callback types, the table
+//! an instance holds them in (handle/mod.rs), and [`fire`], which calls the one registered for
+//! an event.
 
 use std::ffi::c_void;
 
 use crate::event::Event;
-use crate::guard;
-use crate::handle::{tox_ref, Tox};
+use crate::handle::opaque::Tox;
 use crate::types::{Tox_Connection, Tox_File_Control, Tox_Message_Type, Tox_User_Status};
 
 /// `tox_self_connection_status_cb`.
@@ -79,40 +78,6 @@ pub struct Callbacks {
     pub friend_lossy_packet: Option<FriendLossyPacketCb>,
     /// `tox_callback_friend_lossless_packet`.
     pub friend_lossless_packet: Option<FriendLosslessPacketCb>,
-}
-
-/// Registration functions: a NULL callback unregisters; a NULL instance is ignored.
-macro_rules! registrations {
-    ($($field:ident: $ty:ty => $name:ident;)*) => {$(
-        #[doc = concat!("Registers the `", stringify!($field), "` callback (`", stringify!($name), "`).")]
-        #[no_mangle]
-        pub unsafe extern "C" fn $name(tox: *mut Tox, callback: Option<$ty>) {
-            guard::call((), || {
-                // SAFETY: tox.h's contract for `tox`.
-                if let Some(tox) = unsafe { tox_ref(tox) } {
-                    tox.callbacks().$field = callback;
-                }
-            })
-        }
-    )*};
-}
-
-registrations! {
-    self_connection_status: SelfConnectionStatusCb => tox_callback_self_connection_status;
-    friend_name: FriendNameCb => tox_callback_friend_name;
-    friend_status_message: FriendStatusMessageCb => tox_callback_friend_status_message;
-    friend_status: FriendStatusCb => tox_callback_friend_status;
-    friend_connection_status: FriendConnectionStatusCb => tox_callback_friend_connection_status;
-    friend_typing: FriendTypingCb => tox_callback_friend_typing;
-    friend_read_receipt: FriendReadReceiptCb => tox_callback_friend_read_receipt;
-    friend_request: FriendRequestCb => tox_callback_friend_request;
-    friend_message: FriendMessageCb => tox_callback_friend_message;
-    file_recv_control: FileRecvControlCb => tox_callback_file_recv_control;
-    file_chunk_request: FileChunkRequestCb => tox_callback_file_chunk_request;
-    file_recv: FileRecvCb => tox_callback_file_recv;
-    file_recv_chunk: FileRecvChunkCb => tox_callback_file_recv_chunk;
-    friend_lossy_packet: FriendLossyPacketCb => tox_callback_friend_lossy_packet;
-    friend_lossless_packet: FriendLosslessPacketCb => tox_callback_friend_lossless_packet;
 }
 
 /// A pointer to `bytes` for C: NULL for none, as c-toxcore passes an empty file chunk.
