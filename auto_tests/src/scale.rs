@@ -79,7 +79,7 @@ pub struct ScaleOptions {
 }
 
 impl Default for ScaleOptions {
-    /// Issue #11's network: 1000 nodes, 50 pairs, 5 % loss, 1 % churn a minute; a 40 ms
+    /// The network the scale goals are stated for (docs/benchmarks.md): 1000 nodes, 50 pairs, 5 % loss, 1 % churn a minute; a 40 ms
     /// round trip (a continental path), 8 bootstrap nodes, 10 s start spread, 60 s warmup,
     /// 300 s limit.
     fn default() -> Self {

@@ -455,3 +455,73 @@ fn the_loop_finder_sees_a_circle_through_a_reexport() {
     ];
     assert!(circles(&CrateModules::new(&tree).arrows()).is_empty());
 }
+
+#[test]
+fn the_sans_io_layers_of_core_do_not_import_the_drivers() {
+    let files = library_files().remove("core").expect("core's sources");
+    let modules = CrateModules::new(&files);
+    let may_drive = |m: &[String]| m.is_empty() || m[0] == "driver" || m[0] == "app";
+    let climbing: Vec<String> = modules
+        .arrows()
+        .iter()
+        .filter(|(from, _)| !may_drive(from))
+        .flat_map(|(from, to)| {
+            to.iter()
+                .filter(|t| t.first().is_some_and(|s| s == "driver"))
+                .map(|t| format!("core/src/{} -> core/src/{}", modules.files[from], modules.files[t]))
+        })
+        .collect();
+    assert!(climbing.is_empty(), "sans-IO files importing the drivers: {climbing:#?}");
+}
+
+/// A member's package name and the names in its `[dependencies]` table (not its
+/// dev-dependencies: those never reach a user's build).
+fn manifest(member: &str) -> (String, Vec<String>) {
+    let text = fs::read_to_string(workspace_root().join(member).join("Cargo.toml")).unwrap();
+    let mut name = String::new();
+    let mut deps = Vec::new();
+    let mut section = "";
+    for line in text.lines() {
+        let line = line.trim();
+        if line.starts_with('[') {
+            section = line;
+            continue;
+        }
+        let Some((key, value)) = line.split_once('=') else { continue };
+        let key = key.trim().trim_end_matches(".workspace").to_string();
+        if section == "[package]" && key == "name" {
+            name = value.trim().trim_matches('"').to_string();
+        } else if section == "[dependencies]" && !key.starts_with('#') {
+            deps.push(key);
+        }
+    }
+    (name, deps)
+}
+
+#[test]
+fn the_shipped_binary_carries_no_test_rig() {
+    let manifests: BTreeMap<String, Vec<String>> = members().iter().map(|m| manifest(m)).collect();
+    assert!(manifests.contains_key("rustox") && manifests.contains_key("rustox-auto-tests"));
+    let mut reached = BTreeSet::new();
+    let mut to_visit = vec!["rustox".to_string()];
+    while let Some(package) = to_visit.pop() {
+        if !reached.insert(package.clone()) {
+            continue;
+        }
+        for dep in manifests.get(&package).into_iter().flatten() {
+            if manifests.contains_key(dep) {
+                to_visit.push(dep.clone());
+            }
+        }
+    }
+    assert!(reached.contains("rustox-simulator"), "rustox sim runs the simulator: {reached:?}");
+    assert!(!reached.contains("rustox-auto-tests"), "rustox links the rig: {reached:?}");
+    for package in &reached {
+        for dep in &manifests[package] {
+            assert!(
+                !matches!(dep.as_str(), "tun-rs" | "tun"),
+                "{package}, which rustox links, depends on {dep}"
+            );
+        }
+    }
+}

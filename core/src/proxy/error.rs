@@ -27,7 +27,7 @@ pub enum ProxyError {
     #[error("the SOCKS5 proxy chose method {0:#04x}, which was not offered")]
     Socks5Method(u8),
     /// The SOCKS5 proxy refused the connection to the relay (its reply code, RFC 1928 §6).
-    #[error("the SOCKS5 proxy refused: {text} (reply {code})", text = super::socks5::reply_text(*.0), code = .0)]
+    #[error("the SOCKS5 proxy refused: {text} (reply {code})", text = socks5_reply_text(*.0), code = .0)]
     Socks5Refused(u8),
     /// A SOCKS5 reply with an address type RFC 1928 does not define.
     #[error("the SOCKS5 proxy answered with unknown address type {0:#04x}")]
@@ -51,5 +51,21 @@ impl ProxyError {
             io::ErrorKind::TimedOut => ProxyError::Timeout,
             kind => ProxyError::Io(kind),
         }
+    }
+}
+
+/// What a SOCKS5 reply code means (RFC 1928 §6).
+fn socks5_reply_text(code: u8) -> &'static str {
+    match code {
+        0x00 => "succeeded",
+        0x01 => "general SOCKS server failure",
+        0x02 => "connection not allowed by ruleset",
+        0x03 => "network unreachable",
+        0x04 => "host unreachable",
+        0x05 => "connection refused",
+        0x06 => "TTL expired",
+        0x07 => "command not supported",
+        0x08 => "address type not supported",
+        _ => "unknown reply code",
     }
 }

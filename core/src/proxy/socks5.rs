@@ -98,18 +98,3 @@ pub fn parse_connect_reply(input: &[u8]) -> Result<Option<usize>, ProxyError> {
     Ok((input.len() >= total).then_some(total))
 }
 
-/// What a reply code means (RFC 1928 §6).
-pub fn reply_text(code: u8) -> &'static str {
-    match code {
-        0x00 => "succeeded",
-        0x01 => "general SOCKS server failure",
-        0x02 => "connection not allowed by ruleset",
-        0x03 => "network unreachable",
-        0x04 => "host unreachable",
-        0x05 => "connection refused",
-        0x06 => "TTL expired",
-        0x07 => "command not supported",
-        0x08 => "address type not supported",
-        _ => "unknown reply code",
-    }
-}

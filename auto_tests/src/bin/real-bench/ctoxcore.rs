@@ -30,7 +30,7 @@ use crate::runs::{
 use crate::table::{opt, Table};
 use crate::Args;
 
-/// Issue #10's sizes: c-toxcore ramps up slowly (its rate grows ×1.2 per 50 ms tick over
+/// The sizes of the c-toxcore comparison: c-toxcore ramps up slowly (its rate grows ×1.2 per 50 ms tick over
 /// what it sent in the last 600 ms), so a short transfer would measure mostly the ramp.
 /// 16 MiB on the ≤ 10 Mbit/s paths (vpn300, lossy), 32 MiB above.
 const SMALL_PATH_BPS: u64 = 10_000_000;
@@ -237,7 +237,7 @@ fn run_row(
     Ok(row)
 }
 
-/// Issue #10's transfer size for `profile`.
+/// The c-toxcore comparison's transfer size for `profile`.
 pub fn default_size(profile: &Profile) -> u64 {
     if profile.rate_bps <= SMALL_PATH_BPS {
         SMALL_PATH_SIZE
