@@ -10,12 +10,11 @@ use std::time::Duration;
 
 use rand::rngs::{OsRng, StdRng};
 use rand::SeedableRng;
-use rustox_core::dht::{DhtConfig, GuardConfig};
-use rustox_core::driver::workers::{NodeRunner, RunnerConfig, UdpMode};
+use rustox_core::dht::DhtConfig;
+use rustox_core::driver::workers::{NodeRunner, RunnerConfig};
 use rustox_core::driver::{Clock, DriverOptions};
 use rustox_core::friend::ToxId;
 use rustox_core::node::{Node, NodeEvent, NodeOptions};
-use rustox_core::onion::server::OnionConfig;
 use rustox_net_crypto::crypto::{KeyPair, PublicKey, SecretKey};
 use rustox_net_crypto::Timestamp;
 
@@ -50,16 +49,8 @@ fn start_bootstrap_node(
     NodeRunner::start(
         KeyPair::generate(&mut StdRng::from_entropy()),
         RunnerConfig {
-            bind: SocketAddr::from(([127, 0, 0, 1], port)),
-            workers: 1,
-            mode: UdpMode::ReusePort,
-            dht: DhtConfig {
-                lan_discovery: false,
-                guard: GuardConfig::default(),
-                ..DhtConfig::default()
-            },
-            onion: Some(OnionConfig::default()),
             tcp,
+            ..RunnerConfig::loopback(port)
         },
     )
 }

@@ -94,21 +94,8 @@ fn run_in(args: &Args, dir: &Path) -> anyhow::Result<()> {
     let loopback = SocketAddr::from(([127, 0, 0, 1], 0));
     // The bootstrap node: what `rustox bootstrap` runs (DHT and onion server), on threads
     // of its own; dropped (and stopped) when the demo ends.
-    let boot = NodeRunner::start(
-        KeyPair::generate(&mut OsRng),
-        RunnerConfig {
-            bind: loopback,
-            workers: 1,
-            mode: UdpMode::ReusePort,
-            dht: DhtConfig {
-                lan_discovery: false,
-                ..DhtConfig::default()
-            },
-            onion: Some(OnionConfig::default()),
-            tcp: None,
-        },
-    )
-    .context("cannot start the bootstrap node")?;
+    let boot = NodeRunner::start(KeyPair::generate(&mut OsRng), RunnerConfig::loopback(0))
+        .context("cannot start the bootstrap node")?;
     let (boot_addr, boot_pk) = (boot.local_addr(), boot.public_key());
     let alice_socket = driver::bind(loopback)?;
     let bob_socket = driver::bind(loopback)?;

@@ -36,17 +36,7 @@ fn options(boot: &NodeRunner) -> ToxOptions {
 async fn a_friend_request_a_message_and_a_file_echo_through_the_api() {
     let boot = NodeRunner::start(
         KeyPair::generate(&mut StdRng::from_entropy()),
-        RunnerConfig {
-            bind: SocketAddr::from(([127, 0, 0, 1], 0)),
-            workers: 1,
-            mode: UdpMode::ReusePort,
-            dht: DhtConfig {
-                lan_discovery: false,
-                ..DhtConfig::default()
-            },
-            onion: Some(OnionConfig::default()),
-            tcp: None,
-        },
+        RunnerConfig::loopback(0),
     )
     .expect("bootstrap node");
     let dir = std::env::temp_dir().join(format!("rustox-api-test-{}", std::process::id()));
@@ -135,17 +125,7 @@ async fn a_friend_request_a_message_and_a_file_echo_through_the_api() {
 fn a_program_without_a_runtime_chats_through_a_poll_loop() {
     let boot = NodeRunner::start(
         KeyPair::generate(&mut StdRng::from_entropy()),
-        RunnerConfig {
-            bind: SocketAddr::from(([127, 0, 0, 1], 0)),
-            workers: 1,
-            mode: UdpMode::ReusePort,
-            dht: DhtConfig {
-                lan_discovery: false,
-                ..DhtConfig::default()
-            },
-            onion: Some(OnionConfig::default()),
-            tcp: None,
-        },
+        RunnerConfig::loopback(0),
     )
     .expect("bootstrap node");
     let mut bob = Tox::start_blocking(options(&boot)).expect("bob");
@@ -230,17 +210,7 @@ impl rustox_core::api::FileSink for MemorySink {
 async fn files_arrive_in_a_callers_async_sink_and_a_failing_sink_cancels_the_transfer() {
     let boot = NodeRunner::start(
         KeyPair::generate(&mut StdRng::from_entropy()),
-        RunnerConfig {
-            bind: SocketAddr::from(([127, 0, 0, 1], 0)),
-            workers: 1,
-            mode: UdpMode::ReusePort,
-            dht: DhtConfig {
-                lan_discovery: false,
-                ..DhtConfig::default()
-            },
-            onion: Some(OnionConfig::default()),
-            tcp: None,
-        },
+        RunnerConfig::loopback(0),
     )
     .expect("bootstrap node");
     let dir = std::env::temp_dir().join(format!("rustox-api-sink-{}", std::process::id()));
@@ -345,17 +315,7 @@ impl rustox_core::api::FileSource for SlowSource {
 async fn files_leave_from_a_callers_async_source() {
     let boot = NodeRunner::start(
         KeyPair::generate(&mut StdRng::from_entropy()),
-        RunnerConfig {
-            bind: SocketAddr::from(([127, 0, 0, 1], 0)),
-            workers: 1,
-            mode: UdpMode::ReusePort,
-            dht: DhtConfig {
-                lan_discovery: false,
-                ..DhtConfig::default()
-            },
-            onion: Some(OnionConfig::default()),
-            tcp: None,
-        },
+        RunnerConfig::loopback(0),
     )
     .expect("bootstrap node");
     let dir = std::env::temp_dir().join(format!("rustox-api-source-{}", std::process::id()));
@@ -421,17 +381,7 @@ async fn files_leave_from_a_callers_async_source() {
 async fn streams_end_where_their_source_ends_and_opaque_ids_are_kept() {
     let boot = NodeRunner::start(
         KeyPair::generate(&mut StdRng::from_entropy()),
-        RunnerConfig {
-            bind: SocketAddr::from(([127, 0, 0, 1], 0)),
-            workers: 1,
-            mode: UdpMode::ReusePort,
-            dht: DhtConfig {
-                lan_discovery: false,
-                ..DhtConfig::default()
-            },
-            onion: Some(OnionConfig::default()),
-            tcp: None,
-        },
+        RunnerConfig::loopback(0),
     )
     .expect("bootstrap node");
     let dir = std::env::temp_dir().join(format!("rustox-api-stream-{}", std::process::id()));
@@ -545,17 +495,7 @@ async fn streams_end_where_their_source_ends_and_opaque_ids_are_kept() {
 async fn a_node_with_tcp_port_is_the_relay_its_udp_off_friend_reaches_it_through() {
     let boot = NodeRunner::start(
         KeyPair::generate(&mut StdRng::from_entropy()),
-        RunnerConfig {
-            bind: SocketAddr::from(([127, 0, 0, 1], 0)),
-            workers: 1,
-            mode: UdpMode::ReusePort,
-            dht: DhtConfig {
-                lan_discovery: false,
-                ..DhtConfig::default()
-            },
-            onion: Some(OnionConfig::default()),
-            tcp: None,
-        },
+        RunnerConfig::loopback(0),
     )
     .expect("bootstrap node");
     let mut bob = Tox::start(ToxOptions {

@@ -126,22 +126,8 @@ impl Drop for ToxNet {
 
 fn start_rustox(port: u16) -> NodeRunner {
     let mut rng = StdRng::from_entropy();
-    NodeRunner::start(
-        KeyPair::generate(&mut rng),
-        RunnerConfig {
-            bind: SocketAddr::from(([127, 0, 0, 1], port)),
-            workers: 1,
-            mode: UdpMode::ReusePort,
-            dht: DhtConfig {
-                lan_discovery: false,
-                guard: GuardConfig::default(),
-                ..DhtConfig::default()
-            },
-            onion: Some(OnionConfig::default()),
-            tcp: None,
-        },
-    )
-    .expect("start rustox node")
+    NodeRunner::start(KeyPair::generate(&mut rng), RunnerConfig::loopback(port))
+        .expect("start rustox node")
 }
 
 /// Asks the node at `addr` (key `pk`) for the nodes closest to `searched`, with a one-off

@@ -2,7 +2,7 @@
  * (rustox's, from target/release, or Debian's c-toxcore 0.2.18) by LD_LIBRARY_PATH, so the
  * same client code measures both libraries (auto_tests/src/bin/ffi_bench.rs drives it).
  *
- *   cc -O2 $(pkg-config --cflags toxcore) client.c -o client -ltoxcore
+ *   cc -O2 $(pkg-config --cflags toxcore) -I../../testkit/c client.c -o client -ltoxcore
  *
  * usage: client [options]
  *   --port P                    UDP port (start = end = P); 0: the library's default range
@@ -61,6 +61,7 @@
 #include <sys/resource.h>
 #include <time.h>
 #include <tox/tox.h>
+#include "testkit.h"
 
 #define MAX_BOOT 8
 #define CHUNK_MAX 65536
@@ -176,23 +177,6 @@ static void sleep_ms(uint32_t ms) {
     struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
     while (nanosleep(&ts, &ts) != 0) {
     }
-}
-
-/* ---- hex ----------------------------------------------------------------------------- */
-
-static void hex(const uint8_t *b, size_t n, char *out) {
-    for (size_t i = 0; i < n; ++i) sprintf(out + 2 * i, "%02X", b[i]);
-    out[2 * n] = 0;
-}
-
-static int unhex(const char *s, uint8_t *out, size_t n) {
-    if (strlen(s) != 2 * n) return -1;
-    for (size_t i = 0; i < n; ++i) {
-        unsigned v;
-        if (sscanf(s + 2 * i, "%2x", &v) != 1) return -1;
-        out[i] = (uint8_t)v;
-    }
-    return 0;
 }
 
 /* ---- state --------------------------------------------------------------------------- */

@@ -27,18 +27,11 @@ fn relay(port: u16) -> NodeRunner {
     NodeRunner::start(
         KeyPair::generate(rng.as_mut()),
         RunnerConfig {
-            bind: SocketAddr::from(([127, 0, 0, 1], port)),
-            workers: 1,
-            mode: UdpMode::ReusePort,
-            dht: DhtConfig {
-                lan_discovery: false,
-                ..DhtConfig::default()
-            },
-            onion: Some(OnionConfig::default()),
             tcp: Some(TcpRelayConfig {
                 listen: vec![SocketAddr::from(([127, 0, 0, 1], port + 1))],
                 relay: Default::default(),
             }),
+            ..RunnerConfig::loopback(port)
         },
     )
     .expect("start a rustox relay")

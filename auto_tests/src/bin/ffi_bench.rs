@@ -631,6 +631,9 @@ fn newest(dir: &Path) -> Option<SystemTime> {
 fn compile(dir: &Path) -> Result<(PathBuf, String), String> {
     let source = dir.join("client.c");
     std::fs::write(&source, CLIENT_C).map_err(|e| format!("{}: {e}", source.display()))?;
+    let header = dir.join(rustox_testkit::c::HEADER_NAME);
+    std::fs::write(&header, rustox_testkit::c::HEADER)
+        .map_err(|e| format!("{}: {e}", header.display()))?;
     let out = Command::new("pkg-config")
         .args(["--cflags", "toxcore"])
         .output()
