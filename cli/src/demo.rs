@@ -16,10 +16,9 @@ use indicatif::ProgressBar;
 use rand::rngs::OsRng;
 use rand::{RngCore, SeedableRng};
 use rustox_core::dht::DhtConfig;
-use rustox_core::driver::workers::{NodeRunner, RunnerConfig, UdpMode};
+use rustox_core::driver::workers::{NodeRunner, RunnerConfig};
 use rustox_core::driver::Clock;
 use rustox_core::node::{FileOffer, FriendNumber, Node, NodeEvent, NodeOptions, PreparedFile};
-use rustox_core::onion::server::OnionConfig;
 use rustox_net_crypto::crypto::KeyPair;
 use rustox_net_crypto::{ControllerKind, Timestamp, TransportConfig, TransportStats};
 

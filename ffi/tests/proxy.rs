@@ -12,10 +12,8 @@ use std::net::{SocketAddr, TcpStream};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use rustox_core::dht::DhtConfig;
 use rustox_core::driver::tcp_relay::TcpRelayConfig;
-use rustox_core::driver::workers::{NodeRunner, RunnerConfig, UdpMode};
-use rustox_core::onion::server::OnionConfig;
+use rustox_core::driver::workers::{NodeRunner, RunnerConfig};
 use rustox_net_crypto::crypto::KeyPair;
 use toxcore::lifecycle::{tox_add_tcp_relay, tox_iterate, tox_kill, tox_new};
 use toxcore::options::Tox_Options;

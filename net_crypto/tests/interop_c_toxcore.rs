@@ -19,6 +19,8 @@ use rustox_net_crypto::{
     CloseReason, ConnectionEvent, ConnectionId, Endpoint, EndpointConfig, EndpointEvent, Timestamp,
     TransportConfig,
 };
+use rustox_testkit::c::Cc;
+use rustox_testkit::ci::skip_or_fail;
 
 const LIBTOXCORE: &str = "/usr/lib/x86_64-linux-gnu/libtoxcore.a";
 
@@ -29,27 +31,26 @@ fn peer_binary() -> Option<PathBuf> {
 }
 
 fn build_peer() -> Option<PathBuf> {
-    let skip = |why: String| {
-        assert!(std::env::var_os("CI").is_none(), "under CI: {why}");
-        eprintln!("SKIP: {why}");
-        None
-    };
     if !Path::new(LIBTOXCORE).exists() {
-        return skip(format!(
+        skip_or_fail(format!(
             "{LIBTOXCORE} not found (apt-get install libtoxcore-dev)"
         ));
+        return None;
     }
     let out = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("netcrypto_peer");
     let src = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/interop/netcrypto_peer.c");
-    let status = Command::new("cc")
-        .args(["-O1", "-o"])
-        .arg(&out)
+    let built = Cc::new("cc")
+        .arg("-O1")
+        .testkit_header()
         .arg(&src)
         .args([LIBTOXCORE, "-lsodium", "-lpthread"])
-        .status();
-    match status {
-        Ok(s) if s.success() => Some(out),
-        other => skip(format!("cannot build the c-toxcore peer: {other:?}")),
+        .build(&out);
+    match built {
+        Ok(()) => Some(out),
+        Err(e) => {
+            skip_or_fail(format!("cannot build the c-toxcore peer: {e}"));
+            None
+        }
     }
 }
 
