@@ -63,11 +63,7 @@ fn network(base: u16) -> Network {
 }
 
 fn spec((addr, pk): &(SocketAddr, PublicKey)) -> BootstrapSpec {
-    BootstrapSpec {
-        host: addr.ip().to_string(),
-        port: addr.port(),
-        dht_key: pk.to_hex(),
-    }
+    BootstrapSpec::at(*addr, pk)
 }
 
 /// Skips (with a notice) outside CI when `what` is missing; fails in CI.

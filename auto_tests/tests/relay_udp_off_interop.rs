@@ -21,7 +21,7 @@ use std::time::Duration;
 use rand::{RngCore, SeedableRng};
 use rustox_auto_tests::ctoxcore::friend::{CPeer, CPeerOptions, PeerEvent};
 use rustox_auto_tests::ctoxcore::{
-    BootstrapNode, BootstrapOptions, BootstrapSpec, BuildOptions, ContentCheck, PeerBinary,
+    file_peer_or_skip, BootstrapNode, BootstrapOptions, BootstrapSpec, ContentCheck, PeerBinary,
     PeerOptions, RecvOptions, RecvPeer,
 };
 use rustox_auto_tests::live::{rustox_bootstrap, RustoxOptions, RustoxPeer};
@@ -106,11 +106,7 @@ impl Network {
 }
 
 fn spec((addr, pk): &(SocketAddr, PublicKey)) -> BootstrapSpec {
-    BootstrapSpec {
-        host: addr.ip().to_string(),
-        port: addr.port(),
-        dht_key: pk.to_hex(),
-    }
+    BootstrapSpec::at(*addr, pk)
 }
 
 #[test]
@@ -176,7 +172,9 @@ fn udp_off_rustox_and_c_toxcore_befriend_and_talk_through_tox_bootstrapd() {
 #[test]
 fn a_file_from_a_udp_off_rustox_node_crosses_tox_bootstrapd_to_c_toxcore_byte_exact() {
     let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
-    let Some(binary) = file_peer() else { return };
+    let Some(binary) = file_peer_or_skip() else {
+        return;
+    };
     let Some(net) = network(37211) else { return };
     file_through_relay(&binary, &net, 37215, "tox-bootstrapd");
 }
@@ -186,21 +184,11 @@ fn a_file_from_a_udp_off_rustox_node_crosses_tox_bootstrapd_to_c_toxcore_byte_ex
 #[test]
 fn a_file_from_a_udp_off_rustox_node_crosses_a_rustox_relay_to_c_toxcore_byte_exact() {
     let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
-    let Some(binary) = file_peer() else { return };
+    let Some(binary) = file_peer_or_skip() else {
+        return;
+    };
     let net = rustox_relay_network(37221);
     file_through_relay(&binary, &net, 37225, "a rustox relay");
-}
-
-/// The c-toxcore file peer, or `None` (with a notice) when c-toxcore is missing outside CI.
-fn file_peer() -> Option<PeerBinary> {
-    match PeerBinary::build(&BuildOptions::default()) {
-        Ok(b) => Some(b),
-        Err(e) if e.is_missing_dependency() && std::env::var_os("CI").is_none() => {
-            eprintln!("NOTICE: {e}; c-toxcore interop test skipped");
-            None
-        }
-        Err(e) => panic!("cannot build the c-toxcore file peer: {e}"),
-    }
 }
 
 /// A UDP-off rustox node (UDP port `port + 1`) sends [`SIZE`] bytes to a UDP-off c-toxcore

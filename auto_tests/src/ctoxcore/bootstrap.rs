@@ -75,6 +75,17 @@ pub struct BootstrapSpec {
     pub dht_key: String,
 }
 
+impl BootstrapSpec {
+    /// The node at `addr` with DHT key `pk`.
+    pub fn at(addr: std::net::SocketAddr, pk: &rustox_net_crypto::crypto::PublicKey) -> Self {
+        BootstrapSpec {
+            host: addr.ip().to_string(),
+            port: addr.port(),
+            dht_key: pk.to_hex(),
+        }
+    }
+}
+
 impl fmt::Display for BootstrapSpec {
     /// `HOST:PORT:KEY`, the peer's `--bootstrap` syntax (IPv6 literals in brackets).
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {

@@ -146,6 +146,20 @@ impl PeerBinary {
     }
 }
 
+/// The file peer, built once per source version; `None` (with a notice) when c-toxcore is
+/// not installed and `CI` is not set. Under CI a missing c-toxcore is a failure: the interop
+/// tests must run there.
+pub fn file_peer_or_skip() -> Option<PeerBinary> {
+    match PeerBinary::build(&BuildOptions::default()) {
+        Ok(bin) => Some(bin),
+        Err(e) if e.is_missing_dependency() && !rustox_testkit::ci::under_ci() => {
+            eprintln!("NOTICE: {e}; c-toxcore interop test skipped");
+            None
+        }
+        Err(e) => panic!("cannot build the c-toxcore file peer: {e}"),
+    }
+}
+
 fn write_then_rename(tmp: &Path, dest: &Path, bytes: &[u8]) -> Result<(), CToxcoreError> {
     std::fs::write(tmp, bytes)
         .map_err(|e| CToxcoreError::io(format!("writing {}", tmp.display()), e))?;
