@@ -15,7 +15,9 @@ mod common;
 use std::process::Stdio;
 use std::time::Duration;
 
-use common::{last_json, line_after, run_with_limit, rustox, Receiver, Scratch};
+use common::{
+    last_json, line_after, run_with_limit, rustox, stderr_of, summary_of, Receiver, Scratch,
+};
 use rustox_auto_tests::ctoxcore::peer::pattern;
 use rustox_auto_tests::ctoxcore::{
     file_peer_or_skip, BootstrapSpec, ContentCheck, FileIdChoice, PeerOptions, RecvOptions,
@@ -133,9 +135,12 @@ fn send_delivers_a_file_to_a_c_toxcore_client_byte_exact() {
             .arg(dir.path("payload.bin")),
         LIMIT + Duration::from_secs(30),
     );
-    let send_err = String::from_utf8_lossy(&send.stderr);
-    assert!(send.status.success(), "rustox send failed: {send_err}");
-    let sent = last_json(&String::from_utf8_lossy(&send.stdout));
+    assert!(
+        send.status.success(),
+        "rustox send failed: {}",
+        stderr_of(&send)
+    );
+    let sent = summary_of(&send);
     assert_eq!(sent["bytes"], SIZE as u64);
     let summary = c.wait_summary().expect("the c-toxcore receiver's summary");
     assert_eq!(summary.bytes, SIZE as u64);

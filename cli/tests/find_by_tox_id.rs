@@ -10,8 +10,8 @@ use std::process::Stdio;
 use std::time::Duration;
 
 use common::{
-    last_json, line_after, run_with_limit, rustox, start_bootstrap, write_pattern, Receiver,
-    Scratch,
+    line_after, run_with_limit, rustox, start_bootstrap, stderr_of, summary_of, write_pattern,
+    Receiver, Scratch,
 };
 use sha2::{Digest, Sha256};
 
@@ -52,9 +52,8 @@ fn send_finds_recv_by_tox_id_through_a_bootstrap_node() {
             .arg(dir.path("payload.bin")),
         Duration::from_secs(120),
     );
-    let send_err = String::from_utf8_lossy(&send.stderr);
-    assert!(send.status.success(), "send failed: {send_err}");
-    let sent = last_json(&String::from_utf8_lossy(&send.stdout));
+    assert!(send.status.success(), "send failed: {}", stderr_of(&send));
+    let sent = summary_of(&send);
     assert_eq!(sent["bytes"], SIZE as u64);
     assert_eq!(sent["sha256"], expected_sha.as_str());
     let online = sent["friend_online_seconds"]

@@ -15,7 +15,8 @@ use std::process::Stdio;
 use std::time::Duration;
 
 use common::{
-    last_json, run_with_limit, rustox, start_bootstrap, write_pattern, Receiver, Scratch,
+    run_with_limit, rustox, start_bootstrap, stderr_of, summary_of, write_pattern, Receiver,
+    Scratch,
 };
 use rand::rngs::{OsRng, StdRng};
 use rand::SeedableRng;
@@ -64,6 +65,19 @@ fn send_from_port_zero(to: SocketAddrV4, payload: &[u8]) -> std::io::Result<()> 
     Ok(())
 }
 
+/// Sends `payload` from port 0 and gives the node 300 ms to take it in; `false` when there
+/// is no raw socket (skipped, or failed under CI).
+fn delivered_from_port_zero(to: SocketAddrV4, payload: &[u8]) -> bool {
+    if let Err(e) = send_from_port_zero(to, payload) {
+        skip_or_fail(format!(
+            "cannot send from port 0 without root (raw socket): {e}"
+        ));
+        return false;
+    }
+    std::thread::sleep(Duration::from_millis(300));
+    true
+}
+
 #[test]
 fn a_cookie_request_from_port_zero_does_not_stop_rustox_recv() {
     let dir = Scratch::new("port-zero");
@@ -75,13 +89,9 @@ fn a_cookie_request_from_port_zero_does_not_stop_rustox_recv() {
         .try_into()
         .expect("32 bytes");
     let request = cookie_request(SocketAddr::V4(addr), PublicKey(key_bytes));
-    if let Err(e) = send_from_port_zero(addr, &request) {
-        skip_or_fail(format!(
-            "cannot send from port 0 without root (raw socket): {e}"
-        ));
+    if !delivered_from_port_zero(addr, &request) {
         return;
     }
-    std::thread::sleep(Duration::from_millis(300));
     assert!(
         receiver.child.try_wait().expect("poll recv").is_none(),
         "rustox recv exited after a cookie request from port 0"
@@ -93,12 +103,8 @@ fn a_cookie_request_from_port_zero_does_not_stop_rustox_recv() {
             .arg(dir.path("payload.bin")),
         Duration::from_secs(60),
     );
-    assert!(
-        send.status.success(),
-        "send failed: {}",
-        String::from_utf8_lossy(&send.stderr)
-    );
-    let sent = last_json(&String::from_utf8_lossy(&send.stdout));
+    assert!(send.status.success(), "send failed: {}", stderr_of(&send));
+    let sent = summary_of(&send);
     assert_eq!(sent["bytes"], original.len() as u64);
 }
 
@@ -128,13 +134,9 @@ fn a_get_nodes_from_port_zero_does_not_stop_rustox_bootstrap() {
         .payload;
     // Give the node time to bind before the raw datagram.
     std::thread::sleep(Duration::from_millis(300));
-    if let Err(e) = send_from_port_zero(addr, &request) {
-        skip_or_fail(format!(
-            "cannot send from port 0 without root (raw socket): {e}"
-        ));
+    if !delivered_from_port_zero(addr, &request) {
         return;
     }
-    std::thread::sleep(Duration::from_millis(300));
     assert!(
         boot.0.try_wait().expect("poll bootstrap").is_none(),
         "rustox bootstrap exited after a get-nodes from port 0"

@@ -98,6 +98,13 @@ impl Receiver {
         }
     }
 
+    /// `rustox send --to <its address> --key <its key>`, for the caller's further arguments.
+    pub fn send(&self) -> Command {
+        let mut command = rustox();
+        command.args(["send", "--to", &self.addr, "--key", &self.key]);
+        command
+    }
+
     /// Waits for the receiver to exit; returns its status and the rest of its stdout.
     pub fn finish(mut self, limit: Duration) -> (std::process::ExitStatus, String, String) {
         let status = wait_with_limit(&mut self.child, limit);
@@ -197,6 +204,16 @@ pub fn run_with_limit(cmd: &mut Command, limit: Duration) -> Output {
         stdout: out_thread.join().unwrap_or_default(),
         stderr: err_thread.join().unwrap_or_default(),
     }
+}
+
+/// A finished run's stderr, for a failure message.
+pub fn stderr_of(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stderr).into_owned()
+}
+
+/// The JSON summary line a finished run printed last.
+pub fn summary_of(output: &Output) -> serde_json::Value {
+    last_json(&String::from_utf8_lossy(&output.stdout))
 }
 
 /// The last line of `text` that is a JSON object.
