@@ -200,16 +200,6 @@ static uint64_t it_count, it_zero, it_ms_sum, it_events, it_max_events, it_with_
 static uint64_t it_hist[5];
 static uint64_t events_this_iteration;
 
-static void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static void say(const char *fmt, ...) {
-    va_list ap;
-    va_start(ap, fmt);
-    vprintf(fmt, ap);
-    va_end(ap);
-    putchar('\n');
-    fflush(stdout);
-}
-
 static void file_start(const char *role, uint64_t size) {
     struct usage u = usage_now();
     file_started = true;

@@ -115,6 +115,7 @@ fn install_into_a_prefix_and_build_a_client_with_pkg_config() {
         Cc::new("cc")
             .args(["-O1", "-g", "-Wall", "-Werror"])
             .args(words(&cflags))
+            .testkit_header()
             .arg(&src)
             .args(link)
             .build(exe)
@@ -123,7 +124,14 @@ fn install_into_a_prefix_and_build_a_client_with_pkg_config() {
         .unwrap_or_else(|e| panic!("building peer.c with the installed toxcore.pc: {e}"));
     if headers {
         // The tox headers the compiler read are the installed ones.
-        let deps = run_ok(Command::new("cc").arg("-M").args(words(&cflags)).arg(&src)).unwrap();
+        let deps = run_ok(
+            Command::new("cc")
+                .arg("-M")
+                .args(words(&cflags))
+                .arg(format!("-I{}", rustox_testkit::c::HEADER_DIR))
+                .arg(&src),
+        )
+        .unwrap();
         let tox_headers: std::collections::BTreeSet<&str> = deps
             .split_whitespace()
             .filter(|w| w.contains("/tox/"))

@@ -1,10 +1,12 @@
-/* What the C test programs share: hex in and out of key bytes, and a monotonic clock.
+/* What the C test programs share: hex in and out of key bytes, a monotonic clock, and
+ * flushed output lines.
  *
  * Included as "testkit.h": from testkit/c through -I (rustox_testkit::c::HEADER_DIR), or
  * written beside a source compiled elsewhere (rustox_testkit::c::HEADER). */
 #ifndef RUSTOX_TESTKIT_H
 #define RUSTOX_TESTKIT_H
 
+#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
@@ -32,6 +34,17 @@ static inline double now_s(void) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* One line of output: printf's format, a newline, flushed (the test reads it at once). */
+static inline void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static inline void say(const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    vprintf(fmt, ap);
+    va_end(ap);
+    putchar('\n');
+    fflush(stdout);
 }
 
 #endif

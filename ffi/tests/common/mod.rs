@@ -196,13 +196,15 @@ impl CProgram {
 }
 
 /// Compiles `source` as the project's C programs are built:
-/// `cc -O1 -g -Wall -Werror $(pkg-config --cflags toxcore) src -o out -ltoxcore -L<dir>`.
+/// `cc -O1 -g -Wall -Werror $(pkg-config --cflags toxcore) -I<testkit.h's dir> src -o out
+/// -ltoxcore -L<dir>`.
 pub fn compile_c(source: &Path, out_dir: &Path, stem: &str, lib: Lib, extra: &[&str]) -> CProgram {
     let out = out_dir.join(format!("{stem}-{}", lib.name()));
     let cc = Cc::new("cc")
         .args(["-O1", "-g", "-Wall", "-Werror"])
         .pkg_config(&["--cflags"], &["toxcore"])
         .expect("pkg-config toxcore")
+        .testkit_header()
         .arg(source)
         .args(extra);
     let (cc, lib_dir) = match lib {
