@@ -21,9 +21,7 @@ use std::time::Duration;
 
 use rand::{RngCore, SeedableRng};
 use rustox_auto_tests::ctoxcore::friend::PeerEvent;
-use rustox_auto_tests::ctoxcore::{
-    BootstrapSpec, BuildOptions, ContentCheck, PeerBinary, PeerOptions, RecvOptions, RecvPeer,
-};
+use rustox_auto_tests::ctoxcore::{BootstrapSpec, BuildOptions, PeerBinary, RecvOptions, RecvPeer};
 use rustox_auto_tests::live::{rustox_bootstrap, rustox_relay, RustoxOptions, RustoxPeer};
 use rustox_auto_tests::proxies::{ProxyOnlyNamespace, ProxyPolicy, ProxyProcess};
 use rustox_core::driver::tokio::relays::open;
@@ -126,19 +124,12 @@ fn file_through_proxy(kind: ProxyKind, base: u16, index: u8) {
     assert!(direct.is_err(), "the relay is reachable without the proxy");
     let mut c = RecvPeer::start(
         &binary,
-        &RecvOptions {
-            peer: PeerOptions {
-                port: base + 5,
-                bootstrap: net.dht.iter().map(spec).collect(),
-                udp: false,
-                tcp_relays: vec![spec(&net.relay)],
-                timeout: Duration::from_secs(150),
-                ..PeerOptions::default()
-            },
-            expect_size: Some(SIZE),
-            check: ContentCheck::FileId,
-            ..RecvOptions::default()
-        },
+        &RecvOptions::tcp_only(
+            base + 5,
+            net.dht.iter().map(spec).collect(),
+            spec(&net.relay),
+            SIZE,
+        ),
     )
     .expect("start the c-toxcore receiver");
     let c_id = c.ready().address.parse().expect("the receiver's Tox ID");
@@ -159,13 +150,7 @@ fn file_through_proxy(kind: ProxyKind, base: u16, index: u8) {
         .run_inside(|| RustoxPeer::start(options))
         .expect("run inside the namespace")
         .expect("start the rustox node");
-    let summary = match c.wait_summary() {
-        Ok(s) => s,
-        Err(e) => panic!(
-            "the c-toxcore receiver's summary: {e}\n rustox: {:?}",
-            r.log.events()
-        ),
-    };
+    let summary = c.summary_beside(&r.log);
     assert_eq!(
         summary.bytes,
         SIZE,

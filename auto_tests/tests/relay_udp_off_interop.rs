@@ -21,8 +21,8 @@ use std::time::Duration;
 use rand::{RngCore, SeedableRng};
 use rustox_auto_tests::ctoxcore::friend::{CPeer, CPeerOptions, PeerEvent};
 use rustox_auto_tests::ctoxcore::{
-    file_peer_or_skip, BootstrapNode, BootstrapOptions, BootstrapSpec, ContentCheck, PeerBinary,
-    PeerOptions, RecvOptions, RecvPeer,
+    file_peer_or_skip, BootstrapNode, BootstrapOptions, BootstrapSpec, PeerBinary, RecvOptions,
+    RecvPeer,
 };
 use rustox_auto_tests::live::{rustox_bootstrap, RustoxOptions, RustoxPeer};
 use rustox_core::driver::workers::NodeRunner;
@@ -196,20 +196,12 @@ fn a_file_from_a_udp_off_rustox_node_crosses_a_rustox_relay_to_c_toxcore_byte_ex
 fn file_through_relay(binary: &PeerBinary, net: &Network, port: u16, relay_name: &str) {
     let mut c = RecvPeer::start(
         binary,
-        &RecvOptions {
-            peer: PeerOptions {
-                port,
-                bootstrap: net.dht.iter().map(spec).collect(),
-                udp: false,
-                tcp_relays: vec![spec(&net.relay)],
-                timeout: Duration::from_secs(150),
-                ..PeerOptions::default()
-            },
-            expect_size: Some(SIZE),
-            // The file id is the SHA-256 rustox announces: c-toxcore checks every byte.
-            check: ContentCheck::FileId,
-            ..RecvOptions::default()
-        },
+        &RecvOptions::tcp_only(
+            port,
+            net.dht.iter().map(spec).collect(),
+            spec(&net.relay),
+            SIZE,
+        ),
     )
     .expect("start the c-toxcore receiver");
     let c_id = c.ready().address.parse().expect("the receiver's Tox ID");
@@ -225,13 +217,7 @@ fn file_through_relay(binary: &PeerBinary, net: &Network, port: u16, relay_name:
         ..RustoxOptions::default()
     })
     .expect("start the rustox node");
-    let summary = match c.wait_summary() {
-        Ok(s) => s,
-        Err(e) => panic!(
-            "the c-toxcore receiver's summary: {e}\n rustox: {:?}",
-            r.log.events()
-        ),
-    };
+    let summary = c.summary_beside(&r.log);
     assert_eq!(
         summary.bytes,
         SIZE,
