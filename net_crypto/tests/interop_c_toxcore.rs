@@ -21,6 +21,7 @@ use rustox_net_crypto::{
 };
 use rustox_testkit::c::Cc;
 use rustox_testkit::ci::skip_or_fail;
+use rustox_testkit::net::free_udp_port;
 
 const LIBTOXCORE: &str = "/usr/lib/x86_64-linux-gnu/libtoxcore.a";
 
@@ -169,6 +170,28 @@ impl Host {
         }
     }
 
+    /// A C peer on a free port that dials this host, which lets it in.
+    fn dialled_by(&mut self, binary: &Path) -> CPeer {
+        let our_port = self.socket.local_addr().unwrap().port();
+        let args = vec![
+            "connect".to_string(),
+            self.endpoint.real_public_key().to_hex(),
+            self.endpoint.dht_public_key().to_hex(),
+            our_port.to_string(),
+        ];
+        let peer = CPeer::spawn(binary, free_udp_port(), &args);
+        self.endpoint.allow_peer(peer.real_pk);
+        peer
+    }
+
+    /// Starts this host's connection to `peer`.
+    fn dial(&mut self, peer: &CPeer) -> ConnectionId {
+        let now = self.now();
+        self.endpoint
+            .connect(now, peer.addr, peer.real_pk, peer.dht_pk)
+            .unwrap()
+    }
+
     fn now(&self) -> Timestamp {
         Timestamp::from_micros(self.start.elapsed().as_micros() as u64)
     }
@@ -234,14 +257,6 @@ impl Host {
     }
 }
 
-fn free_port() -> u16 {
-    UdpSocket::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
-
 fn hex_upper(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02X}")).collect()
 }
@@ -294,14 +309,10 @@ fn exchange(host: &mut Host, peer: &mut CPeer, id: ConnectionId) {
 #[test]
 fn we_connect_to_c_toxcore_exchange_data_and_kill() {
     let Some(binary) = peer_binary() else { return };
-    let port = free_port();
+    let port = free_udp_port();
     let mut peer = CPeer::spawn(&binary, port, &["listen".to_string()]);
     let mut host = Host::new(1);
-    let now = host.now();
-    let id = host
-        .endpoint
-        .connect(now, peer.addr, peer.real_pk, peer.dht_pk)
-        .unwrap();
+    let id = host.dial(&peer);
     let ok = host.drive(&mut peer, Duration::from_secs(10), |h, p| {
         h.established() && p.saw("ONLINE")
     });
@@ -323,15 +334,7 @@ fn we_connect_to_c_toxcore_exchange_data_and_kill() {
 fn c_toxcore_connects_to_us_exchange_data_and_kill() {
     let Some(binary) = peer_binary() else { return };
     let mut host = Host::new(2);
-    let our_port = host.socket.local_addr().unwrap().port();
-    let args = vec![
-        "connect".to_string(),
-        host.endpoint.real_public_key().to_hex(),
-        host.endpoint.dht_public_key().to_hex(),
-        our_port.to_string(),
-    ];
-    let mut peer = CPeer::spawn(&binary, free_port(), &args);
-    host.endpoint.allow_peer(peer.real_pk);
+    let mut peer = host.dialled_by(&binary);
     let ok = host.drive(&mut peer, Duration::from_secs(10), |h, p| {
         h.established() && p.saw("ONLINE")
     });
@@ -369,14 +372,10 @@ fn c_toxcore_connects_to_us_exchange_data_and_kill() {
 /// the direction(s) chosen.
 fn stream_through_c_toxcore(lose_ours: bool, lose_theirs: bool, seed: u64) {
     let Some(binary) = peer_binary() else { return };
-    let port = free_port();
+    let port = free_udp_port();
     let mut peer = CPeer::spawn(&binary, port, &["listen".to_string()]);
     let mut host = Host::new(seed);
-    let now = host.now();
-    let id = host
-        .endpoint
-        .connect(now, peer.addr, peer.real_pk, peer.dht_pk)
-        .unwrap();
+    let id = host.dial(&peer);
     assert!(host.drive(&mut peer, Duration::from_secs(10), |h, p| {
         h.established() && p.saw("ONLINE")
     }));
@@ -451,21 +450,9 @@ fn lossless_stream_with_its_packets_lost_round_trips_through_c_toxcore_in_order(
 fn crossed_handshakes_with_c_toxcore_give_one_session() {
     let Some(binary) = peer_binary() else { return };
     let mut host = Host::new(5);
-    let our_port = host.socket.local_addr().unwrap().port();
-    let args = vec![
-        "connect".to_string(),
-        host.endpoint.real_public_key().to_hex(),
-        host.endpoint.dht_public_key().to_hex(),
-        our_port.to_string(),
-    ];
-    let mut peer = CPeer::spawn(&binary, free_port(), &args);
-    host.endpoint.allow_peer(peer.real_pk);
+    let mut peer = host.dialled_by(&binary);
     // Both sides connect at once: c-toxcore's cookie request is already on its way.
-    let now = host.now();
-    let id = host
-        .endpoint
-        .connect(now, peer.addr, peer.real_pk, peer.dht_pk)
-        .unwrap();
+    let id = host.dial(&peer);
     let ok = host.drive(&mut peer, Duration::from_secs(10), |h, p| {
         h.established() && p.saw("ONLINE")
     });
