@@ -5,7 +5,7 @@ mod common;
 
 use std::net::UdpSocket;
 use std::path::Path;
-use std::process::Command;
+use std::process::{Command, Output};
 use std::time::Duration;
 
 use common::{assert_one_line_error, run_with_limit, rustox, write_pattern, Receiver, Scratch};
@@ -77,10 +77,7 @@ fn port_in_use() {
     let taken = UdpSocket::bind("127.0.0.1:0").unwrap();
     let addr = taken.local_addr().unwrap().to_string();
     let dir = Scratch::new("port-in-use");
-    let out = run_with_limit(
-        &mut recv_into(&addr, &dir.path("in"), &dir.path("k")),
-        LIMIT,
-    );
+    let out = recv_into(&addr, &dir.path("in"), &dir.path("k"));
     assert_one_line_error(
         &out,
         &format!("cannot listen on {addr}: the port is already in use"),
@@ -101,24 +98,22 @@ fn send_to(to: &str, key: &str, file: impl AsRef<std::ffi::OsStr>) -> Command {
     command
 }
 
-/// `rustox recv --listen <listen> --out <out> --key-file <key>`.
-fn recv_into(listen: &str, out: &Path, key: &Path) -> Command {
-    let mut command = rustox();
-    command
-        .args(["recv", "--listen", listen, "--out"])
-        .arg(out)
-        .arg("--key-file")
-        .arg(key);
-    command
+/// Runs `rustox recv --listen <listen> --out <out> --key-file <key>` (within [`LIMIT`]).
+fn recv_into(listen: &str, out: &Path, key: &Path) -> Output {
+    run_with_limit(
+        rustox()
+            .args(["recv", "--listen", listen, "--out"])
+            .arg(out)
+            .arg("--key-file")
+            .arg(key),
+        LIMIT,
+    )
 }
 
 #[test]
 fn address_not_on_this_machine() {
     let dir = Scratch::new("not-local");
-    let out = run_with_limit(
-        &mut recv_into("192.0.2.1:4000", &dir.path("in"), &dir.path("k")),
-        LIMIT,
-    );
+    let out = recv_into("192.0.2.1:4000", &dir.path("in"), &dir.path("k"));
     assert_one_line_error(&out, "not assigned to this machine");
 }
 
@@ -236,10 +231,7 @@ fn unknown_profile_and_bad_size_in_sim() {
 fn output_directory_that_is_a_file() {
     let dir = Scratch::new("out-is-file");
     write_pattern(&dir.path("file"), 10, 1);
-    let out = run_with_limit(
-        &mut recv_into("127.0.0.1:0", &dir.path("file"), &dir.path("k")),
-        LIMIT,
-    );
+    let out = recv_into("127.0.0.1:0", &dir.path("file"), &dir.path("k"));
     assert_one_line_error(&out, "cannot use output directory");
 }
 
