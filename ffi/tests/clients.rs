@@ -28,7 +28,7 @@ fn client(name: &str) -> Option<PathBuf> {
     if p.exists() {
         Some(p)
     } else {
-        skip_or_fail(&format!("{name} is not installed (/usr/bin/{name})"));
+        skip_or_fail(format!("{name} is not installed (/usr/bin/{name})"));
         None
     }
 }

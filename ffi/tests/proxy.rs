@@ -72,7 +72,7 @@ fn start_proxy(kind: Tox_Proxy_Type, port: u16) -> Option<Proxy> {
     {
         Ok(c) => c,
         Err(e) => {
-            common::skip_or_fail(&format!("{cmd:?}: {e}"));
+            common::skip_or_fail(format!("{cmd:?}: {e}"));
             return None;
         }
     };
