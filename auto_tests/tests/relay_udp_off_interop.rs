@@ -24,8 +24,7 @@ use rustox_auto_tests::ctoxcore::{
     file_peer_or_skip, BootstrapNode, BootstrapOptions, BootstrapSpec, PeerBinary, RecvOptions,
     RecvPeer,
 };
-use rustox_auto_tests::live::{rustox_bootstrap, RustoxOptions, RustoxPeer};
-use rustox_core::driver::workers::NodeRunner;
+use rustox_auto_tests::live::{RelayNetwork, RustoxOptions, RustoxPeer};
 use rustox_net_crypto::crypto::PublicKey;
 
 /// How long two TCP-only clients may take to see each other online: c-toxcore's onion over
@@ -47,9 +46,15 @@ const SIZE: u64 = 4 << 20;
 /// (`base + 2`, `base + 3`).
 struct Network {
     _bootstrapd: Option<BootstrapNode>,
-    _nodes: Vec<NodeRunner>,
-    relay: (SocketAddr, PublicKey),
-    dht: Vec<(SocketAddr, PublicKey)>,
+    net: RelayNetwork,
+}
+
+impl std::ops::Deref for Network {
+    type Target = RelayNetwork;
+
+    fn deref(&self) -> &RelayNetwork {
+        &self.net
+    }
 }
 
 /// tox-bootstrapd's network, or `None` (with a notice) when it is missing outside CI.
@@ -67,41 +72,18 @@ fn network(base: u16) -> Option<Network> {
         Err(e) => panic!("cannot start tox-bootstrapd with a TCP relay: {e}"),
     };
     let key = PublicKey::from_hex(bootstrapd.dht_key()).expect("tox-bootstrapd's key");
-    Some(Network::behind(base, key, Some(bootstrapd), Vec::new()))
+    Some(Network {
+        _bootstrapd: Some(bootstrapd),
+        net: RelayNetwork::behind(base, key, Vec::new()),
+    })
 }
 
 /// The same network with a rustox relay (`rustox bootstrap --tcp-ports` in process) in
 /// tox-bootstrapd's place: the relay at `base + 1`, its DHT node at `base`.
 fn rustox_relay_network(base: u16) -> Network {
-    let relay = rustox_auto_tests::live::rustox_relay(base, base + 1, Default::default())
-        .expect("start a rustox relay");
-    let key = relay.public_key();
-    Network::behind(base, key, None, vec![relay])
-}
-
-impl Network {
-    /// The relay at `base + 1` with DHT key `key` and its DHT node at `base`, and two
-    /// rustox DHT nodes (`base + 2`, `base + 3`) bootstrapped off it.
-    fn behind(
-        base: u16,
-        key: PublicKey,
-        bootstrapd: Option<BootstrapNode>,
-        mut nodes: Vec<NodeRunner>,
-    ) -> Network {
-        let udp = SocketAddr::from(([127, 0, 0, 1], base));
-        let mut dht = vec![(udp, key)];
-        for port in [base + 2, base + 3] {
-            let n = rustox_bootstrap(port).expect("start a DHT node");
-            n.bootstrap(udp, key);
-            dht.push((n.local_addr(), n.public_key()));
-            nodes.push(n);
-        }
-        Network {
-            _bootstrapd: bootstrapd,
-            _nodes: nodes,
-            relay: (SocketAddr::from(([127, 0, 0, 1], base + 1)), key),
-            dht,
-        }
+    Network {
+        _bootstrapd: None,
+        net: RelayNetwork::rustox(base),
     }
 }
 
