@@ -10,8 +10,8 @@ use std::process::Stdio;
 use std::time::Duration;
 
 use common::{
-    line_after, run_with_limit, rustox, start_bootstrap, stderr_of, summary_of, write_pattern,
-    Receiver, Scratch,
+    line_after, run_with_limit, rustox, start_bootstrap, succeeded, write_pattern, Receiver,
+    Scratch,
 };
 use sha2::{Digest, Sha256};
 
@@ -52,8 +52,7 @@ fn send_finds_recv_by_tox_id_through_a_bootstrap_node() {
             .arg(dir.path("payload.bin")),
         Duration::from_secs(120),
     );
-    assert!(send.status.success(), "send failed: {}", stderr_of(&send));
-    let sent = summary_of(&send);
+    let sent = succeeded(&send, "send");
     assert_eq!(sent["bytes"], SIZE as u64);
     assert_eq!(sent["sha256"], expected_sha.as_str());
     let online = sent["friend_online_seconds"]

@@ -5,7 +5,7 @@ mod common;
 
 use std::time::Duration;
 
-use common::{last_json, run_with_limit, stderr_of, summary_of, write_pattern, Receiver, Scratch};
+use common::{last_json, run_with_limit, stderr_of, succeeded, write_pattern, Receiver, Scratch};
 use sha2::{Digest, Sha256};
 
 const SIZE: usize = 8 << 20;
@@ -31,8 +31,7 @@ fn send_to_recv_delivers_8_mib_byte_exact_with_matching_summaries() {
             .arg(dir.path("payload.bin")),
         Duration::from_secs(120),
     );
-    assert!(send.status.success(), "send failed: {}", stderr_of(&send));
-    let sent = summary_of(&send);
+    let sent = succeeded(&send, "send");
     assert_eq!(sent["bytes"], SIZE as u64);
     assert_eq!(sent["sha256"], expected_sha.as_str());
     assert!(sent["goodput_mbit"].as_f64().is_some_and(|g| g > 0.0));

@@ -15,8 +15,7 @@ use std::process::Stdio;
 use std::time::Duration;
 
 use common::{
-    run_with_limit, rustox, start_bootstrap, stderr_of, summary_of, write_pattern, Receiver,
-    Scratch,
+    run_with_limit, rustox, start_bootstrap, succeeded, write_pattern, Receiver, Scratch,
 };
 use rand::rngs::{OsRng, StdRng};
 use rand::SeedableRng;
@@ -103,8 +102,7 @@ fn a_cookie_request_from_port_zero_does_not_stop_rustox_recv() {
             .arg(dir.path("payload.bin")),
         Duration::from_secs(60),
     );
-    assert!(send.status.success(), "send failed: {}", stderr_of(&send));
-    let sent = summary_of(&send);
+    let sent = succeeded(&send, "send");
     assert_eq!(sent["bytes"], original.len() as u64);
 }
 

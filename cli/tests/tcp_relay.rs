@@ -8,7 +8,7 @@ use std::io::{BufRead, BufReader};
 use std::net::SocketAddr;
 use std::process::Stdio;
 
-use common::{line_after, rustox, start_bootstrap, stderr_of, Receiver, Scratch};
+use common::{line_after, rustox, start_bootstrap, succeeded, Receiver, Scratch};
 use rand::rngs::StdRng;
 use rand::SeedableRng;
 use rustox_auto_tests::relay_probe::RelayProbe;
@@ -117,8 +117,7 @@ fn recv_with_tcp_port_is_the_relay_a_udp_off_sender_reaches_it_through() {
             .arg(dir.path("payload.bin")),
         std::time::Duration::from_secs(90),
     );
-    assert!(send.status.success(), "send failed: {}", stderr_of(&send));
-    let sent = common::summary_of(&send);
+    let sent = succeeded(&send, "send");
     assert_eq!(sent["bytes"], SIZE as u64);
     eprintln!(
         "friend online through the receiver's relay after {} s",

@@ -211,6 +211,16 @@ pub fn stderr_of(output: &Output) -> String {
     String::from_utf8_lossy(&output.stderr).into_owned()
 }
 
+/// The JSON summary of a run that must have succeeded (`what` names it if it failed).
+pub fn succeeded(output: &Output, what: &str) -> serde_json::Value {
+    assert!(
+        output.status.success(),
+        "{what} failed: {}",
+        stderr_of(output)
+    );
+    summary_of(output)
+}
+
 /// The JSON summary line a finished run printed last.
 pub fn summary_of(output: &Output) -> serde_json::Value {
     last_json(&String::from_utf8_lossy(&output.stdout))
