@@ -17,14 +17,7 @@ const STRANGER_KEY: &str = "0101010101010101010101010101010101010101010101010101
 #[test]
 fn missing_file() {
     let out = run_with_limit(
-        rustox().args([
-            "send",
-            "--to",
-            "127.0.0.1:9",
-            "--key",
-            STRANGER_KEY,
-            "/nonexistent/file.bin",
-        ]),
+        &mut send_to("127.0.0.1:9", STRANGER_KEY, "/nonexistent/file.bin"),
         LIMIT,
     );
     assert_one_line_error(
