@@ -10,12 +10,11 @@ use std::time::Duration;
 
 use rand::rngs::{OsRng, StdRng};
 use rand::SeedableRng;
-use rustox_core::dht::{DhtConfig, GuardConfig};
-use rustox_core::driver::workers::{NodeRunner, RunnerConfig, UdpMode};
+use rustox_core::dht::DhtConfig;
+use rustox_core::driver::workers::{NodeRunner, RunnerConfig};
 use rustox_core::driver::{Clock, DriverOptions};
 use rustox_core::friend::ToxId;
 use rustox_core::node::{Node, NodeEvent, NodeOptions};
-use rustox_core::onion::server::OnionConfig;
 use rustox_net_crypto::crypto::{KeyPair, PublicKey, SecretKey};
 use rustox_net_crypto::Timestamp;
 
@@ -43,6 +42,44 @@ pub fn rustox_relay(
     )
 }
 
+/// A TCP relay (its DHT node at 127.0.0.1:`base`, the relay at `base + 1`) and two rustox
+/// DHT nodes (`base + 2`, `base + 3`) bootstrapped off it, all on loopback: with UDP off,
+/// clients use the DHT nodes only as onion hops behind the relay.
+pub struct RelayNetwork {
+    _nodes: Vec<NodeRunner>,
+    /// The relay's TCP address and DHT key.
+    pub relay: (SocketAddr, PublicKey),
+    /// The DHT nodes: the relay's, then the two others.
+    pub dht: Vec<(SocketAddr, PublicKey)>,
+}
+
+impl RelayNetwork {
+    /// A rustox relay (`rustox bootstrap --tcp-ports` in process) and the two DHT nodes.
+    pub fn rustox(base: u16) -> RelayNetwork {
+        let relay = rustox_relay(base, base + 1, Default::default()).expect("start a rustox relay");
+        let key = relay.public_key();
+        RelayNetwork::behind(base, key, vec![relay])
+    }
+
+    /// The two DHT nodes behind a relay already running at `base` with DHT key `key`;
+    /// `nodes` (the relay, when it is ours) are kept running with them.
+    pub fn behind(base: u16, key: PublicKey, mut nodes: Vec<NodeRunner>) -> RelayNetwork {
+        let udp = SocketAddr::from(([127, 0, 0, 1], base));
+        let mut dht = vec![(udp, key)];
+        for port in [base + 2, base + 3] {
+            let n = rustox_bootstrap(port).expect("start a DHT node");
+            n.bootstrap(udp, key);
+            dht.push((n.local_addr(), n.public_key()));
+            nodes.push(n);
+        }
+        RelayNetwork {
+            _nodes: nodes,
+            relay: (SocketAddr::from(([127, 0, 0, 1], base + 1)), key),
+            dht,
+        }
+    }
+}
+
 fn start_bootstrap_node(
     port: u16,
     tcp: Option<rustox_core::driver::tcp_relay::TcpRelayConfig>,
@@ -50,16 +87,8 @@ fn start_bootstrap_node(
     NodeRunner::start(
         KeyPair::generate(&mut StdRng::from_entropy()),
         RunnerConfig {
-            bind: SocketAddr::from(([127, 0, 0, 1], port)),
-            workers: 1,
-            mode: UdpMode::ReusePort,
-            dht: DhtConfig {
-                lan_discovery: false,
-                guard: GuardConfig::default(),
-                ..DhtConfig::default()
-            },
-            onion: Some(OnionConfig::default()),
             tcp,
+            ..RunnerConfig::loopback(port)
         },
     )
 }

@@ -12,33 +12,14 @@ use std::time::{Duration, Instant};
 use rand::{RngCore, SeedableRng};
 use rustox_auto_tests::ctoxcore::friend::PeerEvent;
 use rustox_auto_tests::ctoxcore::{
-    BootstrapSpec, BuildOptions, CToxcoreError, ContentCheck, FileIdChoice, PeerBinary,
-    PeerOptions, RecvOptions, RecvPeer, SendOptions, SendPeer,
+    file_peer_or_skip, BootstrapSpec, CToxcoreError, ContentCheck, FileIdChoice, PeerOptions,
+    RecvOptions, RecvPeer, SendOptions, SendPeer,
 };
 use rustox_auto_tests::live::{rustox_bootstrap, RustoxOptions, RustoxPeer};
 
 const SIZE: u64 = 16 << 20;
 /// Finding the friend (~10 s for c-toxcore) plus 16 MiB on loopback, with room for CI.
 const LIMIT: Duration = Duration::from_secs(90);
-
-fn peer_binary() -> Option<PeerBinary> {
-    match PeerBinary::build(&BuildOptions::default()) {
-        Ok(bin) => Some(bin),
-        Err(e) if e.is_missing_dependency() && std::env::var_os("CI").is_none() => {
-            eprintln!("NOTICE: {e}; c-toxcore interop test skipped");
-            None
-        }
-        Err(e) => panic!("cannot build the c-toxcore file peer: {e}"),
-    }
-}
-
-fn spec(runner: &rustox_core::driver::workers::NodeRunner) -> BootstrapSpec {
-    BootstrapSpec {
-        host: runner.local_addr().ip().to_string(),
-        port: runner.local_addr().port(),
-        dht_key: runner.public_key().to_hex(),
-    }
-}
 
 fn c_peer(boot: &BootstrapSpec, port: u16) -> PeerOptions {
     PeerOptions {
@@ -57,9 +38,11 @@ fn content(seed: u64) -> Arc<Vec<u8>> {
 
 #[test]
 fn sixteen_mib_from_rustox_arrive_whole_at_c_toxcore() {
-    let Some(bin) = peer_binary() else { return };
+    let Some(bin) = file_peer_or_skip() else {
+        return;
+    };
     let runner = rustox_bootstrap(36901).expect("start the rustox bootstrap node");
-    let boot = spec(&runner);
+    let boot = BootstrapSpec::at(runner.local_addr(), &runner.public_key());
     let mut c = RecvPeer::start(
         &bin,
         &RecvOptions {
@@ -93,9 +76,11 @@ fn sixteen_mib_from_rustox_arrive_whole_at_c_toxcore() {
 
 #[test]
 fn sixteen_mib_from_c_toxcore_arrive_whole_at_rustox() {
-    let Some(bin) = peer_binary() else { return };
+    let Some(bin) = file_peer_or_skip() else {
+        return;
+    };
     let runner = rustox_bootstrap(36911).expect("start the rustox bootstrap node");
-    let boot = spec(&runner);
+    let boot = BootstrapSpec::at(runner.local_addr(), &runner.public_key());
     let r = RustoxPeer::start(RustoxOptions {
         port: 36912,
         bootstrap: vec![(runner.local_addr(), runner.public_key())],
@@ -149,9 +134,11 @@ fn sixteen_mib_from_c_toxcore_arrive_whole_at_rustox() {
 /// accepts only avatars with `--avatar`.
 #[test]
 fn avatars_cross_both_ways_with_their_kind_and_hash() {
-    let Some(bin) = peer_binary() else { return };
+    let Some(bin) = file_peer_or_skip() else {
+        return;
+    };
     let runner = rustox_bootstrap(36921).expect("start the rustox bootstrap node");
-    let boot = spec(&runner);
+    let boot = BootstrapSpec::at(runner.local_addr(), &runner.public_key());
     const AVATAR: u64 = 64 << 10;
     // rustox → c-toxcore.
     let mut c = RecvPeer::start(

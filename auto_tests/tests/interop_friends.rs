@@ -15,7 +15,7 @@ use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use rustox_auto_tests::ctoxcore::friend::{CPeer, CPeerOptions, PeerEvent};
+use rustox_auto_tests::ctoxcore::friend::{CPeer, CPeerOptions, PeerEvent, PeerLog};
 use rustox_auto_tests::live::{rustox_bootstrap, RustoxOptions, RustoxPeer};
 use rustox_net_crypto::crypto::PublicKey;
 
@@ -75,6 +75,14 @@ fn assert_friends(c: &CPeer, r: &RustoxPeer, what: &str) {
         c.log.friend_online().unwrap_or(-1.0),
         r.log.friend_online().unwrap_or(-1.0)
     );
+}
+
+/// Waits (up to `limit`) until `stayed` has seen its friend come online more than `before`
+/// times and the restarted side `restarted` has its friend online.
+fn back_online(stayed: &PeerLog, restarted: &PeerLog, before: usize, limit: Duration) -> bool {
+    wait_until(limit, || {
+        stayed.times_online() > before && restarted.friend_online().is_some()
+    })
 }
 
 fn c_options(boot: (SocketAddr, PublicKey), port: u16) -> CPeerOptions {
@@ -253,24 +261,22 @@ fn a_restarted_rustox_node_comes_back_online_with_its_c_toxcore_friend() {
     );
     let c_pk = c.tox_id.pk;
     let secret = r.secret;
+    // The rustox node again, as the same identity with c-toxcore as its friend, on `port`.
+    let restart = |port| {
+        r_peer(RustoxOptions {
+            secret: Some(secret),
+            add: Some(c_pk),
+            ..r_options(boot, port)
+        })
+    };
     r.stop();
-    let r = r_peer(RustoxOptions {
-        secret: Some(secret),
-        add: Some(c_pk),
-        ..r_options(boot, 36602)
-    });
+    let r = restart(36602);
     assert_friends(&c, &r, "before restarts");
     let before = c.log.times_online();
     r.stop();
     // Same port.
-    let r = r_peer(RustoxOptions {
-        secret: Some(secret),
-        add: Some(c_pk),
-        ..r_options(boot, 36602)
-    });
-    let back = wait_until(ONLINE_LIMIT, || {
-        c.log.times_online() > before && r.log.friend_online().is_some()
-    });
+    let r = restart(36602);
+    let back = back_online(&c.log, &r.log, before, ONLINE_LIMIT);
     assert!(
         back,
         "not back online after a restart on the same port: c {:?} r {:?}",
@@ -284,14 +290,8 @@ fn a_restarted_rustox_node_comes_back_online_with_its_c_toxcore_friend() {
     let before = c.log.times_online();
     r.stop();
     // A new port.
-    let r = r_peer(RustoxOptions {
-        secret: Some(secret),
-        add: Some(c_pk),
-        ..r_options(boot, 36604)
-    });
-    let back = wait_until(ONLINE_LIMIT, || {
-        c.log.times_online() > before && r.log.friend_online().is_some()
-    });
+    let r = restart(36604);
+    let back = back_online(&c.log, &r.log, before, ONLINE_LIMIT);
     assert!(
         back,
         "not back online after a restart on a new port: c {:?} r {:?}",
@@ -318,29 +318,24 @@ fn a_restarted_c_toxcore_client_comes_back_online_with_its_rustox_friend() {
     });
     let secret = c.secret;
     let r_pk = r.tox_id.pk;
+    // The c-toxcore client again, as the same identity with rustox as its friend, on `port`.
+    let restart = |port| {
+        c_peer(
+            &bin,
+            &CPeerOptions {
+                secret: Some(secret),
+                add: Some(r_pk),
+                ..c_options(boot, port)
+            },
+        )
+    };
     drop(c);
-    let c = c_peer(
-        &bin,
-        &CPeerOptions {
-            secret: Some(secret),
-            add: Some(r_pk),
-            ..c_options(boot, 36704)
-        },
-    );
+    let c = restart(36704);
     assert_friends(&c, &r, "first meeting");
     let before = r.log.times_online();
     drop(c);
-    let c = c_peer(
-        &bin,
-        &CPeerOptions {
-            secret: Some(secret),
-            add: Some(r_pk),
-            ..c_options(boot, 36705)
-        },
-    );
-    let back = wait_until(ONLINE_LIMIT + ONLINE_LIMIT, || {
-        r.log.times_online() > before && c.log.friend_online().is_some()
-    });
+    let c = restart(36705);
+    let back = back_online(&r.log, &c.log, before, ONLINE_LIMIT + ONLINE_LIMIT);
     assert!(
         back,
         "not back online after c-toxcore restarted on a new port: c {:?} r {:?}",

@@ -16,7 +16,7 @@ use std::time::Duration;
 
 use rustox_auto_tests::ctoxcore::friend::{CPeer, CPeerOptions, PeerEvent};
 use rustox_auto_tests::ctoxcore::{
-    run_transfer, BootstrapSpec, BuildOptions, Discovery, Friendship, PeerBinary, TransferOptions,
+    file_peer_or_skip, run_transfer, BootstrapSpec, Discovery, Friendship, TransferOptions,
 };
 use rustox_auto_tests::live::{rustox_bootstrap, rustox_relay};
 use rustox_core::driver::workers::NodeRunner;
@@ -131,20 +131,11 @@ fn tcp_only_c_toxcore_clients_befriend_and_talk_through_a_rustox_relay() {
 
 #[test]
 fn a_file_crosses_a_rustox_relay_between_tcp_only_c_toxcore_clients() {
-    let binary = match PeerBinary::build(&BuildOptions::default()) {
-        Ok(b) => b,
-        Err(e) if e.is_missing_dependency() && std::env::var_os("CI").is_none() => {
-            eprintln!("NOTICE: {e}; c-toxcore interop test skipped");
-            return;
-        }
-        Err(e) => panic!("cannot build the c-toxcore file peer: {e}"),
+    let Some(binary) = file_peer_or_skip() else {
+        return;
     };
     let net = network(37111);
-    let spec = |(addr, pk): &(SocketAddr, PublicKey)| BootstrapSpec {
-        host: addr.ip().to_string(),
-        port: addr.port(),
-        dht_key: pk.to_hex(),
-    };
+    let spec = |(addr, pk): &(SocketAddr, PublicKey)| BootstrapSpec::at(*addr, pk);
     let mut options = TransferOptions::loopback(4 << 20);
     options.discovery = Discovery::Nodes(net.dht.iter().map(spec).collect());
     options.friendship = Friendship::Mutual;

@@ -21,53 +21,18 @@ use std::time::Duration;
 
 use rand::{RngCore, SeedableRng};
 use rustox_auto_tests::ctoxcore::friend::PeerEvent;
-use rustox_auto_tests::ctoxcore::{
-    BootstrapSpec, BuildOptions, ContentCheck, PeerBinary, PeerOptions, RecvOptions, RecvPeer,
-};
-use rustox_auto_tests::live::{rustox_bootstrap, rustox_relay, RustoxOptions, RustoxPeer};
+use rustox_auto_tests::ctoxcore::{BootstrapSpec, BuildOptions, PeerBinary, RecvOptions, RecvPeer};
+use rustox_auto_tests::live::{RelayNetwork, RustoxOptions, RustoxPeer};
 use rustox_auto_tests::proxies::{ProxyOnlyNamespace, ProxyPolicy, ProxyProcess};
 use rustox_core::driver::tokio::relays::open;
-use rustox_core::driver::workers::NodeRunner;
 use rustox_core::proxy::{ProxyConfig, ProxyError, ProxyKind};
 use rustox_net_crypto::crypto::PublicKey;
 
 /// The file: enough for many windows through the proxy and the relay, short to run.
 const SIZE: u64 = 2 << 20;
 
-/// A rustox relay (its DHT node at `base`, the relay at `base + 1`) and two rustox DHT
-/// nodes (`base + 2`, `base + 3`) bootstrapped off it, all on loopback: with UDP off the
-/// clients use the DHT nodes only as onion hops behind the relay.
-struct Network {
-    _nodes: Vec<NodeRunner>,
-    relay: (SocketAddr, PublicKey),
-    dht: Vec<(SocketAddr, PublicKey)>,
-}
-
-fn network(base: u16) -> Network {
-    let relay = rustox_relay(base, base + 1, Default::default()).expect("start a rustox relay");
-    let key = relay.public_key();
-    let udp = SocketAddr::from(([127, 0, 0, 1], base));
-    let mut dht = vec![(udp, key)];
-    let mut nodes = vec![relay];
-    for port in [base + 2, base + 3] {
-        let n = rustox_bootstrap(port).expect("start a DHT node");
-        n.bootstrap(udp, key);
-        dht.push((n.local_addr(), n.public_key()));
-        nodes.push(n);
-    }
-    Network {
-        _nodes: nodes,
-        relay: (SocketAddr::from(([127, 0, 0, 1], base + 1)), key),
-        dht,
-    }
-}
-
 fn spec((addr, pk): &(SocketAddr, PublicKey)) -> BootstrapSpec {
-    BootstrapSpec {
-        host: addr.ip().to_string(),
-        port: addr.port(),
-        dht_key: pk.to_hex(),
-    }
+    BootstrapSpec::at(*addr, pk)
 }
 
 /// Skips (with a notice) outside CI when `what` is missing; fails in CI.
@@ -120,7 +85,7 @@ fn file_through_proxy(kind: ProxyKind, base: u16, index: u8) {
     let Some(proxy) = proxy(kind, listen, &ProxyPolicy::default()) else {
         return;
     };
-    let net = network(base);
+    let net = RelayNetwork::rustox(base);
     // The isolation holds: from inside, neither the relay nor anything but the proxy's
     // address answers.
     let relay_addr = net.relay.0;
@@ -130,19 +95,12 @@ fn file_through_proxy(kind: ProxyKind, base: u16, index: u8) {
     assert!(direct.is_err(), "the relay is reachable without the proxy");
     let mut c = RecvPeer::start(
         &binary,
-        &RecvOptions {
-            peer: PeerOptions {
-                port: base + 5,
-                bootstrap: net.dht.iter().map(spec).collect(),
-                udp: false,
-                tcp_relays: vec![spec(&net.relay)],
-                timeout: Duration::from_secs(150),
-                ..PeerOptions::default()
-            },
-            expect_size: Some(SIZE),
-            check: ContentCheck::FileId,
-            ..RecvOptions::default()
-        },
+        &RecvOptions::tcp_only(
+            base + 5,
+            net.dht.iter().map(spec).collect(),
+            spec(&net.relay),
+            SIZE,
+        ),
     )
     .expect("start the c-toxcore receiver");
     let c_id = c.ready().address.parse().expect("the receiver's Tox ID");
@@ -163,13 +121,7 @@ fn file_through_proxy(kind: ProxyKind, base: u16, index: u8) {
         .run_inside(|| RustoxPeer::start(options))
         .expect("run inside the namespace")
         .expect("start the rustox node");
-    let summary = match c.wait_summary() {
-        Ok(s) => s,
-        Err(e) => panic!(
-            "the c-toxcore receiver's summary: {e}\n rustox: {:?}",
-            r.log.events()
-        ),
-    };
+    let summary = c.summary_beside(&r.log);
     assert_eq!(
         summary.bytes,
         SIZE,
@@ -225,7 +177,7 @@ fn open_through(relay: SocketAddr, proxy: ProxyConfig) -> Result<(), ProxyError>
 #[test]
 fn real_proxies_connect_and_refuse_with_clear_errors() {
     let lo = |port| SocketAddr::from(([127, 0, 0, 1], port));
-    let net = network(37841);
+    let net = RelayNetwork::rustox(37841);
     let relay = net.relay.0;
     let Some(socks) = proxy(ProxyKind::Socks5, lo(37851), &ProxyPolicy::default()) else {
         return;

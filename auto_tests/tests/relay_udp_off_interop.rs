@@ -21,11 +21,10 @@ use std::time::Duration;
 use rand::{RngCore, SeedableRng};
 use rustox_auto_tests::ctoxcore::friend::{CPeer, CPeerOptions, PeerEvent};
 use rustox_auto_tests::ctoxcore::{
-    BootstrapNode, BootstrapOptions, BootstrapSpec, BuildOptions, ContentCheck, PeerBinary,
-    PeerOptions, RecvOptions, RecvPeer,
+    file_peer_or_skip, BootstrapNode, BootstrapOptions, BootstrapSpec, PeerBinary, RecvOptions,
+    RecvPeer,
 };
-use rustox_auto_tests::live::{rustox_bootstrap, RustoxOptions, RustoxPeer};
-use rustox_core::driver::workers::NodeRunner;
+use rustox_auto_tests::live::{RelayNetwork, RustoxOptions, RustoxPeer};
 use rustox_net_crypto::crypto::PublicKey;
 
 /// How long two TCP-only clients may take to see each other online: c-toxcore's onion over
@@ -47,9 +46,15 @@ const SIZE: u64 = 4 << 20;
 /// (`base + 2`, `base + 3`).
 struct Network {
     _bootstrapd: Option<BootstrapNode>,
-    _nodes: Vec<NodeRunner>,
-    relay: (SocketAddr, PublicKey),
-    dht: Vec<(SocketAddr, PublicKey)>,
+    net: RelayNetwork,
+}
+
+impl std::ops::Deref for Network {
+    type Target = RelayNetwork;
+
+    fn deref(&self) -> &RelayNetwork {
+        &self.net
+    }
 }
 
 /// tox-bootstrapd's network, or `None` (with a notice) when it is missing outside CI.
@@ -67,50 +72,23 @@ fn network(base: u16) -> Option<Network> {
         Err(e) => panic!("cannot start tox-bootstrapd with a TCP relay: {e}"),
     };
     let key = PublicKey::from_hex(bootstrapd.dht_key()).expect("tox-bootstrapd's key");
-    Some(Network::behind(base, key, Some(bootstrapd), Vec::new()))
+    Some(Network {
+        _bootstrapd: Some(bootstrapd),
+        net: RelayNetwork::behind(base, key, Vec::new()),
+    })
 }
 
 /// The same network with a rustox relay (`rustox bootstrap --tcp-ports` in process) in
 /// tox-bootstrapd's place: the relay at `base + 1`, its DHT node at `base`.
 fn rustox_relay_network(base: u16) -> Network {
-    let relay = rustox_auto_tests::live::rustox_relay(base, base + 1, Default::default())
-        .expect("start a rustox relay");
-    let key = relay.public_key();
-    Network::behind(base, key, None, vec![relay])
-}
-
-impl Network {
-    /// The relay at `base + 1` with DHT key `key` and its DHT node at `base`, and two
-    /// rustox DHT nodes (`base + 2`, `base + 3`) bootstrapped off it.
-    fn behind(
-        base: u16,
-        key: PublicKey,
-        bootstrapd: Option<BootstrapNode>,
-        mut nodes: Vec<NodeRunner>,
-    ) -> Network {
-        let udp = SocketAddr::from(([127, 0, 0, 1], base));
-        let mut dht = vec![(udp, key)];
-        for port in [base + 2, base + 3] {
-            let n = rustox_bootstrap(port).expect("start a DHT node");
-            n.bootstrap(udp, key);
-            dht.push((n.local_addr(), n.public_key()));
-            nodes.push(n);
-        }
-        Network {
-            _bootstrapd: bootstrapd,
-            _nodes: nodes,
-            relay: (SocketAddr::from(([127, 0, 0, 1], base + 1)), key),
-            dht,
-        }
+    Network {
+        _bootstrapd: None,
+        net: RelayNetwork::rustox(base),
     }
 }
 
 fn spec((addr, pk): &(SocketAddr, PublicKey)) -> BootstrapSpec {
-    BootstrapSpec {
-        host: addr.ip().to_string(),
-        port: addr.port(),
-        dht_key: pk.to_hex(),
-    }
+    BootstrapSpec::at(*addr, pk)
 }
 
 #[test]
@@ -176,7 +154,9 @@ fn udp_off_rustox_and_c_toxcore_befriend_and_talk_through_tox_bootstrapd() {
 #[test]
 fn a_file_from_a_udp_off_rustox_node_crosses_tox_bootstrapd_to_c_toxcore_byte_exact() {
     let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
-    let Some(binary) = file_peer() else { return };
+    let Some(binary) = file_peer_or_skip() else {
+        return;
+    };
     let Some(net) = network(37211) else { return };
     file_through_relay(&binary, &net, 37215, "tox-bootstrapd");
 }
@@ -186,21 +166,11 @@ fn a_file_from_a_udp_off_rustox_node_crosses_tox_bootstrapd_to_c_toxcore_byte_ex
 #[test]
 fn a_file_from_a_udp_off_rustox_node_crosses_a_rustox_relay_to_c_toxcore_byte_exact() {
     let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
-    let Some(binary) = file_peer() else { return };
+    let Some(binary) = file_peer_or_skip() else {
+        return;
+    };
     let net = rustox_relay_network(37221);
     file_through_relay(&binary, &net, 37225, "a rustox relay");
-}
-
-/// The c-toxcore file peer, or `None` (with a notice) when c-toxcore is missing outside CI.
-fn file_peer() -> Option<PeerBinary> {
-    match PeerBinary::build(&BuildOptions::default()) {
-        Ok(b) => Some(b),
-        Err(e) if e.is_missing_dependency() && std::env::var_os("CI").is_none() => {
-            eprintln!("NOTICE: {e}; c-toxcore interop test skipped");
-            None
-        }
-        Err(e) => panic!("cannot build the c-toxcore file peer: {e}"),
-    }
 }
 
 /// A UDP-off rustox node (UDP port `port + 1`) sends [`SIZE`] bytes to a UDP-off c-toxcore
@@ -208,20 +178,12 @@ fn file_peer() -> Option<PeerBinary> {
 fn file_through_relay(binary: &PeerBinary, net: &Network, port: u16, relay_name: &str) {
     let mut c = RecvPeer::start(
         binary,
-        &RecvOptions {
-            peer: PeerOptions {
-                port,
-                bootstrap: net.dht.iter().map(spec).collect(),
-                udp: false,
-                tcp_relays: vec![spec(&net.relay)],
-                timeout: Duration::from_secs(150),
-                ..PeerOptions::default()
-            },
-            expect_size: Some(SIZE),
-            // The file id is the SHA-256 rustox announces: c-toxcore checks every byte.
-            check: ContentCheck::FileId,
-            ..RecvOptions::default()
-        },
+        &RecvOptions::tcp_only(
+            port,
+            net.dht.iter().map(spec).collect(),
+            spec(&net.relay),
+            SIZE,
+        ),
     )
     .expect("start the c-toxcore receiver");
     let c_id = c.ready().address.parse().expect("the receiver's Tox ID");
@@ -237,13 +199,7 @@ fn file_through_relay(binary: &PeerBinary, net: &Network, port: u16, relay_name:
         ..RustoxOptions::default()
     })
     .expect("start the rustox node");
-    let summary = match c.wait_summary() {
-        Ok(s) => s,
-        Err(e) => panic!(
-            "the c-toxcore receiver's summary: {e}\n rustox: {:?}",
-            r.log.events()
-        ),
-    };
+    let summary = c.summary_beside(&r.log);
     assert_eq!(
         summary.bytes,
         SIZE,

@@ -41,6 +41,7 @@
 #include <time.h>
 #include <unistd.h>
 #include <tox/tox.h>
+#include "testkit.h"
 
 #define MAX_BOOT 8
 
@@ -49,27 +50,6 @@ static int accept_all;
 static const char *say_text;
 static const char *act_text;
 static int set_typing;
-
-static double now_s(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
-static void hex(const uint8_t *b, size_t n, char *out) {
-    for (size_t i = 0; i < n; ++i) sprintf(out + 2 * i, "%02X", b[i]);
-    out[2 * n] = 0;
-}
-
-static int unhex(const char *s, uint8_t *out, size_t n) {
-    if (strlen(s) != 2 * n) return -1;
-    for (size_t i = 0; i < n; ++i) {
-        unsigned v;
-        if (sscanf(s + 2 * i, "%2x", &v) != 1) return -1;
-        out[i] = (uint8_t)v;
-    }
-    return 0;
-}
 
 static void on_self(Tox *tox, Tox_Connection status, void *ud) {
     (void)tox; (void)ud;

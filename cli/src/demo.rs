@@ -17,10 +17,9 @@ use rand::rngs::OsRng;
 use rand::{RngCore, SeedableRng};
 use rustox_core::crypto::KeyPair;
 use rustox_core::dht::DhtConfig;
-use rustox_core::driver::workers::{NodeRunner, RunnerConfig, UdpMode};
+use rustox_core::driver::workers::{NodeRunner, RunnerConfig};
 use rustox_core::driver::Clock;
 use rustox_core::node::{FileOffer, FriendNumber, Node, NodeEvent, NodeOptions, PreparedFile};
-use rustox_core::onion::server::OnionConfig;
 use rustox_core::transport::{ControllerKind, Timestamp, TransportStats};
 
 use crate::controller::parse_controller;
@@ -94,21 +93,8 @@ fn run_in(args: &Args, dir: &Path) -> anyhow::Result<()> {
     let loopback = SocketAddr::from(([127, 0, 0, 1], 0));
     // The bootstrap node: what `rustox bootstrap` runs (DHT and onion server), on threads
     // of its own; dropped (and stopped) when the demo ends.
-    let boot = NodeRunner::start(
-        KeyPair::generate(&mut OsRng),
-        RunnerConfig {
-            bind: loopback,
-            workers: 1,
-            mode: UdpMode::ReusePort,
-            dht: DhtConfig {
-                lan_discovery: false,
-                ..DhtConfig::default()
-            },
-            onion: Some(OnionConfig::default()),
-            tcp: None,
-        },
-    )
-    .context("cannot start the bootstrap node")?;
+    let boot = NodeRunner::start(KeyPair::generate(&mut OsRng), RunnerConfig::loopback(0))
+        .context("cannot start the bootstrap node")?;
     let (boot_addr, boot_pk) = (boot.local_addr(), boot.public_key());
     let alice_socket = driver::bind(loopback)?;
     let bob_socket = driver::bind(loopback)?;

@@ -12,15 +12,16 @@
 
 mod common;
 
-use std::io::{BufRead, BufReader};
 use std::process::Stdio;
 use std::time::Duration;
 
-use common::{last_json, run_with_limit, rustox, wait_with_limit, Killed, Scratch};
+use common::{
+    last_json, line_after, run_with_limit, rustox, stderr_of, summary_of, Receiver, Scratch,
+};
 use rustox_auto_tests::ctoxcore::peer::pattern;
 use rustox_auto_tests::ctoxcore::{
-    BuildOptions, ContentCheck, FileIdChoice, PeerBinary, PeerOptions, RecvOptions, RecvPeer,
-    SendOptions, SendPeer,
+    file_peer_or_skip, BootstrapSpec, ContentCheck, FileIdChoice, PeerOptions, RecvOptions,
+    RecvPeer, SendOptions, SendPeer,
 };
 use rustox_auto_tests::live::rustox_bootstrap;
 use sha2::{Digest, Sha256};
@@ -29,31 +30,7 @@ const SIZE: usize = 1 << 20;
 /// Finding the friend (~10 s for c-toxcore) and 1 MiB on loopback, with room for CI.
 const LIMIT: Duration = Duration::from_secs(60);
 
-fn peer_binary() -> Option<PeerBinary> {
-    match PeerBinary::build(&BuildOptions::default()) {
-        Ok(bin) => Some(bin),
-        Err(e) if e.is_missing_dependency() && std::env::var_os("CI").is_none() => {
-            eprintln!("NOTICE: {e}; c-toxcore interop test skipped");
-            None
-        }
-        Err(e) => panic!("cannot build the c-toxcore file peer: {e}"),
-    }
-}
-
-/// Reads lines until one starts with `prefix`; returns the rest.
-fn line_after(out: &mut impl BufRead, prefix: &str) -> String {
-    let mut line = String::new();
-    loop {
-        line.clear();
-        let n = out.read_line(&mut line).expect("read stdout");
-        assert!(n > 0, "the process exited before printing {prefix:?}");
-        if let Some(rest) = line.strip_prefix(prefix) {
-            return rest.trim().to_owned();
-        }
-    }
-}
-
-fn c_peer(boot: &rustox_auto_tests::ctoxcore::BootstrapSpec, port: u16, seed: u64) -> PeerOptions {
+fn c_peer(boot: &BootstrapSpec, port: u16, seed: u64) -> PeerOptions {
     PeerOptions {
         port,
         bootstrap: vec![boot.clone()],
@@ -65,34 +42,21 @@ fn c_peer(boot: &rustox_auto_tests::ctoxcore::BootstrapSpec, port: u16, seed: u6
 
 #[test]
 fn recv_keeps_a_c_toxcore_file_with_a_random_id_and_says_it_is_unverified() {
-    let Some(bin) = peer_binary() else { return };
-    let runner = rustox_bootstrap(36961).expect("start the rustox bootstrap node");
-    let boot = rustox_auto_tests::ctoxcore::BootstrapSpec {
-        host: "127.0.0.1".into(),
-        port: runner.local_addr().port(),
-        dht_key: runner.public_key().to_hex(),
+    let Some(bin) = file_peer_or_skip() else {
+        return;
     };
-    let node = format!(
-        "127.0.0.1:{}:{}",
-        runner.local_addr().port(),
-        runner.public_key().to_hex()
-    );
+    let runner = rustox_bootstrap(36961).expect("start the rustox bootstrap node");
+    let boot = BootstrapSpec::at(runner.local_addr(), &runner.public_key());
+    let node = boot.to_string();
     let dir = Scratch::new("ctox-recv");
     let inbox = dir.path("inbox");
-    let mut recv = Killed(
-        rustox()
-            .args(["recv", "--listen", "127.0.0.1:0", "--once", "--out"])
-            .arg(&inbox)
-            .arg("--key-file")
-            .arg(dir.path("recv.key"))
-            .args(["--bootstrap", &node])
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("spawn rustox recv"),
+    let mut recv = Receiver::start_with(
+        &inbox,
+        &dir.path("recv.key"),
+        &["--bootstrap", &node],
+        Stdio::piped(),
     );
-    let mut recv_out = BufReader::new(recv.0.stdout.take().expect("stdout"));
-    let tox_id = line_after(&mut recv_out, "tox id ");
+    let tox_id = line_after(&mut recv.stdout, "tox id ");
     let seed = 0x5eed;
     let mut sender = SendPeer::start(
         &bin,
@@ -107,16 +71,7 @@ fn recv_keeps_a_c_toxcore_file_with_a_random_id_and_says_it_is_unverified() {
         },
     )
     .expect("start the c-toxcore sender");
-    let status = wait_with_limit(&mut recv.0, LIMIT + Duration::from_secs(30));
-    let mut rest = String::new();
-    for line in recv_out.lines() {
-        rest.push_str(&line.unwrap_or_default());
-        rest.push('\n');
-    }
-    let mut err = String::new();
-    if let Some(mut e) = recv.0.stderr.take() {
-        let _ = std::io::Read::read_to_string(&mut e, &mut err);
-    }
+    let (status, rest, err) = recv.finish(LIMIT + Duration::from_secs(30));
     assert!(status.success(), "rustox recv failed: {err}");
     let sent = sender
         .wait_summary()
@@ -150,18 +105,12 @@ fn recv_keeps_a_c_toxcore_file_with_a_random_id_and_says_it_is_unverified() {
 
 #[test]
 fn send_delivers_a_file_to_a_c_toxcore_client_byte_exact() {
-    let Some(bin) = peer_binary() else { return };
-    let runner = rustox_bootstrap(36971).expect("start the rustox bootstrap node");
-    let boot = rustox_auto_tests::ctoxcore::BootstrapSpec {
-        host: "127.0.0.1".into(),
-        port: runner.local_addr().port(),
-        dht_key: runner.public_key().to_hex(),
+    let Some(bin) = file_peer_or_skip() else {
+        return;
     };
-    let node = format!(
-        "127.0.0.1:{}:{}",
-        runner.local_addr().port(),
-        runner.public_key().to_hex()
-    );
+    let runner = rustox_bootstrap(36971).expect("start the rustox bootstrap node");
+    let boot = BootstrapSpec::at(runner.local_addr(), &runner.public_key());
+    let node = boot.to_string();
     let dir = Scratch::new("ctox-send");
     let seed = 0xf11e;
     let content = pattern(seed, SIZE);
@@ -186,9 +135,12 @@ fn send_delivers_a_file_to_a_c_toxcore_client_byte_exact() {
             .arg(dir.path("payload.bin")),
         LIMIT + Duration::from_secs(30),
     );
-    let send_err = String::from_utf8_lossy(&send.stderr);
-    assert!(send.status.success(), "rustox send failed: {send_err}");
-    let sent = last_json(&String::from_utf8_lossy(&send.stdout));
+    assert!(
+        send.status.success(),
+        "rustox send failed: {}",
+        stderr_of(&send)
+    );
+    let sent = summary_of(&send);
     assert_eq!(sent["bytes"], SIZE as u64);
     let summary = c.wait_summary().expect("the c-toxcore receiver's summary");
     assert_eq!(summary.bytes, SIZE as u64);

@@ -6,11 +6,13 @@
 
 mod common;
 
-use std::io::{BufRead, BufReader};
 use std::process::Stdio;
 use std::time::Duration;
 
-use common::{last_json, run_with_limit, rustox, write_pattern, Killed, Scratch};
+use common::{
+    line_after, run_with_limit, rustox, start_bootstrap, succeeded, write_pattern, Receiver,
+    Scratch,
+};
 use sha2::{Digest, Sha256};
 
 const SIZE: usize = 1 << 20;
@@ -18,38 +20,14 @@ const SIZE: usize = 1 << 20;
 /// outside Tox's default range (33445–33545) and the interop tests' ports.
 const BOOTSTRAP_PORT: u16 = 36950;
 
-/// Reads lines from `child`'s stdout until one starts with `prefix`; returns the rest.
-fn line_after(out: &mut impl BufRead, prefix: &str) -> String {
-    let mut line = String::new();
-    loop {
-        line.clear();
-        let n = out.read_line(&mut line).expect("read stdout");
-        assert!(n > 0, "the process exited before printing {prefix:?}");
-        if let Some(rest) = line.strip_prefix(prefix) {
-            return rest.trim().to_owned();
-        }
-    }
-}
-
 #[test]
 fn send_finds_recv_by_tox_id_through_a_bootstrap_node() {
     let dir = Scratch::new("tox-id");
     let original = write_pattern(&dir.path("payload.bin"), SIZE, 0x70c1d);
     let expected_sha = hex::encode(Sha256::digest(&original));
 
-    let mut boot = Killed(
-        rustox()
-            .args(["bootstrap", "--bind", "127.0.0.1", "--port"])
-            .arg(BOOTSTRAP_PORT.to_string())
-            .arg("--keys")
-            .arg(dir.path("boot.keys"))
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("spawn rustox bootstrap"),
-    );
-    let mut boot_out = BufReader::new(boot.0.stdout.take().expect("stdout"));
-    let boot_key = line_after(&mut boot_out, "");
+    let (_boot, boot_key) =
+        start_bootstrap(BOOTSTRAP_PORT, &dir.path("boot.keys"), &[], Stdio::null());
     assert_eq!(
         boot_key.len(),
         64,
@@ -58,20 +36,13 @@ fn send_finds_recv_by_tox_id_through_a_bootstrap_node() {
     let node = format!("127.0.0.1:{BOOTSTRAP_PORT}:{boot_key}");
 
     let inbox = dir.path("inbox");
-    let mut recv = Killed(
-        rustox()
-            .args(["recv", "--listen", "127.0.0.1:0", "--once", "--out"])
-            .arg(&inbox)
-            .arg("--key-file")
-            .arg(dir.path("recv.key"))
-            .args(["--bootstrap", &node])
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("spawn rustox recv"),
+    let mut recv = Receiver::start_with(
+        &inbox,
+        &dir.path("recv.key"),
+        &["--bootstrap", &node],
+        Stdio::null(),
     );
-    let mut recv_out = BufReader::new(recv.0.stdout.take().expect("stdout"));
-    let tox_id = line_after(&mut recv_out, "tox id ");
+    let tox_id = line_after(&mut recv.stdout, "tox id ");
     assert_eq!(tox_id.len(), 76, "a Tox ID is 76 hex digits: {tox_id:?}");
 
     let send = run_with_limit(
@@ -81,9 +52,7 @@ fn send_finds_recv_by_tox_id_through_a_bootstrap_node() {
             .arg(dir.path("payload.bin")),
         Duration::from_secs(120),
     );
-    let send_err = String::from_utf8_lossy(&send.stderr);
-    assert!(send.status.success(), "send failed: {send_err}");
-    let sent = last_json(&String::from_utf8_lossy(&send.stdout));
+    let sent = succeeded(&send, "send");
     assert_eq!(sent["bytes"], SIZE as u64);
     assert_eq!(sent["sha256"], expected_sha.as_str());
     let online = sent["friend_online_seconds"]
@@ -92,7 +61,7 @@ fn send_finds_recv_by_tox_id_through_a_bootstrap_node() {
     assert!(online > 0.0 && online < 60.0, "online after {online} s");
     eprintln!("friend online after {online:.2} s");
 
-    let status = common::wait_with_limit(&mut recv.0, Duration::from_secs(30));
+    let status = common::wait_with_limit(&mut recv.child, Duration::from_secs(30));
     assert!(status.success(), "recv failed");
     let copy = std::fs::read(inbox.join("payload.bin")).expect("received file exists");
     assert!(copy == original, "received file differs from the original");

@@ -4,6 +4,8 @@
 mod common;
 
 use std::net::UdpSocket;
+use std::path::Path;
+use std::process::{Command, Output};
 use std::time::Duration;
 
 use common::{assert_one_line_error, run_with_limit, rustox, write_pattern, Receiver, Scratch};
@@ -15,14 +17,7 @@ const STRANGER_KEY: &str = "0101010101010101010101010101010101010101010101010101
 #[test]
 fn missing_file() {
     let out = run_with_limit(
-        rustox().args([
-            "send",
-            "--to",
-            "127.0.0.1:9",
-            "--key",
-            STRANGER_KEY,
-            "/nonexistent/file.bin",
-        ]),
+        &mut send_to("127.0.0.1:9", STRANGER_KEY, "/nonexistent/file.bin"),
         LIMIT,
     );
     assert_one_line_error(
@@ -34,25 +29,14 @@ fn missing_file() {
 #[test]
 fn directory_instead_of_file() {
     let dir = Scratch::new("dir-as-file");
-    let out = run_with_limit(
-        rustox()
-            .args(["send", "--to", "127.0.0.1:9", "--key", STRANGER_KEY])
-            .arg(&dir.0),
-        LIMIT,
-    );
+    let out = run_with_limit(&mut send_to("127.0.0.1:9", STRANGER_KEY, &dir.0), LIMIT);
     assert_one_line_error(&out, "is a directory");
 }
 
 #[test]
 fn malformed_key() {
-    let dir = Scratch::new("bad-key");
-    write_pattern(&dir.path("f"), 10, 1);
-    let out = run_with_limit(
-        rustox()
-            .args(["send", "--to", "127.0.0.1:9", "--key", "abc123"])
-            .arg(dir.path("f")),
-        LIMIT,
-    );
+    let dir = with_file("bad-key", 10);
+    let out = run_with_limit(&mut send_to("127.0.0.1:9", "abc123", dir.path("f")), LIMIT);
     assert_one_line_error(&out, "--key must be 64 hex digits");
 }
 
@@ -61,14 +45,8 @@ fn nobody_answering_times_out_the_handshake() {
     // A bound socket that never answers: the address is reachable, nothing speaks Tox.
     let silent = UdpSocket::bind("127.0.0.1:0").unwrap();
     let addr = silent.local_addr().unwrap().to_string();
-    let dir = Scratch::new("unreachable");
-    write_pattern(&dir.path("f"), 1000, 1);
-    let out = run_with_limit(
-        rustox()
-            .args(["send", "--to", &addr, "--key", STRANGER_KEY])
-            .arg(dir.path("f")),
-        LIMIT,
-    );
+    let dir = with_file("unreachable", 1000);
+    let out = run_with_limit(&mut send_to(&addr, STRANGER_KEY, dir.path("f")), LIMIT);
     assert_one_line_error(
         &out,
         &format!("no answer from {addr}: the handshake timed out"),
@@ -77,14 +55,11 @@ fn nobody_answering_times_out_the_handshake() {
 
 #[test]
 fn wrong_key_times_out_the_handshake() {
-    let dir = Scratch::new("wrong-key");
-    write_pattern(&dir.path("f"), 1000, 1);
+    let dir = with_file("wrong-key", 1000);
     let receiver = Receiver::start(&dir.path("in"), &dir.path("recv.key"));
     assert_ne!(receiver.key, STRANGER_KEY);
     let out = run_with_limit(
-        rustox()
-            .args(["send", "--to", &receiver.addr, "--key", STRANGER_KEY])
-            .arg(dir.path("f")),
+        &mut send_to(&receiver.addr, STRANGER_KEY, dir.path("f")),
         LIMIT,
     );
     assert_one_line_error(&out, "is --key its public key?");
@@ -95,31 +70,43 @@ fn port_in_use() {
     let taken = UdpSocket::bind("127.0.0.1:0").unwrap();
     let addr = taken.local_addr().unwrap().to_string();
     let dir = Scratch::new("port-in-use");
-    let out = run_with_limit(
-        rustox()
-            .args(["recv", "--listen", &addr, "--out"])
-            .arg(dir.path("in"))
-            .arg("--key-file")
-            .arg(dir.path("k")),
-        LIMIT,
-    );
+    let out = recv_into(&addr, &dir.path("in"), &dir.path("k"));
     assert_one_line_error(
         &out,
         &format!("cannot listen on {addr}: the port is already in use"),
     );
 }
 
+/// A scratch directory holding `f`, a file of `size` bytes.
+fn with_file(name: &str, size: usize) -> Scratch {
+    let dir = Scratch::new(name);
+    write_pattern(&dir.path("f"), size, 1);
+    dir
+}
+
+/// `rustox send --to <to> --key <key> <file>`.
+fn send_to(to: &str, key: &str, file: impl AsRef<std::ffi::OsStr>) -> Command {
+    let mut command = rustox();
+    command.args(["send", "--to", to, "--key", key]).arg(file);
+    command
+}
+
+/// Runs `rustox recv --listen <listen> --out <out> --key-file <key>` (within [`LIMIT`]).
+fn recv_into(listen: &str, out: &Path, key: &Path) -> Output {
+    run_with_limit(
+        rustox()
+            .args(["recv", "--listen", listen, "--out"])
+            .arg(out)
+            .arg("--key-file")
+            .arg(key),
+        LIMIT,
+    )
+}
+
 #[test]
 fn address_not_on_this_machine() {
     let dir = Scratch::new("not-local");
-    let out = run_with_limit(
-        rustox()
-            .args(["recv", "--listen", "192.0.2.1:4000", "--out"])
-            .arg(dir.path("in"))
-            .arg("--key-file")
-            .arg(dir.path("k")),
-        LIMIT,
-    );
+    let out = recv_into("192.0.2.1:4000", &dir.path("in"), &dir.path("k"));
     assert_one_line_error(&out, "not assigned to this machine");
 }
 
@@ -237,14 +224,7 @@ fn unknown_profile_and_bad_size_in_sim() {
 fn output_directory_that_is_a_file() {
     let dir = Scratch::new("out-is-file");
     write_pattern(&dir.path("file"), 10, 1);
-    let out = run_with_limit(
-        rustox()
-            .args(["recv", "--listen", "127.0.0.1:0", "--out"])
-            .arg(dir.path("file"))
-            .arg("--key-file")
-            .arg(dir.path("k")),
-        LIMIT,
-    );
+    let out = recv_into("127.0.0.1:0", &dir.path("file"), &dir.path("k"));
     assert_one_line_error(&out, "cannot use output directory");
 }
 

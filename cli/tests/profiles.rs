@@ -8,7 +8,7 @@ use std::io::{BufRead, BufReader};
 use std::process::Stdio;
 use std::time::Duration;
 
-use common::{run_with_limit, rustox, write_pattern, Scratch};
+use common::{run_with_limit, rustox, stderr_of, write_pattern, Scratch};
 
 const LIMIT: Duration = Duration::from_secs(30);
 
@@ -125,11 +125,7 @@ fn recv_with_a_profile_remembers_the_friend_that_sent_it_a_file() {
             .arg(dir.path("payload.bin")),
         Duration::from_secs(60),
     );
-    assert!(
-        send.status.success(),
-        "{}",
-        String::from_utf8_lossy(&send.stderr)
-    );
+    assert!(send.status.success(), "{}", stderr_of(&send));
     let status = common::wait_with_limit(&mut recv, LIMIT);
     assert!(status.success());
     // The receiver's profile holds the sender; the sender's holds the receiver.

@@ -5,7 +5,7 @@ mod common;
 
 use std::time::Duration;
 
-use common::{last_json, run_with_limit, rustox, write_pattern, Receiver, Scratch};
+use common::{last_json, run_with_limit, stderr_of, succeeded, write_pattern, Receiver, Scratch};
 use sha2::{Digest, Sha256};
 
 const SIZE: usize = 8 << 20;
@@ -25,15 +25,13 @@ fn send_to_recv_delivers_8_mib_byte_exact_with_matching_summaries() {
     assert_eq!(receiver.key.len(), 64, "public key is 64 hex digits");
 
     let send = run_with_limit(
-        rustox()
-            .args(["send", "--to", &receiver.addr, "--key", &receiver.key])
+        receiver
+            .send()
             .args(["--controller", CONTROLLER])
             .arg(dir.path("payload.bin")),
         Duration::from_secs(120),
     );
-    let send_err = String::from_utf8_lossy(&send.stderr);
-    assert!(send.status.success(), "send failed: {send_err}");
-    let sent = last_json(&String::from_utf8_lossy(&send.stdout));
+    let sent = succeeded(&send, "send");
     assert_eq!(sent["bytes"], SIZE as u64);
     assert_eq!(sent["sha256"], expected_sha.as_str());
     assert!(sent["goodput_mbit"].as_f64().is_some_and(|g| g > 0.0));
@@ -75,17 +73,13 @@ fn a_second_file_of_the_same_name_does_not_overwrite_the_first() {
     let original = write_pattern(&dir.path("small.bin"), 100_000, 7);
     let receiver = Receiver::start(&inbox, &dir.path("recv.key"));
     let send = run_with_limit(
-        rustox()
-            .args(["send", "--to", &receiver.addr, "--key", &receiver.key])
+        receiver
+            .send()
             .args(["--controller", CONTROLLER])
             .arg(dir.path("small.bin")),
         Duration::from_secs(60),
     );
-    assert!(
-        send.status.success(),
-        "{}",
-        String::from_utf8_lossy(&send.stderr)
-    );
+    assert!(send.status.success(), "{}", stderr_of(&send));
     let (status, _, stderr) = receiver.finish(Duration::from_secs(30));
     assert!(status.success(), "{stderr}");
     assert_eq!(
@@ -101,17 +95,13 @@ fn default_controller_moves_8_mib_over_loopback_within_20_s() {
     write_pattern(&dir.path("payload.bin"), SIZE, 11);
     let receiver = Receiver::start(&dir.path("inbox"), &dir.path("recv.key"));
     let send = run_with_limit(
-        rustox()
-            .args(["send", "--to", &receiver.addr, "--key", &receiver.key])
+        receiver
+            .send()
             .args(["--stall-timeout", "5"])
             .arg(dir.path("payload.bin")),
         Duration::from_secs(20),
     );
-    assert!(
-        send.status.success(),
-        "{}",
-        String::from_utf8_lossy(&send.stderr)
-    );
+    assert!(send.status.success(), "{}", stderr_of(&send));
 }
 
 #[test]
@@ -121,18 +111,14 @@ fn segmentation_offload_path_delivers_byte_exact() {
     let inbox = dir.path("inbox");
     let receiver = Receiver::start(&inbox, &dir.path("recv.key"));
     let send = run_with_limit(
-        rustox()
+        receiver
+            .send()
             .env("RUSTOX_GSO", "1")
-            .args(["send", "--to", &receiver.addr, "--key", &receiver.key])
             .args(["--controller", CONTROLLER])
             .arg(dir.path("payload.bin")),
         Duration::from_secs(120),
     );
-    assert!(
-        send.status.success(),
-        "{}",
-        String::from_utf8_lossy(&send.stderr)
-    );
+    assert!(send.status.success(), "{}", stderr_of(&send));
     let (status, _, stderr) = receiver.finish(Duration::from_secs(30));
     assert!(status.success(), "{stderr}");
     assert!(std::fs::read(inbox.join("payload.bin")).unwrap() == original);

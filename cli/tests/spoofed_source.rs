@@ -10,17 +10,20 @@
 
 mod common;
 
-use std::io::{BufRead, BufReader};
 use std::net::{Ipv4Addr, SocketAddr, SocketAddrV4, UdpSocket};
 use std::process::Stdio;
 use std::time::Duration;
 
-use common::{last_json, run_with_limit, rustox, write_pattern, Killed, Receiver, Scratch};
+use common::{
+    run_with_limit, rustox, start_bootstrap, succeeded, write_pattern, Receiver, Scratch,
+};
 use rand::rngs::{OsRng, StdRng};
 use rand::SeedableRng;
 use rustox_core::dht::{DhtConfig, DhtNode};
 use rustox_net_crypto::crypto::{KeyPair, PublicKey};
 use rustox_net_crypto::{Endpoint, EndpointConfig, Timestamp};
+use rustox_testkit::ci::skip_or_fail;
+use rustox_testkit::net::free_udp_port;
 use socket2::{Domain, Protocol, Socket, Type};
 
 /// A cookie request (docs/protocol.md §2.2) from a fresh identity to the peer with key `peer`
@@ -61,6 +64,19 @@ fn send_from_port_zero(to: SocketAddrV4, payload: &[u8]) -> std::io::Result<()> 
     Ok(())
 }
 
+/// Sends `payload` from port 0 and gives the node 300 ms to take it in; `false` when there
+/// is no raw socket (skipped, or failed under CI).
+fn delivered_from_port_zero(to: SocketAddrV4, payload: &[u8]) -> bool {
+    if let Err(e) = send_from_port_zero(to, payload) {
+        skip_or_fail(format!(
+            "cannot send from port 0 without root (raw socket): {e}"
+        ));
+        return false;
+    }
+    std::thread::sleep(Duration::from_millis(300));
+    true
+}
+
 #[test]
 fn a_cookie_request_from_port_zero_does_not_stop_rustox_recv() {
     let dir = Scratch::new("port-zero");
@@ -72,15 +88,9 @@ fn a_cookie_request_from_port_zero_does_not_stop_rustox_recv() {
         .try_into()
         .expect("32 bytes");
     let request = cookie_request(SocketAddr::V4(addr), PublicKey(key_bytes));
-    match send_from_port_zero(addr, &request) {
-        Ok(()) => {}
-        Err(e) if std::env::var_os("CI").is_none() => {
-            eprintln!("SKIP: cannot send from port 0 without root (raw socket): {e}");
-            return;
-        }
-        Err(e) => panic!("under CI: cannot open a raw socket: {e}"),
+    if !delivered_from_port_zero(addr, &request) {
+        return;
     }
-    std::thread::sleep(Duration::from_millis(300));
     assert!(
         receiver.child.try_wait().expect("poll recv").is_none(),
         "rustox recv exited after a cookie request from port 0"
@@ -92,12 +102,7 @@ fn a_cookie_request_from_port_zero_does_not_stop_rustox_recv() {
             .arg(dir.path("payload.bin")),
         Duration::from_secs(60),
     );
-    assert!(
-        send.status.success(),
-        "send failed: {}",
-        String::from_utf8_lossy(&send.stderr)
-    );
-    let sent = last_json(&String::from_utf8_lossy(&send.stdout));
+    let sent = succeeded(&send, "send");
     assert_eq!(sent["bytes"], original.len() as u64);
 }
 
@@ -105,31 +110,9 @@ fn a_cookie_request_from_port_zero_does_not_stop_rustox_recv() {
 fn a_get_nodes_from_port_zero_does_not_stop_rustox_bootstrap() {
     let dir = Scratch::new("port-zero-bootstrap");
     // A port free a moment ago (the command prints only the address it was given).
-    let port = UdpSocket::bind("127.0.0.1:0")
-        .and_then(|s| s.local_addr())
-        .expect("a free port")
-        .port();
-    let mut boot = Killed(
-        rustox()
-            .args([
-                "bootstrap",
-                "--bind",
-                "127.0.0.1",
-                "--port",
-                &port.to_string(),
-            ])
-            .arg("--keys")
-            .arg(dir.path("boot.keys"))
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("spawn rustox bootstrap"),
-    );
-    let mut key = String::new();
-    BufReader::new(boot.0.stdout.take().expect("stdout"))
-        .read_line(&mut key)
-        .expect("its key");
-    let pk = PublicKey::from_hex(key.trim()).expect("the node prints its key");
+    let port = free_udp_port();
+    let (mut boot, key) = start_bootstrap(port, &dir.path("boot.keys"), &[], Stdio::null());
+    let pk = PublicKey::from_hex(&key).expect("the node prints its key");
     let addr = SocketAddrV4::new(Ipv4Addr::LOCALHOST, port);
     // A get-nodes for our own key, as a joining node sends it (docs/protocol.md §5.8).
     let mut rng = StdRng::seed_from_u64(5);
@@ -149,15 +132,9 @@ fn a_get_nodes_from_port_zero_does_not_stop_rustox_bootstrap() {
         .payload;
     // Give the node time to bind before the raw datagram.
     std::thread::sleep(Duration::from_millis(300));
-    match send_from_port_zero(addr, &request) {
-        Ok(()) => {}
-        Err(e) if std::env::var_os("CI").is_none() => {
-            eprintln!("SKIP: cannot send from port 0 without root (raw socket): {e}");
-            return;
-        }
-        Err(e) => panic!("under CI: cannot open a raw socket: {e}"),
+    if !delivered_from_port_zero(addr, &request) {
+        return;
     }
-    std::thread::sleep(Duration::from_millis(300));
     assert!(
         boot.0.try_wait().expect("poll bootstrap").is_none(),
         "rustox bootstrap exited after a get-nodes from port 0"

@@ -8,7 +8,7 @@ use std::io::{BufRead, BufReader};
 use std::net::SocketAddr;
 use std::process::Stdio;
 
-use common::{rustox, Killed, Scratch};
+use common::{line_after, rustox, start_bootstrap, succeeded, Receiver, Scratch};
 use rand::rngs::StdRng;
 use rand::SeedableRng;
 use rustox_auto_tests::relay_probe::RelayProbe;
@@ -18,21 +18,13 @@ use rustox_net_crypto::crypto::PublicKey;
 #[test]
 fn bootstrap_serves_a_tcp_relay_on_each_port_given() {
     let dir = Scratch::new("tcp-relay");
-    let mut boot = Killed(
-        rustox()
-            .args(["bootstrap", "--bind", "127.0.0.1", "--port", "0"])
-            .args(["--tcp-ports", "0,0", "--keys"])
-            .arg(dir.path("boot.keys"))
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("spawn rustox bootstrap"),
+    let (mut boot, key) = start_bootstrap(
+        0,
+        &dir.path("boot.keys"),
+        &["--tcp-ports", "0,0"],
+        Stdio::piped(),
     );
-    let mut key = String::new();
-    BufReader::new(boot.0.stdout.take().expect("stdout"))
-        .read_line(&mut key)
-        .expect("its key");
-    let pk = PublicKey::from_hex(key.trim()).expect("the node prints its key");
+    let pk = PublicKey::from_hex(&key).expect("the node prints its key");
     let mut err = BufReader::new(boot.0.stderr.take().expect("stderr"));
     let ports: Vec<SocketAddr> = loop {
         let mut line = String::new();
@@ -98,58 +90,22 @@ fn recv_with_tcp_port_is_the_relay_a_udp_off_sender_reaches_it_through() {
     const BOOTSTRAP_PORT: u16 = 36960;
     let dir = Scratch::new("recv-tcp-port");
     let original = common::write_pattern(&dir.path("payload.bin"), SIZE, 0x7c9);
-    let mut boot = Killed(
-        rustox()
-            .args(["bootstrap", "--bind", "127.0.0.1", "--port"])
-            .arg(BOOTSTRAP_PORT.to_string())
-            .arg("--keys")
-            .arg(dir.path("boot.keys"))
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("spawn rustox bootstrap"),
-    );
-    let mut boot_key = String::new();
-    BufReader::new(boot.0.stdout.take().expect("stdout"))
-        .read_line(&mut boot_key)
-        .expect("its key");
-    let node = format!("127.0.0.1:{BOOTSTRAP_PORT}:{}", boot_key.trim());
+    let (_boot, boot_key) =
+        start_bootstrap(BOOTSTRAP_PORT, &dir.path("boot.keys"), &[], Stdio::null());
+    let node = format!("127.0.0.1:{BOOTSTRAP_PORT}:{boot_key}");
 
     let inbox = dir.path("inbox");
-    let mut recv = Killed(
-        rustox()
-            .args([
-                "recv",
-                "--listen",
-                "127.0.0.1:0",
-                "--once",
-                "--tcp-port",
-                "0",
-            ])
-            .args(["--bootstrap", &node])
-            .arg("--out")
-            .arg(&inbox)
-            .arg("--key-file")
-            .arg(dir.path("recv.key"))
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("spawn rustox recv"),
+    let mut recv = Receiver::start_with(
+        &inbox,
+        &dir.path("recv.key"),
+        &["--tcp-port", "0", "--bootstrap", &node],
+        Stdio::null(),
     );
-    let mut out = BufReader::new(recv.0.stdout.take().expect("stdout"));
-    let mut field = |prefix: &str| loop {
-        let mut line = String::new();
-        assert!(
-            out.read_line(&mut line).expect("stdout") > 0,
-            "recv exited before printing {prefix:?}"
-        );
-        if let Some(rest) = line.trim().strip_prefix(prefix) {
-            break rest.to_string();
-        }
-    };
-    let key = field("public key ");
-    let tox_id = field("tox id ");
-    let tcp_port: u16 = field("tcp relay on port ").parse().expect("a port");
+    let key = recv.key.clone();
+    let tox_id = line_after(&mut recv.stdout, "tox id ");
+    let tcp_port: u16 = line_after(&mut recv.stdout, "tcp relay on port ")
+        .parse()
+        .expect("a port");
     assert_ne!(tcp_port, 0);
 
     let send = common::run_with_limit(
@@ -161,18 +117,13 @@ fn recv_with_tcp_port_is_the_relay_a_udp_off_sender_reaches_it_through() {
             .arg(dir.path("payload.bin")),
         std::time::Duration::from_secs(90),
     );
-    assert!(
-        send.status.success(),
-        "send failed: {}",
-        String::from_utf8_lossy(&send.stderr)
-    );
-    let sent = common::last_json(&String::from_utf8_lossy(&send.stdout));
+    let sent = succeeded(&send, "send");
     assert_eq!(sent["bytes"], SIZE as u64);
     eprintln!(
         "friend online through the receiver's relay after {} s",
         sent["friend_online_seconds"]
     );
-    let status = common::wait_with_limit(&mut recv.0, std::time::Duration::from_secs(30));
+    let status = common::wait_with_limit(&mut recv.child, std::time::Duration::from_secs(30));
     assert!(status.success(), "recv failed");
     let copy = std::fs::read(inbox.join("payload.bin")).expect("received file exists");
     assert!(copy == original, "received file differs from the original");

@@ -5,15 +5,15 @@
 #![cfg(feature = "tokio")]
 
 use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use rand::rngs::StdRng;
 use rand::{RngCore, SeedableRng};
 use rustox_core::api::{Tox, ToxOptions};
 use rustox_core::dht::DhtConfig;
-use rustox_core::driver::workers::{NodeRunner, RunnerConfig, UdpMode};
-use rustox_core::node::{FileVerification, NodeEvent, NodeOptions};
-use rustox_core::onion::server::OnionConfig;
+use rustox_core::driver::workers::{NodeRunner, RunnerConfig};
+use rustox_core::node::{FileVerification, FriendNumber, NodeEvent, NodeOptions};
 use rustox_net_crypto::crypto::KeyPair;
 
 fn options(boot: &NodeRunner) -> ToxOptions {
@@ -32,27 +32,52 @@ fn options(boot: &NodeRunner) -> ToxOptions {
     }
 }
 
+/// What `rustox bootstrap` runs, on loopback: the node the handles bootstrap from.
+fn bootstrap_node() -> NodeRunner {
+    NodeRunner::start(
+        KeyPair::generate(&mut StdRng::from_entropy()),
+        RunnerConfig::loopback(0),
+    )
+    .expect("bootstrap node")
+}
+
+/// A fresh directory for one test's files.
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("rustox-api-{name}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// `len` bytes from a seeded generator.
+fn random_bytes(len: usize, seed: u64) -> Vec<u8> {
+    let mut content = vec![0u8; len];
+    StdRng::seed_from_u64(seed).fill_bytes(&mut content);
+    content
+}
+
+/// Bob and Alice started on `boot`, and Alice's friend request (`note`) to Bob sent.
+async fn befriended(boot: &NodeRunner, note: &[u8]) -> (Tox, Tox, FriendNumber) {
+    let bob = Tox::start(options(boot)).await.expect("bob");
+    let alice = Tox::start(options(boot)).await.expect("alice");
+    let friend = alice
+        .add_friend(bob.tox_id(), note)
+        .await
+        .expect("friend request");
+    (bob, alice, friend)
+}
+
+/// Stops both handles and removes the test's directory.
+async fn shut_down(alice: Tox, bob: Tox, dir: &Path) {
+    alice.shutdown().await;
+    bob.shutdown().await;
+    let _ = std::fs::remove_dir_all(dir);
+}
+
 #[tokio::test]
 async fn a_friend_request_a_message_and_a_file_echo_through_the_api() {
-    let boot = NodeRunner::start(
-        KeyPair::generate(&mut StdRng::from_entropy()),
-        RunnerConfig {
-            bind: SocketAddr::from(([127, 0, 0, 1], 0)),
-            workers: 1,
-            mode: UdpMode::ReusePort,
-            dht: DhtConfig {
-                lan_discovery: false,
-                ..DhtConfig::default()
-            },
-            onion: Some(OnionConfig::default()),
-            tcp: None,
-        },
-    )
-    .expect("bootstrap node");
-    let dir = std::env::temp_dir().join(format!("rustox-api-test-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let mut content = vec![0u8; 300_000];
-    StdRng::seed_from_u64(3).fill_bytes(&mut content);
+    let boot = bootstrap_node();
+    let dir = scratch("test");
+    let content = random_bytes(300_000, 3);
     let source = dir.join("hello.bin");
     std::fs::write(&source, &content).unwrap();
 
@@ -133,21 +158,7 @@ async fn a_friend_request_a_message_and_a_file_echo_through_the_api() {
 /// and node calls that block until done. A friend request, acceptance and a message each way.
 #[test]
 fn a_program_without_a_runtime_chats_through_a_poll_loop() {
-    let boot = NodeRunner::start(
-        KeyPair::generate(&mut StdRng::from_entropy()),
-        RunnerConfig {
-            bind: SocketAddr::from(([127, 0, 0, 1], 0)),
-            workers: 1,
-            mode: UdpMode::ReusePort,
-            dht: DhtConfig {
-                lan_discovery: false,
-                ..DhtConfig::default()
-            },
-            onion: Some(OnionConfig::default()),
-            tcp: None,
-        },
-    )
-    .expect("bootstrap node");
+    let boot = bootstrap_node();
     let mut bob = Tox::start_blocking(options(&boot)).expect("bob");
     let mut alice = Tox::start_blocking(options(&boot)).expect("alice");
     let bob_id = bob.tox_id();
@@ -228,34 +239,13 @@ impl rustox_core::api::FileSink for MemorySink {
 /// part-way cancels the transfer and its task reports the error.
 #[tokio::test]
 async fn files_arrive_in_a_callers_async_sink_and_a_failing_sink_cancels_the_transfer() {
-    let boot = NodeRunner::start(
-        KeyPair::generate(&mut StdRng::from_entropy()),
-        RunnerConfig {
-            bind: SocketAddr::from(([127, 0, 0, 1], 0)),
-            workers: 1,
-            mode: UdpMode::ReusePort,
-            dht: DhtConfig {
-                lan_discovery: false,
-                ..DhtConfig::default()
-            },
-            onion: Some(OnionConfig::default()),
-            tcp: None,
-        },
-    )
-    .expect("bootstrap node");
-    let dir = std::env::temp_dir().join(format!("rustox-api-sink-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let mut content = vec![0u8; 2_000_000];
-    StdRng::seed_from_u64(5).fill_bytes(&mut content);
+    let boot = bootstrap_node();
+    let dir = scratch("sink");
+    let content = random_bytes(2_000_000, 5);
     let source = dir.join("to-sink.bin");
     std::fs::write(&source, &content).unwrap();
 
-    let mut bob = Tox::start(options(&boot)).await.expect("bob");
-    let mut alice = Tox::start(options(&boot)).await.expect("alice");
-    let friend = alice
-        .add_friend(bob.tox_id(), b"sink test")
-        .await
-        .expect("friend request");
+    let (mut bob, mut alice, friend) = befriended(&boot, b"sink test").await;
     let bytes = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
     let finished = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
     let outcome = tokio::time::timeout(Duration::from_secs(60), async {
@@ -312,9 +302,7 @@ async fn files_arrive_in_a_callers_async_sink_and_a_failing_sink_cancels_the_tra
         .as_ref()
         .expect_err("the failing sink reports its error");
     assert_eq!(err.to_string(), "disk full");
-    alice.shutdown().await;
-    bob.shutdown().await;
-    let _ = std::fs::remove_dir_all(&dir);
+    shut_down(alice, bob, &dir).await;
 }
 
 /// A source that hands out its bytes a few hundred at a time, with pauses (as a relayed
@@ -343,32 +331,11 @@ impl rustox_core::api::FileSource for SlowSource {
 /// verified against the SHA-256 the caller gave as its id.
 #[tokio::test]
 async fn files_leave_from_a_callers_async_source() {
-    let boot = NodeRunner::start(
-        KeyPair::generate(&mut StdRng::from_entropy()),
-        RunnerConfig {
-            bind: SocketAddr::from(([127, 0, 0, 1], 0)),
-            workers: 1,
-            mode: UdpMode::ReusePort,
-            dht: DhtConfig {
-                lan_discovery: false,
-                ..DhtConfig::default()
-            },
-            onion: Some(OnionConfig::default()),
-            tcp: None,
-        },
-    )
-    .expect("bootstrap node");
-    let dir = std::env::temp_dir().join(format!("rustox-api-source-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let mut content = vec![0u8; 1_000_000];
-    StdRng::seed_from_u64(9).fill_bytes(&mut content);
+    let boot = bootstrap_node();
+    let dir = scratch("source");
+    let content = random_bytes(1_000_000, 9);
     let id: [u8; 32] = <sha2::Sha256 as sha2::Digest>::digest(&content).into();
-    let mut bob = Tox::start(options(&boot)).await.expect("bob");
-    let mut alice = Tox::start(options(&boot)).await.expect("alice");
-    let friend = alice
-        .add_friend(bob.tox_id(), b"source test")
-        .await
-        .expect("friend request");
+    let (mut bob, mut alice, friend) = befriended(&boot, b"source test").await;
     let target = dir.join("from-source.bin");
     let (received, read) = tokio::time::timeout(Duration::from_secs(60), async {
         let mut task = None;
@@ -407,9 +374,7 @@ async fn files_leave_from_a_callers_async_source() {
     assert_eq!(received, (content.len() as u64, true));
     assert_eq!(read.ok(), Some(content.len() as u64));
     assert!(std::fs::read(&target).unwrap() == content);
-    alice.shutdown().await;
-    bob.shutdown().await;
-    let _ = std::fs::remove_dir_all(&dir);
+    shut_down(alice, bob, &dir).await;
 }
 
 /// Streams of unknown size (`UNKNOWN_FILE_SIZE`) from a caller's async source end where the
@@ -419,23 +384,8 @@ async fn files_leave_from_a_callers_async_source() {
 /// hears it is done at exactly the stream's end.
 #[tokio::test]
 async fn streams_end_where_their_source_ends_and_opaque_ids_are_kept() {
-    let boot = NodeRunner::start(
-        KeyPair::generate(&mut StdRng::from_entropy()),
-        RunnerConfig {
-            bind: SocketAddr::from(([127, 0, 0, 1], 0)),
-            workers: 1,
-            mode: UdpMode::ReusePort,
-            dht: DhtConfig {
-                lan_discovery: false,
-                ..DhtConfig::default()
-            },
-            onion: Some(OnionConfig::default()),
-            tcp: None,
-        },
-    )
-    .expect("bootstrap node");
-    let dir = std::env::temp_dir().join(format!("rustox-api-stream-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let boot = bootstrap_node();
+    let dir = scratch("stream");
     let sizes = [102_400usize, 5 * 1371];
     let contents: Vec<Vec<u8>> = sizes
         .iter()
@@ -446,12 +396,7 @@ async fn streams_end_where_their_source_ends_and_opaque_ids_are_kept() {
             c
         })
         .collect();
-    let mut bob = Tox::start(options(&boot)).await.expect("bob");
-    let mut alice = Tox::start(options(&boot)).await.expect("alice");
-    let friend = alice
-        .add_friend(bob.tox_id(), b"stream test")
-        .await
-        .expect("friend request");
+    let (mut bob, mut alice, friend) = befriended(&boot, b"stream test").await;
     let results = tokio::time::timeout(Duration::from_secs(60), async {
         let mut results = Vec::new();
         let mut sent = Vec::new();
@@ -533,9 +478,7 @@ async fn streams_end_where_their_source_ends_and_opaque_ids_are_kept() {
             "stream {i} differs"
         );
     }
-    alice.shutdown().await;
-    bob.shutdown().await;
-    let _ = std::fs::remove_dir_all(&dir);
+    shut_down(alice, bob, &dir).await;
 }
 
 /// `ToxOptions::tcp_port`: Bob runs a TCP relay under his DHT key; Alice, with UDP off and
@@ -543,21 +486,7 @@ async fn streams_end_where_their_source_ends_and_opaque_ids_are_kept() {
 /// him by Tox ID through it and they exchange a message.
 #[tokio::test]
 async fn a_node_with_tcp_port_is_the_relay_its_udp_off_friend_reaches_it_through() {
-    let boot = NodeRunner::start(
-        KeyPair::generate(&mut StdRng::from_entropy()),
-        RunnerConfig {
-            bind: SocketAddr::from(([127, 0, 0, 1], 0)),
-            workers: 1,
-            mode: UdpMode::ReusePort,
-            dht: DhtConfig {
-                lan_discovery: false,
-                ..DhtConfig::default()
-            },
-            onion: Some(OnionConfig::default()),
-            tcp: None,
-        },
-    )
-    .expect("bootstrap node");
+    let boot = bootstrap_node();
     let mut bob = Tox::start(ToxOptions {
         tcp_port: Some(0),
         ..options(&boot)

@@ -48,6 +48,24 @@ fn ask(sock: &UdpSocket, to: SocketAddr, pk: &PublicKey, msg: DhtMessage) -> Dht
     }
 }
 
+/// Asks the node at `to` (key `pk`) a ping with `id`; its answer.
+fn ping(sock: &UdpSocket, to: SocketAddr, pk: &PublicKey, id: u64) -> DhtMessage {
+    ask(
+        sock,
+        to,
+        pk,
+        DhtMessage::Ping(Ping {
+            response: false,
+            id,
+        }),
+    )
+}
+
+/// The answer to a ping with `id`.
+fn pong(id: u64) -> DhtMessage {
+    DhtMessage::Ping(Ping { response: true, id })
+}
+
 #[test]
 fn key_survives_restart_and_requests_are_answered() {
     let dir = std::env::temp_dir().join(format!("rustox-bootstrap-test-{}", std::process::id()));
@@ -74,22 +92,7 @@ fn key_survives_restart_and_requests_are_answered() {
     assert_eq!(version, BOOTSTRAP_VERSION);
     assert_eq!(motd, b"hello from rustox\0");
 
-    let pong = ask(
-        &sock,
-        to,
-        &first_pk,
-        DhtMessage::Ping(Ping {
-            response: false,
-            id: 77,
-        }),
-    );
-    assert_eq!(
-        pong,
-        DhtMessage::Ping(Ping {
-            response: true,
-            id: 77
-        })
-    );
+    assert_eq!(ping(&sock, to, &first_pk, 77), pong(77));
     let nodes = ask(
         &sock,
         to,
@@ -108,22 +111,7 @@ fn key_survives_restart_and_requests_are_answered() {
     assert!(!created);
     assert_eq!(keys.public, first_pk);
     let node = BootstrapNode::start(keys, &opts).unwrap();
-    let pong = ask(
-        &sock,
-        to,
-        &first_pk,
-        DhtMessage::Ping(Ping {
-            response: false,
-            id: 78,
-        }),
-    );
-    assert_eq!(
-        pong,
-        DhtMessage::Ping(Ping {
-            response: true,
-            id: 78
-        })
-    );
+    assert_eq!(ping(&sock, to, &first_pk, 78), pong(78));
     node.shutdown();
     std::fs::remove_dir_all(&dir).unwrap();
 }
@@ -146,22 +134,7 @@ fn dual_stack_node_answers_ipv4_clients() {
     let sock = UdpSocket::bind("127.0.0.1:0").unwrap();
     sock.set_read_timeout(Some(Duration::from_secs(2))).unwrap();
     let to: SocketAddr = "127.0.0.1:36551".parse().unwrap();
-    let pong = ask(
-        &sock,
-        to,
-        &pk,
-        DhtMessage::Ping(Ping {
-            response: false,
-            id: 1,
-        }),
-    );
-    assert_eq!(
-        pong,
-        DhtMessage::Ping(Ping {
-            response: true,
-            id: 1
-        })
-    );
+    assert_eq!(ping(&sock, to, &pk, 1), pong(1));
     node.shutdown();
     std::fs::remove_dir_all(&dir).unwrap();
 }

@@ -122,6 +122,11 @@ impl Net {
     }
 }
 
+/// A node with fresh keys from `rng`, started at time zero.
+fn node_with(config: DhtConfig, rng: &mut ChaCha8Rng) -> DhtNode {
+    DhtNode::new(KeyPair::generate(rng), config, Timestamp::ZERO, rng)
+}
+
 fn quiet() -> DhtConfig {
     DhtConfig {
         lan_discovery: false,
@@ -269,12 +274,7 @@ fn table_cannot_be_filled_with_nodes_that_never_answered() {
 #[test]
 fn a_flood_from_one_source_is_rate_limited_before_decryption() {
     let mut rng = ChaCha8Rng::seed_from_u64(4);
-    let mut node = DhtNode::new(
-        KeyPair::generate(&mut rng),
-        quiet(),
-        Timestamp::ZERO,
-        &mut rng,
-    );
+    let mut node = node_with(quiet(), &mut rng);
     let pk = node.public_key();
     let attacker = KeyPair::generate(&mut rng);
     let key = PrecomputedKey::new(&pk, &attacker.secret).unwrap();
@@ -303,12 +303,7 @@ fn a_flood_from_one_source_is_rate_limited_before_decryption() {
 #[test]
 fn a_flood_of_fresh_keys_from_many_sources_costs_at_most_the_key_budget() {
     let mut rng = ChaCha8Rng::seed_from_u64(8);
-    let mut node = DhtNode::new(
-        KeyPair::generate(&mut rng),
-        quiet(),
-        Timestamp::ZERO,
-        &mut rng,
-    );
+    let mut node = node_with(quiet(), &mut rng);
     let pk = node.public_key();
     let ping = |sender: &KeyPair, rng: &mut ChaCha8Rng| {
         let key = PrecomputedKey::new(&pk, &sender.secret).unwrap();
@@ -385,12 +380,7 @@ fn a_flood_of_fresh_keys_from_many_sources_costs_at_most_the_key_budget() {
 #[test]
 fn a_ping_from_a_low_order_key_is_dropped_unanswered() {
     let mut rng = ChaCha8Rng::seed_from_u64(7);
-    let mut node = DhtNode::new(
-        KeyPair::generate(&mut rng),
-        quiet(),
-        Timestamp::ZERO,
-        &mut rng,
-    );
+    let mut node = node_with(quiet(), &mut rng);
     let peer = KeyPair::generate(&mut rng);
     let key = PrecomputedKey::new(&node.public_key(), &peer.secret).unwrap();
     let mut bytes = DhtMessage::Ping(Ping {
@@ -420,12 +410,7 @@ fn a_ping_from_a_low_order_key_is_dropped_unanswered() {
 #[test]
 fn a_ping_from_port_zero_is_dropped_unanswered() {
     let mut rng = ChaCha8Rng::seed_from_u64(6);
-    let mut node = DhtNode::new(
-        KeyPair::generate(&mut rng),
-        quiet(),
-        Timestamp::ZERO,
-        &mut rng,
-    );
+    let mut node = node_with(quiet(), &mut rng);
     let pk = node.public_key();
     let peer = KeyPair::generate(&mut rng);
     let key = PrecomputedKey::new(&pk, &peer.secret).unwrap();
@@ -466,12 +451,7 @@ fn bytes_sent_to_a_spoofed_source_stay_within_four_times_received() {
         },
         ..quiet()
     };
-    let mut node = DhtNode::new(
-        KeyPair::generate(&mut rng),
-        config,
-        Timestamp::ZERO,
-        &mut rng,
-    );
+    let mut node = node_with(config, &mut rng);
     let victim: SocketAddr = "198.51.100.7:33445".parse().unwrap();
     let mut now = Timestamp::from_secs(1);
     let (mut sent, mut received) = (0usize, 0usize);
@@ -498,12 +478,7 @@ fn bytes_sent_to_a_spoofed_source_stay_within_four_times_received() {
 #[test]
 fn bootstrap_info_needs_configuration_and_exact_size() {
     let mut rng = ChaCha8Rng::seed_from_u64(6);
-    let mut plain = DhtNode::new(
-        KeyPair::generate(&mut rng),
-        quiet(),
-        Timestamp::ZERO,
-        &mut rng,
-    );
+    let mut plain = node_with(quiet(), &mut rng);
     let from: SocketAddr = "127.0.0.1:9".parse().unwrap();
     plain
         .handle_datagram(
@@ -521,12 +496,7 @@ fn bootstrap_info_needs_configuration_and_exact_size() {
         }),
         ..quiet()
     };
-    let mut boot = DhtNode::new(
-        KeyPair::generate(&mut rng),
-        config,
-        Timestamp::ZERO,
-        &mut rng,
-    );
+    let mut boot = node_with(config, &mut rng);
     assert!(boot
         .handle_datagram(
             Timestamp::ZERO,
@@ -549,12 +519,7 @@ fn bootstrap_info_needs_configuration_and_exact_size() {
 #[test]
 fn lan_discovery_is_honoured_only_from_lan_sources() {
     let mut rng = ChaCha8Rng::seed_from_u64(7);
-    let mut node = DhtNode::new(
-        KeyPair::generate(&mut rng),
-        DhtConfig::default(),
-        Timestamp::ZERO,
-        &mut rng,
-    );
+    let mut node = node_with(DhtConfig::default(), &mut rng);
     let peer = KeyPair::generate(&mut rng).public;
     let packet = lan_discovery::encode(&peer);
     let t = Timestamp::ZERO;

@@ -20,10 +20,13 @@ use rand::rngs::StdRng;
 use rand::SeedableRng;
 use rustox_core::dht::wire::dht_packet::{DhtMessage, Envelope};
 use rustox_core::dht::wire::nodes::NodesRequest;
-use rustox_core::dht::{DhtConfig, GuardConfig};
-use rustox_core::driver::workers::{NodeRunner, RunnerConfig, UdpMode};
-use rustox_core::onion::server::{OnionConfig, OnionDrop};
+use rustox_core::driver::workers::{NodeRunner, RunnerConfig};
+use rustox_core::onion::server::OnionDrop;
 use rustox_net_crypto::crypto::{KeyPair, Nonce, PrecomputedKey, PublicKey};
+use rustox_testkit::bootstrapd::{self, Bootstrapd};
+use rustox_testkit::c::Cc;
+use rustox_testkit::ci::skip_or_fail;
+use rustox_testkit::temp::TempDir;
 
 /// Builds toxnet once; `None` (with a notice) when c-toxcore is not installed outside CI.
 fn toxnet_binary() -> Option<PathBuf> {
@@ -32,21 +35,19 @@ fn toxnet_binary() -> Option<PathBuf> {
         let src = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/interop/toxnet.c");
         let out = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("rustox-toxnet");
         let built = std::path::Path::new("/usr/include/tox/tox.h").exists()
-            && Command::new("cc")
-                .args(["-O1", "-o"])
-                .arg(&out)
+            && Cc::new("cc")
+                .arg("-O1")
+                .testkit_header()
                 .arg(&src)
                 .arg("-ltoxcore")
-                .status()
-                .map(|s| s.success())
-                .unwrap_or(false);
+                .build(&out)
+                .is_ok();
         if built {
             return Some(out);
         }
-        if std::env::var_os("CI").is_some() {
-            panic!("c-toxcore (libtoxcore-dev) is required in CI: apt-get install libtoxcore-dev");
-        }
-        eprintln!("NOTICE: c-toxcore not installed (apt-get install libtoxcore-dev); interop test skipped");
+        skip_or_fail(
+            "c-toxcore not installed (apt-get install libtoxcore-dev); interop test skipped",
+        );
         None
     })
     .clone()
@@ -126,22 +127,8 @@ impl Drop for ToxNet {
 
 fn start_rustox(port: u16) -> NodeRunner {
     let mut rng = StdRng::from_entropy();
-    NodeRunner::start(
-        KeyPair::generate(&mut rng),
-        RunnerConfig {
-            bind: SocketAddr::from(([127, 0, 0, 1], port)),
-            workers: 1,
-            mode: UdpMode::ReusePort,
-            dht: DhtConfig {
-                lan_discovery: false,
-                guard: GuardConfig::default(),
-                ..DhtConfig::default()
-            },
-            onion: Some(OnionConfig::default()),
-            tcp: None,
-        },
-    )
-    .expect("start rustox node")
+    NodeRunner::start(KeyPair::generate(&mut rng), RunnerConfig::loopback(port))
+        .expect("start rustox node")
 }
 
 /// Asks the node at `addr` (key `pk`) for the nodes closest to `searched`, with a one-off
@@ -360,33 +347,19 @@ fn ask_nodes_probe_works_against_our_node() {
 #[test]
 fn tox_bootstrapd_answers_our_bootstrap_info_request() {
     use rustox_core::dht::wire::bootstrap_info;
-    if Command::new("tox-bootstrapd")
-        .arg("--help")
-        .output()
-        .is_err()
-    {
+    if !bootstrapd::installed() {
         eprintln!("NOTICE: tox-bootstrapd not installed (apt-get install toxcore-utils); skipped");
         return;
     }
-    let dir = std::env::temp_dir().join(format!("rustox-tbd-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let conf = dir.join("conf");
-    std::fs::write(
-        &conf,
-        format!(
-            "port = 36560\nkeys_file_path = \"{0}/keys\"\npid_file_path = \"{0}/pid\"\nenable_ipv6 = false\n\
-             enable_ipv4_fallback = true\nenable_lan_discovery = false\nenable_tcp_relay = false\n\
-             tcp_relay_ports = []\nenable_motd = true\nmotd = \"interop motd\"\nbootstrap_nodes = ()\n",
-            dir.display()
-        ),
+    let dir = TempDir::new("rustox-tbd", "info");
+    let daemon = Bootstrapd::start(
+        &bootstrapd::Config {
+            motd: Some("interop motd".into()),
+            ..bootstrapd::Config::udp(36560)
+        },
+        dir.path(),
     )
     .unwrap();
-    let mut child = Command::new("tox-bootstrapd")
-        .arg(format!("--config={}", conf.display()))
-        .args(["--foreground", "--log-backend=stdout"])
-        .stdout(Stdio::null())
-        .spawn()
-        .unwrap();
     let sock = UdpSocket::bind("127.0.0.1:0").unwrap();
     sock.set_read_timeout(Some(Duration::from_millis(300)))
         .unwrap();
@@ -399,9 +372,8 @@ fn tox_bootstrapd_answers_our_bootstrap_info_request() {
             break;
         }
     }
-    let _ = child.kill();
-    let _ = child.wait();
-    let _ = std::fs::remove_dir_all(&dir);
+    drop(daemon);
+    drop(dir);
     let reply = reply.expect("tox-bootstrapd answered");
     let (version, motd) = bootstrap_info::decode_reply(&reply).unwrap();
     assert!(version > 0);

@@ -8,9 +8,8 @@
 //! the judge of wire compatibility.
 
 use std::collections::BTreeMap;
-use std::io::{BufRead, BufReader, ErrorKind, Read, Write};
-use std::net::{SocketAddr, TcpListener, TcpStream, UdpSocket};
-use std::process::{Child, Command, Stdio};
+use std::io::{ErrorKind, Read, Write};
+use std::net::{SocketAddr, TcpStream};
 use std::time::{Duration, Instant};
 
 use rand_chacha::rand_core::SeedableRng;
@@ -18,78 +17,30 @@ use rand_chacha::ChaCha8Rng;
 use rustox_core::relay::client::{RelayClientConfig, RelayClients, RelayEvent, RelayId};
 use rustox_net_crypto::crypto::{KeyPair, PublicKey};
 use rustox_net_crypto::Timestamp;
+use rustox_testkit::bootstrapd::{self, Bootstrapd};
+use rustox_testkit::net::{free_tcp_port, free_udp_port};
+use rustox_testkit::temp::TempDir;
 
 /// tox-bootstrapd with its TCP relay on one port; killed when dropped.
 struct CRelay {
-    child: Child,
+    _daemon: Bootstrapd,
     addr: SocketAddr,
     pk: PublicKey,
-    dir: std::path::PathBuf,
-}
-
-impl Drop for CRelay {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-        let _ = std::fs::remove_dir_all(&self.dir);
-    }
-}
-
-fn free_tcp_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
-
-fn free_udp_port() -> u16 {
-    UdpSocket::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
+    _dir: TempDir,
 }
 
 fn start_c_relay() -> CRelay {
-    let dir = std::env::temp_dir().join(format!(
-        "rustox-relay-client-{}-{}",
-        std::process::id(),
-        free_udp_port()
-    ));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = TempDir::new("rustox-relay-client", &free_udp_port().to_string());
     let (udp, tcp) = (free_udp_port(), free_tcp_port());
-    let config = dir.join("tox-bootstrapd.conf");
-    std::fs::write(
-        &config,
-        format!(
-            "port = {udp}\nkeys_file_path = \"{d}/keys\"\npid_file_path = \"{d}/pid\"\n\
-             enable_ipv6 = false\nenable_ipv4_fallback = true\nenable_lan_discovery = false\n\
-             enable_tcp_relay = true\ntcp_relay_ports = [{tcp}]\nenable_motd = false\n\
-             motd = \"\"\nbootstrap_nodes = ()\n",
-            d = dir.display()
-        ),
+    let daemon = Bootstrapd::start(
+        &bootstrapd::Config {
+            tcp_relay_ports: vec![tcp],
+            ..bootstrapd::Config::udp(udp)
+        },
+        dir.path(),
     )
-    .unwrap();
-    let mut child = Command::new("tox-bootstrapd")
-        .arg(format!("--config={}", config.display()))
-        .args(["--foreground", "--log-backend=stdout"])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("tox-bootstrapd (Debian's toxcore-utils) must be installed for this test");
-    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
-    let pk = loop {
-        let line = lines
-            .next()
-            .expect("tox-bootstrapd exited before printing its key")
-            .unwrap();
-        if let Some(hex) = line.strip_prefix("Public Key: ") {
-            break PublicKey::from_hex(hex.trim()).expect("a 64-digit key");
-        }
-    };
-    // Keep draining its log so it never blocks on a full pipe.
-    std::thread::spawn(move || for _ in lines {});
+    .expect("tox-bootstrapd (Debian's toxcore-utils) must be installed for this test");
+    let pk = PublicKey::from_hex(daemon.public_key()).expect("a 64-digit key");
     let addr = SocketAddr::from(([127, 0, 0, 1], tcp));
     // The relay listens once the key is printed, but give it a moment.
     let deadline = Instant::now() + Duration::from_secs(5);
@@ -101,10 +52,10 @@ fn start_c_relay() -> CRelay {
         std::thread::sleep(Duration::from_millis(20));
     }
     CRelay {
-        child,
+        _daemon: daemon,
         addr,
         pk,
-        dir,
+        _dir: dir,
     }
 }
 

@@ -2,7 +2,7 @@
  * (rustox's, from target/release, or Debian's c-toxcore 0.2.18) by LD_LIBRARY_PATH, so the
  * same client code measures both libraries (auto_tests/src/bin/ffi_bench.rs drives it).
  *
- *   cc -O2 $(pkg-config --cflags toxcore) client.c -o client -ltoxcore
+ *   cc -O2 $(pkg-config --cflags toxcore) -I../../testkit/c client.c -o client -ltoxcore
  *
  * usage: client [options]
  *   --port P                    UDP port (start = end = P); 0: the library's default range
@@ -61,6 +61,7 @@
 #include <sys/resource.h>
 #include <time.h>
 #include <tox/tox.h>
+#include "testkit.h"
 
 #define MAX_BOOT 8
 #define CHUNK_MAX 65536
@@ -178,23 +179,6 @@ static void sleep_ms(uint32_t ms) {
     }
 }
 
-/* ---- hex ----------------------------------------------------------------------------- */
-
-static void hex(const uint8_t *b, size_t n, char *out) {
-    for (size_t i = 0; i < n; ++i) sprintf(out + 2 * i, "%02X", b[i]);
-    out[2 * n] = 0;
-}
-
-static int unhex(const char *s, uint8_t *out, size_t n) {
-    if (strlen(s) != 2 * n) return -1;
-    for (size_t i = 0; i < n; ++i) {
-        unsigned v;
-        if (sscanf(s + 2 * i, "%2x", &v) != 1) return -1;
-        out[i] = (uint8_t)v;
-    }
-    return 0;
-}
-
 /* ---- state --------------------------------------------------------------------------- */
 
 static bool accept_requests;
@@ -215,16 +199,6 @@ static uint8_t chunk_buf[CHUNK_MAX];
 static uint64_t it_count, it_zero, it_ms_sum, it_events, it_max_events, it_with_events;
 static uint64_t it_hist[5];
 static uint64_t events_this_iteration;
-
-static void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static void say(const char *fmt, ...) {
-    va_list ap;
-    va_start(ap, fmt);
-    vprintf(fmt, ap);
-    va_end(ap);
-    putchar('\n');
-    fflush(stdout);
-}
 
 static void file_start(const char *role, uint64_t size) {
     struct usage u = usage_now();

@@ -28,7 +28,7 @@ fn client(name: &str) -> Option<PathBuf> {
     if p.exists() {
         Some(p)
     } else {
-        skip_or_fail(&format!("{name} is not installed (/usr/bin/{name})"));
+        skip_or_fail(format!("{name} is not installed (/usr/bin/{name})"));
         None
     }
 }
@@ -42,7 +42,7 @@ fn our_dir(tmp: &TempDir) -> PathBuf {
 /// undefined.
 fn ldd_r_on_ours(name: &str) {
     let Some(path) = client(name) else { return };
-    let tmp = TempDir::new(&format!("ldd-{name}"));
+    let tmp = TempDir::new("rustox-ffi", &format!("ldd-{name}"));
     let dir = our_dir(&tmp);
     let out = Command::new("ldd")
         .arg("-r")
@@ -219,7 +219,7 @@ fn qtox_loads_a_profile(lib: Lib, port: u16) {
     let Some(x) = Xvfb::start(&format!("qtox-{}", lib.name())) else {
         return;
     };
-    let tmp = TempDir::new(&format!("qtox-{}", lib.name()));
+    let tmp = TempDir::new("rustox-ffi", &format!("qtox-{}", lib.name()));
     let home = tmp.join("home");
     let tox_dir = home.join(".config/tox");
     std::fs::create_dir_all(&tox_dir).unwrap();
@@ -297,7 +297,7 @@ fn utox_creates_a_profile(lib: Lib, port: u16) {
     let Some(x) = Xvfb::start(&format!("utox-{}", lib.name())) else {
         return;
     };
-    let tmp = TempDir::new(&format!("utox-{}", lib.name()));
+    let tmp = TempDir::new("rustox-ffi", &format!("utox-{}", lib.name()));
     let home = tmp.join("home");
     std::fs::create_dir_all(&home).unwrap();
     let log = tmp.join("utox.log");
@@ -518,7 +518,7 @@ sounds = {
 fn toxic_with_debian_peer(lib: Lib, port: u16) {
     let Some(toxic) = client("toxic") else { return };
     let Some(peers) = peers() else { return };
-    let tmp = TempDir::new(&format!("toxic-{}", lib.name()));
+    let tmp = TempDir::new("rustox-ffi", &format!("toxic-{}", lib.name()));
     let Some(tmux) = Tmux::new(tmp.path(), lib.name()) else {
         return;
     };

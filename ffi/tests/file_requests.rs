@@ -52,7 +52,7 @@ fn chunk_requests_follow_c_toxcore_to_the_end_of_a_stream() {
         skip_or_fail(&reason);
         return;
     }
-    let dir = TempDir::new("file-requests");
+    let dir = TempDir::new("rustox-ffi", "file-requests");
     let src = c_dir().join("file_requests.c");
     let debian = compile_c(&src, dir.path(), "file_requests", Lib::Debian, &[]);
     let ours = compile_c(&src, dir.path(), "file_requests", Lib::Ours, &[]);

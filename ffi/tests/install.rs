@@ -41,7 +41,7 @@ fn install_into_a_prefix_and_build_a_client_with_pkg_config() {
         skip_or_fail("ffi/include/tox/ is missing and the system has no c-toxcore headers");
         return;
     }
-    let tmp = TempDir::new("install");
+    let tmp = TempDir::new("rustox-ffi", "install");
     let prefix = tmp.join("prefix");
     let mut cmd = Command::new("sh");
     cmd.arg(manifest.join("install.sh"))
@@ -110,19 +110,28 @@ fn install_into_a_prefix_and_build_a_client_with_pkg_config() {
     let src = c_dir().join("peer.c");
     let exe = tmp.join("peer-installed");
     let words = |s: &str| s.split_whitespace().map(str::to_string).collect::<Vec<_>>();
-    run_ok(
-        Command::new("cc")
+    // peer.c as a client builds it, with the installed toxcore.pc's cflags, then `link`.
+    let build = |exe: &Path, link: Vec<String>| {
+        Cc::new("cc")
             .args(["-O1", "-g", "-Wall", "-Werror"])
             .args(words(&cflags))
+            .testkit_header()
             .arg(&src)
-            .arg("-o")
-            .arg(&exe)
-            .args(words(&libs)),
-    )
-    .unwrap_or_else(|e| panic!("building peer.c with the installed toxcore.pc: {e}"));
+            .args(link)
+            .build(exe)
+    };
+    build(&exe, words(&libs))
+        .unwrap_or_else(|e| panic!("building peer.c with the installed toxcore.pc: {e}"));
     if headers {
         // The tox headers the compiler read are the installed ones.
-        let deps = run_ok(Command::new("cc").arg("-M").args(words(&cflags)).arg(&src)).unwrap();
+        let deps = run_ok(
+            Command::new("cc")
+                .arg("-M")
+                .args(words(&cflags))
+                .arg(format!("-I{}", rustox_testkit::c::HEADER_DIR))
+                .arg(&src),
+        )
+        .unwrap();
         let tox_headers: std::collections::BTreeSet<&str> = deps
             .split_whitespace()
             .filter(|w| w.contains("/tox/"))
@@ -149,17 +158,9 @@ fn install_into_a_prefix_and_build_a_client_with_pkg_config() {
         .filter(|w| w != "-ltoxcore" && !w.starts_with("-L"))
         .collect();
     let exe_static = tmp.join("peer-static");
-    run_ok(
-        Command::new("cc")
-            .args(["-O1", "-g", "-Wall", "-Werror"])
-            .args(words(&cflags))
-            .arg(&src)
-            .arg("-o")
-            .arg(&exe_static)
-            .arg(lib.join("libtoxcore.a"))
-            .args(&private),
-    )
-    .unwrap_or_else(|e| panic!("linking peer.c against libtoxcore.a: {e}"));
+    let archive = lib.join("libtoxcore.a").display().to_string();
+    build(&exe_static, [archive].into_iter().chain(private).collect())
+        .unwrap_or_else(|e| panic!("linking peer.c against libtoxcore.a: {e}"));
     let ldd = run_ok(Command::new("ldd").arg(&exe_static)).unwrap_or_default();
     assert!(
         !ldd.contains("libtoxcore"),
@@ -179,7 +180,7 @@ fn install_into_a_prefix_and_build_a_client_with_pkg_config() {
 #[test]
 fn install_sh_refuses_a_missing_library_and_a_relative_prefix() {
     let manifest = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let tmp = TempDir::new("install-errors");
+    let tmp = TempDir::new("rustox-ffi", "install-errors");
     let empty = tmp.join("empty");
     std::fs::create_dir_all(&empty).unwrap();
     let out = Command::new("sh")

@@ -106,7 +106,7 @@ fn run_scenario(scenario: &str, initiator: Lib, acceptor: Lib, base_port: u16, v
         acceptor.name(),
         if valgrind { "-valgrind" } else { "" }
     );
-    let dir = TempDir::new(&name);
+    let dir = TempDir::new("rustox-ffi", &name);
     let (port_a, port_i) = (base_port, base_port + 1);
     check_ports_free(&[port_a, port_i]);
     let (mut args_i, mut args_a) = scenario_args(scenario, &dir);
@@ -314,7 +314,7 @@ fn savedata_round_trip(first: Lib, second: Lib, friend: Lib, base_port: u16) {
         second.name(),
         friend.name()
     );
-    let dir = TempDir::new(&name);
+    let dir = TempDir::new("rustox-ffi", &name);
     let save = dir.join("profile.tox").display().to_string();
     let (port_f, port_1, port_2) = (base_port, base_port + 1, base_port + 2);
     check_ports_free(&[port_f, port_1, port_2]);

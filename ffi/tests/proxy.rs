@@ -12,10 +12,8 @@ use std::net::{SocketAddr, TcpStream};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use rustox_core::dht::DhtConfig;
 use rustox_core::driver::tcp_relay::TcpRelayConfig;
-use rustox_core::driver::workers::{NodeRunner, RunnerConfig, UdpMode};
-use rustox_core::onion::server::OnionConfig;
+use rustox_core::driver::workers::{NodeRunner, RunnerConfig};
 use rustox_net_crypto::crypto::KeyPair;
 use toxcore::lifecycle::{tox_add_tcp_relay, tox_iterate, tox_kill, tox_new};
 use toxcore::options::Tox_Options;
@@ -27,18 +25,11 @@ fn relay(port: u16) -> NodeRunner {
     NodeRunner::start(
         KeyPair::generate(rng.as_mut()),
         RunnerConfig {
-            bind: SocketAddr::from(([127, 0, 0, 1], port)),
-            workers: 1,
-            mode: UdpMode::ReusePort,
-            dht: DhtConfig {
-                lan_discovery: false,
-                ..DhtConfig::default()
-            },
-            onion: Some(OnionConfig::default()),
             tcp: Some(TcpRelayConfig {
                 listen: vec![SocketAddr::from(([127, 0, 0, 1], port + 1))],
                 relay: Default::default(),
             }),
+            ..RunnerConfig::loopback(port)
         },
     )
     .expect("start a rustox relay")
@@ -81,7 +72,7 @@ fn start_proxy(kind: Tox_Proxy_Type, port: u16) -> Option<Proxy> {
     {
         Ok(c) => c,
         Err(e) => {
-            common::skip_or_fail(&format!("{cmd:?}: {e}"));
+            common::skip_or_fail(format!("{cmd:?}: {e}"));
             return None;
         }
     };

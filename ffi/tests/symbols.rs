@@ -168,7 +168,7 @@ fn a_program_using_every_function_loads_with_bind_now() {
     let Some(names) = debian_functions() else {
         return;
     };
-    let dir = TempDir::new("all-symbols");
+    let dir = TempDir::new("rustox-ffi", "all-symbols");
     let src = all_symbols_c(&names, dir.path());
     // The generated program itself is right: it loads on Debian's library.
     let debian = compile_c(&src, dir.path(), "all_symbols", Lib::Debian, &[]);
@@ -196,27 +196,24 @@ fn a_program_using_every_function_links_against_our_static_library() {
         "{} is missing: cargo builds it with the crate (crate-type staticlib)",
         archive.display()
     );
-    let dir = TempDir::new("all-symbols-static");
+    let dir = TempDir::new("rustox-ffi", "all-symbols-static");
     let src = all_symbols_c(&names, dir.path());
     let exe = dir.join("all_symbols-static");
-    run_ok(
-        Command::new("cc")
-            .args(["-O1", "-g", "-Wall", "-Werror"])
-            .arg(&src)
-            .arg("-o")
-            .arg(&exe)
-            .arg(&archive)
-            .args([
-                "-lgcc_s",
-                "-lutil",
-                "-lrt",
-                "-lpthread",
-                "-lm",
-                "-ldl",
-                "-lc",
-            ]),
-    )
-    .unwrap_or_else(|e| panic!("linking against libtoxcore.a: {e}"));
+    Cc::new("cc")
+        .args(["-O1", "-g", "-Wall", "-Werror"])
+        .arg(&src)
+        .arg(&archive)
+        .args([
+            "-lgcc_s",
+            "-lutil",
+            "-lrt",
+            "-lpthread",
+            "-lm",
+            "-ldl",
+            "-lc",
+        ])
+        .build(&exe)
+        .unwrap_or_else(|e| panic!("linking against libtoxcore.a: {e}"));
     let out = Command::new(&exe)
         .env_remove("LD_LIBRARY_PATH")
         .output()

@@ -19,6 +19,9 @@ use rustox_net_crypto::{
     CloseReason, ConnectionEvent, ConnectionId, Endpoint, EndpointConfig, EndpointEvent, Timestamp,
     TransportConfig,
 };
+use rustox_testkit::c::Cc;
+use rustox_testkit::ci::skip_or_fail;
+use rustox_testkit::net::free_udp_port;
 
 const LIBTOXCORE: &str = "/usr/lib/x86_64-linux-gnu/libtoxcore.a";
 
@@ -29,27 +32,26 @@ fn peer_binary() -> Option<PathBuf> {
 }
 
 fn build_peer() -> Option<PathBuf> {
-    let skip = |why: String| {
-        assert!(std::env::var_os("CI").is_none(), "under CI: {why}");
-        eprintln!("SKIP: {why}");
-        None
-    };
     if !Path::new(LIBTOXCORE).exists() {
-        return skip(format!(
+        skip_or_fail(format!(
             "{LIBTOXCORE} not found (apt-get install libtoxcore-dev)"
         ));
+        return None;
     }
     let out = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("netcrypto_peer");
     let src = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/interop/netcrypto_peer.c");
-    let status = Command::new("cc")
-        .args(["-O1", "-o"])
-        .arg(&out)
+    let built = Cc::new("cc")
+        .arg("-O1")
+        .testkit_header()
         .arg(&src)
         .args([LIBTOXCORE, "-lsodium", "-lpthread"])
-        .status();
-    match status {
-        Ok(s) if s.success() => Some(out),
-        other => skip(format!("cannot build the c-toxcore peer: {other:?}")),
+        .build(&out);
+    match built {
+        Ok(()) => Some(out),
+        Err(e) => {
+            skip_or_fail(format!("cannot build the c-toxcore peer: {e}"));
+            None
+        }
     }
 }
 
@@ -168,6 +170,28 @@ impl Host {
         }
     }
 
+    /// A C peer on a free port that dials this host, which lets it in.
+    fn dialled_by(&mut self, binary: &Path) -> CPeer {
+        let our_port = self.socket.local_addr().unwrap().port();
+        let args = vec![
+            "connect".to_string(),
+            self.endpoint.real_public_key().to_hex(),
+            self.endpoint.dht_public_key().to_hex(),
+            our_port.to_string(),
+        ];
+        let peer = CPeer::spawn(binary, free_udp_port(), &args);
+        self.endpoint.allow_peer(peer.real_pk);
+        peer
+    }
+
+    /// Starts this host's connection to `peer`.
+    fn dial(&mut self, peer: &CPeer) -> ConnectionId {
+        let now = self.now();
+        self.endpoint
+            .connect(now, peer.addr, peer.real_pk, peer.dht_pk)
+            .unwrap()
+    }
+
     fn now(&self) -> Timestamp {
         Timestamp::from_micros(self.start.elapsed().as_micros() as u64)
     }
@@ -220,11 +244,7 @@ impl Host {
     /// Connects to `peer` and drives both until each sees the session up, for at most 10 s;
     /// the connection's id, and whether it came up.
     fn connect_to(&mut self, peer: &mut CPeer) -> (ConnectionId, bool) {
-        let now = self.now();
-        let id = self
-            .endpoint
-            .connect(now, peer.addr, peer.real_pk, peer.dht_pk)
-            .unwrap();
+        let id = self.dial(peer);
         let ok = self.drive(peer, Duration::from_secs(10), |h, p| {
             h.established() && p.saw("ONLINE")
         });
@@ -247,30 +267,8 @@ impl Host {
     }
 }
 
-fn free_port() -> u16 {
-    UdpSocket::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
-
 fn hex_upper(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02X}")).collect()
-}
-
-/// Starts the C peer in `connect` mode towards `host`'s socket; `host` accepts its key.
-fn peer_connecting_to(binary: &Path, host: &mut Host) -> CPeer {
-    let our_port = host.socket.local_addr().unwrap().port();
-    let args = vec![
-        "connect".to_string(),
-        host.endpoint.real_public_key().to_hex(),
-        host.endpoint.dht_public_key().to_hex(),
-        our_port.to_string(),
-    ];
-    let peer = CPeer::spawn(binary, free_port(), &args);
-    host.endpoint.allow_peer(peer.real_pk);
-    peer
 }
 
 /// Sends lossless and lossy payloads and checks the C peer saw them and echoed them back.
@@ -321,7 +319,7 @@ fn exchange(host: &mut Host, peer: &mut CPeer, id: ConnectionId) {
 #[test]
 fn we_connect_to_c_toxcore_exchange_data_and_kill() {
     let Some(binary) = peer_binary() else { return };
-    let port = free_port();
+    let port = free_udp_port();
     let mut peer = CPeer::spawn(&binary, port, &["listen".to_string()]);
     let mut host = Host::new(1);
     let (id, ok) = host.connect_to(&mut peer);
@@ -343,7 +341,7 @@ fn we_connect_to_c_toxcore_exchange_data_and_kill() {
 fn c_toxcore_connects_to_us_exchange_data_and_kill() {
     let Some(binary) = peer_binary() else { return };
     let mut host = Host::new(2);
-    let mut peer = peer_connecting_to(&binary, &mut host);
+    let mut peer = host.dialled_by(&binary);
     let ok = host.drive(&mut peer, Duration::from_secs(10), |h, p| {
         h.established() && p.saw("ONLINE")
     });
@@ -381,7 +379,7 @@ fn c_toxcore_connects_to_us_exchange_data_and_kill() {
 /// the direction(s) chosen.
 fn stream_through_c_toxcore(lose_ours: bool, lose_theirs: bool, seed: u64) {
     let Some(binary) = peer_binary() else { return };
-    let port = free_port();
+    let port = free_udp_port();
     let mut peer = CPeer::spawn(&binary, port, &["listen".to_string()]);
     let mut host = Host::new(seed);
     let (id, ok) = host.connect_to(&mut peer);
@@ -457,7 +455,7 @@ fn lossless_stream_with_its_packets_lost_round_trips_through_c_toxcore_in_order(
 fn crossed_handshakes_with_c_toxcore_give_one_session() {
     let Some(binary) = peer_binary() else { return };
     let mut host = Host::new(5);
-    let mut peer = peer_connecting_to(&binary, &mut host);
+    let mut peer = host.dialled_by(&binary);
     // Both sides connect at once: c-toxcore's cookie request is already on its way.
     let (id, ok) = host.connect_to(&mut peer);
     assert!(

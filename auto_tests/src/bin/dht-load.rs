@@ -29,6 +29,7 @@ use rustox_core::dht::wire::dht_packet::{DhtMessage, Envelope};
 use rustox_core::dht::wire::nodes::NodesRequest;
 use rustox_core::dht::wire::ping::Ping;
 use rustox_net_crypto::crypto::{KeyPair, Nonce, PrecomputedKey, PublicKey};
+use rustox_testkit::bootstrapd;
 
 #[derive(Parser, Debug)]
 #[command(about = "Load a DHT node with get-nodes requests and measure it")]
@@ -326,21 +327,14 @@ fn start_tox_bootstrapd(port: u16) -> Option<(Child, PublicKey)> {
     let dir = std::env::temp_dir().join(format!("dht-load-tbd-{}", std::process::id()));
     std::fs::create_dir_all(&dir).ok()?;
     let keys = dir.join("keys");
-    let conf = dir.join("conf");
-    std::fs::write(
-        &conf,
-        format!(
-            "port = {port}\nkeys_file_path = \"{}\"\npid_file_path = \"{}\"\nenable_ipv6 = false\n\
-             enable_ipv4_fallback = true\nenable_lan_discovery = false\nenable_tcp_relay = false\n\
-             tcp_relay_ports = []\nenable_motd = true\nmotd = \"tox-bootstrapd\"\nbootstrap_nodes = ()\n",
-            keys.display(),
-            dir.join("pid").display()
-        ),
-    )
+    let conf = bootstrapd::Config {
+        motd: Some("tox-bootstrapd".into()),
+        ..bootstrapd::Config::udp(port)
+    }
+    .write(&dir)
     .ok()?;
-    let child = Command::new("tox-bootstrapd")
-        .arg(format!("--config={}", conf.display()))
-        .args(["--foreground", "--log-backend=stdout"])
+    let child = Command::new(bootstrapd::PROGRAM)
+        .args(bootstrapd::args(&conf))
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()

@@ -631,20 +631,11 @@ fn newest(dir: &Path) -> Option<SystemTime> {
 fn compile(dir: &Path) -> Result<(PathBuf, String), String> {
     let source = dir.join("client.c");
     std::fs::write(&source, CLIENT_C).map_err(|e| format!("{}: {e}", source.display()))?;
-    let out = Command::new("pkg-config")
-        .args(["--cflags", "toxcore"])
-        .output()
-        .map_err(|e| format!("cannot run pkg-config: {e}"))?;
-    if !out.status.success() {
-        return Err(format!(
-            "pkg-config --cflags toxcore: {} (apt-get install libtoxcore-dev)",
-            String::from_utf8_lossy(&out.stderr).trim()
-        ));
-    }
-    let cflags: Vec<String> = String::from_utf8_lossy(&out.stdout)
-        .split_whitespace()
-        .map(str::to_string)
-        .collect();
+    let header = dir.join(rustox_testkit::c::HEADER_NAME);
+    std::fs::write(&header, rustox_testkit::c::HEADER)
+        .map_err(|e| format!("{}: {e}", header.display()))?;
+    let cflags = rustox_testkit::c::pkg_config("pkg-config", &["--cflags"], &["toxcore"])
+        .map_err(|e| format!("{e} (apt-get install libtoxcore-dev)"))?;
     let client = dir.join("client");
     let mut args = vec!["-O2".to_string()];
     args.extend(cflags);

@@ -75,6 +75,17 @@ pub struct BootstrapSpec {
     pub dht_key: String,
 }
 
+impl BootstrapSpec {
+    /// The node at `addr` with DHT key `pk`.
+    pub fn at(addr: std::net::SocketAddr, pk: &rustox_net_crypto::crypto::PublicKey) -> Self {
+        BootstrapSpec {
+            host: addr.ip().to_string(),
+            port: addr.port(),
+            dht_key: pk.to_hex(),
+        }
+    }
+}
+
 impl fmt::Display for BootstrapSpec {
     /// `HOST:PORT:KEY`, the peer's `--bootstrap` syntax (IPv6 literals in brackets).
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -176,45 +187,25 @@ fn start_tox_bootstrapd(
     work_dir: &Path,
     deadline: Instant,
 ) -> Result<Started, CToxcoreError> {
-    const PROGRAM: &str = "tox-bootstrapd";
+    use rustox_testkit::bootstrapd::{self, PROGRAM};
     let port = match options.port {
         0 => free_udp_port()?,
         p => p,
     };
-    // A pid file left by an earlier run in the same directory would stop the daemon.
-    let _ = std::fs::remove_file(work_dir.join("pid"));
-    let config = work_dir.join("tox-bootstrapd.conf");
-    let text = format!(
-        "port = {port}\nkeys_file_path = \"{dir}/keys\"\npid_file_path = \"{dir}/pid\"\n\
-         enable_ipv6 = false\nenable_ipv4_fallback = true\nenable_lan_discovery = false\n\
-         enable_tcp_relay = {relay}\ntcp_relay_ports = [{ports}]\nenable_motd = false\nmotd = \"\"\n\
-         bootstrap_nodes = ({nodes})\n",
-        dir = work_dir.display(),
-        nodes = options
+    let config = bootstrapd::Config {
+        port,
+        tcp_relay_ports: options.tcp_relay_ports.clone(),
+        motd: None,
+        bootstrap_nodes: options
             .bootstrap_nodes
             .iter()
-            .map(|(addr, pk)| format!(
-                "{{ address = \"{}\"\n port = {}\n public_key = \"{}\" }}",
-                addr.ip(),
-                addr.port(),
-                pk.to_hex()
-            ))
-            .collect::<Vec<_>>()
-            .join(", "),
-        relay = !options.tcp_relay_ports.is_empty(),
-        ports = options
-            .tcp_relay_ports
-            .iter()
-            .map(u16::to_string)
-            .collect::<Vec<_>>()
-            .join(", "),
-    );
-    std::fs::write(&config, text)
-        .map_err(|e| CToxcoreError::io(format!("writing {}", config.display()), e))?;
+            .map(|(addr, pk)| (*addr, pk.to_hex()))
+            .collect(),
+    }
+    .write(work_dir)
+    .map_err(|e| CToxcoreError::io(format!("writing {}'s config", work_dir.display()), e))?;
     let mut command = options.launch.command(PROGRAM);
-    command
-        .arg(format!("--config={}", config.display()))
-        .args(["--foreground", "--log-backend=stdout"]);
+    command.args(bootstrapd::args(&config));
     let mut child = LineChild::spawn(command, PROGRAM, options.echo_log, |source| {
         CToxcoreError::ToolMissing {
             program: PROGRAM.to_string(),

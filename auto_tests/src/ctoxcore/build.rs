@@ -7,9 +7,9 @@
 //! half-written binary.
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::time::{SystemTime, UNIX_EPOCH};
 
+use rustox_testkit::c::{self, pkg_config, Cc};
 use sha2::{Digest, Sha256};
 
 use super::error::CToxcoreError;
@@ -87,9 +87,15 @@ impl PeerBinary {
         source_text: &str,
         options: &BuildOptions,
     ) -> Result<PeerBinary, CToxcoreError> {
-        let link_flags = pkg_config_flags(&options.pkg_config)?;
+        let link_flags = pkg_config(
+            &options.pkg_config,
+            &["--cflags", "--libs"],
+            &PKG_CONFIG_PACKAGES,
+        )
+        .map_err(|e| CToxcoreError::from_build(e, Path::new(name)))?;
         let mut hasher = Sha256::new();
         hasher.update(source_text.as_bytes());
+        hasher.update(c::HEADER.as_bytes());
         hasher.update(options.compiler.as_bytes());
         for flag in CFLAGS
             .iter()
@@ -113,28 +119,19 @@ impl PeerBinary {
         let source = options.cache_dir.join(format!("{name}-{tag}.c"));
         let source_tmp = options.cache_dir.join(format!("{name}-{tag}.c.{unique}"));
         write_then_rename(&source_tmp, &source, source_text.as_bytes())?;
+        // The sources include "testkit.h", found beside them.
+        let header = options.cache_dir.join(c::HEADER_NAME);
+        let header_tmp = options
+            .cache_dir
+            .join(format!("{}.{unique}", c::HEADER_NAME));
+        write_then_rename(&header_tmp, &header, c::HEADER.as_bytes())?;
 
-        let binary_tmp = options.cache_dir.join(format!("{name}-{tag}.{unique}"));
-        let output = Command::new(&options.compiler)
+        Cc::new(&options.compiler)
             .args(CFLAGS)
-            .arg("-o")
-            .arg(&binary_tmp)
             .arg(&source)
             .args(&link_flags)
-            .output()
-            .map_err(|source| CToxcoreError::CompilerMissing {
-                compiler: options.compiler.clone(),
-                source,
-            })?;
-        if !output.status.success() {
-            let _ = std::fs::remove_file(&binary_tmp);
-            return Err(CToxcoreError::CompileFailed {
-                source_path: source,
-                stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
-            });
-        }
-        std::fs::rename(&binary_tmp, &binary)
-            .map_err(|e| CToxcoreError::io(format!("renaming to {}", binary.display()), e))?;
+            .build(&binary)
+            .map_err(|e| CToxcoreError::from_build(e, &source))?;
         Ok(PeerBinary { path: binary })
     }
 
@@ -149,28 +146,18 @@ impl PeerBinary {
     }
 }
 
-/// `pkg-config --cflags --libs toxcore libsodium`, split into arguments.
-fn pkg_config_flags(pkg_config: &str) -> Result<Vec<String>, CToxcoreError> {
-    let output = Command::new(pkg_config)
-        .args(["--cflags", "--libs"])
-        .args(PKG_CONFIG_PACKAGES)
-        .output()
-        .map_err(|e| CToxcoreError::LibraryMissing {
-            detail: format!("`{pkg_config}` could not be run ({e})"),
-        })?;
-    if !output.status.success() {
-        return Err(CToxcoreError::LibraryMissing {
-            detail: format!(
-                "{pkg_config} {}: {}",
-                PKG_CONFIG_PACKAGES.join(" "),
-                String::from_utf8_lossy(&output.stderr).trim()
-            ),
-        });
+/// The file peer, built once per source version; `None` (with a notice) when c-toxcore is
+/// not installed and `CI` is not set. Under CI a missing c-toxcore is a failure: the interop
+/// tests must run there.
+pub fn file_peer_or_skip() -> Option<PeerBinary> {
+    match PeerBinary::build(&BuildOptions::default()) {
+        Ok(bin) => Some(bin),
+        Err(e) if e.is_missing_dependency() && !rustox_testkit::ci::under_ci() => {
+            eprintln!("NOTICE: {e}; c-toxcore interop test skipped");
+            None
+        }
+        Err(e) => panic!("cannot build the c-toxcore file peer: {e}"),
     }
-    Ok(String::from_utf8_lossy(&output.stdout)
-        .split_whitespace()
-        .map(str::to_string)
-        .collect())
 }
 
 fn write_then_rename(tmp: &Path, dest: &Path, bytes: &[u8]) -> Result<(), CToxcoreError> {

@@ -98,6 +98,22 @@ impl CToxcoreError {
         )
     }
 
+    /// A failed build of the C program at `source_path`.
+    pub(crate) fn from_build(e: rustox_testkit::c::CError, source_path: &std::path::Path) -> Self {
+        use rustox_testkit::c::CError;
+        match e {
+            CError::PkgConfig(detail) => CToxcoreError::LibraryMissing { detail },
+            CError::CompilerMissing { compiler, source } => {
+                CToxcoreError::CompilerMissing { compiler, source }
+            }
+            CError::Failed { output, .. } => CToxcoreError::CompileFailed {
+                source_path: source_path.to_path_buf(),
+                stderr: output,
+            },
+            CError::Io(what, source) => CToxcoreError::Io { what, source },
+        }
+    }
+
     pub(crate) fn io(what: impl Into<String>, source: io::Error) -> Self {
         CToxcoreError::Io {
             what: what.into(),

@@ -331,7 +331,7 @@ pub fn friend_binary_or_skip() -> Option<std::path::PathBuf> {
     use super::{BuildOptions, PeerBinary};
     match PeerBinary::build_friend(&BuildOptions::default()) {
         Ok(bin) => Some(bin.path().to_path_buf()),
-        Err(e) if e.is_missing_dependency() && std::env::var_os("CI").is_none() => {
+        Err(e) if e.is_missing_dependency() && !rustox_testkit::ci::under_ci() => {
             eprintln!(
                 "NOTICE: {e}; c-toxcore interop test skipped (apt-get install libtoxcore-dev)"
             );

@@ -17,6 +17,8 @@ use std::process::Command;
 use std::time::{Duration, Instant};
 
 use rustox_net_crypto::crypto::PublicKey;
+use rustox_testkit::c::Cc;
+use rustox_testkit::ci::under_ci;
 use sha2::{Digest, Sha256};
 
 use super::bootstrap::{BootstrapNode, BootstrapOptions};
@@ -72,28 +74,15 @@ impl GroupTool {
             let source = dir.join(format!("toxgroup-{tag}.c"));
             std::fs::write(&source, SOURCE)
                 .map_err(|e| CToxcoreError::io(format!("writing {}", source.display()), e))?;
-            let tmp = dir.join(format!("toxgroup-{tag}.{}", std::process::id()));
-            let out = Command::new("cc")
-                .args(["-O1", "-Wall", "-Wextra", "-Werror", "-o"])
-                .arg(&tmp)
+            Cc::new("cc")
+                .args(["-O1", "-Wall", "-Wextra", "-Werror"])
                 .arg(&source)
                 .arg(format!("-I{}", include.display()))
                 .arg(format!("-L{}", lib_dir.display()))
                 .arg("-l:libtoxcore.so.2")
                 .arg(format!("-Wl,-rpath-link,{}", lib_dir.display()))
-                .output()
-                .map_err(|source| CToxcoreError::CompilerMissing {
-                    compiler: "cc".into(),
-                    source,
-                })?;
-            if !out.status.success() {
-                return Err(CToxcoreError::CompileFailed {
-                    source_path: source,
-                    stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-                });
-            }
-            std::fs::rename(&tmp, &binary)
-                .map_err(|e| CToxcoreError::io(format!("renaming to {}", binary.display()), e))?;
+                .build(&binary)
+                .map_err(|e| CToxcoreError::from_build(e, &source))?;
         }
         Ok(GroupTool { binary, lib_dir })
     }
@@ -118,7 +107,7 @@ impl GroupTool {
 pub fn group_tool_or_skip() -> Option<GroupTool> {
     match GroupTool::prepare(&default_dir()) {
         Ok(t) => Some(t),
-        Err(e) if std::env::var_os("CI").is_none() => {
+        Err(e) if !under_ci() => {
             eprintln!("NOTICE: {e}; c-toxcore 0.2.20 group test skipped");
             None
         }

@@ -26,7 +26,7 @@ pub mod peer;
 pub mod transfer;
 
 pub use bootstrap::{BootstrapNode, BootstrapOptions, BootstrapProgram, BootstrapSpec};
-pub use build::{BuildOptions, PeerBinary};
+pub use build::{file_peer_or_skip, BuildOptions, PeerBinary};
 pub use error::CToxcoreError;
 pub use launch::Launch;
 pub use peer::{

@@ -12,6 +12,7 @@ use super::bootstrap::BootstrapSpec;
 use super::build::PeerBinary;
 use super::child::LineChild;
 use super::error::CToxcoreError;
+use super::friend::PeerLog;
 use super::launch::Launch;
 
 /// How long a peer may take to print its ready line (tox_new and binding a port).
@@ -270,6 +271,32 @@ pub struct SendPeer {
     inner: RunningPeer,
 }
 
+impl RecvOptions {
+    /// A receiver on `port` with UDP off, bootstrapping from `nodes` and reaching its friend
+    /// only through `relay`, expecting `size` bytes whose file id it checks; 150 s to finish.
+    pub fn tcp_only(
+        port: u16,
+        nodes: Vec<BootstrapSpec>,
+        relay: BootstrapSpec,
+        size: u64,
+    ) -> RecvOptions {
+        RecvOptions {
+            peer: PeerOptions {
+                port,
+                bootstrap: nodes,
+                udp: false,
+                tcp_relays: vec![relay],
+                timeout: Duration::from_secs(150),
+                ..PeerOptions::default()
+            },
+            expect_size: Some(size),
+            // The file id is the SHA-256 rustox announces: c-toxcore checks every byte.
+            check: ContentCheck::FileId,
+            ..RecvOptions::default()
+        }
+    }
+}
+
 impl RecvPeer {
     /// Starts a receiver and waits for its ready line.
     pub fn start(binary: &PeerBinary, options: &RecvOptions) -> Result<RecvPeer, CToxcoreError> {
@@ -310,6 +337,17 @@ impl RecvPeer {
     /// Waits for the summary the receiver prints when the file completes.
     pub fn wait_summary(&mut self) -> Result<RecvSummary, CToxcoreError> {
         self.inner.wait_summary()
+    }
+
+    /// Its summary; a failure panics with what the other side, `other`, logged.
+    pub fn summary_beside(&mut self, other: &PeerLog) -> RecvSummary {
+        match self.wait_summary() {
+            Ok(s) => s,
+            Err(e) => panic!(
+                "the c-toxcore receiver's summary: {e}\n rustox: {:?}",
+                other.events()
+            ),
+        }
     }
 
     /// Waits for it to exit (it lingers after the summary); `None` if still running at `limit`.

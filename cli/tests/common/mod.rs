@@ -71,24 +71,38 @@ pub struct Receiver {
 
 impl Receiver {
     pub fn start(out: &Path, key_file: &Path) -> Self {
+        Self::start_with(out, key_file, &[], Stdio::piped())
+    }
+
+    /// `rustox recv --listen 127.0.0.1:0 --once --out <out> --key-file <key_file> <extra>`,
+    /// its stderr to `stderr`; read up to its public key line.
+    pub fn start_with(out: &Path, key_file: &Path, extra: &[&str], stderr: Stdio) -> Self {
         let mut child = rustox()
             .args(["recv", "--listen", "127.0.0.1:0", "--once", "--out"])
             .arg(out)
             .arg("--key-file")
             .arg(key_file)
+            .args(extra)
             .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
+            .stderr(stderr)
             .spawn()
             .expect("spawn rustox recv");
         let mut stdout = BufReader::new(child.stdout.take().expect("stdout"));
-        let addr = read_prefixed(&mut stdout, "rustox recv listening on ");
-        let key = read_prefixed(&mut stdout, "public key ");
+        let addr = line_after(&mut stdout, "rustox recv listening on ");
+        let key = line_after(&mut stdout, "public key ");
         Receiver {
             child,
             addr,
             key,
             stdout,
         }
+    }
+
+    /// `rustox send --to <its address> --key <its key>`, for the caller's further arguments.
+    pub fn send(&self) -> Command {
+        let mut command = rustox();
+        command.args(["send", "--to", &self.addr, "--key", &self.key]);
+        command
     }
 
     /// Waits for the receiver to exit; returns its status and the rest of its stdout.
@@ -114,16 +128,39 @@ impl Drop for Receiver {
     }
 }
 
-fn read_prefixed(stdout: &mut BufReader<ChildStdout>, prefix: &str) -> String {
+/// Reads lines until one starts with `prefix`; returns the rest, trimmed.
+pub fn line_after(out: &mut impl BufRead, prefix: &str) -> String {
     let mut line = String::new();
     loop {
         line.clear();
-        let n = stdout.read_line(&mut line).expect("read recv stdout");
-        assert!(n > 0, "rustox recv exited before printing {prefix:?}");
+        let n = out.read_line(&mut line).expect("read stdout");
+        assert!(n > 0, "the process exited before printing {prefix:?}");
         if let Some(rest) = line.strip_prefix(prefix) {
             return rest.trim().to_owned();
         }
     }
+}
+
+/// `rustox bootstrap --bind 127.0.0.1 --port <port> <extra> --keys <keys>`, its stderr to
+/// `stderr`; returns it and the key it printed first.
+pub fn start_bootstrap(port: u16, keys: &Path, extra: &[&str], stderr: Stdio) -> (Killed, String) {
+    let mut boot = Killed(
+        rustox()
+            .args(["bootstrap", "--bind", "127.0.0.1", "--port"])
+            .arg(port.to_string())
+            .args(extra)
+            .arg("--keys")
+            .arg(keys)
+            .stdout(Stdio::piped())
+            .stderr(stderr)
+            .spawn()
+            .expect("spawn rustox bootstrap"),
+    );
+    let mut key = String::new();
+    BufReader::new(boot.0.stdout.take().expect("stdout"))
+        .read_line(&mut key)
+        .expect("its key");
+    (boot, key.trim().to_string())
 }
 
 /// Waits for `child`, killing it (and failing the test) after `limit`.
@@ -167,6 +204,26 @@ pub fn run_with_limit(cmd: &mut Command, limit: Duration) -> Output {
         stdout: out_thread.join().unwrap_or_default(),
         stderr: err_thread.join().unwrap_or_default(),
     }
+}
+
+/// A finished run's stderr, for a failure message.
+pub fn stderr_of(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stderr).into_owned()
+}
+
+/// The JSON summary of a run that must have succeeded (`what` names it if it failed).
+pub fn succeeded(output: &Output, what: &str) -> serde_json::Value {
+    assert!(
+        output.status.success(),
+        "{what} failed: {}",
+        stderr_of(output)
+    );
+    summary_of(output)
+}
+
+/// The JSON summary line a finished run printed last.
+pub fn summary_of(output: &Output) -> serde_json::Value {
+    last_json(&String::from_utf8_lossy(&output.stdout))
 }
 
 /// The last line of `text` that is a JSON object.

@@ -95,6 +95,25 @@ pub struct RunnerConfig {
     pub tcp: Option<TcpRelayConfig>,
 }
 
+impl RunnerConfig {
+    /// A bootstrap node on `127.0.0.1:port` (0: any port) as tests and the demo run one: one
+    /// worker, no LAN discovery, the onion server on, no TCP relay. Change a field with
+    /// `RunnerConfig { tcp: Some(..), ..RunnerConfig::loopback(port) }`.
+    pub fn loopback(port: u16) -> RunnerConfig {
+        RunnerConfig {
+            bind: SocketAddr::from(([127, 0, 0, 1], port)),
+            workers: 1,
+            mode: UdpMode::ReusePort,
+            dht: DhtConfig {
+                lan_discovery: false,
+                ..DhtConfig::default()
+            },
+            onion: Some(OnionConfig::default()),
+            tcp: None,
+        }
+    }
+}
+
 /// Counters of one worker, written only by it.
 #[derive(Debug, Default)]
 struct WorkerCounters {

@@ -25,7 +25,8 @@ fn addr_b() -> SocketAddr {
     "10.0.0.2:33445".parse().unwrap()
 }
 
-fn node(seed: u64, accept_strangers: bool) -> Node {
+/// A node seeded with `seed`: BBR, no LAN discovery (also for `tests_relay`).
+pub(super) fn node(seed: u64, accept_strangers: bool) -> Node {
     let mut rng = ChaCha20Rng::seed_from_u64(seed);
     let keys = KeyPair::generate(&mut rng);
     let options = NodeOptions {
@@ -68,6 +69,17 @@ impl Pair {
     /// Moves datagrams both ways except those `lose` picks, lets each side react to its
     /// events, and stops when `done` holds or `limit` more virtual time passes. Returns
     /// each side's events.
+    /// [`Pair::run`] on a wire that loses nothing.
+    fn run_lossless(
+        &mut self,
+        on_a: React,
+        on_b: React,
+        limit: Duration,
+        done: impl Fn(&[NodeEvent], &[NodeEvent]) -> bool,
+    ) -> (Vec<NodeEvent>, Vec<NodeEvent>) {
+        self.run(on_a, on_b, &mut no_loss(), limit, done)
+    }
+
     fn run(
         &mut self,
         on_a: React,
@@ -165,6 +177,17 @@ impl MemorySink {
     fn bytes(&self) -> Vec<u8> {
         self.data.lock().unwrap().get_ref().clone()
     }
+    /// `b` accepts `offer` into this sink, which reports its digest when flushed.
+    fn accept(&self, b: &mut Node, now: Timestamp, offer: &FileOffer) {
+        b.accept_file(
+            now,
+            offer.friend,
+            offer.file,
+            Box::new(self.clone()),
+            Some(self.digest.clone()),
+        )
+        .unwrap();
+    }
 }
 
 impl Write for MemorySink {
@@ -204,19 +227,35 @@ fn online(events: &[NodeEvent]) -> bool {
         .any(|e| matches!(e, NodeEvent::FriendConnection { online: true, .. }))
 }
 
+/// a adds b as a friend it reaches directly at `addr_b()`, at time zero.
+fn dial(a: &mut Node, b: &Node) -> FriendNumber {
+    a.add_friend_direct(
+        Timestamp::ZERO,
+        b.public_key(),
+        b.dht_public_key(),
+        addr_b(),
+    )
+    .unwrap()
+}
+
 /// Dials b directly from a; b accepts strangers.
 fn direct_pair() -> (Pair, FriendNumber) {
     let mut a = node(1, false);
     let b = node(2, true);
-    let friend = a
-        .add_friend_direct(
-            Timestamp::ZERO,
-            b.public_key(),
-            b.dht_public_key(),
-            addr_b(),
-        )
-        .unwrap();
+    let friend = dial(&mut a, &b);
     (Pair::new(a, b), friend)
+}
+
+/// Nodes 1 and 2, each the other's friend (a dials b directly), neither accepting strangers:
+/// the pair and a's and b's friend numbers for each other.
+fn mutual_pair() -> (Pair, FriendNumber, FriendNumber) {
+    let mut a = node(1, false);
+    let mut b = node(2, false);
+    let fa = dial(&mut a, &b);
+    let fb = b
+        .add_friend_norequest(Timestamp::ZERO, a.public_key())
+        .unwrap();
+    (Pair::new(a, b), fa, fb)
 }
 
 #[test]
@@ -237,21 +276,12 @@ fn a_message_and_a_verified_file_cross_between_two_nodes() {
         if let NodeEvent::FileOffered(offer) = e {
             assert_eq!(offer.size, 300_000);
             assert_eq!(offer.name, b"x.bin");
-            let digest = Some(sink_b.digest.clone());
-            b.accept_file(
-                now,
-                offer.friend,
-                offer.file,
-                Box::new(sink_b.clone()),
-                digest,
-            )
-            .unwrap();
+            sink_b.accept(b, now, offer);
         }
     };
-    let (ev_a, ev_b) = pair.run(
+    let (ev_a, ev_b) = pair.run_lossless(
         &mut on_a,
         &mut on_b,
-        &mut no_loss(),
         Duration::from_secs(60),
         |ev_a, ev_b| {
             ev_a.iter().any(|e| matches!(e, NodeEvent::FileSent { .. }))
@@ -294,33 +324,15 @@ fn a_file_whose_hash_differs_from_its_id_is_kept_unverified() {
         }
     };
     let sink = MemorySink::new();
-    let mut on_b = |b: &mut Node, now: Timestamp, e: &NodeEvent| {
-        if let NodeEvent::FileOffered(offer) = e {
-            let digest = Some(sink.digest.clone());
-            b.accept_file(
-                now,
-                offer.friend,
-                offer.file,
-                Box::new(sink.clone()),
-                digest,
+    let mut on_b = accept_into(&sink);
+    let (_, ev_b) = pair.run_lossless(&mut on_a, &mut on_b, Duration::from_secs(60), |_, ev_b| {
+        ev_b.iter().any(|e| {
+            matches!(
+                e,
+                NodeEvent::FileReceived { .. } | NodeEvent::FileFailed { .. }
             )
-            .unwrap();
-        }
-    };
-    let (_, ev_b) = pair.run(
-        &mut on_a,
-        &mut on_b,
-        &mut no_loss(),
-        Duration::from_secs(60),
-        |_, ev_b| {
-            ev_b.iter().any(|e| {
-                matches!(
-                    e,
-                    NodeEvent::FileReceived { .. } | NodeEvent::FileFailed { .. }
-                )
-            })
-        },
-    );
+        })
+    });
     let sha256: [u8; 32] = Sha256::digest(&data).into();
     assert!(
         ev_b.iter().any(|e| matches!(
@@ -399,13 +411,7 @@ fn a_datagram_from_port_zero_is_dropped_and_counted() {
 fn a_stranger_never_gets_a_session() {
     let mut a = node(1, false);
     let b = node(2, false);
-    a.add_friend_direct(
-        Timestamp::ZERO,
-        b.public_key(),
-        b.dht_public_key(),
-        addr_b(),
-    )
-    .unwrap();
+    dial(&mut a, &b);
     let mut pair = Pair::new(a, b);
     let (mut cookie_requests, mut handshakes) = (0, 0);
     let mut count = |to_b: bool, bytes: &[u8]| {
@@ -457,20 +463,7 @@ fn a_stranger_never_gets_a_session() {
 /// (b's OFFLINE, then the kill) and cannot get a new session.
 #[test]
 fn a_deleted_friend_goes_offline_and_stays_out() {
-    let mut a = node(1, false);
-    let mut b = node(2, false);
-    let fa = a
-        .add_friend_direct(
-            Timestamp::ZERO,
-            b.public_key(),
-            b.dht_public_key(),
-            addr_b(),
-        )
-        .unwrap();
-    let fb = b
-        .add_friend_norequest(Timestamp::ZERO, a.public_key())
-        .unwrap();
-    let mut pair = Pair::new(a, b);
+    let (mut pair, fa, fb) = mutual_pair();
     let (ev_a, ev_b) = pair.idle(Duration::from_secs(10), |ev_a, ev_b| {
         presence_done(ev_a) && presence_done(ev_b)
     });
@@ -565,19 +558,7 @@ fn send_closing_on_file_sent(
         _ => {}
     };
     let sink = MemorySink::new();
-    let mut on_b = |b: &mut Node, now: Timestamp, e: &NodeEvent| {
-        if let NodeEvent::FileOffered(offer) = e {
-            let digest = Some(sink.digest.clone());
-            b.accept_file(
-                now,
-                offer.friend,
-                offer.file,
-                Box::new(sink.clone()),
-                digest,
-            )
-            .unwrap();
-        }
-    };
+    let mut on_b = accept_into(&sink);
     let mut full_datagrams = 0;
     let mut last_chunk_passed = false;
     let mut repairs_lost = 0;
@@ -615,20 +596,7 @@ fn send_closing_on_file_sent(
 /// heals the two find each other again on their own.
 #[test]
 fn a_silent_friend_times_out_and_the_session_comes_back() {
-    let mut a = node(1, false);
-    let mut b = node(2, false);
-    let fa = a
-        .add_friend_direct(
-            Timestamp::ZERO,
-            b.public_key(),
-            b.dht_public_key(),
-            addr_b(),
-        )
-        .unwrap();
-    let fb = b
-        .add_friend_norequest(Timestamp::ZERO, a.public_key())
-        .unwrap();
-    let mut pair = Pair::new(a, b);
+    let (mut pair, fa, fb) = mutual_pair();
     pair.idle(Duration::from_secs(10), |ev_a, ev_b| {
         online(ev_a) && online(ev_b)
     });
@@ -700,14 +668,7 @@ fn name_status_message_and_status_reach_a_friend_on_connect_and_on_change() {
         Err(NodeError::TooLong(MAX_NAME_LEN))
     ));
     assert_eq!(a.self_presence().name, b"Alice");
-    let friend = a
-        .add_friend_direct(
-            Timestamp::ZERO,
-            b.public_key(),
-            b.dht_public_key(),
-            addr_b(),
-        )
-        .unwrap();
+    let friend = dial(&mut a, &b);
     let mut pair = Pair::new(a, b);
     let (_, ev_b) = pair.idle(Duration::from_secs(10), |_, b| {
         b.iter()
@@ -891,14 +852,7 @@ fn presence_packets_that_break_c_toxcore_limits_are_ignored() {
 fn accept_into(sink: &MemorySink) -> impl FnMut(&mut Node, Timestamp, &NodeEvent) + '_ {
     move |b: &mut Node, now: Timestamp, e: &NodeEvent| {
         if let NodeEvent::FileOffered(offer) = e {
-            b.accept_file(
-                now,
-                offer.friend,
-                offer.file,
-                Box::new(sink.clone()),
-                Some(sink.digest.clone()),
-            )
-            .unwrap();
+            sink.accept(b, now, offer);
         }
     }
 }
@@ -915,10 +869,9 @@ fn a_paused_transfer_stops_and_resumes_to_a_verified_file() {
     let sink = MemorySink::new();
     // Until some bytes moved, not all.
     let probe = sink.clone();
-    let (_, _) = pair.run(
+    let (_, _) = pair.run_lossless(
         &mut |_, _, _| {},
         &mut accept_into(&sink),
-        &mut no_loss(),
         Duration::from_secs(10),
         move |_, _| probe.bytes().len() > 100_000,
     );
@@ -1006,10 +959,9 @@ fn a_receiver_with_half_a_file_seeks_and_gets_only_the_rest_verified() {
             .unwrap();
         }
     };
-    let (ev_a, ev_b) = pair.run(
+    let (ev_a, ev_b) = pair.run_lossless(
         &mut |_, _, _| {},
         &mut on_b,
-        &mut no_loss(),
         Duration::from_secs(60),
         |_, b| {
             b.iter()

@@ -8,8 +8,9 @@ use std::time::Duration;
 
 use rand::SeedableRng;
 use rand_chacha::ChaCha20Rng;
-use rustox_net_crypto::{ControllerKind, PathKind};
+use rustox_net_crypto::PathKind;
 
+use super::tests::node;
 use super::*;
 use crate::relay::client::RelayId;
 use crate::relay::server::{ConnId, RelayConfig, RelayServer};
@@ -25,24 +26,6 @@ fn addr(i: usize) -> SocketAddr {
 
 fn relay_addr() -> SocketAddr {
     "10.0.0.100:443".parse().unwrap()
-}
-
-fn node(seed: u64, accept_strangers: bool) -> Node {
-    let mut rng = ChaCha20Rng::seed_from_u64(seed);
-    let keys = KeyPair::generate(&mut rng);
-    let options = NodeOptions {
-        transport: TransportConfig {
-            controller: ControllerKind::Bbr,
-            ..Default::default()
-        },
-        dht: DhtConfig {
-            lan_discovery: false,
-            ..DhtConfig::default()
-        },
-        accept_strangers,
-        ..NodeOptions::default()
-    };
-    Node::new(Timestamp::ZERO, keys, options, Box::new(rng))
 }
 
 /// Something in flight: a UDP datagram, or bytes on one TCP leg.

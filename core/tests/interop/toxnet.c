@@ -17,28 +17,9 @@
 #include <unistd.h>
 #include <poll.h>
 #include <tox/tox.h>
+#include "testkit.h"
 
 #define MAX_NODES 16
-
-static void hex(const uint8_t *b, size_t n, char *out) {
-    for (size_t i = 0; i < n; ++i) sprintf(out + 2 * i, "%02X", b[i]);
-}
-
-static int unhex(const char *s, uint8_t *out, size_t n) {
-    if (strlen(s) != 2 * n) return -1;
-    for (size_t i = 0; i < n; ++i) {
-        unsigned v;
-        if (sscanf(s + 2 * i, "%2x", &v) != 1) return -1;
-        out[i] = (uint8_t)v;
-    }
-    return 0;
-}
-
-static double now_s(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + ts.tv_nsec / 1e9;
-}
 
 int main(int argc, char **argv) {
     if (argc < 4) { fprintf(stderr, "usage\n"); return 2; }

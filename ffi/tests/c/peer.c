@@ -49,6 +49,8 @@
 #include <tox/toxav.h>
 #include <tox/toxencryptsave.h>
 
+#include "testkit.h"
+
 #define MAX_SENT 4096
 #define PACKETS 32
 #define DEFAULT_REQUEST_MESSAGE "rustox interop: please accept"
@@ -147,37 +149,30 @@ static int64_t now_ms(void)
     return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-static void out(const char *fmt, ...)
+/* "FAIL <message>" on stderr, flushed. */
+static void report_failure(const char *fmt, va_list ap)
 {
-    va_list ap;
-    va_start(ap, fmt);
-    vprintf(fmt, ap);
-    va_end(ap);
-    putchar('\n');
-    fflush(stdout);
+    fprintf(stderr, "FAIL ");
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    fflush(stderr);
 }
 
 static void fail(const char *fmt, ...)
 {
     va_list ap;
-    fprintf(stderr, "FAIL ");
     va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
+    report_failure(fmt, ap);
     va_end(ap);
-    fputc('\n', stderr);
-    fflush(stderr);
     g.failed = true;
 }
 
 static void die(const char *fmt, ...)
 {
     va_list ap;
-    fprintf(stderr, "FAIL ");
     va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
+    report_failure(fmt, ap);
     va_end(ap);
-    fputc('\n', stderr);
-    fflush(stderr);
     exit(1);
 }
 
@@ -288,14 +283,14 @@ static void check_friend(uint32_t friend_number, const char *where)
 
 static void on_self_connection_status(Tox *tox, Tox_Connection status)
 {
-    out("SELF_CONNECTION %d %.3f", (int)status, (now_ms() - g.start_ms) / 1000.0);
+    say("SELF_CONNECTION %d %.3f", (int)status, (now_ms() - g.start_ms) / 1000.0);
 }
 
 static void on_friend_request(Tox *tox, const uint8_t *public_key, const uint8_t *message, size_t length)
 {
     char hex[2 * TOX_PUBLIC_KEY_SIZE + 1];
     to_hex(public_key, TOX_PUBLIC_KEY_SIZE, hex);
-    out("FRIEND_REQUEST %s", hex);
+    say("FRIEND_REQUEST %s", hex);
     if (length != strlen(g.request_message) || memcmp(message, g.request_message, length) != 0) {
         fail("friend request message is %.*s (%zu bytes)", (int)length, (const char *)message, length);
     }
@@ -308,7 +303,7 @@ static void on_friend_request(Tox *tox, const uint8_t *public_key, const uint8_t
         fail("tox_friend_add_norequest: error %d", (int)err);
         return;
     }
-    out("FRIEND_ADDED %" PRIu32, n);
+    say("FRIEND_ADDED %" PRIu32, n);
 }
 
 static void on_friend_connection_status(Tox *tox, uint32_t friend_number, Tox_Connection status)
@@ -324,18 +319,18 @@ static void on_friend_connection_status(Tox *tox, uint32_t friend_number, Tox_Co
      * run still says what works; the harness fails on MISMATCH lines at the end. With the
      * events API the event may be older than the current state. */
     if (!g.events && now != status) {
-        out("MISMATCH friend_connection_status callback %d, tox_friend_get_connection_status %d", (int)status,
+        say("MISMATCH friend_connection_status callback %d, tox_friend_get_connection_status %d", (int)status,
             (int)now);
     }
     if (status != TOX_CONNECTION_NONE) {
         g.friend_online = true;
         g.online_count++;
-        out("FRIEND_ONLINE %" PRIu32 " %s %.3f", friend_number, status == TOX_CONNECTION_UDP ? "udp" : "tcp",
+        say("FRIEND_ONLINE %" PRIu32 " %s %.3f", friend_number, status == TOX_CONNECTION_UDP ? "udp" : "tcp",
             (now_ms() - g.start_ms) / 1000.0);
     } else {
         g.friend_online = false;
         g.offline_count++;
-        out("FRIEND_OFFLINE %" PRIu32 " %.3f", friend_number, (now_ms() - g.start_ms) / 1000.0);
+        say("FRIEND_OFFLINE %" PRIu32 " %.3f", friend_number, (now_ms() - g.start_ms) / 1000.0);
     }
 }
 
@@ -345,7 +340,7 @@ static void on_friend_message(Tox *tox, uint32_t friend_number, Tox_Message_Type
     check_friend(friend_number, "friend_message");
     int i = g.msg_received;
     if (g.messages == 0) {
-        out("MESSAGE %" PRIu32 " - %zu %.*s", friend_number, length, (int)length, (const char *)message);
+        say("MESSAGE %" PRIu32 " - %zu %.*s", friend_number, length, (int)length, (const char *)message);
         if (g.expect_message && length == strlen(g.expect_message) && memcmp(message, g.expect_message, length) == 0) {
             g.expect_message_seen = true;
         }
@@ -362,7 +357,7 @@ static void on_friend_message(Tox *tox, uint32_t friend_number, Tox_Message_Type
         fail("message %d: type %d, expected %d", i, (int)type, (int)message_type(i));
     }
     g.msg_received++;
-    out("MESSAGE %" PRIu32 " %d %zu", friend_number, i, length);
+    say("MESSAGE %" PRIu32 " %d %zu", friend_number, i, length);
 }
 
 static void on_friend_read_receipt(Tox *tox, uint32_t friend_number, uint32_t message_id)
@@ -375,13 +370,13 @@ static void on_friend_read_receipt(Tox *tox, uint32_t friend_number, uint32_t me
             }
             g.msg_acked[i] = true;
             g.receipts++;
-            out("RECEIPT %" PRIu32 " %" PRIu32, friend_number, message_id);
+            say("RECEIPT %" PRIu32 " %" PRIu32, friend_number, message_id);
             return;
         }
     }
     for (int i = 0; i < g.extra_sent; ++i) {
         if (g.extra_ids[i] == message_id) {
-            out("RECEIPT %" PRIu32 " %" PRIu32, friend_number, message_id);
+            say("RECEIPT %" PRIu32 " %" PRIu32, friend_number, message_id);
             return;
         }
     }
@@ -391,13 +386,13 @@ static void on_friend_read_receipt(Tox *tox, uint32_t friend_number, uint32_t me
 static void on_friend_typing(Tox *tox, uint32_t friend_number, bool typing)
 {
     check_friend(friend_number, "friend_typing");
-    out("TYPING %" PRIu32 " %d", friend_number, typing ? 1 : 0);
+    say("TYPING %" PRIu32 " %d", friend_number, typing ? 1 : 0);
     Tox_Err_Friend_Query qerr;
     bool now = tox_friend_get_typing(tox, friend_number, &qerr);
     if (qerr != TOX_ERR_FRIEND_QUERY_OK) {
         fail("tox_friend_get_typing: error %d", (int)qerr);
     } else if (!g.events && now != typing) {
-        out("MISMATCH friend_typing callback %d, tox_friend_get_typing %d", typing, now);
+        say("MISMATCH friend_typing callback %d, tox_friend_get_typing %d", typing, now);
     }
     if (typing) {
         g.typing_seen_on = true;
@@ -409,7 +404,7 @@ static void on_friend_typing(Tox *tox, uint32_t friend_number, bool typing)
 static void on_friend_name(Tox *tox, uint32_t friend_number, const uint8_t *name, size_t length)
 {
     check_friend(friend_number, "friend_name");
-    out("NAME %" PRIu32 " %.*s", friend_number, (int)length, (const char *)name);
+    say("NAME %" PRIu32 " %.*s", friend_number, (int)length, (const char *)name);
     if (g.expect_name == NULL) {
         return;
     }
@@ -427,7 +422,7 @@ static void on_friend_name(Tox *tox, uint32_t friend_number, const uint8_t *name
 static void on_friend_status_message(Tox *tox, uint32_t friend_number, const uint8_t *message, size_t length)
 {
     check_friend(friend_number, "friend_status_message");
-    out("STATUS_MESSAGE %" PRIu32 " %.*s", friend_number, (int)length, (const char *)message);
+    say("STATUS_MESSAGE %" PRIu32 " %.*s", friend_number, (int)length, (const char *)message);
     if (g.expect_status_message == NULL) {
         return;
     }
@@ -445,7 +440,7 @@ static void on_friend_status_message(Tox *tox, uint32_t friend_number, const uin
 static void on_friend_status(Tox *tox, uint32_t friend_number, Tox_User_Status status)
 {
     check_friend(friend_number, "friend_status");
-    out("USER_STATUS %" PRIu32 " %d", friend_number, (int)status);
+    say("USER_STATUS %" PRIu32 " %d", friend_number, (int)status);
     if (g.expect_user_status < 0) {
         return;
     }
@@ -468,7 +463,7 @@ static void print_file_id(Tox *tox, uint32_t friend_number, uint32_t file_number
     }
     char hex[2 * TOX_FILE_ID_LENGTH + 1];
     to_hex(id, sizeof(id), hex);
-    out("FILE_ID %s %s", direction, hex);
+    say("FILE_ID %s %s", direction, hex);
 }
 
 static const char *base_name(const char *path)
@@ -481,7 +476,7 @@ static void on_file_recv(Tox *tox, uint32_t friend_number, uint32_t file_number,
                          const uint8_t *filename, size_t filename_length)
 {
     check_friend(friend_number, "file_recv");
-    out("FILE_RECV %" PRIu32 " %" PRIu32 " %" PRIu32 " %" PRIu64 " %.*s", friend_number, file_number, kind,
+    say("FILE_RECV %" PRIu32 " %" PRIu32 " %" PRIu32 " %" PRIu64 " %.*s", friend_number, file_number, kind,
         file_size, (int)filename_length, (const char *)filename);
     Tox_Err_File_Control cerr;
     if (kind != TOX_FILE_KIND_DATA || g.expect_file_path == NULL || g.file_recv_started) {
@@ -525,7 +520,7 @@ static void on_file_recv_chunk(Tox *tox, uint32_t friend_number, uint32_t file_n
             fail("file ended after %" PRIu64 " bytes, expected %" PRIu64, g.recv_bytes, g.expect_size);
         }
         g.file_received = true;
-        out("FILE_DONE %" PRIu64 " %" PRId64, g.recv_bytes, ms);
+        say("FILE_DONE %" PRIu64 " %" PRId64, g.recv_bytes, ms);
         return;
     }
     if (position != g.recv_bytes) {
@@ -541,6 +536,19 @@ static void on_file_recv_chunk(Tox *tox, uint32_t friend_number, uint32_t file_n
         return;
     }
     g.recv_bytes += length;
+}
+
+/* Queues a chunk for a later try; false (and a failure) when the queue is full. */
+static bool queue_pending(uint64_t position, size_t length)
+{
+    if (g.pending_count == (int)(sizeof(g.pending) / sizeof(g.pending[0]))) {
+        fail("more than %d chunks waiting for the send queue", g.pending_count);
+        return false;
+    }
+    g.pending[g.pending_count].pos = position;
+    g.pending[g.pending_count].len = length;
+    g.pending_count++;
+    return true;
 }
 
 static void send_chunk(Tox *tox, uint32_t friend_number, uint32_t file_number, uint64_t position, size_t length,
@@ -563,14 +571,9 @@ static void send_chunk(Tox *tox, uint32_t friend_number, uint32_t file_number, u
     Tox_Err_File_Send_Chunk err;
     tox_file_send_chunk(tox, friend_number, file_number, position, buf, length, &err);
     if (err == TOX_ERR_FILE_SEND_CHUNK_SENDQ && queue_on_sendq) {
-        if (g.pending_count == (int)(sizeof(g.pending) / sizeof(g.pending[0]))) {
-            fail("more than %d chunks waiting for the send queue", g.pending_count);
-            return;
+        if (queue_pending(position, length)) {
+            g.sendq_retries++;
         }
-        g.pending[g.pending_count].pos = position;
-        g.pending[g.pending_count].len = length;
-        g.pending_count++;
-        g.sendq_retries++;
     } else if (err != TOX_ERR_FILE_SEND_CHUNK_OK && err != TOX_ERR_FILE_SEND_CHUNK_SENDQ) {
         fail("tox_file_send_chunk(pos %" PRIu64 ", len %zu): error %d", position, length, (int)err);
     }
@@ -585,18 +588,12 @@ static void on_file_chunk_request(Tox *tox, uint32_t friend_number, uint32_t fil
     }
     if (length == 0) {
         g.file_sent = true;
-        out("FILE_SENT %" PRIu64 " %" PRIu64, g.send_size, g.sendq_retries);
+        say("FILE_SENT %" PRIu64 " %" PRIu64, g.send_size, g.sendq_retries);
         return;
     }
     if (g.pending_count > 0) {
         /* Keep the order: this one waits behind the ones the send queue refused. */
-        if (g.pending_count == (int)(sizeof(g.pending) / sizeof(g.pending[0]))) {
-            fail("more than %d chunks waiting for the send queue", g.pending_count);
-            return;
-        }
-        g.pending[g.pending_count].pos = position;
-        g.pending[g.pending_count].len = length;
-        g.pending_count++;
+        queue_pending(position, length);
         return;
     }
     send_chunk(tox, friend_number, file_number, position, length, true);
@@ -630,7 +627,7 @@ static void retry_pending_chunks(Tox *tox)
 
 static void on_file_recv_control(Tox *tox, uint32_t friend_number, uint32_t file_number, Tox_File_Control control)
 {
-    out("FILE_CONTROL %" PRIu32 " %" PRIu32 " %d", friend_number, file_number, (int)control);
+    say("FILE_CONTROL %" PRIu32 " %" PRIu32 " %d", friend_number, file_number, (int)control);
     if (control == TOX_FILE_CONTROL_CANCEL &&
             ((g.file_send_started && file_number == g.send_file_number && !g.file_sent) ||
              (g.file_recv_started && file_number == g.recv_file_number && !g.file_received))) {
@@ -651,7 +648,7 @@ static void on_lossless_packet(Tox *tox, uint32_t friend_number, const uint8_t *
              length ? data[0] : -1, expected_len, expected[0]);
     }
     g.lossless_received++;
-    out("LOSSLESS %" PRIu32 " %d %zu", friend_number, i, length);
+    say("LOSSLESS %" PRIu32 " %d %zu", friend_number, i, length);
 }
 
 static void on_lossy_packet(Tox *tox, uint32_t friend_number, const uint8_t *data, size_t length)
@@ -672,7 +669,7 @@ static void on_lossy_packet(Tox *tox, uint32_t friend_number, const uint8_t *dat
         g.lossy_seen[i] = true;
         g.lossy_received++;
     }
-    out("LOSSY %" PRIu32 " %d %zu", friend_number, i, length);
+    say("LOSSY %" PRIu32 " %d %zu", friend_number, i, length);
 }
 
 /* ----------------------------------------------------- callback adapters */
@@ -989,7 +986,7 @@ static void do_add(Tox *tox, const char *address_hex)
     if (err != TOX_ERR_FRIEND_ADD_OK) {
         die("tox_friend_add: error %d", (int)err);
     }
-    out("FRIEND_ADDED %" PRIu32, n);
+    say("FRIEND_ADDED %" PRIu32, n);
 }
 
 static void handle_line(Tox *tox, char *line)
@@ -1196,7 +1193,7 @@ static void step(Tox *tox)
         }
         g.file_send_started = true;
         g.send_file_number = n;
-        out("FILE_OFFERED %" PRIu32 " %" PRIu64, n, g.send_size);
+        say("FILE_OFFERED %" PRIu32 " %" PRIu64, n, g.send_size);
         print_file_id(tox, 0, n, "send");
     }
     if (g.pending_count > 0) {
@@ -1241,7 +1238,7 @@ static void save(Tox *tox)
         die("writing %s: %s", g.savedata_path, strerror(errno));
     }
     free(data);
-    out("SAVED %zu", size);
+    say("SAVED %zu", size);
 }
 
 static void usage(void)
@@ -1368,7 +1365,7 @@ int main(int argc, char **argv)
     if (dladdr(sym, &info) == 0 || info.dli_fname == NULL) {
         die("cannot find tox_new's shared object");
     }
-    out("LIB %s", info.dli_fname);
+    say("LIB %s", info.dli_fname);
     if (run_selftest) {
         return selftest(g.port);
     }
@@ -1408,7 +1405,7 @@ int main(int argc, char **argv)
         if (savedata != NULL && savedata_size > 0) {
             tox_options_set_savedata_type(opts, TOX_SAVEDATA_TYPE_TOX_SAVE);
             tox_options_set_savedata_data(opts, savedata, (size_t)savedata_size);
-            out("LOADED %" PRIu64, savedata_size);
+            say("LOADED %" PRIu64, savedata_size);
         }
     }
     Tox_Err_New nerr;
@@ -1424,7 +1421,7 @@ int main(int argc, char **argv)
     char hex[2 * TOX_ADDRESS_SIZE + 1];
     tox_self_get_address(tox, address);
     to_hex(address, sizeof(address), hex);
-    out("ID %s", hex);
+    say("ID %s", hex);
     uint8_t dht[TOX_PUBLIC_KEY_SIZE];
     tox_self_get_dht_id(tox, dht);
     to_hex(dht, sizeof(dht), hex);
@@ -1436,7 +1433,7 @@ int main(int argc, char **argv)
     if (g.port && udp_port != g.port) {
         die("tox_self_get_udp_port says %u, asked for %u", udp_port, g.port);
     }
-    out("DHT %s %u", hex, udp_port);
+    say("DHT %s %u", hex, udp_port);
 
     if (g.expect_friends >= 0 && tox_self_get_friend_list_size(tox) != (size_t)g.expect_friends) {
         die("%zu friends after loading, expected %d", tox_self_get_friend_list_size(tox), g.expect_friends);
@@ -1457,7 +1454,7 @@ int main(int argc, char **argv)
             die("tox_friend_get_public_key(%zu): error %d", f, (int)kerr);
         }
         to_hex(pk, sizeof(pk), hex);
-        out("FRIEND %zu %s", f, hex);
+        say("FRIEND %zu %s", f, hex);
     }
 
     set_self_info(tox, false);
@@ -1497,7 +1494,7 @@ int main(int argc, char **argv)
         poll_stdin(tox);
         if (!g.done_printed && all_done()) {
             g.done_printed = true;
-            out("DONE %.3f", (now_ms() - g.start_ms) / 1000.0);
+            say("DONE %.3f", (now_ms() - g.start_ms) / 1000.0);
             if (g.exit_when_done || !g.stdin_open) {
                 g.quit = true;
             }
@@ -1537,7 +1534,7 @@ int main(int argc, char **argv)
     }
     free(g.expect_data);
     if (status == 0) {
-        out("OK");
+        say("OK");
     }
     return status;
 }
@@ -1549,12 +1546,12 @@ static int selftest_failures;
 #define CHECK(name, cond, ...)                                     \
     do {                                                           \
         if (cond) {                                                \
-            out("CHECK %s ok", name);                              \
+            say("CHECK %s ok", name);                              \
         } else {                                                   \
             fprintf(stderr, "FAIL %s: ", name);                    \
             fprintf(stderr, __VA_ARGS__);                          \
             fputc('\n', stderr);                                   \
-            out("CHECK %s FAILED", name);                          \
+            say("CHECK %s FAILED", name);                          \
             selftest_failures++;                                   \
         }                                                          \
     } while (0)
@@ -1931,6 +1928,6 @@ static int selftest(uint16_t port)
         fprintf(stderr, "FAIL %d selftest checks failed\n", selftest_failures);
         return 1;
     }
-    out("OK");
+    say("OK");
     return 0;
 }

@@ -6,7 +6,7 @@
 //! printed reason; with the environment variable `CI` set they fail it instead, as the
 //! project's other interop tests do. Our own library missing is always a failure.
 
-#![allow(dead_code)]
+#![allow(dead_code, unused_imports)]
 
 use std::collections::hash_map::DefaultHasher;
 use std::hash::{Hash, Hasher};
@@ -15,20 +15,15 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, Command, ExitStatus, Stdio};
 use std::sync::{Arc, Condvar, Mutex, OnceLock};
 use std::thread;
+
+pub use rustox_testkit::c::Cc;
+pub use rustox_testkit::ci::skip_or_fail;
+pub use rustox_testkit::temp::TempDir;
 use std::time::{Duration, Instant};
 
 /// The C sources, relative to this crate.
 pub fn c_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/c")
-}
-
-/// `Some(reason)` when a test must be skipped; panics instead when `CI` is set.
-pub fn skip_or_fail(reason: &str) -> bool {
-    if std::env::var_os("CI").is_some() {
-        panic!("CI is set, so a missing dependency is a failure: {reason}");
-    }
-    eprintln!("SKIPPED: {reason}");
-    true
 }
 
 /// Runs a command, returning its stdout when it succeeded.
@@ -65,13 +60,6 @@ pub fn c_toolchain() -> Result<(), String> {
     run_ok(Command::new("pkg-config").args(["--exists", "toxcore"]))
         .map_err(|_| "pkg-config finds no toxcore (apt install libtoxcore-dev)".to_string())?;
     Ok(())
-}
-
-/// `pkg-config <args> toxcore`, split into words.
-pub fn pkg_config(args: &[&str]) -> Vec<String> {
-    let out =
-        run_ok(Command::new("pkg-config").args(args).arg("toxcore")).expect("pkg-config toxcore");
-    out.split_whitespace().map(str::to_string).collect()
 }
 
 /// The directory of the cargo profile this test binary was built under (`target/<profile>`).
@@ -111,33 +99,6 @@ pub fn debian_library() -> PathBuf {
         }
     }
     panic!("libtoxcore.so.2 not found although pkg-config knows toxcore");
-}
-
-/// A directory of this test process, removed when the process's tests succeed (and left
-/// for inspection when one fails, since a panic skips the cleanup).
-pub struct TempDir(pub PathBuf);
-
-impl TempDir {
-    pub fn new(name: &str) -> TempDir {
-        let dir = std::env::temp_dir().join(format!("rustox-ffi-{}-{}", std::process::id(), name));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).expect("create temp dir");
-        TempDir(dir)
-    }
-    pub fn path(&self) -> &Path {
-        &self.0
-    }
-    pub fn join(&self, p: &str) -> PathBuf {
-        self.0.join(p)
-    }
-}
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        if !thread::panicking() {
-            let _ = std::fs::remove_dir_all(&self.0);
-        }
-    }
 }
 
 /// Which libtoxcore a peer runs on.
@@ -235,28 +196,32 @@ impl CProgram {
 }
 
 /// Compiles `source` as the project's C programs are built:
-/// `cc -O1 -g -Wall -Werror $(pkg-config --cflags toxcore) src -o out -ltoxcore -L<dir>`.
+/// `cc -O1 -g -Wall -Werror $(pkg-config --cflags toxcore) -I<testkit.h's dir> src -o out
+/// -ltoxcore -L<dir>`.
 pub fn compile_c(source: &Path, out_dir: &Path, stem: &str, lib: Lib, extra: &[&str]) -> CProgram {
     let out = out_dir.join(format!("{stem}-{}", lib.name()));
-    let mut cmd = Command::new("cc");
-    cmd.args(["-O1", "-g", "-Wall", "-Werror"])
-        .args(pkg_config(&["--cflags"]))
+    let cc = Cc::new("cc")
+        .args(["-O1", "-g", "-Wall", "-Werror"])
+        .pkg_config(&["--cflags"], &["toxcore"])
+        .expect("pkg-config toxcore")
+        .testkit_header()
         .arg(source)
-        .arg("-o")
-        .arg(&out)
         .args(extra);
-    let lib_dir = match lib {
-        Lib::Debian => {
-            cmd.args(pkg_config(&["--libs"]));
-            None
-        }
+    let (cc, lib_dir) = match lib {
+        Lib::Debian => (
+            cc.pkg_config(&["--libs"], &["toxcore"])
+                .expect("pkg-config toxcore"),
+            None,
+        ),
         Lib::Ours => {
             let dir = our_lib_dir(out_dir);
-            cmd.arg(format!("-L{}", dir.display())).arg("-ltoxcore");
-            Some(dir)
+            (
+                cc.arg(format!("-L{}", dir.display())).arg("-ltoxcore"),
+                Some(dir),
+            )
         }
     };
-    if let Err(e) = run_ok(&mut cmd) {
+    if let Err(e) = cc.build(&out) {
         panic!(
             "compiling {} against {lib:?}'s libtoxcore:\n{e}",
             source.display()

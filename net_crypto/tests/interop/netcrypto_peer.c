@@ -22,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include "testkit.h"
 
 /* ---- v0.2.18 ABI ---------------------------------------------------------------------- */
 typedef struct Logger Logger;
@@ -98,16 +99,6 @@ static void print_hex(const char *tag, const uint8_t *data, size_t length) {
     for (size_t i = 0; i < length; ++i) printf("%02X", data[i]);
     printf("\n");
     fflush(stdout);
-}
-
-static int unhex(const char *s, uint8_t *out, size_t n) {
-    if (strlen(s) != 2 * n) return -1;
-    for (size_t i = 0; i < n; ++i) {
-        unsigned v;
-        if (sscanf(s + 2 * i, "%2x", &v) != 1) return -1;
-        out[i] = (uint8_t)v;
-    }
-    return 0;
 }
 
 static void queue_echo(bool lossy, const uint8_t *data, uint16_t length) {

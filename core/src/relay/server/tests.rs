@@ -28,6 +28,19 @@ struct Client {
 }
 
 impl Client {
+    /// A client on connection `id` that has sent the hello of handshake `hs`.
+    fn started(id: ConnId, keys: KeyPair, hs: ClientHandshake) -> Client {
+        Client {
+            id,
+            keys,
+            hs: Some(hs),
+            reply: ExactBytes::default(),
+            enc: None,
+            dec: None,
+            inbox: Vec::new(),
+        }
+    }
+
     fn pk(&self) -> PublicKey {
         self.keys.public
     }
@@ -131,15 +144,7 @@ impl Harness {
         self.s.handle_accept(self.now, id, from).unwrap();
         let (hs, hello) = ClientHandshake::new(&keys, &self.s.public_key(), &mut self.rng).unwrap();
         self.s.handle_bytes(self.now, id, &hello, &mut self.rng);
-        let mut c = Client {
-            id,
-            keys,
-            hs: Some(hs),
-            reply: ExactBytes::default(),
-            enc: None,
-            dec: None,
-            inbox: Vec::new(),
-        };
+        let mut c = Client::started(id, keys, hs);
         c.pump(&mut self.s);
         assert!(c.enc.is_some(), "no handshake reply");
         c
@@ -374,6 +379,11 @@ fn data_on_a_pending_route_is_dropped_and_on_a_free_slot_closes() {
     assert_eq!(h.s.connections(), 1);
 }
 
+/// What a client hears when the peer on its route `conn_id` goes away.
+fn disconnected(conn_id: u8) -> Vec<Vec<u8>> {
+    vec![Packet::DisconnectNotification { conn_id }.to_vec()]
+}
+
 #[test]
 fn disconnect_and_close_take_the_route_down_and_a_return_relinks() {
     let mut h = Harness::new(small());
@@ -383,10 +393,7 @@ fn disconnect_and_close_take_the_route_down_and_a_return_relinks() {
     // A removes the route: B is told, and its slot waits for A again.
     h.send(&mut a, &Packet::DisconnectNotification { conn_id: ab });
     b.pump(&mut h.s);
-    assert_eq!(
-        b.take(),
-        vec![Packet::DisconnectNotification { conn_id: ba }.to_vec()]
-    );
+    assert_eq!(b.take(), disconnected(ba));
     h.send(
         &mut b,
         &Packet::Data {
@@ -407,10 +414,7 @@ fn disconnect_and_close_take_the_route_down_and_a_return_relinks() {
     // A's socket closes: B is told again.
     h.s.handle_closed(a.id);
     b.pump(&mut h.s);
-    assert_eq!(
-        b.take(),
-        vec![Packet::DisconnectNotification { conn_id: ba }.to_vec()]
-    );
+    assert_eq!(b.take(), disconnected(ba));
     assert!(h.closes().is_empty(), "the driver already knows");
     assert_eq!(h.s.stats().closed_by_peer, 1);
     // A comes back on a new connection and asks for B: the route is up again.
@@ -447,10 +451,7 @@ fn a_newer_connection_with_the_same_key_replaces_the_older() {
     h.send(&mut a2, &Packet::Ping { ping_id: 5 });
     assert_eq!(h.closes(), vec![(a.id, CloseReason::Replaced)]);
     b.pump(&mut h.s);
-    assert_eq!(
-        b.take(),
-        vec![Packet::DisconnectNotification { conn_id: ba }.to_vec()]
-    );
+    assert_eq!(b.take(), disconnected(ba));
     // OOB for A's key now reaches the new connection.
     h.send(
         &mut b,
@@ -595,15 +596,7 @@ fn hello_and_frames_may_arrive_in_any_chunks() {
     h.s.handle_accept(h.now, id, addr(1)).unwrap();
     let keys = KeyPair::generate(&mut h.rng);
     let (hs, hello) = ClientHandshake::new(&keys, &h.s.public_key(), &mut h.rng).unwrap();
-    let mut c = Client {
-        id,
-        keys,
-        hs: Some(hs),
-        reply: ExactBytes::default(),
-        enc: None,
-        dec: None,
-        inbox: Vec::new(),
-    };
+    let mut c = Client::started(id, keys, hs);
     for b in hello[..100].chunks(7) {
         h.s.handle_bytes(h.now, id, b, &mut h.rng);
     }

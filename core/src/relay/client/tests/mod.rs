@@ -31,6 +31,14 @@ use crate::relay::wire::{
 
 const START: Timestamp = Timestamp::from_secs(1000);
 
+/// The event saying the route to `peer` went down.
+fn route_down(peer: PublicKey) -> Vec<RelayEvent> {
+    vec![RelayEvent::PeerRoute {
+        peer,
+        online: false,
+    }]
+}
+
 /// The relay side of one client's TCP connection.
 struct Session {
     hello: ExactBytes<CLIENT_HELLO_SIZE>,

@@ -176,13 +176,7 @@ fn disconnect_notification_takes_the_route_down_and_sends_fall_back_to_oob() {
     let (a, b) = (w.dht(0), w.dht(1));
     w.clients[1].relays.remove_peer(&a);
     w.pump();
-    assert_eq!(
-        w.take_events(0),
-        vec![RelayEvent::PeerRoute {
-            peer: b,
-            online: false
-        }]
-    );
+    assert_eq!(w.take_events(0), route_down(b));
     assert!(!w.online(0, 1));
     // Our route is still registered: the packet goes OOB, and arrives as OOB because
     // client 1 no longer lists client 0.
@@ -204,13 +198,17 @@ fn peer_leaving_the_relay_takes_the_route_down() {
     let (a, key) = w.clients[1].sockets.remove(&id).unwrap();
     w.relays.get_mut(&a).unwrap().client_closed(key);
     w.pump();
-    assert_eq!(
-        w.take_events(0),
-        vec![RelayEvent::PeerRoute {
-            peer: b,
-            online: false
-        }]
-    );
+    assert_eq!(w.take_events(0), route_down(b));
+}
+
+/// When client 0 tried to connect after its first attempt, in whole seconds after `t`.
+fn connects_after(w: &World, t: Timestamp) -> Vec<u64> {
+    w.clients[0]
+        .connects
+        .iter()
+        .skip(1)
+        .map(|(at, _)| at.saturating_duration_since(t).as_secs())
+        .collect()
 }
 
 #[test]
@@ -232,20 +230,10 @@ fn missing_pong_kills_the_relay_and_it_is_retried_with_backoff() {
     );
     assert!(w.relays[&addr(1)].sessions.is_empty(), "socket closed");
     // Refused attempts at +1 s, then 2, 4, 8 s after each.
-    let connects: Vec<u64> = w.clients[0]
-        .connects
-        .iter()
-        .skip(1)
-        .map(|(t, _)| t.saturating_duration_since(down_at).as_secs())
-        .collect();
+    let connects = connects_after(&w, down_at);
     assert_eq!(connects, vec![1, 3]);
     w.run_for(Duration::from_secs(60));
-    let connects: Vec<u64> = w.clients[0]
-        .connects
-        .iter()
-        .skip(1)
-        .map(|(t, _)| t.saturating_duration_since(down_at).as_secs())
-        .collect();
+    let connects = connects_after(&w, down_at);
     assert_eq!(connects, vec![1, 3, 7, 15, 31, 63]);
     // The relay answers again: the next attempt brings it up.
     w.relays.get_mut(&addr(1)).unwrap().accept = true;

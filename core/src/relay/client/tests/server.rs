@@ -75,13 +75,7 @@ fn a_peer_leaving_the_server_takes_the_route_down() {
     let a = w.dht(0);
     w.clients[1].relays.remove_peer(&a);
     w.pump();
-    assert_eq!(
-        w.take_events(0),
-        vec![RelayEvent::PeerRoute {
-            peer: b,
-            online: false
-        }]
-    );
+    assert_eq!(w.take_events(0), route_down(b));
     w.add_peer_relay(1, 0, 1);
     assert!(w.online(0, 1), "the route comes back when asked again");
 }
