@@ -40,7 +40,8 @@ fn toxnet_binary() -> Option<PathBuf> {
                 .testkit_header()
                 .arg(&src)
                 .arg("-ltoxcore")
-                .build(&out)
+                .pin_pkg_config_library("toxcore")
+                .and_then(|cc| cc.build(&out))
                 .is_ok();
         if built {
             return Some(out);

@@ -119,6 +119,22 @@ impl Cc {
         Ok(self.args(pkg_config("pkg-config", args, packages)?))
     }
 
+    /// Makes the program load its shared libraries from `dir` whatever `LD_LIBRARY_PATH`
+    /// says: an `RPATH` (`--disable-new-dtags`; a `RUNPATH` would come after the variable).
+    /// `cargo test` puts `target/<profile>` first on `LD_LIBRARY_PATH`, and after a
+    /// `cargo build` of ffi that folder holds our own `libtoxcore.so.2`: a c-toxcore peer
+    /// that is not pinned then runs on rustox and an interop test compares us with ourselves.
+    pub fn pin_library_dir(self, dir: impl AsRef<Path>) -> Cc {
+        self.arg(format!("-Wl,--disable-new-dtags,-rpath,{}", dir.as_ref().display()))
+    }
+
+    /// [`Cc::pin_library_dir`] on the folder pkg-config names for `package` (`libdir`).
+    pub fn pin_pkg_config_library(self, package: &str) -> Result<Cc, CError> {
+        let dir = pkg_config("pkg-config", &["--variable=libdir"], &[package])?;
+        let dir = dir.first().cloned().unwrap_or_default();
+        Ok(self.pin_library_dir(dir))
+    }
+
     /// Appends `-I` for `testkit.h`.
     pub fn testkit_header(self) -> Cc {
         self.arg(format!("-I{HEADER_DIR}"))

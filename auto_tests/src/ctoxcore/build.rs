@@ -93,7 +93,13 @@ impl PeerBinary {
             &PKG_CONFIG_PACKAGES,
         )
         .map_err(|e| CToxcoreError::from_build(e, Path::new(name)))?;
+        // The library the peer was linked against is the one it runs on (testkit's
+        // `pin_library_dir`), whatever `LD_LIBRARY_PATH` the test runner sets.
+        let library_dir = pkg_config(&options.pkg_config, &["--variable=libdir"], &["toxcore"])
+            .map_err(|e| CToxcoreError::from_build(e, Path::new(name)))?
+            .concat();
         let mut hasher = Sha256::new();
+        hasher.update(library_dir.as_bytes());
         hasher.update(source_text.as_bytes());
         hasher.update(c::HEADER.as_bytes());
         hasher.update(options.compiler.as_bytes());
@@ -130,6 +136,7 @@ impl PeerBinary {
             .args(CFLAGS)
             .arg(&source)
             .args(&link_flags)
+            .pin_library_dir(&library_dir)
             .build(&binary)
             .map_err(|e| CToxcoreError::from_build(e, &source))?;
         Ok(PeerBinary { path: binary })

@@ -81,6 +81,7 @@ impl GroupTool {
                 .arg(format!("-L{}", lib_dir.display()))
                 .arg("-l:libtoxcore.so.2")
                 .arg(format!("-Wl,-rpath-link,{}", lib_dir.display()))
+                .pin_library_dir(&lib_dir)
                 .build(&binary)
                 .map_err(|e| CToxcoreError::from_build(e, &source))?;
         }
