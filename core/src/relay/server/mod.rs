@@ -26,10 +26,10 @@
 //!   round trip, and evicting it needs that many new connections within it. The hello and
 //!   the first frame must both arrive within [`RelayConfig::handshake_timeout`]
 //!   (`TCP_CONNECTION_TIMEOUT`).
-//! * **Output**: each connection has one bounded buffer (`outbuf.rs`). Relayed data, OOB and
-//!   onion responses for a connection whose buffer is full are dropped and counted, as
-//!   c-toxcore drops them when its socket is full; a connection that does not read even its
-//!   control frames is closed. A slow reader therefore never makes the server grow.
+//! * **Output**: each connection has one bounded buffer (`relay/outbuf.rs`). Relayed data,
+//!   OOB and onion responses for a connection whose buffer is full are dropped and counted,
+//!   as c-toxcore drops them when its socket is full; a connection that does not read even
+//!   its control frames is closed. A slow reader therefore never makes the server grow.
 //! * **Liveness**: a ping every [`RelayConfig::ping_interval`], closed without a pong within
 //!   [`RelayConfig::ping_timeout`] (`TCP_PING_FREQUENCY`, `TCP_PING_TIMEOUT`).
 //! * **Routes**: up to 240 per connection; a route comes up when both clients asked for each
@@ -41,7 +41,6 @@
 //!   and serial the sendback names.
 
 mod onion;
-mod outbuf;
 mod routes;
 mod stats;
 
@@ -61,9 +60,9 @@ use crate::relay::wire::handshake::{accept_hello, ExactBytes, CLIENT_HELLO_SIZE}
 use crate::relay::wire::packet::NUM_RESERVED_PORTS;
 use crate::relay::wire::{FrameDecoder, FrameEncoder, Packet};
 
+pub use crate::relay::outbuf::SERVER_CONTROL_RESERVE as CONTROL_RESERVE;
+use crate::relay::outbuf::{Admit, FrameClass, OutBuf, ServerSide};
 pub use onion::{parse_sendback_address, sendback_address, ForwardRequest, OnionRequest};
-pub use outbuf::CONTROL_RESERVE;
-use outbuf::{Admit, Class, OutBuf};
 use routes::{Link, Routes};
 pub use stats::{CloseReason, Refused, RelayDrop, RelayStats};
 
@@ -140,7 +139,7 @@ struct Conn {
     serial: u64,
     hello: Option<Box<ExactBytes<CLIENT_HELLO_SIZE>>>,
     session: Option<Session>,
-    out: OutBuf,
+    out: OutBuf<ServerSide>,
     routes: Routes,
     accepted: Timestamp,
     last_pinged: Timestamp,
@@ -434,7 +433,7 @@ impl RelayServer {
             if let Some(dec) = c.session.as_mut().and_then(|s| s.dec.as_mut()) {
                 dec.shrink();
             }
-            match self.send(id, &Packet::Ping { ping_id }, Class::Control) {
+            match self.send(id, &Packet::Ping { ping_id }, FrameClass::Control) {
                 Sent::Overflow => self.close(id, CloseReason::SlowReader),
                 _ => {
                     self.stats.pings_sent += 1;
@@ -513,7 +512,7 @@ impl RelayServer {
         if data.is_empty() {
             return false;
         }
-        match self.send(id, &Packet::Forwarding { data }, Class::Ordinary) {
+        match self.send(id, &Packet::Forwarding { data }, FrameClass::Data) {
             Sent::Queued => {
                 self.stats.forward_replies += 1;
                 true
@@ -540,7 +539,7 @@ impl RelayServer {
         if data.is_empty() {
             return false;
         }
-        match self.send(id, &Packet::OnionResponse { data }, Class::Ordinary) {
+        match self.send(id, &Packet::OnionResponse { data }, FrameClass::Data) {
             Sent::Queued => {
                 self.stats.onion_responses += 1;
                 true
@@ -634,7 +633,7 @@ impl RelayServer {
                 self.remove_route(conn, slot)
             }
             Packet::Ping { ping_id } => {
-                overflow(self.send(conn, &Packet::Pong { ping_id }, Class::Control))
+                overflow(self.send(conn, &Packet::Pong { ping_id }, FrameClass::Control))
             }
             Packet::Pong { ping_id: 0 } => Err(CloseReason::BadPacket),
             Packet::Pong { ping_id } => {
@@ -653,7 +652,7 @@ impl RelayServer {
                             sender: own_pk,
                             data,
                         };
-                        if self.send(to, &out, Class::Ordinary) == Sent::Queued {
+                        if self.send(to, &out, FrameClass::Data) == Sent::Queued {
                             self.stats.oob_forwarded += 1;
                         }
                     }
@@ -719,7 +718,7 @@ impl RelayServer {
         if self.send(
             conn,
             &Packet::RoutingResponse { conn_id, pk },
-            Class::Control,
+            FrameClass::Control,
         ) == Sent::Overflow
         {
             return Err(CloseReason::SlowReader);
@@ -763,10 +762,10 @@ impl RelayServer {
         let to_them = Packet::ConnectNotification {
             conn_id: other_slot + NUM_RESERVED_PORTS,
         };
-        if self.send(other, &to_them, Class::Control) == Sent::Overflow {
+        if self.send(other, &to_them, FrameClass::Control) == Sent::Overflow {
             self.close(other, CloseReason::SlowReader);
         }
-        match self.send(conn, &to_us, Class::Control) {
+        match self.send(conn, &to_us, FrameClass::Control) {
             Sent::Overflow => Err(CloseReason::SlowReader),
             _ => Ok(()),
         }
@@ -798,7 +797,7 @@ impl RelayServer {
             let n = Packet::DisconnectNotification {
                 conn_id: link.slot + NUM_RESERVED_PORTS,
             };
-            if self.send(link.conn, &n, Class::Control) == Sent::Overflow {
+            if self.send(link.conn, &n, FrameClass::Control) == Sent::Overflow {
                 self.close(link.conn, CloseReason::SlowReader);
             }
         }
@@ -824,7 +823,7 @@ impl RelayServer {
             conn_id: link.slot + NUM_RESERVED_PORTS,
             payload,
         };
-        if self.send(link.conn, &out, Class::Ordinary) == Sent::Queued {
+        if self.send(link.conn, &out, FrameClass::Data) == Sent::Queued {
             self.stats.data_forwarded += 1;
             self.stats.data_bytes_forwarded += payload.len() as u64;
         }
@@ -834,7 +833,7 @@ impl RelayServer {
     /// Seals `packet` into `to`'s output buffer if its class has room. Ordinary frames that
     /// do not fit are dropped and counted; control frames that do not fit are `Overflow`, and
     /// the caller closes `to`.
-    fn send(&mut self, to: ConnId, packet: &Packet<'_>, class: Class) -> Sent {
+    fn send(&mut self, to: ConnId, packet: &Packet<'_>, class: FrameClass) -> Sent {
         let Some(c) = self.conns.get_mut(&to) else {
             return Sent::Dropped;
         };
@@ -846,7 +845,7 @@ impl RelayServer {
         packet.encode(&mut scratch);
         let result = match c
             .out
-            .admit(frame_size(scratch.len()), class, self.config.output_limit)
+            .admit(class, frame_size(scratch.len()), self.config.output_limit)
         {
             Admit::Yes => {
                 if c.out.append(|v| session.enc.encode(&scratch, v)).is_ok() {
@@ -934,7 +933,7 @@ impl RelayServer {
                 let n = Packet::DisconnectNotification {
                     conn_id: link.slot + NUM_RESERVED_PORTS,
                 };
-                if self.send(link.conn, &n, Class::Control) == Sent::Overflow {
+                if self.send(link.conn, &n, FrameClass::Control) == Sent::Overflow {
                     work.push((link.conn, Some(CloseReason::SlowReader)));
                 }
             }
