@@ -132,14 +132,16 @@ impl NatPing {
 
     /// Parses the data (c-toxcore requires exactly 9 bytes and type 0 or 1).
     pub fn decode(data: &[u8]) -> Result<Self, WireError> {
-        let (&kind, id) = data.split_first().ok_or(WireError::BadPayload)?;
-        let id: &[u8; 8] = id.try_into().map_err(|_| WireError::BadPayload)?;
+        let mut r = Reader::new(data);
+        let kind = r.u8().map_err(|_| WireError::BadPayload)?;
+        let id = r.u64_be().map_err(|_| WireError::BadPayload)?;
+        r.expect_end().map_err(|_| WireError::BadPayload)?;
         if kind > 1 {
             return Err(WireError::BadPayload);
         }
         Ok(NatPing {
             response: kind == 1,
-            id: u64::from_be_bytes(*id),
+            id,
         })
     }
 }
