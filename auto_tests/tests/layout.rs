@@ -19,7 +19,9 @@ fn workspace_root() -> PathBuf {
 /// The workspace's member folders, from the root Cargo.toml's `members = [...]`.
 fn members() -> Vec<String> {
     let manifest = fs::read_to_string(workspace_root().join("Cargo.toml")).unwrap();
-    let start = manifest.find("members").expect("members in the workspace manifest");
+    let start = manifest
+        .find("members")
+        .expect("members in the workspace manifest");
     let open = start + manifest[start..].find('[').unwrap();
     let close = open + manifest[open..].find(']').unwrap();
     manifest[open + 1..close]
@@ -39,7 +41,9 @@ fn is_test_file(path: &Path) -> bool {
 }
 
 fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
-    let Ok(entries) = fs::read_dir(dir) else { return };
+    let Ok(entries) = fs::read_dir(dir) else {
+        return;
+    };
     for entry in entries.flatten() {
         let path = entry.path();
         if path.is_dir() {
@@ -84,7 +88,10 @@ fn no_source_file_is_too_big_to_read() {
         .filter(|(_, _, text)| lines_before_tests(text) > MAX_FILE_LINES)
         .map(|(m, p, t)| format!("{m}/src/{} ({} lines)", p.display(), lines_before_tests(t)))
         .collect();
-    assert!(too_big.is_empty(), "over {MAX_FILE_LINES} lines before their tests: {too_big:#?}");
+    assert!(
+        too_big.is_empty(),
+        "over {MAX_FILE_LINES} lines before their tests: {too_big:#?}"
+    );
 }
 
 #[test]
@@ -100,14 +107,19 @@ fn comments_cite_no_tracker_numbers() {
             }
         }
     }
-    assert!(found.is_empty(), "comments citing a tracker the repository lacks: {found:#?}");
+    assert!(
+        found.is_empty(),
+        "comments citing a tracker the repository lacks: {found:#?}"
+    );
 }
 
 /// A module's path inside its crate, from its file: `lib.rs` and `main.rs` are the root,
 /// `a/mod.rs` and `a.rs` are `a`.
 fn module_path(file: &Path) -> Vec<String> {
-    let mut parts: Vec<String> =
-        file.iter().map(|c| c.to_string_lossy().into_owned()).collect();
+    let mut parts: Vec<String> = file
+        .iter()
+        .map(|c| c.to_string_lossy().into_owned())
+        .collect();
     let last = parts.pop().unwrap_or_default();
     let stem = last.trim_end_matches(".rs");
     let is_root = parts.is_empty() && matches!(stem, "lib" | "main");
@@ -165,12 +177,22 @@ fn named_paths(code: &str) -> Vec<Vec<String>> {
     while let Some(at) = find_word(rest, "use") {
         let after = &rest[at + 3..];
         let Some(end) = after.find(';') else { break };
-        expand_use_tree(&compact_use_tree(&after[..end]), &mut Vec::new(), &mut paths);
+        expand_use_tree(
+            &compact_use_tree(&after[..end]),
+            &mut Vec::new(),
+            &mut paths,
+        );
         rest = &after[end..];
     }
     for token in code.split(|c: char| !(c.is_alphanumeric() || c == '_' || c == ':')) {
         if token.starts_with("crate::") || token.starts_with("super::") {
-            paths.push(token.split("::").filter(|s| !s.is_empty()).map(String::from).collect());
+            paths.push(
+                token
+                    .split("::")
+                    .filter(|s| !s.is_empty())
+                    .map(String::from)
+                    .collect(),
+            );
         }
     }
     paths
@@ -181,7 +203,10 @@ fn find_word(text: &str, word: &str) -> Option<usize> {
     let mut from = 0;
     while let Some(at) = text[from..].find(word).map(|i| i + from) {
         let before_ok = at == 0
-            || !text[..at].chars().next_back().is_some_and(|c| c.is_alphanumeric() || c == '_');
+            || !text[..at]
+                .chars()
+                .next_back()
+                .is_some_and(|c| c.is_alphanumeric() || c == '_');
         let after_ok = text[at + word.len()..].starts_with(char::is_whitespace);
         if before_ok && after_ok {
             return Some(at);
@@ -193,13 +218,20 @@ fn find_word(text: &str, word: &str) -> Option<usize> {
 
 /// A `use` tree without white space, a rename `a as b` kept as `a@b`.
 fn compact_use_tree(tree: &str) -> String {
-    tree.split_whitespace().collect::<Vec<_>>().join(" ").replace(" as ", "@").replace(' ', "")
+    tree.split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ")
+        .replace(" as ", "@")
+        .replace(' ', "")
 }
 
 fn expand_use_tree(tree: &str, prefix: &mut Vec<String>, out: &mut Vec<Vec<String>>) {
     if let Some(open) = tree.find('{') {
-        let head: Vec<String> =
-            tree[..open].split("::").filter(|s| !s.is_empty()).map(String::from).collect();
+        let head: Vec<String> = tree[..open]
+            .split("::")
+            .filter(|s| !s.is_empty())
+            .map(String::from)
+            .collect();
         let inner = &tree[open + 1..tree.rfind('}').unwrap_or(tree.len())];
         let depth_before = prefix.len();
         prefix.extend(head);
@@ -210,7 +242,12 @@ fn expand_use_tree(tree: &str, prefix: &mut Vec<String>, out: &mut Vec<Vec<Strin
     } else {
         let simple = tree.split('@').next().unwrap_or(tree);
         let mut path = prefix.clone();
-        path.extend(simple.split("::").filter(|s| !s.is_empty() && *s != "self").map(String::from));
+        path.extend(
+            simple
+                .split("::")
+                .filter(|s| !s.is_empty() && *s != "self")
+                .map(String::from),
+        );
         out.push(path);
     }
 }
@@ -251,7 +288,9 @@ impl CrateModules {
         for (path, text) in files {
             let module = module_path(path);
             let code = code_only(text);
-            modules.files.insert(module.clone(), path.display().to_string());
+            modules
+                .files
+                .insert(module.clone(), path.display().to_string());
             modules.codes.insert(module, code);
         }
         let modules_list: Vec<Vec<String>> = modules.codes.keys().cloned().collect();
@@ -263,7 +302,11 @@ impl CrateModules {
                 let after = &rest[at + 8..];
                 let Some(end) = after.find(';') else { break };
                 let mut paths = Vec::new();
-                expand_use_tree(&compact_use_tree(&after[..end]), &mut Vec::new(), &mut paths);
+                expand_use_tree(
+                    &compact_use_tree(&after[..end]),
+                    &mut Vec::new(),
+                    &mut paths,
+                );
                 for path in paths {
                     if let Some(absolute) = modules.absolute(&module, &path) {
                         if let Some(name) = absolute.last() {
@@ -319,7 +362,9 @@ impl CrateModules {
                 .rev()
                 .map(|n| path[..n].to_vec())
                 .find(|prefix| self.files.contains_key(prefix))?;
-            let Some(name) = path.get(module.len()) else { return Some(module) };
+            let Some(name) = path.get(module.len()) else {
+                return Some(module);
+            };
             match self.reexports.get(&module).and_then(|r| r.get(name)) {
                 Some(target) if *target != path => {
                     let mut next = target.clone();
@@ -339,8 +384,12 @@ impl CrateModules {
         let mut arrows: BTreeMap<Vec<String>, BTreeSet<Vec<String>>> = BTreeMap::new();
         for (module, code) in &self.codes {
             for path in named_paths(code) {
-                let Some(absolute) = self.absolute(module, &path) else { continue };
-                let Some(target) = self.defining_module(&absolute) else { continue };
+                let Some(absolute) = self.absolute(module, &path) else {
+                    continue;
+                };
+                let Some(target) = self.defining_module(&absolute) else {
+                    continue;
+                };
                 let is_ancestor = target.len() < module.len() && module.starts_with(&target);
                 if target != *module && !is_ancestor {
                     arrows.entry(module.clone()).or_default().insert(target);
@@ -434,15 +483,27 @@ fn no_import_loop_between_files() {
             found.push(names.join(" <-> "));
         }
     }
-    assert!(found.is_empty(), "files that import each other in a circle: {found:#?}");
+    assert!(
+        found.is_empty(),
+        "files that import each other in a circle: {found:#?}"
+    );
 }
 
 #[test]
 fn the_loop_finder_sees_a_circle_through_a_reexport() {
     let files = vec![
-        (PathBuf::from("lib.rs"), "mod a; mod b; pub use a::Thing;".to_string()),
-        (PathBuf::from("a.rs"), "use crate::b::Other; pub struct Thing;".to_string()),
-        (PathBuf::from("b.rs"), "use crate::Thing;\npub struct Other;".to_string()),
+        (
+            PathBuf::from("lib.rs"),
+            "mod a; mod b; pub use a::Thing;".to_string(),
+        ),
+        (
+            PathBuf::from("a.rs"),
+            "use crate::b::Other; pub struct Thing;".to_string(),
+        ),
+        (
+            PathBuf::from("b.rs"),
+            "use crate::Thing;\npub struct Other;".to_string(),
+        ),
     ];
     let modules = CrateModules::new(&files);
     let found = circles(&modules.arrows());
@@ -450,8 +511,14 @@ fn the_loop_finder_sees_a_circle_through_a_reexport() {
     assert_eq!(found[0].len(), 2);
     let tree = vec![
         (PathBuf::from("lib.rs"), "mod a; mod b;".to_string()),
-        (PathBuf::from("a.rs"), "use super::b::{Other, more::Deep};".to_string()),
-        (PathBuf::from("b.rs"), "// use crate::a::X;\nconst S: &str = \"crate::a::Y\";".to_string()),
+        (
+            PathBuf::from("a.rs"),
+            "use super::b::{Other, more::Deep};".to_string(),
+        ),
+        (
+            PathBuf::from("b.rs"),
+            "// use crate::a::X;\nconst S: &str = \"crate::a::Y\";".to_string(),
+        ),
     ];
     assert!(circles(&CrateModules::new(&tree).arrows()).is_empty());
 }
@@ -468,10 +535,18 @@ fn the_sans_io_layers_of_core_do_not_import_the_drivers() {
         .flat_map(|(from, to)| {
             to.iter()
                 .filter(|t| t.first().is_some_and(|s| s == "driver"))
-                .map(|t| format!("core/src/{} -> core/src/{}", modules.files[from], modules.files[t]))
+                .map(|t| {
+                    format!(
+                        "core/src/{} -> core/src/{}",
+                        modules.files[from], modules.files[t]
+                    )
+                })
         })
         .collect();
-    assert!(climbing.is_empty(), "sans-IO files importing the drivers: {climbing:#?}");
+    assert!(
+        climbing.is_empty(),
+        "sans-IO files importing the drivers: {climbing:#?}"
+    );
 }
 
 /// A member's package name and the names in its `[dependencies]` table (not its
@@ -487,7 +562,9 @@ fn manifest(member: &str) -> (String, Vec<String>) {
             section = line;
             continue;
         }
-        let Some((key, value)) = line.split_once('=') else { continue };
+        let Some((key, value)) = line.split_once('=') else {
+            continue;
+        };
         let key = key.trim().trim_end_matches(".workspace").to_string();
         if section == "[package]" && key == "name" {
             name = value.trim().trim_matches('"').to_string();
@@ -514,8 +591,14 @@ fn the_shipped_binary_carries_no_test_rig() {
             }
         }
     }
-    assert!(reached.contains("rustox-simulator"), "rustox sim runs the simulator: {reached:?}");
-    assert!(!reached.contains("rustox-auto-tests"), "rustox links the rig: {reached:?}");
+    assert!(
+        reached.contains("rustox-simulator"),
+        "rustox sim runs the simulator: {reached:?}"
+    );
+    assert!(
+        !reached.contains("rustox-auto-tests"),
+        "rustox links the rig: {reached:?}"
+    );
     for package in &reached {
         for dep in &manifests[package] {
             assert!(

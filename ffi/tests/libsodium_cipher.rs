@@ -27,7 +27,7 @@ use rand::rngs::StdRng;
 use rand::{Rng, RngCore, SeedableRng};
 use rustox_net_crypto::crypto::{
     CryptoError, KeyPair, LowOrderPublicKey, Nonce, PrecomputedKey, PublicKey, SecretKey,
-    SymmetricKey, CIPHER_LANES, MAC_SIZE,
+    SymmetricKey, CIPHER_LANES, MAC_SIZE, SMALL_ORDER_POINTS,
 };
 
 /// Shared objects tried in turn: Debian 12's runtime library (package libsodium23), then the
@@ -213,19 +213,6 @@ fn random_message(rng: &mut StdRng, len: usize) -> Vec<u8> {
     m
 }
 
-/// The seven points of libsodium 1.0.18's `has_small_order` blacklist
-/// (`crypto_scalarmult/curve25519/ref10/x25519_ref10.c`): 0, 1, the two points of order 8,
-/// p − 1, p and p + 1.
-const SMALL_ORDER: [&str; 7] = [
-    "0000000000000000000000000000000000000000000000000000000000000000",
-    "0100000000000000000000000000000000000000000000000000000000000000",
-    "e0eb7a7c3b41b8ae1656e3faf19fc46ada098deb9c32b1fd866205165f49b800",
-    "5f9c95bca3508c24b1d0b1559c83ef5b04445cc4581c8e86d8224eddd09f1157",
-    "ecffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff7f",
-    "edffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff7f",
-    "eeffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff7f",
-];
-
 #[test]
 fn seal_and_open_equal_libsodium_at_every_length() {
     let Some(sodium) = sodium() else { return };
@@ -377,8 +364,7 @@ fn small_order_public_keys_are_refused_by_both() {
     let Some(sodium) = sodium() else { return };
     let mut rng = StdRng::seed_from_u64(0x5eed_0004);
     let secrets: Vec<[u8; 32]> = (0..8).map(|_| random::<32>(&mut rng)).collect();
-    for hex_point in SMALL_ORDER {
-        let low: [u8; 32] = hex::decode(hex_point).unwrap().try_into().unwrap();
+    for PublicKey(low) in SMALL_ORDER_POINTS {
         let mut high = low;
         high[31] |= 0x80;
         for pk in [low, high] {
@@ -408,8 +394,7 @@ fn arbitrary_public_keys_are_accepted_or_refused_alike() {
     // Random strings (points on the curve or its twist, half with the ignored top bit set),
     // and the neighbours of every small-order point.
     let mut keys: Vec<[u8; 32]> = (0..512).map(|_| random::<32>(&mut rng)).collect();
-    for hex_point in SMALL_ORDER {
-        let point: [u8; 32] = hex::decode(hex_point).unwrap().try_into().unwrap();
+    for PublicKey(point) in SMALL_ORDER_POINTS {
         for delta in [-1i16, 1] {
             let mut near = point;
             near[0] = (i16::from(near[0]) + delta).rem_euclid(256) as u8;

@@ -19,10 +19,11 @@ mod identity;
 pub mod packets;
 mod path;
 mod receive_nonce;
-mod recent_map;
+pub mod recent_map;
 mod time;
 pub mod token_bucket;
 pub mod transport;
+pub mod wire;
 
 pub use connection::{
     CloseReason, Connection, ConnectionEvent, ConnectionId, ConnectionStatus, SendError,

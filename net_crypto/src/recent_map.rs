@@ -1,5 +1,5 @@
-//! A map that remembers what was used recently, in bounded memory: the endpoint's per-source
-//! rate-limit buckets and its cache of agreed keys (docs/design.md principle 5: every table is
+//! A map that remembers what was used recently, in bounded memory, its capacity a parameter:
+//! the endpoint's per-source rate-limit buckets and its cache of agreed keys (docs/design.md principle 5: every table is
 //! bounded).
 //!
 //! Two generations: entries go into the current one; once it holds half the capacity it
@@ -14,7 +14,7 @@ use std::hash::Hash;
 
 /// At most `capacity` entries (see the module docs).
 #[derive(Debug, Clone)]
-pub(crate) struct RecentMap<K, V> {
+pub struct RecentMap<K, V> {
     current: HashMap<K, V>,
     previous: HashMap<K, V>,
     /// Entries per generation: half the capacity, at least one.
@@ -23,7 +23,7 @@ pub(crate) struct RecentMap<K, V> {
 
 impl<K: Eq + Hash + Clone, V> RecentMap<K, V> {
     /// An empty map that holds at most `capacity` entries.
-    pub(crate) fn new(capacity: usize) -> Self {
+    pub fn new(capacity: usize) -> Self {
         RecentMap {
             current: HashMap::new(),
             previous: HashMap::new(),
@@ -32,7 +32,7 @@ impl<K: Eq + Hash + Clone, V> RecentMap<K, V> {
     }
 
     /// The entry for `key`, if it is still remembered; being asked for counts as a use.
-    pub(crate) fn get_mut(&mut self, key: &K) -> Option<&mut V> {
+    pub fn get_mut(&mut self, key: &K) -> Option<&mut V> {
         if !self.current.contains_key(key) {
             let value = self.previous.remove(key)?;
             self.insert(key.clone(), value);
@@ -41,7 +41,7 @@ impl<K: Eq + Hash + Clone, V> RecentMap<K, V> {
     }
 
     /// The entry for `key`, inserted with `make()` if it is not remembered.
-    pub(crate) fn get_or_insert_with(&mut self, key: &K, make: impl FnOnce() -> V) -> &mut V {
+    pub fn get_or_insert_with(&mut self, key: &K, make: impl FnOnce() -> V) -> &mut V {
         if !self.current.contains_key(key) {
             let moved = self.previous.remove(key);
             self.make_room();
@@ -54,7 +54,7 @@ impl<K: Eq + Hash + Clone, V> RecentMap<K, V> {
     }
 
     /// Remembers `value` under `key`, replacing what was there.
-    pub(crate) fn insert(&mut self, key: K, value: V) {
+    pub fn insert(&mut self, key: K, value: V) {
         self.previous.remove(&key);
         if !self.current.contains_key(&key) {
             self.make_room();
@@ -70,13 +70,17 @@ impl<K: Eq + Hash + Clone, V> RecentMap<K, V> {
     }
 
     /// Entries remembered.
-    #[cfg(test)]
-    pub(crate) fn len(&self) -> usize {
+    pub fn len(&self) -> usize {
         self.current.len() + self.previous.len()
     }
 
+    /// True when nothing is remembered.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
     /// Bytes held by the two tables (their allocated slots).
-    pub(crate) fn memory_usage(&self) -> usize {
+    pub fn memory_usage(&self) -> usize {
         (self.current.capacity() + self.previous.capacity())
             * (std::mem::size_of::<K>() + std::mem::size_of::<V>())
     }

@@ -8,7 +8,9 @@ use std::time::Duration;
 use common::{Pair, Side};
 use proptest::prelude::*;
 use rand_chacha::rand_core::SeedableRng;
-use rustox_net_crypto::crypto::{sha512, KeyPair, Nonce, PrecomputedKey, PublicKey, SymmetricKey};
+use rustox_net_crypto::crypto::{
+    sha512, KeyPair, Nonce, PrecomputedKey, PublicKey, SymmetricKey, SMALL_ORDER_POINTS,
+};
 use rustox_net_crypto::packets::{
     CookieRequest, CookieRequestPayload, CookieResponse, CookieResponsePayload, DataPacket,
     DataPlaintext, Handshake, HandshakePayload,
@@ -557,20 +559,8 @@ fn cookie_requests_beyond_a_sources_rate_limit_are_dropped_and_other_sources_ans
 // so that an endpoint without the check would accept it.
 
 /// The seven points of libsodium 1.0.18's `has_small_order` blacklist.
-const SMALL_ORDER: [&str; 7] = [
-    "0000000000000000000000000000000000000000000000000000000000000000",
-    "0100000000000000000000000000000000000000000000000000000000000000",
-    "e0eb7a7c3b41b8ae1656e3faf19fc46ada098deb9c32b1fd866205165f49b800",
-    "5f9c95bca3508c24b1d0b1559c83ef5b04445cc4581c8e86d8224eddd09f1157",
-    "ecffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff7f",
-    "edffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff7f",
-    "eeffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff7f",
-];
-
 fn small_order_points() -> impl Iterator<Item = PublicKey> {
-    SMALL_ORDER
-        .iter()
-        .map(|hex| PublicKey(hex::decode(hex).unwrap().try_into().unwrap()))
+    SMALL_ORDER_POINTS.into_iter()
 }
 
 /// beforenm(low-order point, any secret key): HSalsa20 of the all-zero X25519 output.

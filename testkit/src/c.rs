@@ -125,7 +125,10 @@ impl Cc {
     /// `cargo build` of ffi that folder holds our own `libtoxcore.so.2`: a c-toxcore peer
     /// that is not pinned then runs on rustox and an interop test compares us with ourselves.
     pub fn pin_library_dir(self, dir: impl AsRef<Path>) -> Cc {
-        self.arg(format!("-Wl,--disable-new-dtags,-rpath,{}", dir.as_ref().display()))
+        self.arg(format!(
+            "-Wl,--disable-new-dtags,-rpath,{}",
+            dir.as_ref().display()
+        ))
     }
 
     /// [`Cc::pin_library_dir`] on the folder pkg-config names for `package` (`libdir`).

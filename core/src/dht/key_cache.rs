@@ -14,6 +14,12 @@
 //! net_crypto's admission does for cookie requests and handshakes: [`KeyCache::get_within`]
 //! takes a token only on a miss, so peers whose key is cached — those we talk to — are never
 //! refused, however hard the budget is spent by others.
+//!
+//! net_crypto's endpoint keeps its agreed keys in a [`RecentMap`] instead (two generations,
+//! no expiry); this cache keeps c-toxcore's layout, whose sets, ways and timeout decide which
+//! key is evicted and when one is agreed again.
+//!
+//! [`RecentMap`]: rustox_net_crypto::recent_map::RecentMap
 
 use rustox_net_crypto::crypto::{LowOrderPublicKey, PrecomputedKey, PublicKey, SecretKey};
 use rustox_net_crypto::token_bucket::TokenBucket;

@@ -14,6 +14,16 @@
 //!   (78-byte info request → 261-byte reply with a full MOTD), so a factor of 4 never refuses a
 //!   single honest exchange, and a spoofed source never gets more than 4× what was sent in its
 //!   name — however many requests are made.
+//!
+//! net_crypto's endpoint limits its sources with a [`TokenBucket`] per source in a
+//! [`RecentMap`]; this guard keeps its own table because its decisions differ on purpose: a
+//! fixed table where colliding sources share a slot (a source is never forgotten, so a flood
+//! of spoofed sources cannot refill anyone's allowance, and the memory is 24 bytes a slot
+//! whatever arrives), a continuous refill at a fractional `rate` and `burst`, and the
+//! amplification credit beside the bucket in the same slot.
+//!
+//! [`TokenBucket`]: rustox_net_crypto::token_bucket::TokenBucket
+//! [`RecentMap`]: rustox_net_crypto::recent_map::RecentMap
 
 use std::net::IpAddr;
 use std::time::Duration;

@@ -41,6 +41,8 @@ use rustox_net_crypto::crypto::{
 pub use crate::dht::wire::crypto_request::CRYPTO_PACKET_DHTPK;
 use crate::dht::wire::packed_node::PackedNode;
 
+use rustox_net_crypto::wire::Reader;
+
 use super::packets::decode_nodes_prefix;
 
 /// `MAX_SENT_NODES`: nodes an announcement carries.
@@ -170,15 +172,13 @@ impl DhtPkAnnounce {
             return Err(DhtPkError::BadLength(data.len()));
         }
         let bad = DhtPkError::BadLength(data.len());
-        let (no_replay, rest) = data
-            .get(1..)
-            .and_then(<[u8]>::split_first_chunk::<8>)
-            .ok_or(bad)?;
-        let (dht_pk, nodes) = rest.split_first_chunk::<PUBLIC_KEY_SIZE>().ok_or(bad)?;
-        let nodes = decode_nodes_prefix(nodes, MAX_DHTPK_NODES).unwrap_or_default();
+        let mut r = Reader::after_kind(data);
+        let no_replay = r.u64_be().map_err(|_| bad)?;
+        let dht_pk = PublicKey(r.array().map_err(|_| bad)?);
+        let nodes = decode_nodes_prefix(r.rest(), MAX_DHTPK_NODES).unwrap_or_default();
         Ok(DhtPkAnnounce {
-            no_replay: u64::from_be_bytes(*no_replay),
-            dht_pk: PublicKey(*dht_pk),
+            no_replay,
+            dht_pk,
             nodes,
         })
     }
@@ -205,12 +205,11 @@ impl<'a> DhtPkRoute<'a> {
             return Err(DhtPkError::BadLength(data.len()));
         }
         let bad = DhtPkError::BadLength(data.len());
-        let (sender_real_pk, rest) = data.split_first_chunk::<PUBLIC_KEY_SIZE>().ok_or(bad)?;
-        let (nonce, boxed) = rest.split_first_chunk::<NONCE_SIZE>().ok_or(bad)?;
+        let mut r = Reader::new(data);
         Ok(DhtPkRoute {
-            sender_real_pk: PublicKey(*sender_real_pk),
-            nonce: Nonce(*nonce),
-            boxed,
+            sender_real_pk: PublicKey(r.array().map_err(|_| bad)?),
+            nonce: Nonce(r.array().map_err(|_| bad)?),
+            boxed: r.rest(),
         })
     }
 

@@ -21,6 +21,7 @@
 use std::time::Duration;
 
 use rustox_net_crypto::crypto::PublicKey;
+use rustox_net_crypto::wire::Reader;
 use rustox_net_crypto::Timestamp;
 
 pub use crate::dht::wire::crypto_request::CRYPTO_PACKET_FRIEND_REQ;
@@ -143,9 +144,9 @@ impl FriendRequest {
     /// Parses a body (after the id) with 0.2.18's receive limits: a message of
     /// 1..=[`MAX_FRIEND_REQUEST_DATA_SIZE`] bytes.
     pub fn decode_body(body: &[u8]) -> Result<Self, RequestError> {
-        let (nospam, message) = body
-            .split_first_chunk::<NOSPAM_SIZE>()
-            .ok_or(RequestError::Truncated(body.len()))?;
+        let mut r = Reader::new(body);
+        let nospam = NoSpam(r.array().map_err(|_| RequestError::Truncated(body.len()))?);
+        let message = r.rest();
         if message.is_empty() {
             return Err(RequestError::Empty);
         }
@@ -156,7 +157,7 @@ impl FriendRequest {
             });
         }
         Ok(FriendRequest {
-            nospam: NoSpam(*nospam),
+            nospam,
             message: message.to_vec(),
         })
     }

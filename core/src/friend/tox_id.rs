@@ -25,6 +25,7 @@ use std::fmt;
 use std::str::FromStr;
 
 use rustox_net_crypto::crypto::{PublicKey, PUBLIC_KEY_SIZE};
+use rustox_net_crypto::wire::Reader;
 
 /// `TOX_NOSPAM_SIZE`.
 pub const NOSPAM_SIZE: usize = 4;
@@ -133,12 +134,13 @@ impl ToxId {
         if expected != found {
             return Err(ToxIdError::BadChecksum { expected, found });
         }
-        let (pk, nospam) = head.split_first_chunk::<PUBLIC_KEY_SIZE>().ok_or(bad)?;
-        let nospam: [u8; NOSPAM_SIZE] = nospam.try_into().map_err(|_| bad)?;
-        Ok(ToxId {
-            pk: PublicKey(*pk),
-            nospam: NoSpam(nospam),
-        })
+        let mut r = Reader::new(head);
+        let id = ToxId {
+            pk: PublicKey(r.array().map_err(|_| bad)?),
+            nospam: NoSpam(r.array().map_err(|_| bad)?),
+        };
+        r.expect_end().map_err(|_| bad)?;
+        Ok(id)
     }
 }
 

@@ -97,4 +97,3 @@ pub fn parse_connect_reply(input: &[u8]) -> Result<Option<usize>, ProxyError> {
     let total = addr_len.saturating_add(4 + 2);
     Ok((input.len() >= total).then_some(total))
 }
-

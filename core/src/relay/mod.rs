@@ -21,9 +21,11 @@
 //! [`wire`] holds the byte formats, shared by both sides; [`client`] is the client side,
 //! sans-IO: connections to relays and the routes to peers through them; [`server`] is the
 //! relay server, sans-IO, which `driver::tcp_relay` runs on sockets for
-//! `rustox bootstrap --tcp-ports`; [`record`] is where both cut their output into writes.
+//! `rustox bootstrap --tcp-ports`; [`outbuf`] is the output buffer of both, and [`record`] where
+//! they cut it into writes.
 
 pub mod client;
+pub mod outbuf;
 pub mod record;
 pub mod server;
 pub mod wire;

@@ -29,6 +29,7 @@
 use rustox_net_crypto::crypto::{
     sha256, CryptoError, CryptoRng, Nonce, SymmetricKey, MAC_SIZE, NONCE_SIZE,
 };
+use rustox_net_crypto::wire::Reader;
 
 /// `TOX_ENC_SAVE_MAGIC_NUMBER`.
 pub const MAGIC: &[u8; 8] = b"toxEsave";
@@ -82,8 +83,7 @@ pub fn salt(data: &[u8]) -> Option<[u8; SALT_SIZE]> {
     if !is_encrypted(data) {
         return None;
     }
-    let (salt, _) = data.get(MAGIC.len()..)?.split_first_chunk::<SALT_SIZE>()?;
-    Some(*salt)
+    Reader::new(data.get(MAGIC.len()..)?).array().ok()
 }
 
 /// A key derived from a passphrase and its salt (`Tox_Pass_Key`). Deriving costs 16 MiB and
@@ -173,11 +173,12 @@ fn split(data: &[u8]) -> Result<(Nonce, &[u8]), CryptError> {
     if !is_encrypted(data) {
         return Err(CryptError::NotEncrypted);
     }
-    let (nonce, boxed) = data
-        .get(NONCE_AT..)
-        .and_then(<[u8]>::split_first_chunk::<NONCE_SIZE>)
-        .ok_or(CryptError::Truncated { len: data.len() })?;
-    Ok((Nonce(*nonce), boxed))
+    let mut r = Reader::new(data.get(NONCE_AT..).unwrap_or_default());
+    let nonce = Nonce(
+        r.array()
+            .map_err(|_| CryptError::Truncated { len: data.len() })?,
+    );
+    Ok((nonce, r.rest()))
 }
 
 /// `tox_pass_encrypt`: derives a key with a fresh salt and encrypts `plain` with it.

@@ -15,6 +15,8 @@
 //! Here the framing and the nodes are checked strictly; sub-sections of other types are kept
 //! verbatim; several type-4 sub-sections are joined; an empty body means no nodes.
 
+use rustox_net_crypto::wire::Reader;
+
 use super::section::{self, FramingError};
 use super::SavedataError;
 use crate::dht::wire::packed_node::{PackedNode, PACKED_NODE_SIZE_V6};
@@ -62,8 +64,9 @@ impl DhtState {
         if body.is_empty() {
             return Ok(state);
         }
-        let rest = match body.split_first_chunk::<4>() {
-            Some((cookie, rest)) if u32::from_le_bytes(*cookie) == DHT_STATE_COOKIE_GLOBAL => rest,
+        let mut r = Reader::new(body);
+        let rest = match r.array() {
+            Ok(cookie) if u32::from_le_bytes(cookie) == DHT_STATE_COOKIE_GLOBAL => r.rest(),
             _ => return Err(DhtSectionError::BadCookie { len: body.len() }.into()),
         };
         for sub in section::split(rest, DHT_STATE_COOKIE_TYPE, None) {

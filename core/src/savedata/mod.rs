@@ -45,6 +45,8 @@ pub(crate) mod section;
 
 use rustox_net_crypto::crypto::{PublicKey, SecretKey, PUBLIC_KEY_SIZE, SECRET_KEY_SIZE};
 
+use rustox_net_crypto::wire::Reader;
+
 use crate::dht::wire::packed_node::{PackedNode, PACKED_NODE_SIZE_V4};
 use crate::dht::wire::WireError;
 use crate::friend::{NoSpam, ToxId};
@@ -335,11 +337,13 @@ impl Profile {
         if crypt::is_encrypted(bytes) {
             return Err(SavedataError::Encrypted);
         }
-        let Some((head, rest)) = bytes.split_first_chunk::<8>() else {
+        let mut r = Reader::new(bytes);
+        let Ok(head) = r.array::<8>() else {
             return Err(SavedataError::TooShort { len: bytes.len() });
         };
+        let rest = r.rest();
         if head[..4] != [0; 4] || head[4..] != STATE_COOKIE_GLOBAL.to_le_bytes() {
-            return Err(SavedataError::BadFileCookie { found: *head });
+            return Err(SavedataError::BadFileCookie { found: head });
         }
 
         let mut keys = None;

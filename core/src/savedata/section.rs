@@ -14,6 +14,8 @@
 //! an error ("unparsed data"); no bytes left over is the end, with or without an END section.
 //! The caller decides what an END section means (the file stops at it; the DHT has none).
 
+use rustox_net_crypto::wire::Reader;
+
 /// Size of a section header: length u32 + type u16 + cookie u16.
 pub const SECTION_HEADER_SIZE: usize = 8;
 
@@ -109,7 +111,8 @@ impl<'a> Iterator for Sections<'a> {
         }
         let index = self.index;
         let offset = self.offset;
-        let Some((header, body_and_rest)) = rest.split_first_chunk::<SECTION_HEADER_SIZE>() else {
+        let mut r = Reader::new(rest);
+        let Ok(header) = r.array::<SECTION_HEADER_SIZE>() else {
             self.done = true;
             return Some(Err(FramingError::HeaderTruncated {
                 index,
@@ -117,6 +120,7 @@ impl<'a> Iterator for Sections<'a> {
                 remaining: rest.len(),
             }));
         };
+        let body_and_rest = r.rest();
         let len = u32::from_le_bytes([header[0], header[1], header[2], header[3]]);
         let kind = u16::from_le_bytes([header[4], header[5]]);
         let found = u16::from_le_bytes([header[6], header[7]]);

@@ -12,7 +12,9 @@
 //! c-toxcore (`handle_filecontrol`) ignores bytes after the control byte for ACCEPT, PAUSE and
 //! KILL, and requires exactly 8 for SEEK; [`ControlPacket::parse`] does the same.
 
-use super::{expect_id, split_head, PacketError, PACKET_ID_FILE_CONTROL};
+use rustox_net_crypto::wire::Reader;
+
+use super::{expect_id, PacketError, PACKET_ID_FILE_CONTROL};
 
 /// Bytes before the optional seek position.
 const HEAD_LENGTH: usize = 4;
@@ -70,7 +72,9 @@ pub struct ControlPacket {
 impl ControlPacket {
     /// Decode a payload (id byte first).
     pub fn parse(payload: &[u8]) -> Result<Self, PacketError> {
-        let (&[_, direction, file_number, control], rest) = split_head::<HEAD_LENGTH>(payload)?;
+        let mut r = Reader::new(payload);
+        let [_, direction, file_number, control] = r.array::<HEAD_LENGTH>()?;
+        let rest = r.rest();
         expect_id(payload, PACKET_ID_FILE_CONTROL)?;
         let direction = match direction {
             0 => Direction::SenderIsSending,

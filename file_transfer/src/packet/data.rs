@@ -9,7 +9,9 @@
 //!
 //! Every chunk but the last is exactly 1371 bytes; a shorter one (even empty) ends the file.
 
-use super::{expect_id, split_head, PacketError, MAX_FILE_DATA_SIZE, PACKET_ID_FILE_DATA};
+use rustox_net_crypto::wire::Reader;
+
+use super::{expect_id, PacketError, MAX_FILE_DATA_SIZE, PACKET_ID_FILE_DATA};
 
 /// Bytes before the data.
 const HEAD_LENGTH: usize = 2;
@@ -26,7 +28,9 @@ pub struct DataPacket<'a> {
 impl<'a> DataPacket<'a> {
     /// Decode a payload (id byte first).
     pub fn parse(payload: &'a [u8]) -> Result<Self, PacketError> {
-        let (&[_, file_number], data) = split_head::<HEAD_LENGTH>(payload)?;
+        let mut r = Reader::new(payload);
+        let [_, file_number] = r.array::<HEAD_LENGTH>()?;
+        let data = r.rest();
         expect_id(payload, PACKET_ID_FILE_DATA)?;
         if data.len() > MAX_FILE_DATA_SIZE {
             return Err(PacketError::DataTooLong(data.len()));

@@ -8,6 +8,8 @@
 // could panic or wrap.
 #![deny(clippy::indexing_slicing, clippy::arithmetic_side_effects)]
 
+use rustox_net_crypto::wire::TooShort;
+
 mod control;
 mod data;
 mod send_request;
@@ -88,14 +90,14 @@ impl<'a> FilePacket<'a> {
     }
 }
 
-/// The first `N` bytes as an array and the rest, or `TooShort`.
-fn split_head<const N: usize>(payload: &[u8]) -> Result<(&[u8; N], &[u8]), PacketError> {
-    payload
-        .split_first_chunk::<N>()
-        .ok_or(PacketError::TooShort {
-            needed: N,
-            got: payload.len(),
-        })
+/// A field that ran out (`rustox_net_crypto::wire`): the payload is shorter than its layout.
+impl From<TooShort> for PacketError {
+    fn from(e: TooShort) -> Self {
+        PacketError::TooShort {
+            needed: e.needed,
+            got: e.got,
+        }
+    }
 }
 
 /// Fail with `WrongId` unless the first byte is `id` (callers check the length first).

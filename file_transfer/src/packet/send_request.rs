@@ -12,9 +12,10 @@
 //! c-toxcore (`Messenger.c`, `m_handle_packet`) drops a request whose name is longer than
 //! 255 bytes; so does [`SendRequestPacket::parse`].
 
+use rustox_net_crypto::wire::Reader;
+
 use super::{
-    expect_id, split_head, PacketError, FILE_ID_LENGTH, MAX_FILENAME_LENGTH,
-    PACKET_ID_FILE_SENDREQUEST,
+    expect_id, PacketError, FILE_ID_LENGTH, MAX_FILENAME_LENGTH, PACKET_ID_FILE_SENDREQUEST,
 };
 
 /// Bytes before the file name: id, file number, kind, size, file id.
@@ -38,21 +39,21 @@ pub struct SendRequestPacket {
 impl SendRequestPacket {
     /// Decode a payload (id byte first).
     pub fn parse(payload: &[u8]) -> Result<Self, PacketError> {
-        let (head, name) = split_head::<HEAD_LENGTH>(payload)?;
+        let mut r = Reader::new(payload);
+        let head: [u8; HEAD_LENGTH] = r.array()?;
+        let name = r.rest();
         expect_id(payload, PACKET_ID_FILE_SENDREQUEST)?;
         if name.len() > MAX_FILENAME_LENGTH {
             return Err(PacketError::NameTooLong(name.len()));
         }
-        // The head's fields in order; each split is within the head's fixed length.
-        let (&[_, file_number], rest) = split_head::<2>(head)?;
-        let (kind, rest) = split_head::<4>(rest)?;
-        let (size, rest) = split_head::<8>(rest)?;
-        let (file_id, _) = split_head::<FILE_ID_LENGTH>(rest)?;
+        // The head's fields in order; each read is within the head's fixed length.
+        let mut head = Reader::new(&head);
+        let [_, file_number] = head.array()?;
         Ok(SendRequestPacket {
             file_number,
-            kind: u32::from_be_bytes(*kind),
-            file_size: u64::from_be_bytes(*size),
-            file_id: *file_id,
+            kind: head.u32_be()?,
+            file_size: head.u64_be()?,
+            file_id: head.array()?,
             filename: name.to_vec(),
         })
     }

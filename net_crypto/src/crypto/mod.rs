@@ -22,7 +22,8 @@ pub use keys::{KeyPair, PublicKey, SecretKey, PUBLIC_KEY_SIZE, SECRET_KEY_SIZE};
 pub use lanes::CIPHER_LANES;
 pub use nonce::{Nonce, NONCE_SIZE};
 pub use precomputed::{
-    LowOrderPublicKey, PrecomputedKey, SymmetricKey, MAC_SIZE, SYMMETRIC_KEY_SIZE,
+    LowOrderPublicKey, PrecomputedKey, SymmetricKey, MAC_SIZE, SMALL_ORDER_POINTS,
+    SYMMETRIC_KEY_SIZE,
 };
 
 use sha2::{Digest, Sha256, Sha512};

@@ -36,6 +36,48 @@ pub struct PrecomputedKey(SymmetricKey);
 #[error("low-order public key: the X25519 shared secret would be all zeros")]
 pub struct LowOrderPublicKey;
 
+/// The seven points of libsodium 1.0.18's `has_small_order` blacklist
+/// (`crypto_scalarmult/curve25519/ref10/x25519_ref10.c`), little-endian u-coordinates, each
+/// of which [`PrecomputedKey::new`] refuses with [`LowOrderPublicKey`] (with or without the
+/// ignored top bit). The table the tests of every crate forge low-order keys from.
+pub const SMALL_ORDER_POINTS: [PublicKey; 7] = [
+    // 0 (order 4)
+    from_hex("0000000000000000000000000000000000000000000000000000000000000000"),
+    // 1 (order 1)
+    from_hex("0100000000000000000000000000000000000000000000000000000000000000"),
+    // 325606250916557431795983626356110631294008115727848805560023387167927233504 (order 8)
+    from_hex("e0eb7a7c3b41b8ae1656e3faf19fc46ada098deb9c32b1fd866205165f49b800"),
+    // 39382357235489614581723060781553021112529911719440698176882885853963445705823
+    // (order 8)
+    from_hex("5f9c95bca3508c24b1d0b1559c83ef5b04445cc4581c8e86d8224eddd09f1157"),
+    // p − 1 (order 2)
+    from_hex("ecffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff7f"),
+    // p, non-canonical 0
+    from_hex("edffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff7f"),
+    // p + 1, non-canonical 1
+    from_hex("eeffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff7f"),
+];
+
+/// 64 lowercase hex digits as a key, at compile time (the table above).
+const fn from_hex(hex: &str) -> PublicKey {
+    const fn digit(c: u8) -> u8 {
+        match c {
+            b'0'..=b'9' => c - b'0',
+            b'a'..=b'f' => c - b'a' + 10,
+            _ => panic!("not a lowercase hex digit"),
+        }
+    }
+    let hex = hex.as_bytes();
+    assert!(hex.len() == 64, "a key is 64 hex digits");
+    let mut key = [0u8; 32];
+    let mut i = 0;
+    while i < 32 {
+        key[i] = digit(hex[2 * i]) << 4 | digit(hex[2 * i + 1]);
+        i += 1;
+    }
+    PublicKey(key)
+}
+
 impl PrecomputedKey {
     /// The shared key between our secret key and the peer's public key, or
     /// [`LowOrderPublicKey`] where libsodium's `crypto_box_beforenm` returns −1.
@@ -202,26 +244,6 @@ mod tests {
         assert_eq!(ba.decrypt(&nonce, &boxed[..16]), Err(CryptoError::TooShort));
     }
 
-    /// The seven points of libsodium 1.0.18's `has_small_order` blacklist
-    /// (`crypto_scalarmult/curve25519/ref10/x25519_ref10.c`), little-endian u-coordinates.
-    pub(crate) const LIBSODIUM_SMALL_ORDER: [&str; 7] = [
-        // 0 (order 4)
-        "0000000000000000000000000000000000000000000000000000000000000000",
-        // 1 (order 1)
-        "0100000000000000000000000000000000000000000000000000000000000000",
-        // 325606250916557431795983626356110631294008115727848805560023387167927233504 (order 8)
-        "e0eb7a7c3b41b8ae1656e3faf19fc46ada098deb9c32b1fd866205165f49b800",
-        // 39382357235489614581723060781553021112529911719440698176882885853963445705823
-        // (order 8)
-        "5f9c95bca3508c24b1d0b1559c83ef5b04445cc4581c8e86d8224eddd09f1157",
-        // p − 1 (order 2)
-        "ecffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff7f",
-        // p, non-canonical 0
-        "edffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff7f",
-        // p + 1, non-canonical 1
-        "eeffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff7f",
-    ];
-
     fn point(hex: &str) -> PublicKey {
         PublicKey(hex::decode(hex).unwrap().try_into().unwrap())
     }
@@ -230,8 +252,7 @@ mod tests {
     fn every_small_order_point_is_refused_with_or_without_the_top_bit() {
         let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(15);
         let secrets: Vec<SecretKey> = (0..4).map(|_| KeyPair::generate(&mut rng).secret).collect();
-        for hex in LIBSODIUM_SMALL_ORDER {
-            let low = point(hex);
+        for low in SMALL_ORDER_POINTS {
             let mut high = low;
             // X25519 ignores bit 255 (RFC 7748 §5), and so does libsodium's blacklist.
             high.0[31] |= 0x80;

@@ -9,9 +9,9 @@
 //! Total 112. Only the instance that made a cookie can open it: the key is a random symmetric
 //! key drawn at startup and never sent.
 
-use super::reader::Reader;
 use super::ParseError;
 use crate::crypto::{CryptoRng, Nonce, PublicKey, SymmetricKey, MAC_SIZE, NONCE_SIZE};
+use crate::wire::Reader;
 
 /// Size of the cookie plaintext: time 8 + two keys 32.
 pub const COOKIE_PLAINTEXT_SIZE: usize = 8 + 32 + 32;

@@ -9,9 +9,9 @@
 //!
 //! Total 145. The 32 zero bytes are padding; c-toxcore does not check them, neither do we.
 
-use super::reader::Reader;
 use super::{expect_fixed, PacketKind, ParseError};
 use crate::crypto::{Nonce, PrecomputedKey, PublicKey, MAC_SIZE, NONCE_SIZE};
+use crate::wire::Reader;
 
 /// Plaintext size: real pk 32, padding 32, echo id 8.
 pub const COOKIE_REQUEST_PLAINTEXT_SIZE: usize = 32 + 32 + 8;

@@ -8,9 +8,9 @@
 //!
 //! Total 161.
 
-use super::reader::Reader;
 use super::{expect_fixed, EncryptedCookie, PacketKind, ParseError, COOKIE_SIZE};
 use crate::crypto::{Nonce, PrecomputedKey, MAC_SIZE, NONCE_SIZE};
+use crate::wire::Reader;
 
 /// Plaintext size: cookie 112 + echo id 8.
 pub const COOKIE_RESPONSE_PLAINTEXT_SIZE: usize = COOKIE_SIZE + 8;

@@ -20,9 +20,9 @@
 //! The padding hides small length differences; the receiver skips leading zero bytes, so a
 //! plaintext that is all zeros after the header carries no packet and is refused.
 
-use super::reader::Reader;
 use super::{PacketKind, ParseError, MAX_CRYPTO_PACKET_SIZE};
 use crate::crypto::{CryptoError, Nonce, PrecomputedKey, MAC_SIZE};
+use crate::wire::Reader;
 
 /// `CRYPTO_DATA_PACKET_MIN_SIZE` (net_crypto.c) = 1 + 2 + (16 + 4 + 4) + 0: a received data
 /// packet must be *longer* than this.

@@ -1,6 +1,7 @@
 //! The one error type of the packet parsers.
 
 use crate::crypto::CryptoError;
+use crate::wire::TooShort;
 
 /// Why bytes are not a valid packet (or a box inside one did not open).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
@@ -35,4 +36,14 @@ pub enum ParseError {
     /// A payload to encode is empty, too long, or starts with the padding byte 0.
     #[error("payload cannot be encoded")]
     BadPayload,
+}
+
+/// A field that ran out: the layout got fewer bytes than its size.
+impl From<TooShort> for ParseError {
+    fn from(e: TooShort) -> Self {
+        ParseError::WrongLength {
+            expected: e.needed,
+            actual: e.got,
+        }
+    }
 }

@@ -12,9 +12,9 @@
 //! `other_cookie` is a cookie made by the sender for the receiver, so the receiver can answer
 //! with its own handshake without a cookie round trip.
 
-use super::reader::Reader;
 use super::{expect_fixed, EncryptedCookie, PacketKind, ParseError, COOKIE_SIZE};
 use crate::crypto::{Nonce, PrecomputedKey, PublicKey, MAC_SIZE, NONCE_SIZE};
+use crate::wire::Reader;
 
 /// Plaintext size: 24 + 32 + 64 + 112.
 pub const HANDSHAKE_PLAINTEXT_SIZE: usize = NONCE_SIZE + 32 + 64 + COOKIE_SIZE;

@@ -15,7 +15,6 @@ mod data;
 mod error;
 mod handshake;
 mod packet_id;
-mod reader;
 
 pub use cookie::{
     Cookie, EncryptedCookie, COOKIE_PLAINTEXT_SIZE, COOKIE_SIZE, COOKIE_TIMEOUT_SECS,

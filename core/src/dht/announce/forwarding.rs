@@ -20,7 +20,8 @@
 use std::net::SocketAddr;
 use std::time::Duration;
 
-use rustox_net_crypto::crypto::{PublicKey, PUBLIC_KEY_SIZE};
+use rustox_net_crypto::crypto::PublicKey;
+use rustox_net_crypto::wire::Reader;
 use rustox_net_crypto::Timestamp;
 
 use super::timed_auth::{TimedAuthKey, TIMED_AUTH_SIZE};
@@ -230,15 +231,11 @@ impl Forwarder {
                         Ok(Forwarded::Send { dst, payload })
                     }
                     SENDBACK_TCP => {
-                        let (con, rest) = rest
-                            .split_first_chunk::<4>()
-                            .ok_or(ForwardError::Truncated)?;
-                        let id: [u8; 8] = rest.try_into().map_err(|_| ForwardError::Truncated)?;
-                        Ok(Forwarded::Tcp {
-                            con: u32::from_be_bytes(*con),
-                            id: u64::from_be_bytes(id),
-                            data,
-                        })
+                        let mut r = Reader::new(rest);
+                        let con = r.u32_be().map_err(|_| ForwardError::Truncated)?;
+                        let id = r.u64_be().map_err(|_| ForwardError::Truncated)?;
+                        r.expect_end().map_err(|_| ForwardError::Truncated)?;
+                        Ok(Forwarded::Tcp { con, id, data })
                     }
                     _ => Err(ForwardError::UnknownSendback),
                 }
@@ -255,18 +252,15 @@ impl Forwarder {
         request: &[u8],
         route: &dyn ForwardRoute,
     ) -> Result<Forwarded<'a>, ForwardError> {
-        let (pk, data) = request
-            .get(1..)
-            .and_then(<[u8]>::split_first_chunk::<PUBLIC_KEY_SIZE>)
-            .ok_or(ForwardError::Truncated)?;
+        let mut r = Reader::after_kind(request);
+        let pk = PublicKey(r.array().map_err(|_| ForwardError::Truncated)?);
+        let data = r.rest();
         if TIMED_AUTH_SIZE + sendback_data.len() > MAX_SENDBACK_SIZE
             || data.len() > MAX_FORWARD_DATA_SIZE
         {
             return Err(ForwardError::TooLong);
         }
-        let dst = route
-            .close_addr(now, &PublicKey(*pk))
-            .ok_or(ForwardError::NoRoute)?;
+        let dst = route.close_addr(now, &pk).ok_or(ForwardError::NoRoute)?;
         let payload = self
             .forwarding(now, sendback_data, data)
             .ok_or(ForwardError::TooLong)?;

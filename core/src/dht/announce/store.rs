@@ -31,6 +31,7 @@ use std::time::Duration;
 use rustox_net_crypto::crypto::{
     CryptoRng, KeyPair, Nonce, PrecomputedKey, PublicKey, MAC_SIZE, NONCE_SIZE, PUBLIC_KEY_SIZE,
 };
+use rustox_net_crypto::wire::Reader;
 use rustox_net_crypto::Timestamp;
 use sha2::{Digest, Sha256};
 
@@ -260,7 +261,8 @@ impl AnnouncementStore {
         budget: &mut KeyBudget,
         rng: &mut dyn CryptoRng,
     ) -> Result<Vec<u8>, StoreError> {
-        let (&k, rest) = bytes.split_first().ok_or(StoreError::UnknownKind)?;
+        let mut r = Reader::new(bytes);
+        let k = r.u8().map_err(|_| StoreError::UnknownKind)?;
         let (response_kind, slot) = match k {
             DATA_SEARCH_REQUEST => (DATA_SEARCH_RESPONSE, 0),
             DATA_RETRIEVE_REQUEST => (DATA_RETRIEVE_RESPONSE, 1),
@@ -273,27 +275,24 @@ impl AnnouncementStore {
         if sendback.len() > MAX_SENDBACK_SIZE {
             return Err(StoreError::BadLength);
         }
-        let (pk, rest) = rest
-            .split_first_chunk::<PUBLIC_KEY_SIZE>()
-            .ok_or(StoreError::BadLength)?;
-        let (nonce, boxed) = rest
-            .split_first_chunk::<NONCE_SIZE>()
-            .ok_or(StoreError::BadLength)?;
-        let requester = PublicKey(*pk);
+        let requester = PublicKey(r.array().map_err(|_| StoreError::BadLength)?);
+        let nonce = Nonce(r.array().map_err(|_| StoreError::BadLength)?);
+        let boxed = r.rest();
         let key = self
             .requester_keys
             .get_within(now, &requester, budget)?
             .clone();
         let plain = key
-            .decrypt(&Nonce(*nonce), boxed)
+            .decrypt(&nonce, boxed)
             .map_err(|_| StoreError::Decrypt)?;
         let (body, ping) = plain
             .split_at_checked(plain.len().wrapping_sub(8))
             .ok_or(StoreError::Decrypt)?;
-        let (data_pk, _) = body
-            .split_first_chunk::<PUBLIC_KEY_SIZE>()
-            .ok_or(StoreError::BadLength)?;
-        let data_pk = PublicKey(*data_pk);
+        let data_pk = PublicKey(
+            Reader::new(body)
+                .array()
+                .map_err(|_| StoreError::BadLength)?,
+        );
         let mut to_auth =
             Vec::with_capacity(2 * PUBLIC_KEY_SIZE + MAX_PACKED_IPPORT_SIZE + sendback.len());
         to_auth.extend_from_slice(data_pk.as_bytes());
@@ -398,24 +397,25 @@ impl AnnouncementStore {
         to_auth: &[u8],
         budget: &mut KeyBudget,
     ) -> Result<Vec<u8>, StoreError> {
-        let rest = body.get(PUBLIC_KEY_SIZE..).ok_or(StoreError::BadLength)?;
-        let (nonce, boxed) = rest
-            .split_first_chunk::<NONCE_SIZE>()
-            .ok_or(StoreError::BadLength)?;
+        let short = |_| StoreError::BadLength;
+        let mut r = Reader::new(body);
+        let _data_pk: [u8; PUBLIC_KEY_SIZE] = r.array().map_err(short)?;
+        let nonce = Nonce(r.array().map_err(short)?);
+        let boxed = r.rest();
         if boxed.len() < MAC_SIZE + TIMED_AUTH_SIZE + 4 + 1 {
             return Err(StoreError::BadLength);
         }
         let key: PrecomputedKey = self.data_keys.get_within(now, data_pk, budget)?.clone();
         let plain = key
-            .decrypt(&Nonce(*nonce), boxed)
+            .decrypt(&nonce, boxed)
             .map_err(|_| StoreError::Decrypt)?;
-        let (auth, rest) = plain
-            .split_first_chunk::<TIMED_AUTH_SIZE>()
-            .ok_or(StoreError::BadLength)?;
-        let (requested, rest) = rest.split_first_chunk::<4>().ok_or(StoreError::BadLength)?;
-        let (&kind, announcement) = rest.split_first().ok_or(StoreError::BadLength)?;
-        let timeout = self.timeout(now, u32::from_be_bytes(*requested));
-        if !self.auth.check(now, DATA_SEARCH_TIMEOUT, to_auth, auth) {
+        let mut r = Reader::new(&plain);
+        let auth: [u8; TIMED_AUTH_SIZE] = r.array().map_err(short)?;
+        let requested = r.u32_be().map_err(short)?;
+        let kind = r.u8().map_err(short)?;
+        let announcement = r.rest();
+        let timeout = self.timeout(now, requested);
+        if !self.auth.check(now, DATA_SEARCH_TIMEOUT, to_auth, &auth) {
             return Err(StoreError::BadAuth);
         }
         let until = now + Duration::from_secs(u64::from(timeout));

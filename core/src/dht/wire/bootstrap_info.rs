@@ -12,6 +12,8 @@
 //! | 4      | version, big-endian                                 |
 //! | ≤ 256  | message of the day (`MAX_MOTD_LENGTH`), tox-bootstrapd includes the final NUL |
 
+use rustox_net_crypto::wire::Reader;
+
 use super::{kind, WireError};
 
 /// Exact request size (`INFO_REQUEST_PACKET_LENGTH`).
@@ -52,14 +54,12 @@ pub fn decode_reply(bytes: &[u8]) -> Result<(u32, &[u8]), WireError> {
             len: bytes.len(),
         });
     }
-    let (version, motd) = bytes
-        .get(1..)
-        .and_then(<[u8]>::split_first_chunk::<4>)
-        .ok_or(WireError::BadLength {
-            kind: kind::BOOTSTRAP_INFO,
-            len: bytes.len(),
-        })?;
-    Ok((u32::from_be_bytes(*version), motd))
+    let mut r = Reader::after_kind(bytes);
+    let version = r.u32_be().map_err(|_| WireError::BadLength {
+        kind: kind::BOOTSTRAP_INFO,
+        len: bytes.len(),
+    })?;
+    Ok((version, r.rest()))
 }
 
 #[cfg(test)]

@@ -19,7 +19,9 @@ use rustox_net_crypto::crypto::{
     Nonce, PrecomputedKey, PublicKey, MAC_SIZE, NONCE_SIZE, PUBLIC_KEY_SIZE,
 };
 
-use super::{kind, split_sender_nonce_box, WireError};
+use rustox_net_crypto::wire::Reader;
+
+use super::{kind, read_sender_nonce_box, WireError};
 
 /// `MAX_CRYPTO_REQUEST_SIZE`: the largest request we create.
 pub const MAX_CRYPTO_REQUEST_SIZE: usize = 1024;
@@ -60,13 +62,11 @@ impl<'a> RequestEnvelope<'a> {
                 len: bytes.len(),
             });
         }
-        let rest = bytes.get(1..).ok_or(WireError::BadPayload)?;
-        let (receiver, rest) = rest
-            .split_first_chunk::<PUBLIC_KEY_SIZE>()
-            .ok_or(WireError::BadPayload)?;
-        let (sender, nonce, boxed) = split_sender_nonce_box(rest)?;
+        let mut r = Reader::after_kind(bytes);
+        let receiver = PublicKey(r.array().map_err(|_| WireError::BadPayload)?);
+        let (sender, nonce, boxed) = read_sender_nonce_box(r)?;
         Ok(RequestEnvelope {
-            receiver: PublicKey(*receiver),
+            receiver,
             sender,
             nonce,
             boxed,
@@ -132,14 +132,16 @@ impl NatPing {
 
     /// Parses the data (c-toxcore requires exactly 9 bytes and type 0 or 1).
     pub fn decode(data: &[u8]) -> Result<Self, WireError> {
-        let (&kind, id) = data.split_first().ok_or(WireError::BadPayload)?;
-        let id: &[u8; 8] = id.try_into().map_err(|_| WireError::BadPayload)?;
+        let mut r = Reader::new(data);
+        let kind = r.u8().map_err(|_| WireError::BadPayload)?;
+        let id = r.u64_be().map_err(|_| WireError::BadPayload)?;
+        r.expect_end().map_err(|_| WireError::BadPayload)?;
         if kind > 1 {
             return Err(WireError::BadPayload);
         }
         Ok(NatPing {
             response: kind == 1,
-            id: u64::from_be_bytes(*id),
+            id,
         })
     }
 }

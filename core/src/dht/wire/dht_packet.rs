@@ -15,13 +15,15 @@ use rustox_net_crypto::crypto::{
     Nonce, PrecomputedKey, PublicKey, MAC_SIZE, NONCE_SIZE, PUBLIC_KEY_SIZE,
 };
 
+use rustox_net_crypto::wire::Reader;
+
 use super::kind;
 use super::nodes::{
     NodesRequest, NodesResponse, NODES_REQUEST_PACKET_SIZE, NODES_RESPONSE_MAX_SIZE,
     NODES_RESPONSE_MIN_SIZE,
 };
 use super::ping::{Ping, PING_PACKET_SIZE};
-use super::{split_sender_nonce_box, WireError};
+use super::{read_sender_nonce_box, WireError};
 
 /// Bytes before the box: kind, sender pk, nonce.
 pub const DHT_HEADER_SIZE: usize = 1 + PUBLIC_KEY_SIZE + NONCE_SIZE;
@@ -42,8 +44,8 @@ pub struct Envelope<'a> {
 impl<'a> Envelope<'a> {
     /// Splits a datagram, checking the length its kind requires.
     pub fn parse(bytes: &'a [u8]) -> Result<Self, WireError> {
-        let (&k, rest) = bytes
-            .split_first()
+        let &k = bytes
+            .first()
             .ok_or(WireError::BadLength { kind: 0, len: 0 })?;
         let len_ok = match k {
             kind::PING_REQUEST | kind::PING_RESPONSE => bytes.len() == PING_PACKET_SIZE,
@@ -59,7 +61,7 @@ impl<'a> Envelope<'a> {
                 len: bytes.len(),
             });
         }
-        let (sender, nonce, boxed) = split_sender_nonce_box(rest)?;
+        let (sender, nonce, boxed) = read_sender_nonce_box(Reader::after_kind(bytes))?;
         Ok(Envelope {
             kind: k,
             sender,

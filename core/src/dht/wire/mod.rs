@@ -7,7 +7,8 @@
 // arithmetic that could panic or wrap (the rest of the DHT is not held to it).
 #![deny(clippy::indexing_slicing, clippy::arithmetic_side_effects)]
 
-use rustox_net_crypto::crypto::{Nonce, PublicKey, NONCE_SIZE, PUBLIC_KEY_SIZE};
+use rustox_net_crypto::crypto::{Nonce, PublicKey};
+use rustox_net_crypto::wire::Reader;
 
 pub mod bootstrap_info;
 pub mod crypto_request;
@@ -68,12 +69,8 @@ pub enum WireError {
 
 /// The `[sender public key][nonce][box]` that every boxed DHT packet carries after its kind
 /// byte (and a 0x20 request after the receiver's key too), §5.2 and §5.5.
-fn split_sender_nonce_box(bytes: &[u8]) -> Result<(PublicKey, Nonce, &[u8]), WireError> {
-    let (sender, rest) = bytes
-        .split_first_chunk::<PUBLIC_KEY_SIZE>()
-        .ok_or(WireError::BadPayload)?;
-    let (nonce, boxed) = rest
-        .split_first_chunk::<NONCE_SIZE>()
-        .ok_or(WireError::BadPayload)?;
-    Ok((PublicKey(*sender), Nonce(*nonce), boxed))
+fn read_sender_nonce_box(mut r: Reader<'_>) -> Result<(PublicKey, Nonce, &[u8]), WireError> {
+    let sender = PublicKey(r.array().map_err(|_| WireError::BadPayload)?);
+    let nonce = Nonce(r.array().map_err(|_| WireError::BadPayload)?);
+    Ok((sender, nonce, r.rest()))
 }

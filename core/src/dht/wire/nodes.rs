@@ -16,6 +16,7 @@
 //! | 8        | sendback of the request              |
 
 use rustox_net_crypto::crypto::{PublicKey, PUBLIC_KEY_SIZE};
+use rustox_net_crypto::wire::Reader;
 
 use super::packed_node::{decode_nodes, PackedNode, PACKED_NODE_SIZE_V6};
 use super::WireError;
@@ -50,14 +51,11 @@ impl NodesRequest {
 
     /// Parses the plaintext (exactly 40 bytes).
     pub fn decode(plain: &[u8]) -> Result<Self, WireError> {
-        let (searched, sendback) = plain
-            .split_first_chunk::<PUBLIC_KEY_SIZE>()
-            .ok_or(WireError::BadPayload)?;
-        let sendback: &[u8; 8] = sendback.try_into().map_err(|_| WireError::BadPayload)?;
-        Ok(NodesRequest {
-            searched: PublicKey(*searched),
-            sendback: u64::from_be_bytes(*sendback),
-        })
+        let mut r = Reader::new(plain);
+        let searched = PublicKey(r.array().map_err(|_| WireError::BadPayload)?);
+        let sendback = r.u64_be().map_err(|_| WireError::BadPayload)?;
+        r.expect_end().map_err(|_| WireError::BadPayload)?;
+        Ok(NodesRequest { searched, sendback })
     }
 }
 

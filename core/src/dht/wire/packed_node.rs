@@ -12,6 +12,7 @@
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 
 use rustox_net_crypto::crypto::{PublicKey, PUBLIC_KEY_SIZE};
+use rustox_net_crypto::wire::{Reader, TooShort};
 
 use super::WireError;
 
@@ -48,29 +49,14 @@ pub fn encode_udp_addr(addr: SocketAddr, out: &mut Vec<u8>) {
 /// `unpack_ip_port(.., include_tcp = false)`: a UDP address from the front of `bytes`, and
 /// the bytes after it. A TCP or unknown family is [`WireError::BadFamily`].
 pub fn decode_udp_addr(bytes: &[u8]) -> Result<(SocketAddr, &[u8]), WireError> {
-    let (&family, rest) = bytes.split_first().ok_or(WireError::BadNodeList)?;
-    let (ip, rest) = match family {
-        FAMILY_UDP_V4 => {
-            let (v4, rest) = rest
-                .split_first_chunk::<4>()
-                .ok_or(WireError::BadNodeList)?;
-            (IpAddr::V4(Ipv4Addr::from(*v4)), rest)
-        }
-        FAMILY_UDP_V6 => {
-            let (v6, rest) = rest
-                .split_first_chunk::<16>()
-                .ok_or(WireError::BadNodeList)?;
-            (IpAddr::V6(Ipv6Addr::from(*v6)), rest)
-        }
+    let mut r = Reader::new(bytes);
+    let ip = match r.u8().map_err(short)? {
+        FAMILY_UDP_V4 => IpAddr::V4(Ipv4Addr::from(r.array::<4>().map_err(short)?)),
+        FAMILY_UDP_V6 => IpAddr::V6(Ipv6Addr::from(r.array::<16>().map_err(short)?)),
         other => return Err(WireError::BadFamily(other)),
     };
-    let (port, rest) = rest
-        .split_first_chunk::<2>()
-        .ok_or(WireError::BadNodeList)?;
-    Ok((
-        canonical(SocketAddr::new(ip, u16::from_be_bytes(*port))),
-        rest,
-    ))
+    let port = r.u16_be().map_err(short)?;
+    Ok((canonical(SocketAddr::new(ip, port)), r.rest()))
 }
 
 /// One node as it travels in send-nodes, DHT-PK and save data.
@@ -123,44 +109,28 @@ impl PackedNode {
 
     /// Reads one node from the front of `bytes`; returns it and the bytes it used.
     pub fn decode(bytes: &[u8]) -> Result<(PackedNode, usize), WireError> {
-        let (&family, body) = bytes.split_first().ok_or(WireError::BadNodeList)?;
-        let (tcp, v6) = match family {
+        let mut r = Reader::new(bytes);
+        let (tcp, v6) = match r.u8().map_err(short)? {
             FAMILY_UDP_V4 => (false, false),
             FAMILY_UDP_V6 => (false, true),
             FAMILY_TCP_V4 => (true, false),
             FAMILY_TCP_V6 => (true, true),
             other => return Err(WireError::BadFamily(other)),
         };
-        let (ip, rest, size) = if v6 {
-            let (octets, rest) = body
-                .split_first_chunk::<16>()
-                .ok_or(WireError::BadNodeList)?;
-            (
-                IpAddr::V6(Ipv6Addr::from(*octets)),
-                rest,
-                PACKED_NODE_SIZE_V6,
-            )
+        let (ip, size) = if v6 {
+            let octets = r.array::<16>().map_err(short)?;
+            (IpAddr::V6(Ipv6Addr::from(octets)), PACKED_NODE_SIZE_V6)
         } else {
-            let (octets, rest) = body
-                .split_first_chunk::<4>()
-                .ok_or(WireError::BadNodeList)?;
-            (
-                IpAddr::V4(Ipv4Addr::from(*octets)),
-                rest,
-                PACKED_NODE_SIZE_V4,
-            )
+            let octets = r.array::<4>().map_err(short)?;
+            (IpAddr::V4(Ipv4Addr::from(octets)), PACKED_NODE_SIZE_V4)
         };
-        let (port, rest) = rest
-            .split_first_chunk::<2>()
-            .ok_or(WireError::BadNodeList)?;
-        let (pk, _) = rest
-            .split_first_chunk::<PUBLIC_KEY_SIZE>()
-            .ok_or(WireError::BadNodeList)?;
+        let port = r.u16_be().map_err(short)?;
+        let pk = PublicKey(r.array().map_err(short)?);
         Ok((
             PackedNode {
-                addr: canonical(SocketAddr::new(ip, u16::from_be_bytes(*port))),
+                addr: canonical(SocketAddr::new(ip, port)),
                 tcp,
-                pk: PublicKey(*pk),
+                pk,
             },
             size,
         ))
@@ -196,6 +166,11 @@ pub fn canonical(addr: SocketAddr) -> SocketAddr {
         },
         v4 => v4,
     }
+}
+
+/// A node or address that ended early.
+fn short(_: TooShort) -> WireError {
+    WireError::BadNodeList
 }
 
 #[cfg(test)]

@@ -10,6 +10,8 @@
 //! The type byte inside the box stops a request being replayed as a response: both
 //! directions share one key. Whole datagram: 1 + 32 + 24 + 16 + 9 = 82 bytes.
 
+use rustox_net_crypto::wire::Reader;
+
 use super::WireError;
 
 /// Plaintext size of a ping payload.
@@ -38,16 +40,14 @@ impl Ping {
     /// Parses the plaintext; `response` is the direction the outer kind byte announced, and
     /// the inner byte must agree with it.
     pub fn decode(plain: &[u8], response: bool) -> Result<Ping, WireError> {
-        match *plain {
-            [kind, ref id @ ..] if kind == u8::from(response) => {
-                let id: &[u8; 8] = id.try_into().map_err(|_| WireError::BadPayload)?;
-                Ok(Ping {
-                    response,
-                    id: u64::from_be_bytes(*id),
-                })
-            }
-            _ => Err(WireError::BadPayload),
+        let mut r = Reader::new(plain);
+        let kind = r.u8().map_err(|_| WireError::BadPayload)?;
+        let id = r.u64_be().map_err(|_| WireError::BadPayload)?;
+        r.expect_end().map_err(|_| WireError::BadPayload)?;
+        if kind != u8::from(response) {
+            return Err(WireError::BadPayload);
         }
+        Ok(Ping { response, id })
     }
 }
 

@@ -25,6 +25,10 @@ use rustox_net_crypto::crypto::{
     Nonce, PrecomputedKey, PublicKey, MAC_SIZE, NONCE_SIZE, PUBLIC_KEY_SIZE,
 };
 
+use std::ops::RangeInclusive;
+
+use rustox_net_crypto::wire::{Reader, TooShort};
+
 use super::kind;
 use crate::dht::wire::nodes::MAX_SENT_NODES;
 use crate::dht::wire::packed_node::{PackedNode, PACKED_NODE_SIZE_V6};
@@ -129,17 +133,16 @@ impl AnnounceRequest {
     }
 
     pub(super) fn decode_plain(plain: &[u8]) -> Option<Self> {
-        let (ping_id, rest) = plain.split_first_chunk::<ONION_PING_ID_SIZE>()?;
-        let (searched_pk, rest) = rest.split_first_chunk::<PUBLIC_KEY_SIZE>()?;
-        let (data_pk, rest) = rest.split_first_chunk::<PUBLIC_KEY_SIZE>()?;
-        // Exactly SENDBACK_DATA_SIZE left, so `plain` is exactly ANNOUNCE_PLAIN_SIZE.
-        let sendback: [u8; SENDBACK_DATA_SIZE] = rest.try_into().ok()?;
-        Some(AnnounceRequest {
-            ping_id: *ping_id,
-            searched_pk: PublicKey(*searched_pk),
-            data_pk: PublicKey(*data_pk),
-            sendback,
-        })
+        let mut r = Reader::new(plain);
+        let request = AnnounceRequest {
+            ping_id: r.array().ok()?,
+            searched_pk: PublicKey(r.array().ok()?),
+            data_pk: PublicKey(r.array().ok()?),
+            sendback: r.array().ok()?,
+        };
+        // Nothing after the sendback: `plain` is exactly ANNOUNCE_PLAIN_SIZE.
+        r.expect_end().ok()?;
+        Some(request)
     }
 }
 
@@ -156,25 +159,14 @@ pub struct AnnounceEnvelope<'a> {
 impl<'a> AnnounceEnvelope<'a> {
     /// Splits a 177-byte request.
     pub fn parse(bytes: &'a [u8]) -> Result<Self, AnnounceError> {
-        let k = *bytes.first().ok_or(AnnounceError::UnknownKind(0))?;
-        if k != kind::ANNOUNCE_REQUEST {
-            return Err(AnnounceError::UnknownKind(k));
-        }
-        let bad = AnnounceError::BadLength {
-            kind: k,
-            len: bytes.len(),
-        };
-        if bytes.len() != ANNOUNCE_REQUEST_SIZE {
-            return Err(bad);
-        }
-        let (nonce, rest) = bytes
-            .get(1..)
-            .and_then(<[u8]>::split_first_chunk::<NONCE_SIZE>)
-            .ok_or(bad)?;
-        let (sender_pk, boxed) = rest.split_first_chunk::<PUBLIC_KEY_SIZE>().ok_or(bad)?;
+        let (nonce, sender_pk, boxed) = read_request_envelope(
+            bytes,
+            kind::ANNOUNCE_REQUEST,
+            ANNOUNCE_REQUEST_SIZE..=ANNOUNCE_REQUEST_SIZE,
+        )?;
         Ok(AnnounceEnvelope {
-            nonce: Nonce(*nonce),
-            sender_pk: PublicKey(*sender_pk),
+            nonce,
+            sender_pk,
             boxed,
         })
     }
@@ -267,25 +259,10 @@ pub struct AnnounceResponseEnvelope<'a> {
 impl<'a> AnnounceResponseEnvelope<'a> {
     /// Splits a response of 82 to 626 bytes (0.2.18's bounds on receipt).
     pub fn parse(bytes: &'a [u8]) -> Result<Self, AnnounceError> {
-        let k = *bytes.first().ok_or(AnnounceError::UnknownKind(0))?;
-        if k != kind::ANNOUNCE_RESPONSE {
-            return Err(AnnounceError::UnknownKind(k));
-        }
-        let bad = AnnounceError::BadLength {
-            kind: k,
-            len: bytes.len(),
-        };
-        if !(ANNOUNCE_RESPONSE_MIN_SIZE..=ANNOUNCE_RESPONSE_MAX_SIZE).contains(&bytes.len()) {
-            return Err(bad);
-        }
-        let (sendback, rest) = bytes
-            .get(1..)
-            .and_then(<[u8]>::split_first_chunk::<SENDBACK_DATA_SIZE>)
-            .ok_or(bad)?;
-        let (nonce, boxed) = rest.split_first_chunk::<NONCE_SIZE>().ok_or(bad)?;
+        let (sendback, nonce, boxed) = read_response_envelope(bytes, kind::ANNOUNCE_RESPONSE)?;
         Ok(AnnounceResponseEnvelope {
-            sendback: *sendback,
-            nonce: Nonce(*nonce),
+            sendback,
+            nonce,
             boxed,
         })
     }
@@ -297,16 +274,9 @@ impl<'a> AnnounceResponseEnvelope<'a> {
         let plain = key
             .decrypt(&self.nonce, self.boxed)
             .map_err(|_| AnnounceError::Decrypt)?;
-        let (&is_stored, rest) = plain.split_first().ok_or(AnnounceError::Decrypt)?;
-        let (&field, mut rest) = rest
-            .split_first_chunk::<ONION_PING_ID_SIZE>()
-            .ok_or(AnnounceError::Decrypt)?;
-        let status = match is_stored {
-            0 => AnnounceStatus::NotStored(field),
-            1 => AnnounceStatus::Found(PublicKey(field)),
-            2 => AnnounceStatus::Stored(field),
-            other => return Err(AnnounceError::BadStatus(other)),
-        };
+        let mut r = Reader::new(&plain);
+        let status = read_status(&mut r)?;
+        let mut rest = r.rest();
         let mut nodes = Vec::new();
         while nodes.len() < MAX_SENT_NODES {
             let Some(&family) = rest.first() else {
@@ -327,6 +297,68 @@ impl<'a> AnnounceResponseEnvelope<'a> {
             nodes,
         })
     }
+}
+
+/// Checks a packet's kind, then its length against `sizes` (0.2.18's bounds on receipt);
+/// the error for a packet whose fields do not fit is the one for a bad length.
+fn check_kind_and_length(
+    bytes: &[u8],
+    want: u8,
+    sizes: RangeInclusive<usize>,
+) -> Result<impl Fn(TooShort) -> AnnounceError, AnnounceError> {
+    let k = *bytes.first().ok_or(AnnounceError::UnknownKind(0))?;
+    if k != want {
+        return Err(AnnounceError::UnknownKind(k));
+    }
+    let bad = AnnounceError::BadLength {
+        kind: k,
+        len: bytes.len(),
+    };
+    if !sizes.contains(&bytes.len()) {
+        return Err(bad);
+    }
+    Ok(move |_| bad)
+}
+
+/// A request to D of kind `want` (0x83 or 0x87) and a length in `sizes`:
+/// `[kind][nonce 24][sender pk 32][box]`.
+pub(super) fn read_request_envelope(
+    bytes: &[u8],
+    want: u8,
+    sizes: RangeInclusive<usize>,
+) -> Result<(Nonce, PublicKey, &[u8]), AnnounceError> {
+    let bad = check_kind_and_length(bytes, want, sizes)?;
+    super::read_nonce_key_box(bytes).map_err(bad)
+}
+
+/// D's response of kind `want` (0x84 or 0x88), 82 to 626 bytes (0.2.18's bounds on
+/// receipt): `[kind][sendback 8][nonce 24][box]`.
+pub(super) fn read_response_envelope(
+    bytes: &[u8],
+    want: u8,
+) -> Result<([u8; SENDBACK_DATA_SIZE], Nonce, &[u8]), AnnounceError> {
+    let bad = check_kind_and_length(
+        bytes,
+        want,
+        ANNOUNCE_RESPONSE_MIN_SIZE..=ANNOUNCE_RESPONSE_MAX_SIZE,
+    )?;
+    let mut r = Reader::after_kind(bytes);
+    let sendback = r.array().map_err(&bad)?;
+    let nonce = Nonce(r.array().map_err(&bad)?);
+    Ok((sendback, nonce, r.rest()))
+}
+
+/// `[is_stored 1][ping id or data pk 32]`, how an opened 0x84 or 0x88 begins; a plaintext
+/// too short for it did not open as one ([`AnnounceError::Decrypt`]).
+pub(super) fn read_status(r: &mut Reader<'_>) -> Result<AnnounceStatus, AnnounceError> {
+    let is_stored = r.u8().map_err(|_| AnnounceError::Decrypt)?;
+    let field: [u8; ONION_PING_ID_SIZE] = r.array().map_err(|_| AnnounceError::Decrypt)?;
+    Ok(match is_stored {
+        0 => AnnounceStatus::NotStored(field),
+        1 => AnnounceStatus::Found(PublicKey(field)),
+        2 => AnnounceStatus::Stored(field),
+        other => return Err(AnnounceError::BadStatus(other)),
+    })
 }
 
 #[cfg(test)]

@@ -26,18 +26,20 @@
 //! | 24      | random nonce                                                             |
 //! | 16 + n  | `E[ is_stored 1 \| ping_id or data pk 32 \| node count 1 \| nodes \| group announces ]` |
 
-use rustox_net_crypto::crypto::{Nonce, PrecomputedKey, PublicKey, MAC_SIZE, NONCE_SIZE};
+use rustox_net_crypto::crypto::{Nonce, PrecomputedKey, PublicKey, MAC_SIZE};
+
+use rustox_net_crypto::wire::Reader;
 
 use super::announce::{
-    AnnounceError, AnnounceRequest, AnnounceStatus, ANNOUNCE_PLAIN_SIZE, ANNOUNCE_REQUEST_SIZE,
-    ANNOUNCE_RESPONSE_MAX_SIZE, ANNOUNCE_RESPONSE_MIN_SIZE, ONION_PING_ID_SIZE, SENDBACK_DATA_SIZE,
+    read_request_envelope, read_response_envelope, read_status, AnnounceError, AnnounceRequest,
+    AnnounceStatus, ANNOUNCE_PLAIN_SIZE, ANNOUNCE_REQUEST_SIZE, ANNOUNCE_RESPONSE_MAX_SIZE,
+    ANNOUNCE_RESPONSE_MIN_SIZE, SENDBACK_DATA_SIZE,
 };
 use super::group_announce::{decode_announces, GroupAnnounce, GroupAnnounceError};
 use super::kind;
 use crate::dht::wire::nodes::MAX_SENT_NODES;
 use crate::dht::wire::packed_node::PackedNode;
 use crate::dht::wire::WireError;
-use rustox_net_crypto::crypto::PUBLIC_KEY_SIZE;
 
 /// `ONION_MAX_EXTRA_DATA_SIZE` (`onion_announce.h`): the most extra data a 0x87 carries.
 pub const ONION_MAX_EXTRA_DATA_SIZE: usize = 136;
@@ -71,25 +73,14 @@ pub struct ExtAnnounceEnvelope<'a> {
 impl<'a> ExtAnnounceEnvelope<'a> {
     /// Splits a request of 177 to 313 bytes.
     pub fn parse(bytes: &'a [u8]) -> Result<Self, AnnounceError> {
-        let k = *bytes.first().ok_or(AnnounceError::UnknownKind(0))?;
-        if k != kind::ANNOUNCE_REQUEST_NEW {
-            return Err(AnnounceError::UnknownKind(k));
-        }
-        let bad = AnnounceError::BadLength {
-            kind: k,
-            len: bytes.len(),
-        };
-        if !(ANNOUNCE_REQUEST_SIZE..=ANNOUNCE_REQUEST_MAX_SIZE).contains(&bytes.len()) {
-            return Err(bad);
-        }
-        let (nonce, rest) = bytes
-            .get(1..)
-            .and_then(<[u8]>::split_first_chunk::<NONCE_SIZE>)
-            .ok_or(bad)?;
-        let (sender_pk, boxed) = rest.split_first_chunk::<PUBLIC_KEY_SIZE>().ok_or(bad)?;
+        let (nonce, sender_pk, boxed) = read_request_envelope(
+            bytes,
+            kind::ANNOUNCE_REQUEST_NEW,
+            ANNOUNCE_REQUEST_SIZE..=ANNOUNCE_REQUEST_MAX_SIZE,
+        )?;
         Ok(ExtAnnounceEnvelope {
-            nonce: Nonce(*nonce),
-            sender_pk: PublicKey(*sender_pk),
+            nonce,
+            sender_pk,
             boxed,
         })
     }
@@ -180,36 +171,14 @@ impl ExtAnnounceResponse {
     /// Opens a 0x88 as an NGC client reads it (`handle_announce_response`): 82 to 626 bytes,
     /// at most four UDP nodes as counted, then group announces if any bytes are left.
     pub fn open(bytes: &[u8], key: &PrecomputedKey) -> Result<Self, ExtAnnounceError> {
-        let k = *bytes.first().ok_or(AnnounceError::UnknownKind(0))?;
-        if k != kind::ANNOUNCE_RESPONSE_NEW {
-            return Err(AnnounceError::UnknownKind(k).into());
-        }
-        let bad = AnnounceError::BadLength {
-            kind: k,
-            len: bytes.len(),
-        };
-        if !(ANNOUNCE_RESPONSE_MIN_SIZE..=ANNOUNCE_RESPONSE_MAX_SIZE).contains(&bytes.len()) {
-            return Err(bad.into());
-        }
-        let (sendback, rest) = bytes
-            .get(1..)
-            .and_then(<[u8]>::split_first_chunk::<SENDBACK_DATA_SIZE>)
-            .ok_or(bad)?;
-        let (nonce, boxed) = rest.split_first_chunk::<NONCE_SIZE>().ok_or(bad)?;
+        let (sendback, nonce, boxed) = read_response_envelope(bytes, kind::ANNOUNCE_RESPONSE_NEW)?;
         let plain = key
-            .decrypt(&Nonce(*nonce), boxed)
+            .decrypt(&nonce, boxed)
             .map_err(|_| AnnounceError::Decrypt)?;
-        let (&is_stored, rest) = plain.split_first().ok_or(AnnounceError::Decrypt)?;
-        let (&field, rest) = rest
-            .split_first_chunk::<ONION_PING_ID_SIZE>()
-            .ok_or(AnnounceError::Decrypt)?;
-        let status = match is_stored {
-            0 => AnnounceStatus::NotStored(field),
-            1 => AnnounceStatus::Found(PublicKey(field)),
-            2 => AnnounceStatus::Stored(field),
-            other => return Err(AnnounceError::BadStatus(other).into()),
-        };
-        let (&count, mut rest) = rest.split_first().ok_or(AnnounceError::Decrypt)?;
+        let mut r = Reader::new(&plain);
+        let status = read_status(&mut r)?;
+        let count = r.u8().map_err(|_| AnnounceError::Decrypt)?;
+        let mut rest = r.rest();
         if usize::from(count) > MAX_SENT_NODES {
             return Err(AnnounceError::TooManyNodes(usize::from(count)).into());
         }
@@ -226,7 +195,7 @@ impl ExtAnnounceResponse {
         }
         let announces = decode_announces(rest)?;
         Ok(ExtAnnounceResponse {
-            sendback: *sendback,
+            sendback,
             status,
             nodes,
             announces,

@@ -28,6 +28,8 @@ use rustox_net_crypto::crypto::{
     NONCE_SIZE, PUBLIC_KEY_SIZE,
 };
 
+use rustox_net_crypto::wire::Reader;
+
 use super::{kind, ONION_MAX_DATA_SIZE, ONION_MAX_PACKET_SIZE, RETURN_3};
 
 /// `ONION_DATA_REQUEST_MIN_SIZE` = 105: a 0x85 without its box's plaintext.
@@ -147,13 +149,11 @@ impl<'a> DataRequest<'a> {
         if bytes.len() <= DATA_REQUEST_MIN_SIZE || bytes.len() > MAX_DATA_REQUEST_AT_D {
             return Err(bad);
         }
-        let (dest_pk, body) = bytes
-            .get(1..)
-            .and_then(<[u8]>::split_first_chunk::<PUBLIC_KEY_SIZE>)
-            .ok_or(bad)?;
+        let mut r = Reader::after_kind(bytes);
+        let dest_pk = PublicKey(r.array().map_err(|_| bad)?);
         Ok(DataRequest {
-            dest_pk: PublicKey(*dest_pk),
-            body,
+            dest_pk,
+            body: r.rest(),
         })
     }
 
@@ -192,14 +192,10 @@ impl<'a> DataResponse<'a> {
         {
             return Err(bad);
         }
-        let (nonce, rest) = bytes
-            .get(1..)
-            .and_then(<[u8]>::split_first_chunk::<NONCE_SIZE>)
-            .ok_or(bad)?;
-        let (temp_pk, boxed) = rest.split_first_chunk::<PUBLIC_KEY_SIZE>().ok_or(bad)?;
+        let (nonce, temp_pk, boxed) = super::read_nonce_key_box(bytes).map_err(|_| bad)?;
         Ok(DataResponse {
-            nonce: Nonce(*nonce),
-            temp_pk: PublicKey(*temp_pk),
+            nonce,
+            temp_pk,
             boxed,
         })
     }
@@ -209,13 +205,12 @@ impl<'a> DataResponse<'a> {
         let plain = PrecomputedKey::new(&self.temp_pk, data_sk)?
             .decrypt(&self.nonce, self.boxed)
             .map_err(|_| DataError::Decrypt)?;
-        let (sender_real_pk, boxed) = plain
-            .split_first_chunk::<PUBLIC_KEY_SIZE>()
-            .ok_or(DataError::Decrypt)?;
+        let mut r = Reader::new(&plain);
+        let sender_real_pk = PublicKey(r.array().map_err(|_| DataError::Decrypt)?);
         Ok(DataInner {
-            sender_real_pk: PublicKey(*sender_real_pk),
+            sender_real_pk,
             nonce: self.nonce,
-            boxed: boxed.to_vec(),
+            boxed: r.rest().to_vec(),
         })
     }
 }

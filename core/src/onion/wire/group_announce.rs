@@ -19,6 +19,7 @@
 use std::net::SocketAddr;
 
 use rustox_net_crypto::crypto::{PublicKey, PUBLIC_KEY_SIZE};
+use rustox_net_crypto::wire::{Reader, TooShort};
 
 use crate::dht::wire::packed_node::{self, PackedNode, PACKED_NODE_SIZE_V6};
 use crate::dht::wire::WireError;
@@ -82,16 +83,19 @@ fn decode_udp_addr(bytes: &[u8]) -> Result<(SocketAddr, &[u8]), GroupAnnounceErr
     }
 }
 
+/// An announce that ended early.
+fn truncated(_: TooShort) -> GroupAnnounceError {
+    GroupAnnounceError::Truncated
+}
+
 impl GroupAnnounce {
     /// Reads one announce from the front of `bytes` (`gca_unpack_announce`); returns it and
     /// the bytes after it.
     pub fn decode(bytes: &[u8]) -> Result<(GroupAnnounce, &[u8]), GroupAnnounceError> {
-        let (pk, rest) = bytes
-            .split_first_chunk::<PUBLIC_KEY_SIZE>()
-            .ok_or(GroupAnnounceError::Truncated)?;
-        let (&[is_set, relays], mut rest) = rest
-            .split_first_chunk::<2>()
-            .ok_or(GroupAnnounceError::Truncated)?;
+        let mut r = Reader::new(bytes);
+        let peer_pk = PublicKey(r.array().map_err(truncated)?);
+        let [is_set, relays] = r.array().map_err(truncated)?;
+        let mut rest = r.rest();
         if usize::from(relays) > GCA_MAX_ANNOUNCED_TCP_RELAYS {
             return Err(GroupAnnounceError::TooManyRelays(relays));
         }
@@ -114,7 +118,7 @@ impl GroupAnnounce {
         }
         Ok((
             GroupAnnounce {
-                peer_pk: PublicKey(*pk),
+                peer_pk,
                 addr,
                 relay,
             },
@@ -146,14 +150,10 @@ impl GroupAnnounce {
 impl PublicGroupAnnounce {
     /// Reads a public announce from the front of `bytes` (`gca_unpack_public_announce`).
     pub fn decode(bytes: &[u8]) -> Result<PublicGroupAnnounce, GroupAnnounceError> {
-        let (chat, rest) = bytes
-            .split_first_chunk::<PUBLIC_KEY_SIZE>()
-            .ok_or(GroupAnnounceError::Truncated)?;
-        let (announce, _) = GroupAnnounce::decode(rest)?;
-        Ok(PublicGroupAnnounce {
-            chat_pk: PublicKey(*chat),
-            announce,
-        })
+        let mut r = Reader::new(bytes);
+        let chat_pk = PublicKey(r.array().map_err(truncated)?);
+        let (announce, _) = GroupAnnounce::decode(r.rest())?;
+        Ok(PublicGroupAnnounce { chat_pk, announce })
     }
 
     /// The packed form (`gca_pack_public_announce`).

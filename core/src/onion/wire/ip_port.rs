@@ -23,6 +23,8 @@
 
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 
+use rustox_net_crypto::wire::Reader;
+
 use crate::dht::wire::packed_node::{
     canonical, FAMILY_TCP_V4, FAMILY_TCP_V6, FAMILY_UDP_V4, FAMILY_UDP_V6,
 };
@@ -101,12 +103,11 @@ impl IpPort {
     /// Reads the first 19 bytes without the family check (c-toxcore's
     /// `ipport_unpack(.., disable_family_check = true)`).
     pub fn decode(bytes: &[u8]) -> Result<IpPort, IpPortError> {
-        let (b, _) = bytes
-            .split_first_chunk::<SIZE_IPPORT>()
-            .ok_or(IpPortError::Truncated(bytes.len()))?;
-        let &[family, ref v6 @ .., hi, lo] = b;
-        let v6: [u8; 16] = *v6;
-        let port = u16::from_be_bytes([hi, lo]);
+        let short = |_| IpPortError::Truncated(bytes.len());
+        let mut r = Reader::new(bytes);
+        let family = r.u8().map_err(short)?;
+        let v6: [u8; 16] = r.array().map_err(short)?;
+        let port = r.u16_be().map_err(short)?;
         let [a0, a1, a2, a3, ..] = v6;
         let v4 = || IpAddr::V4(Ipv4Addr::new(a0, a1, a2, a3));
         let v6addr = IpAddr::V6(Ipv6Addr::from(v6));

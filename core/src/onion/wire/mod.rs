@@ -23,7 +23,8 @@ pub mod request;
 pub mod response;
 pub mod sendback;
 
-use rustox_net_crypto::crypto::{MAC_SIZE, NONCE_SIZE, PUBLIC_KEY_SIZE};
+use rustox_net_crypto::crypto::{Nonce, PublicKey, MAC_SIZE, NONCE_SIZE, PUBLIC_KEY_SIZE};
+use rustox_net_crypto::wire::{Reader, TooShort};
 
 use ip_port::SIZE_IPPORT;
 
@@ -88,6 +89,15 @@ fn seal_after(out: &mut [u8], mac_at: usize, seal: impl FnOnce(&mut [u8]) -> [u8
     {
         *mac_slot = seal(plain);
     }
+}
+
+/// `[kind][nonce 24][public key 32][box]`, how 0x83, 0x87 and 0x86 begin: the nonce, the
+/// key and the box.
+fn read_nonce_key_box(bytes: &[u8]) -> Result<(Nonce, PublicKey, &[u8]), TooShort> {
+    let mut r = Reader::after_kind(bytes);
+    let nonce = Nonce(r.array()?);
+    let pk = PublicKey(r.array()?);
+    Ok((nonce, pk, r.rest()))
 }
 
 /// True for the kinds an onion server handles or counts (0x80–0x88, 0x8c–0x8e).

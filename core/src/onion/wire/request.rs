@@ -160,11 +160,7 @@ impl<'a> RequestLayer<'a> {
             return Err(RequestError::BadLength { kind: k, len });
         }
         let bad = RequestError::BadLength { kind: k, len };
-        let (nonce, rest) = bytes
-            .get(1..)
-            .and_then(<[u8]>::split_first_chunk::<NONCE_SIZE>)
-            .ok_or(bad)?;
-        let (pk, rest) = rest.split_first_chunk::<PUBLIC_KEY_SIZE>().ok_or(bad)?;
+        let (nonce, pk, rest) = super::read_nonce_key_box(bytes).map_err(|_| bad)?;
         let (boxed, sendback) = rest
             .len()
             .checked_sub(hop.incoming_sendback())
@@ -172,8 +168,8 @@ impl<'a> RequestLayer<'a> {
             .ok_or(bad)?;
         Ok(RequestLayer {
             hop,
-            nonce: Nonce(*nonce),
-            pk: PublicKey(*pk),
+            nonce,
+            pk,
             boxed,
             sendback,
         })

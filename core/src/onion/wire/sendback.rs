@@ -14,6 +14,8 @@
 
 use rustox_net_crypto::crypto::{Nonce, SymmetricKey, MAC_SIZE, NONCE_SIZE};
 
+use rustox_net_crypto::wire::Reader;
+
 use super::ip_port::{IpPort, IpPortError, SIZE_IPPORT};
 use super::{RETURN_1, RETURN_2, RETURN_3};
 
@@ -102,11 +104,13 @@ pub fn open(
     if sendback.len() != level.size() {
         return Err(SendbackError::BadLength(sendback.len()));
     }
-    let (nonce, boxed) = sendback
-        .split_first_chunk::<NONCE_SIZE>()
-        .ok_or(SendbackError::BadLength(sendback.len()))?;
+    let mut r = Reader::new(sendback);
+    let nonce = Nonce(
+        r.array()
+            .map_err(|_| SendbackError::BadLength(sendback.len()))?,
+    );
     let plain = key
-        .decrypt(&Nonce(*nonce), boxed)
+        .decrypt(&nonce, r.rest())
         .map_err(|_| SendbackError::Decrypt)?;
     let prev = IpPort::decode(&plain)?;
     Ok(OpenedSendback {

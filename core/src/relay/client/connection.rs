@@ -11,7 +11,7 @@
 //!   handle_bytes ─► reply (96) ─► frames ─► packets ─┬─► routes (routes.rs) ─► events
 //!                                                    ├─► ping → pong queued at once
 //!                                                    └─► pong → keepalive.rs
-//!   request_route / send_* ─► packets ─► frames ─► output.rs (bounded) ─► poll_write
+//!   request_route / send_* ─► packets ─► frames ─► relay/outbuf.rs (bounded) ─► poll_write
 //! ```
 //!
 //! Any violation c-toxcore punishes by closing the connection — a frame that does not
@@ -21,7 +21,7 @@
 //! bad size, full output) are [`SendError`]s and leave the connection as it was.
 //!
 //! Differences from 0.2.18, none on the wire: data and control frames share one bounded
-//! buffer (output.rs) where 0.2.18 keeps an unbounded list of control frames beside
+//! buffer (relay/outbuf.rs) where 0.2.18 keeps an unbounded list of control frames beside
 //! one pending data frame; forwarding packets (11) are dropped, as nothing in this client
 //! sends forward requests. A proxy (`crate::proxy`) is spoken by the driver before this
 //! connection starts, within the same time-out.
@@ -32,6 +32,7 @@ use std::time::Duration;
 use rustox_net_crypto::crypto::{CryptoRng, KeyPair, PublicKey};
 use rustox_net_crypto::Timestamp;
 
+use crate::relay::outbuf::{Admit, ClientSide, FrameClass, OutBuf};
 use crate::relay::wire::frame::frame_size;
 use crate::relay::wire::packet::{MAX_OOB_DATA_LENGTH, ONION_REQUEST_MIN_EXCLUSIVE};
 use crate::relay::wire::{
@@ -40,7 +41,6 @@ use crate::relay::wire::{
 };
 
 use super::keepalive::{Keepalive, PongVerdict};
-use super::output::{FrameClass, OutputBuffer, PushError};
 use super::routes::{RouteChange, RouteError, RouteRequestError, RouteStatus, RouteTable};
 
 /// `TCP_CONNECTION_TIMEOUT` = 10 s (`TCP_client.h`): from opening the TCP connection to the
@@ -211,7 +211,9 @@ enum State {
 pub struct RelayConnection {
     relay_pk: PublicKey,
     state: State,
-    out: OutputBuffer,
+    out: OutBuf<ClientSide>,
+    /// Data frames are refused once this many bytes wait ([`ConnectionConfig::output_limit`]).
+    output_limit: usize,
     /// Reused for each plaintext being sealed.
     scratch: Vec<u8>,
     events: VecDeque<ConnectionEvent>,
@@ -232,8 +234,8 @@ impl RelayConnection {
     ) -> Result<Self, HandshakeError> {
         let (handshake, hello) = ClientHandshake::new(our_dht, &relay_pk, rng)?;
         let first_ping = rng.next_u64().max(1);
-        let mut out = OutputBuffer::new(config.output_limit);
-        out.push_raw(&hello);
+        let mut out = OutBuf::default();
+        out.append_raw(&hello);
         Ok(RelayConnection {
             relay_pk,
             state: State::Handshaking {
@@ -243,6 +245,7 @@ impl RelayConnection {
                 first_ping,
             },
             out,
+            output_limit: config.output_limit,
             scratch: Vec::new(),
             events: VecDeque::new(),
             stats: ConnectionStats::default(),
@@ -310,6 +313,7 @@ impl RelayConnection {
                     let mut tx = Tx {
                         encoder: &mut encoder,
                         out: &mut self.out,
+                        output_limit: self.output_limit,
                         scratch: &mut self.scratch,
                         frames_out: &mut self.stats.frames_out,
                     };
@@ -357,6 +361,7 @@ impl RelayConnection {
         let mut tx = Tx {
             encoder,
             out: &mut self.out,
+            output_limit: self.output_limit,
             scratch: &mut self.scratch,
             frames_out: &mut self.stats.frames_out,
         };
@@ -457,6 +462,7 @@ impl RelayConnection {
                     let mut tx = Tx {
                         encoder: &mut session.encoder,
                         out: &mut self.out,
+                        output_limit: self.output_limit,
                         scratch: &mut self.scratch,
                         frames_out: &mut self.stats.frames_out,
                     };
@@ -473,7 +479,7 @@ impl RelayConnection {
     /// The next record for the driver to write to the socket, in order (whole frames, see
     /// `relay::record`); empty when there is none.
     pub fn poll_write(&self) -> &[u8] {
-        self.out.pending()
+        self.out.front()
     }
 
     /// The driver wrote the first `n` bytes of [`Self::poll_write`].
@@ -580,6 +586,7 @@ impl RelayConnection {
                 let mut tx = Tx {
                     encoder,
                     out: &mut self.out,
+                    output_limit: self.output_limit,
                     scratch: &mut self.scratch,
                     frames_out: &mut self.stats.frames_out,
                 };
@@ -616,7 +623,8 @@ fn push_bounded(events: &mut VecDeque<ConnectionEvent>, dropped: &mut u64, event
 /// The sending half: seals packets into the bounded output.
 struct Tx<'a> {
     encoder: &'a mut FrameEncoder,
-    out: &'a mut OutputBuffer,
+    out: &'a mut OutBuf<ClientSide>,
+    output_limit: usize,
     scratch: &'a mut Vec<u8>,
     frames_out: &'a mut u64,
 }
@@ -642,14 +650,12 @@ impl Tx<'_> {
         packet.encode(self.scratch);
         let encoder = &mut *self.encoder;
         let plain = &*self.scratch;
-        match self
-            .out
-            .push_with(class, frame_size(len), |buf| encoder.encode(plain, buf))
-        {
-            Ok(()) => {}
-            Err(PushError::Full) => return Err(SendError::Full),
-            Err(PushError::Fill(_)) => return Err(SendError::Size(len)),
+        if self.out.admit(class, frame_size(len), self.output_limit) != Admit::Yes {
+            return Err(SendError::Full);
         }
+        self.out
+            .append(|buf| encoder.encode(plain, buf))
+            .map_err(|_| SendError::Size(len))?;
         *self.frames_out += 1;
         Ok(())
     }

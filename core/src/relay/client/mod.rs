@@ -52,20 +52,19 @@
 mod backoff;
 pub mod connection;
 mod keepalive;
-mod output;
 mod peers;
 pub(crate) mod routes;
 pub mod set;
 #[cfg(test)]
 mod tests;
 
+pub use crate::relay::outbuf::CLIENT_CONTROL_RESERVE as CONTROL_RESERVE;
 pub use backoff::{RECONNECT_DELAY_MAX, RECONNECT_DELAY_MIN};
 pub use connection::{
     ConnectionConfig, ConnectionError, ConnectionEvent, RelayConnection, SendError,
     TCP_CONNECTION_TIMEOUT,
 };
 pub use keepalive::{TCP_PING_FREQUENCY, TCP_PING_TIMEOUT};
-pub use output::CONTROL_RESERVE;
 pub use peers::{MAX_FRIEND_TCP_CONNECTIONS, RECOMMENDED_FRIEND_TCP_CONNECTIONS};
 pub use routes::RouteStatus;
 pub use set::{

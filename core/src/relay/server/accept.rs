@@ -5,9 +5,9 @@ use std::net::SocketAddr;
 
 use rustox_net_crypto::Timestamp;
 
-use super::outbuf::OutBuf;
 use super::routes::Routes;
 use super::{AddrKey, CloseReason, Conn, ConnId, Refused, RelayServer};
+use crate::relay::outbuf::OutBuf;
 
 impl RelayServer {
     /// A new TCP connection from `addr`. On `Err` the driver closes the socket and the

@@ -26,10 +26,10 @@
 //!   round trip, and evicting it needs that many new connections within it. The hello and
 //!   the first frame must both arrive within [`RelayConfig::handshake_timeout`]
 //!   (`TCP_CONNECTION_TIMEOUT`).
-//! * **Output**: each connection has one bounded buffer (`outbuf.rs`). Relayed data, OOB and
-//!   onion responses for a connection whose buffer is full are dropped and counted, as
-//!   c-toxcore drops them when its socket is full; a connection that does not read even its
-//!   control frames is closed. A slow reader therefore never makes the server grow.
+//! * **Output**: each connection has one bounded buffer (`relay/outbuf.rs`). Relayed data,
+//!   OOB and onion responses for a connection whose buffer is full are dropped and counted,
+//!   as c-toxcore drops them when its socket is full; a connection that does not read even
+//!   its control frames is closed. A slow reader therefore never makes the server grow.
 //! * **Liveness**: a ping every [`RelayConfig::ping_interval`], closed without a pong within
 //!   [`RelayConfig::ping_timeout`] (`TCP_PING_FREQUENCY`, `TCP_PING_TIMEOUT`).
 //! * **Routes**: up to 240 per connection; a route comes up when both clients asked for each
@@ -45,7 +45,6 @@
 
 mod accept;
 mod onion;
-mod outbuf;
 mod packets;
 mod routes;
 mod sending;
@@ -65,9 +64,9 @@ use crate::onion::wire::ip_port::IpPort;
 use crate::relay::wire::handshake::{accept_hello, ExactBytes, CLIENT_HELLO_SIZE};
 use crate::relay::wire::{FrameDecoder, FrameEncoder, Packet};
 
+pub use crate::relay::outbuf::SERVER_CONTROL_RESERVE as CONTROL_RESERVE;
+use crate::relay::outbuf::{FrameClass, OutBuf, ServerSide};
 pub use onion::{parse_sendback_address, sendback_address, ForwardRequest, OnionRequest};
-pub use outbuf::CONTROL_RESERVE;
-use outbuf::{Class, OutBuf};
 use routes::Routes;
 pub use stats::{CloseReason, Refused, RelayDrop, RelayStats};
 
@@ -144,7 +143,7 @@ struct Conn {
     serial: u64,
     hello: Option<Box<ExactBytes<CLIENT_HELLO_SIZE>>>,
     session: Option<Session>,
-    out: OutBuf,
+    out: OutBuf<ServerSide>,
     routes: Routes,
     accepted: Timestamp,
     last_pinged: Timestamp,
@@ -360,7 +359,7 @@ impl RelayServer {
             if let Some(dec) = c.session.as_mut().and_then(|s| s.dec.as_mut()) {
                 dec.shrink();
             }
-            match self.send(id, &Packet::Ping { ping_id }, Class::Control) {
+            match self.send(id, &Packet::Ping { ping_id }, FrameClass::Control) {
                 Sent::Overflow => self.close(id, CloseReason::SlowReader),
                 _ => {
                     self.stats.pings_sent += 1;
@@ -439,7 +438,7 @@ impl RelayServer {
         if data.is_empty() {
             return false;
         }
-        match self.send(id, &Packet::Forwarding { data }, Class::Ordinary) {
+        match self.send(id, &Packet::Forwarding { data }, FrameClass::Data) {
             Sent::Queued => {
                 self.stats.forward_replies += 1;
                 true
@@ -466,7 +465,7 @@ impl RelayServer {
         if data.is_empty() {
             return false;
         }
-        match self.send(id, &Packet::OnionResponse { data }, Class::Ordinary) {
+        match self.send(id, &Packet::OnionResponse { data }, FrameClass::Data) {
             Sent::Queued => {
                 self.stats.onion_responses += 1;
                 true

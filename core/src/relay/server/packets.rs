@@ -5,12 +5,12 @@
 use rustox_net_crypto::crypto::PublicKey;
 use rustox_net_crypto::Timestamp;
 
-use super::outbuf::Class;
 use super::routes::Link;
 use super::{
     sendback_address, CloseReason, ConnId, ForwardRequest, OnionRequest, RelayDrop, RelayServer,
     Sent,
 };
+use crate::relay::outbuf::FrameClass;
 use crate::relay::wire::packet::NUM_RESERVED_PORTS;
 use crate::relay::wire::Packet;
 
@@ -50,7 +50,7 @@ impl RelayServer {
                 self.remove_route(conn, slot)
             }
             Packet::Ping { ping_id } => {
-                overflow(self.send(conn, &Packet::Pong { ping_id }, Class::Control))
+                overflow(self.send(conn, &Packet::Pong { ping_id }, FrameClass::Control))
             }
             Packet::Pong { ping_id: 0 } => Err(CloseReason::BadPacket),
             Packet::Pong { ping_id } => {
@@ -69,7 +69,7 @@ impl RelayServer {
                             sender: own_pk,
                             data,
                         };
-                        if self.send(to, &out, Class::Ordinary) == Sent::Queued {
+                        if self.send(to, &out, FrameClass::Data) == Sent::Queued {
                             self.stats.oob_forwarded += 1;
                         }
                     }
@@ -135,7 +135,7 @@ impl RelayServer {
         if self.send(
             conn,
             &Packet::RoutingResponse { conn_id, pk },
-            Class::Control,
+            FrameClass::Control,
         ) == Sent::Overflow
         {
             return Err(CloseReason::SlowReader);
@@ -179,10 +179,10 @@ impl RelayServer {
         let to_them = Packet::ConnectNotification {
             conn_id: other_slot + NUM_RESERVED_PORTS,
         };
-        if self.send(other, &to_them, Class::Control) == Sent::Overflow {
+        if self.send(other, &to_them, FrameClass::Control) == Sent::Overflow {
             self.close(other, CloseReason::SlowReader);
         }
-        match self.send(conn, &to_us, Class::Control) {
+        match self.send(conn, &to_us, FrameClass::Control) {
             Sent::Overflow => Err(CloseReason::SlowReader),
             _ => Ok(()),
         }
@@ -214,7 +214,7 @@ impl RelayServer {
             let n = Packet::DisconnectNotification {
                 conn_id: link.slot + NUM_RESERVED_PORTS,
             };
-            if self.send(link.conn, &n, Class::Control) == Sent::Overflow {
+            if self.send(link.conn, &n, FrameClass::Control) == Sent::Overflow {
                 self.close(link.conn, CloseReason::SlowReader);
             }
         }
@@ -240,7 +240,7 @@ impl RelayServer {
             conn_id: link.slot + NUM_RESERVED_PORTS,
             payload,
         };
-        if self.send(link.conn, &out, Class::Ordinary) == Sent::Queued {
+        if self.send(link.conn, &out, FrameClass::Data) == Sent::Queued {
             self.stats.data_forwarded += 1;
             self.stats.data_bytes_forwarded += payload.len() as u64;
         }

@@ -1,8 +1,8 @@
 //! A connection's output and its end: frames queued on its bounded buffer, the ready queue
 //! and timers, and closing (with what a closed connection leaves behind: routes, counts).
 
-use super::outbuf::{Admit, Class};
 use super::{AddrKey, CloseReason, ConnId, RelayDrop, RelayServer, Sent};
+use crate::relay::outbuf::{Admit, FrameClass};
 use crate::relay::wire::frame::frame_size;
 use crate::relay::wire::packet::NUM_RESERVED_PORTS;
 use crate::relay::wire::Packet;
@@ -11,7 +11,7 @@ impl RelayServer {
     /// Seals `packet` into `to`'s output buffer if its class has room. Ordinary frames that
     /// do not fit are dropped and counted; control frames that do not fit are `Overflow`, and
     /// the caller closes `to`.
-    pub(super) fn send(&mut self, to: ConnId, packet: &Packet<'_>, class: Class) -> Sent {
+    pub(super) fn send(&mut self, to: ConnId, packet: &Packet<'_>, class: FrameClass) -> Sent {
         let Some(c) = self.conns.get_mut(&to) else {
             return Sent::Dropped;
         };
@@ -23,7 +23,7 @@ impl RelayServer {
         packet.encode(&mut scratch);
         let result = match c
             .out
-            .admit(frame_size(scratch.len()), class, self.config.output_limit)
+            .admit(class, frame_size(scratch.len()), self.config.output_limit)
         {
             Admit::Yes => {
                 if c.out.append(|v| session.enc.encode(&scratch, v)).is_ok() {
@@ -111,7 +111,7 @@ impl RelayServer {
                 let n = Packet::DisconnectNotification {
                     conn_id: link.slot + NUM_RESERVED_PORTS,
                 };
-                if self.send(link.conn, &n, Class::Control) == Sent::Overflow {
+                if self.send(link.conn, &n, FrameClass::Control) == Sent::Overflow {
                     work.push((link.conn, Some(CloseReason::SlowReader)));
                 }
             }

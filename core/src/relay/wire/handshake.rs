@@ -29,6 +29,7 @@ use rustox_net_crypto::crypto::{
     CryptoRng, KeyPair, Nonce, PrecomputedKey, PublicKey, SecretKey, MAC_SIZE, NONCE_SIZE,
     PUBLIC_KEY_SIZE,
 };
+use rustox_net_crypto::wire::Reader;
 
 use super::frame::{FrameDecoder, FrameEncoder};
 
@@ -97,17 +98,18 @@ fn seal_plain(
 /// Opens what [`seal_plain`] made: the peer's temporary key and base nonce.
 fn open_plain(key: &PrecomputedKey, sealed: &[u8]) -> Result<(PublicKey, Nonce), HandshakeError> {
     let bad = HandshakeError::BadLength(sealed.len());
-    let (nonce, rest) = sealed.split_first_chunk::<NONCE_SIZE>().ok_or(bad)?;
-    let (mac, rest) = rest.split_first_chunk::<MAC_SIZE>().ok_or(bad)?;
-    // Exactly the plaintext's size left, so `sealed` is exactly SERVER_REPLY_SIZE.
-    let mut plain: [u8; HANDSHAKE_PLAIN_SIZE] = rest.try_into().map_err(|_| bad)?;
-    key.decrypt_in_place(&Nonce(*nonce), mac, &mut plain)
+    let mut r = Reader::new(sealed);
+    let nonce = Nonce(r.array().map_err(|_| bad)?);
+    let mac: [u8; MAC_SIZE] = r.array().map_err(|_| bad)?;
+    let mut plain: [u8; HANDSHAKE_PLAIN_SIZE] = r.array().map_err(|_| bad)?;
+    // Nothing after the plaintext: `sealed` is exactly SERVER_REPLY_SIZE.
+    r.expect_end().map_err(|_| bad)?;
+    key.decrypt_in_place(&nonce, &mac, &mut plain)
         .map_err(|_| HandshakeError::Decrypt)?;
-    let (pk, base) = plain
-        .split_first_chunk::<PUBLIC_KEY_SIZE>()
-        .ok_or(HandshakeError::Decrypt)?;
-    let base = Nonce::from_slice(base).ok_or(HandshakeError::Decrypt)?;
-    Ok((PublicKey(*pk), base))
+    let mut r = Reader::new(&plain);
+    let pk = PublicKey(r.array().map_err(|_| HandshakeError::Decrypt)?);
+    let base = Nonce(r.array().map_err(|_| HandshakeError::Decrypt)?);
+    Ok((pk, base))
 }
 
 /// A client's half-done handshake: the hello is sent, the reply awaited.
@@ -192,10 +194,12 @@ pub fn accept_hello(
     if hello.len() != CLIENT_HELLO_SIZE {
         return Err(HandshakeError::BadLength(hello.len()));
     }
-    let (client_pk, sealed) = hello
-        .split_first_chunk::<PUBLIC_KEY_SIZE>()
-        .ok_or(HandshakeError::BadLength(hello.len()))?;
-    let client_pk = PublicKey(*client_pk);
+    let mut r = Reader::new(hello);
+    let client_pk = PublicKey(
+        r.array()
+            .map_err(|_| HandshakeError::BadLength(hello.len()))?,
+    );
+    let sealed = r.rest();
     let long_term =
         PrecomputedKey::new(&client_pk, server_secret).map_err(|_| HandshakeError::LowOrderKey)?;
     let (client_temp, recv_nonce) = open_plain(&long_term, sealed)?;

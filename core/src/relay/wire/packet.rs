@@ -30,6 +30,7 @@
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 
 use rustox_net_crypto::crypto::{Nonce, PublicKey, NONCE_SIZE, PUBLIC_KEY_SIZE};
+use rustox_net_crypto::wire::Reader;
 
 use super::frame::MAX_PLAINTEXT_SIZE;
 use crate::dht::wire::packed_node::{FAMILY_UDP_V4, FAMILY_UDP_V6};
@@ -182,97 +183,79 @@ pub enum PacketError {
     BadAddress(u8),
 }
 
-fn pk_at(bytes: &[u8], at: usize) -> Option<PublicKey> {
-    PublicKey::from_slice(bytes.get(at..)?)
-}
-
-fn u64_at(bytes: &[u8]) -> Option<u64> {
-    bytes.first_chunk::<8>().map(|b| u64::from_be_bytes(*b))
-}
-
 /// `unpack_ip_port(.., include_tcp = false)`: family 2 with 4 bytes or 10 with 16, then the
 /// port; the size read.
 fn unpack_udp_ip_port(bytes: &[u8]) -> Result<(SocketAddr, &[u8]), PacketError> {
-    let (&family, rest) = bytes.split_first().ok_or(PacketError::BadAddress(0))?;
-    let bad = PacketError::BadAddress(family);
-    let (ip, rest) = match family {
-        FAMILY_UDP_V4 => {
-            let (v4, rest) = rest.split_first_chunk::<4>().ok_or(bad)?;
-            (IpAddr::V4(Ipv4Addr::from(*v4)), rest)
-        }
-        FAMILY_UDP_V6 => {
-            let (v6, rest) = rest.split_first_chunk::<16>().ok_or(bad)?;
-            (IpAddr::V6(Ipv6Addr::from(*v6)), rest)
-        }
+    let mut r = Reader::new(bytes);
+    let family = r.u8().map_err(|_| PacketError::BadAddress(0))?;
+    let short = |_| PacketError::BadAddress(family);
+    let ip = match family {
+        FAMILY_UDP_V4 => IpAddr::V4(Ipv4Addr::from(r.array::<4>().map_err(short)?)),
+        FAMILY_UDP_V6 => IpAddr::V6(Ipv6Addr::from(r.array::<16>().map_err(short)?)),
         other => return Err(PacketError::BadAddress(other)),
     };
-    let (port, rest) = rest.split_first_chunk::<2>().ok_or(bad)?;
-    Ok((SocketAddr::new(ip, u16::from_be_bytes(*port)), rest))
+    let port = r.u16_be().map_err(short)?;
+    Ok((SocketAddr::new(ip, port), r.rest()))
 }
 
 impl<'a> Packet<'a> {
     /// Parses a frame's plaintext. Never panics; the result borrows from `bytes`.
     pub fn parse(bytes: &'a [u8]) -> Result<Packet<'a>, PacketError> {
-        let (&id, body) = bytes.split_first().ok_or(PacketError::Empty)?;
+        let mut r = Reader::new(bytes);
+        let id = r.u8().map_err(|_| PacketError::Empty)?;
         let len = bytes.len();
         let bad = PacketError::BadLength { id, len };
+        let short = |_| bad;
         let packet = match id {
             id::ROUTING_REQUEST if len == 1 + PUBLIC_KEY_SIZE => Packet::RoutingRequest {
-                pk: pk_at(bytes, 1).ok_or(bad)?,
+                pk: PublicKey(r.array().map_err(short)?),
             },
             id::ROUTING_RESPONSE if len == 2 + PUBLIC_KEY_SIZE => Packet::RoutingResponse {
-                conn_id: *body.first().ok_or(bad)?,
-                pk: pk_at(bytes, 2).ok_or(bad)?,
+                conn_id: r.u8().map_err(short)?,
+                pk: PublicKey(r.array().map_err(short)?),
             },
             id::CONNECT_NOTIFICATION if len == 2 => Packet::ConnectNotification {
-                conn_id: *body.first().ok_or(bad)?,
+                conn_id: r.u8().map_err(short)?,
             },
             id::DISCONNECT_NOTIFICATION if len == 2 => Packet::DisconnectNotification {
-                conn_id: *body.first().ok_or(bad)?,
+                conn_id: r.u8().map_err(short)?,
             },
             id::PING if len == 9 => Packet::Ping {
-                ping_id: u64_at(body).ok_or(bad)?,
+                ping_id: r.u64_be().map_err(short)?,
             },
             id::PONG if len == 9 => Packet::Pong {
-                ping_id: u64_at(body).ok_or(bad)?,
+                ping_id: r.u64_be().map_err(short)?,
             },
             id::OOB_SEND
                 if len > 1 + PUBLIC_KEY_SIZE
                     && len <= 1 + PUBLIC_KEY_SIZE + MAX_OOB_DATA_LENGTH =>
             {
-                let (dest, data) = body.split_first_chunk::<PUBLIC_KEY_SIZE>().ok_or(bad)?;
                 Packet::OobSend {
-                    dest: PublicKey(*dest),
-                    data,
+                    dest: PublicKey(r.array().map_err(short)?),
+                    data: r.rest(),
                 }
             }
-            id::OOB_RECV if len > 1 + PUBLIC_KEY_SIZE => {
-                let (sender, data) = body.split_first_chunk::<PUBLIC_KEY_SIZE>().ok_or(bad)?;
-                Packet::OobRecv {
-                    sender: PublicKey(*sender),
-                    data,
-                }
-            }
-            id::ONION_REQUEST if len > ONION_REQUEST_MIN_EXCLUSIVE => {
-                let (nonce, plain) = body.split_first_chunk::<NONCE_SIZE>().ok_or(bad)?;
-                Packet::OnionRequest {
-                    nonce: Nonce(*nonce),
-                    plain,
-                }
-            }
-            id::ONION_RESPONSE if len > 1 => Packet::OnionResponse { data: body },
+            id::OOB_RECV if len > 1 + PUBLIC_KEY_SIZE => Packet::OobRecv {
+                sender: PublicKey(r.array().map_err(short)?),
+                data: r.rest(),
+            },
+            id::ONION_REQUEST if len > ONION_REQUEST_MIN_EXCLUSIVE => Packet::OnionRequest {
+                nonce: Nonce(r.array().map_err(short)?),
+                plain: r.rest(),
+            },
+            id::ONION_RESPONSE if len > 1 => Packet::OnionResponse { data: r.rest() },
             id::FORWARD_REQUEST => {
-                let (dest, data) = unpack_udp_ip_port(body)?;
+                let (dest, data) = unpack_udp_ip_port(r.rest())?;
                 if data.len() > MAX_FORWARD_DATA_SIZE {
                     return Err(bad);
                 }
                 Packet::ForwardRequest { dest, data }
             }
-            id::FORWARDING if len > 1 => Packet::Forwarding { data: body },
+            id::FORWARDING if len > 1 => Packet::Forwarding { data: r.rest() },
             12..=15 => return Err(PacketError::Reserved(id)),
             id if id >= NUM_RESERVED_PORTS && len > 1 => Packet::Data {
                 conn_id: id,
-                payload: body,
+                payload: r.rest(),
             },
             _ => return Err(bad),
         };

@@ -22,8 +22,8 @@ use rustox_net_crypto::Timestamp;
 
 use super::*;
 use crate::relay::client::connection::{DEFAULT_OUTPUT_LIMIT, MIN_ONION_REQUEST_SIZE};
-use crate::relay::client::output::CONTROL_RESERVE;
 use crate::relay::client::set::{AddRelayError, MAX_FAILURES, TCP_CONNECTION_ANNOUNCE_TIMEOUT};
+use crate::relay::client::CONTROL_RESERVE;
 use crate::relay::server::{ConnId, RelayConfig, RelayServer};
 use crate::relay::wire::{
     accept_hello, ExactBytes, FrameDecoder, FrameEncoder, Packet, CLIENT_HELLO_SIZE,
