@@ -1,5 +1,5 @@
 //! Friends across implementations: c-toxcore 0.2.18 (Debian's libtoxcore, in
-//! `tests/interop/toxfriend.c`) and a rustox `Node` on real loopback sockets become friends
+//! `auto_tests/tools/toxfriend.c`) and a rustox `Node` on real loopback sockets become friends
 //! by friend request in both directions, through a rustox bootstrap node and through a
 //! c-toxcore one; c-toxcore clients find each other through rustox nodes alone; each side
 //! restarts and comes back online.

@@ -105,7 +105,7 @@ pub struct DriverModel {
     /// From a datagram landing in an idle driver's socket to the driver running (epoll
     /// wake-up of a parked thread).
     pub rx_wake_latency: Duration,
-    /// Datagrams read per loop turn (core/src/driver/session/batch_recv.rs: 32 `recvmmsg` slots).
+    /// Datagrams read per loop turn (core/src/driver/batch_recv.rs: 32 `recvmmsg` slots).
     pub rx_batch: usize,
     /// The socket's receive buffer in truesize bytes ([`socket_truesize`]). The CLI asks for
     /// 4 MiB; Linux doubles the request and caps it at twice `net.core.rmem_max`.

@@ -96,7 +96,7 @@ impl PeerLog {
     }
 }
 
-/// A c-toxcore 0.2.18 client (`tests/interop/toxfriend.c`) as a child process.
+/// A c-toxcore 0.2.18 client (`auto_tests/tools/toxfriend.c`) as a child process.
 pub struct CPeer {
     child: Child,
     _stdin: ChildStdin,
