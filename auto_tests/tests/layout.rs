@@ -608,3 +608,17 @@ fn the_shipped_binary_carries_no_test_rig() {
         }
     }
 }
+
+#[test]
+fn the_cli_reaches_the_protocol_through_core() {
+    let (name, deps) = manifest("cli");
+    assert_eq!(name, "rustox");
+    let below_core: Vec<&String> = deps
+        .iter()
+        .filter(|d| matches!(d.as_str(), "rustox-net-crypto" | "rustox-file-transfer"))
+        .collect();
+    assert!(
+        below_core.is_empty(),
+        "rustox depends past core on {below_core:?}: core re-exports what it needs"
+    );
+}

@@ -8,7 +8,7 @@
 use std::path::PathBuf;
 
 use anyhow::Context;
-use rustox_net_crypto::{ControllerKind, Timestamp};
+use rustox_core::transport::{ControllerKind, Timestamp};
 use rustox_simulator::{
     controller_name, deadline_for, run_transfer, setup_pair, Profile, SimError, TransferMetrics,
     TransferSpec,
