@@ -22,7 +22,7 @@
 //! [`RecentMap`]: rustox_net_crypto::recent_map::RecentMap
 
 use rustox_net_crypto::crypto::{LowOrderPublicKey, PrecomputedKey, PublicKey, SecretKey};
-use rustox_net_crypto::token_bucket::TokenBucket;
+use rustox_net_crypto::token_bucket::{BucketLimit, TokenBucket};
 use rustox_net_crypto::Timestamp;
 use std::time::Duration;
 
@@ -76,10 +76,11 @@ impl KeyBudget {
         let Some(limit) = self.limit else {
             return true;
         };
+        let limit = BucketLimit::per_interval(limit.burst, limit.interval);
         let bucket = self
             .bucket
-            .get_or_insert_with(|| TokenBucket::new(now, limit.burst, limit.interval));
-        if bucket.try_take(now) {
+            .get_or_insert_with(|| TokenBucket::new(now, &limit));
+        if bucket.try_take(now, &limit) {
             return true;
         }
         self.refused += 1;
