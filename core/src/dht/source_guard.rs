@@ -2,8 +2,9 @@
 //!
 //! c-toxcore 0.2.18 answers every well-formed request; a DHT node with a public address is
 //! then a reflector. Two limits, both per source IP, kept in a fixed table (1024 slots on a
-//! client node, 4096 on a bootstrap node: [`GuardConfig::slots`]) indexed by a keyed hash (sources that collide share a slot, which only ever makes the
-//! limit stricter; the random key stops an attacker from aiming collisions at a victim):
+//! client node, 4096 on a bootstrap node: [`GuardConfig::slots`]) indexed by a keyed hash
+//! (sources that collide share a slot, which only ever makes the limit stricter; the random
+//! key stops an attacker from aiming collisions at a victim):
 //!
 //! * **Request rate**: a token bucket of `burst` datagrams refilled at `rate` per second.
 //!   A datagram over the limit is dropped before any decryption, so a flood costs a hash
