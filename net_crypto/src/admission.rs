@@ -17,7 +17,7 @@
 use crate::drop_reason::DropReason;
 use crate::path::Destination;
 use crate::recent_map::RecentMap;
-use crate::token_bucket::TokenBucket;
+use crate::token_bucket::{BucketLimit, TokenBucket};
 use crate::Timestamp;
 
 use crate::endpoint::config::EndpointLimits;
@@ -26,21 +26,21 @@ use crate::endpoint::config::EndpointLimits;
 #[derive(Debug, Clone)]
 pub(crate) struct Admission {
     per_source: RecentMap<Destination, TokenBucket>,
+    source_limit: BucketLimit,
     key_agreements: TokenBucket,
-    limits: EndpointLimits,
+    key_agreement_limit: BucketLimit,
 }
 
 impl Admission {
     /// Every bucket full.
     pub(crate) fn new(now: Timestamp, limits: EndpointLimits) -> Self {
+        let key_agreement_limit =
+            BucketLimit::per_interval(limits.key_agreement_burst, limits.key_agreement_interval);
         Admission {
             per_source: RecentMap::new(limits.max_tracked_sources),
-            key_agreements: TokenBucket::new(
-                now,
-                limits.key_agreement_burst,
-                limits.key_agreement_interval,
-            ),
-            limits,
+            source_limit: BucketLimit::per_interval(limits.source_burst, limits.source_interval),
+            key_agreements: TokenBucket::new(now, &key_agreement_limit),
+            key_agreement_limit,
         }
     }
 
@@ -51,11 +51,11 @@ impl Admission {
         now: Timestamp,
         source: &Destination,
     ) -> Result<(), DropReason> {
-        let limits = self.limits;
-        let bucket = self.per_source.get_or_insert_with(source, || {
-            TokenBucket::new(now, limits.source_burst, limits.source_interval)
-        });
-        if bucket.try_take(now) {
+        let limit = self.source_limit;
+        let bucket = self
+            .per_source
+            .get_or_insert_with(source, || TokenBucket::new(now, &limit));
+        if bucket.try_take(now, &limit) {
             Ok(())
         } else {
             Err(DropReason::SourceRateLimited)
@@ -64,7 +64,7 @@ impl Admission {
 
     /// One X25519 that no cached key saves: within the bucket of all sources?
     pub(crate) fn admit_key_agreement(&mut self, now: Timestamp) -> Result<(), DropReason> {
-        if self.key_agreements.try_take(now) {
+        if self.key_agreements.try_take(now, &self.key_agreement_limit) {
             Ok(())
         } else {
             Err(DropReason::KeyAgreementRateLimited)

@@ -16,6 +16,7 @@ pub mod crypto;
 mod drop_reason;
 mod endpoint;
 mod identity;
+pub mod key_cache;
 pub mod packets;
 mod path;
 mod receive_nonce;

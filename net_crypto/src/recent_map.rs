@@ -1,6 +1,7 @@
 //! A map that remembers what was used recently, in bounded memory, its capacity a parameter:
-//! the endpoint's per-source rate-limit buckets and its cache of agreed keys (docs/design.md principle 5: every table is
-//! bounded).
+//! the endpoint's per-source rate-limit buckets and its caches of agreed keys
+//! ([`crate::key_cache::Eviction::TwoGenerations`]) (docs/design.md principle 5: every table
+//! is bounded).
 //!
 //! Two generations: entries go into the current one; once it holds half the capacity it
 //! becomes the previous one and the older generation is dropped whole. A lookup that finds

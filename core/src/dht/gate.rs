@@ -15,7 +15,7 @@ use rustox_net_crypto::crypto::{
 };
 use rustox_net_crypto::Timestamp;
 
-use super::key_cache::{KeyBudget, KeyCache, KeyRefusal};
+use super::key_cache::{KeyBudget, KeyCache, KeyRefusal, WithinBudget};
 use super::source_guard::{GuardConfig, Refusal, SourceGuard};
 use super::wire::crypto_request::{self, RequestEnvelope};
 use super::wire::dht_packet::{DhtMessage, Envelope};

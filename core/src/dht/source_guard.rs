@@ -2,8 +2,9 @@
 //!
 //! c-toxcore 0.2.18 answers every well-formed request; a DHT node with a public address is
 //! then a reflector. Two limits, both per source IP, kept in a fixed table (1024 slots on a
-//! client node, 4096 on a bootstrap node: [`GuardConfig::slots`]) indexed by a keyed hash (sources that collide share a slot, which only ever makes the
-//! limit stricter; the random key stops an attacker from aiming collisions at a victim):
+//! client node, 4096 on a bootstrap node: [`GuardConfig::slots`]) indexed by a keyed hash
+//! (sources that collide share a slot, which only ever makes the limit stricter; the random
+//! key stops an attacker from aiming collisions at a victim):
 //!
 //! * **Request rate**: a token bucket of `burst` datagrams refilled at `rate` per second.
 //!   A datagram over the limit is dropped before any decryption, so a flood costs a hash
@@ -15,20 +16,22 @@
 //!   single honest exchange, and a spoofed source never gets more than 4× what was sent in its
 //!   name — however many requests are made.
 //!
-//! net_crypto's endpoint limits its sources with a [`TokenBucket`] per source in a
-//! [`RecentMap`]; this guard keeps its own table because its decisions differ on purpose: a
-//! fixed table where colliding sources share a slot (a source is never forgotten, so a flood
-//! of spoofed sources cannot refill anyone's allowance, and the memory is 24 bytes a slot
-//! whatever arrives), a continuous refill at a fractional `rate` and `burst`, and the
-//! amplification credit beside the bucket in the same slot.
+//! The request rate is net_crypto's [`TokenBucket`] refilled continuously
+//! ([`Refill::PerSecond`]); the table is the guard's own, because its decisions differ on
+//! purpose from the endpoint's [`RecentMap`] of buckets: a fixed table where colliding sources
+//! share a slot (a source is never forgotten, so a flood of spoofed sources cannot refill
+//! anyone's allowance, and the memory is 24 bytes a slot whatever arrives: the bucket's 16 and
+//! the amplification credit beside it).
 //!
 //! [`TokenBucket`]: rustox_net_crypto::token_bucket::TokenBucket
+//! [`Refill::PerSecond`]: rustox_net_crypto::token_bucket::Refill::PerSecond
 //! [`RecentMap`]: rustox_net_crypto::recent_map::RecentMap
 
 use std::net::IpAddr;
 use std::time::Duration;
 
 use rustox_net_crypto::crypto::CryptoRng;
+use rustox_net_crypto::token_bucket::{BucketLimit, TokenBucket};
 use rustox_net_crypto::Timestamp;
 
 use super::key_cache::KeyAgreementLimit;
@@ -74,11 +77,11 @@ impl Default for GuardConfig {
     }
 }
 
-#[derive(Debug, Clone, Copy, Default)]
+#[derive(Debug, Clone, Copy)]
 struct Slot {
-    tokens: f64,
+    /// The request rate's bucket, made full when the slot is first used.
+    bucket: TokenBucket,
     credit: u32,
-    last: Timestamp,
     used: bool,
 }
 
@@ -94,7 +97,9 @@ pub enum Refusal {
 /// The table.
 #[derive(Debug, Clone)]
 pub struct SourceGuard {
-    config: GuardConfig,
+    /// The request rate ([`GuardConfig::rate`] and [`GuardConfig::burst`]); `None`: not
+    /// limited.
+    limit: Option<BucketLimit>,
     key: [u64; 2],
     slots: Vec<Slot>,
 }
@@ -102,10 +107,20 @@ pub struct SourceGuard {
 impl SourceGuard {
     /// A guard with a random hash key.
     pub fn new(config: GuardConfig, rng: &mut dyn CryptoRng) -> Self {
+        let limit = config
+            .rate
+            .map(|rate| BucketLimit::per_second(config.burst, rate));
+        // Refilled only once used (made full then), so the placeholder's limit is any.
+        let placeholder = BucketLimit::per_second(config.burst, 0.0);
+        let unused = Slot {
+            bucket: TokenBucket::new(Timestamp::default(), &placeholder),
+            credit: 0,
+            used: false,
+        };
         SourceGuard {
-            config,
+            limit,
             key: [rng.next_u64(), rng.next_u64()],
-            slots: vec![Slot::default(); config.slots.clamp(1, 1 << 20).next_power_of_two()],
+            slots: vec![unused; config.slots.clamp(1, 1 << 20).next_power_of_two()],
         }
     }
 
@@ -124,25 +139,20 @@ impl SourceGuard {
     /// Accounts a received datagram of `len` bytes; `Err` if the source is over its rate.
     pub fn on_receive(&mut self, now: Timestamp, ip: IpAddr, len: usize) -> Result<(), Refusal> {
         let i = self.index(ip);
-        let config = self.config;
         let slot = &mut self.slots[i];
-        if !slot.used {
-            *slot = Slot {
-                tokens: config.burst,
-                credit: 0,
-                last: now,
-                used: true,
-            };
-        }
-        let elapsed = now.saturating_duration_since(slot.last);
-        slot.last = slot.last.max(now);
-        if let Some(rate) = config.rate {
-            slot.tokens = (slot.tokens + elapsed.as_secs_f64() * rate).min(config.burst);
-            if slot.tokens < 1.0 {
+        if let Some(limit) = &self.limit {
+            if !slot.used {
+                *slot = Slot {
+                    bucket: TokenBucket::new(now, limit),
+                    credit: 0,
+                    used: true,
+                };
+            }
+            if !slot.bucket.try_take(now, limit) {
                 return Err(Refusal::RateLimited);
             }
-            slot.tokens -= 1.0;
         }
+        slot.used = true;
         let earned = u32::try_from(len)
             .unwrap_or(u32::MAX)
             .saturating_mul(AMPLIFICATION_FACTOR);
@@ -202,6 +212,11 @@ mod tests {
         assert!(g
             .on_receive(t, "203.0.113.10".parse().unwrap(), 113)
             .is_ok());
+    }
+
+    #[test]
+    fn a_slot_is_24_bytes() {
+        assert_eq!(std::mem::size_of::<Slot>(), 24);
     }
 
     #[test]

@@ -34,7 +34,8 @@ impl Endpoint {
         let payload = request.open(&shared).map_err(crypto_drop)?;
         if fresh {
             // The box opened: the requester holds the key's secret half.
-            self.dht_keys.insert(request.sender_dht_pk, shared.clone());
+            self.dht_keys
+                .insert(now, request.sender_dht_pk, shared.clone());
         }
         let cookie = Cookie {
             time: now.as_secs(),

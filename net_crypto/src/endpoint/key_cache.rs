@@ -1,21 +1,32 @@
 //! The key caches and the budget of key agreements (docs/protocol.md §2.2): a cookie request
 //! needs a key agreed with the requester's DHT key, and a handshake for a new connection one
 //! with the peer's real key. Keys agreed before are kept ([`EndpointLimits::max_cached_keys`]
-//! of each), so that a peer's next request or handshake costs no X25519; a new one takes from
-//! the bucket of all sources (admission.rs) and is counted.
+//! of each, in the shared [`KeyCache`] with two generations: `net_crypto/src/key_cache.rs`),
+//! so that a peer's next request or handshake costs no X25519; a new one takes from the bucket
+//! of all sources (admission.rs) and is counted.
 //!
 //! [`EndpointLimits::max_cached_keys`]: super::EndpointLimits::max_cached_keys
 
+use super::config::EndpointLimits;
 use super::state::Endpoint;
-use crate::crypto::{PrecomputedKey, PublicKey};
+use crate::crypto::{KeyPair, PrecomputedKey, PublicKey};
 use crate::drop_reason::{low_order_drop, DropReason};
+use crate::key_cache::{AgreeError, Eviction, KeyCache};
 use crate::Timestamp;
 
-/// Which of our key pairs a key is agreed with.
-#[derive(Clone, Copy)]
-enum OurKey {
-    Dht,
-    Real,
+/// Empty caches of keys agreed with our DHT key and with our real key, in that order.
+pub(super) fn agreed_key_caches(
+    real: &KeyPair,
+    dht: &KeyPair,
+    limits: EndpointLimits,
+) -> (KeyCache, KeyCache) {
+    let eviction = Eviction::TwoGenerations {
+        capacity: limits.max_cached_keys,
+    };
+    (
+        KeyCache::with_eviction(dht.secret.clone(), eviction),
+        KeyCache::with_eviction(real.secret.clone(), eviction),
+    )
 }
 
 impl Endpoint {
@@ -32,43 +43,35 @@ impl Endpoint {
             .and_then(|id| self.connections.get(&id))
             .and_then(|conn| conn.dht_shared_key())
             .cloned()
-            .or_else(|| self.dht_keys.get_mut(dht_pk).cloned());
-        match known {
-            Some(key) => Ok((key, false)),
-            None => Ok((self.agree_key(now, dht_pk, OurKey::Dht)?, true)),
+            .or_else(|| self.dht_keys.cached(now, dht_pk).cloned());
+        if let Some(key) = known {
+            return Ok((key, false));
         }
+        self.admission.admit_key_agreement(now)?;
+        self.key_agreements += 1;
+        let key = self.dht_keys.agree(dht_pk).map_err(low_order_drop)?;
+        Ok((key, true))
     }
 
     /// The key to open a handshake from this real key with, for a peer with no connection:
-    /// one agreed before, or (within the budget of all sources) a new X25519.
+    /// one agreed before, or (within the budget of all sources) a new X25519. Kept whether or
+    /// not the box opens: the key is one of a peer we accept (checked before), and a flood of
+    /// boxes it does not open must not cost an X25519 each.
     pub(super) fn peer_key(
         &mut self,
         now: Timestamp,
         real_pk: &PublicKey,
     ) -> Result<PrecomputedKey, DropReason> {
-        if let Some(key) = self.real_keys.get_mut(real_pk) {
-            return Ok(key.clone());
+        let (admission, agreements) = (&mut self.admission, &mut self.key_agreements);
+        let key = self.real_keys.get_or_agree(now, real_pk, || {
+            admission.admit_key_agreement(now)?;
+            *agreements += 1;
+            Ok(())
+        });
+        match key {
+            Ok(key) => Ok(key.clone()),
+            Err(AgreeError::Refused(reason)) => Err(reason),
+            Err(AgreeError::LowOrder(e)) => Err(low_order_drop(e)),
         }
-        let key = self.agree_key(now, real_pk, OurKey::Real)?;
-        // Kept whether or not the box opens: the key is one of a peer we accept (checked
-        // before), and a flood of boxes it does not open must not cost an X25519 each.
-        self.real_keys.insert(*real_pk, key.clone());
-        Ok(key)
-    }
-
-    /// One X25519 that no cached key saves, within the bucket of all sources, counted.
-    fn agree_key(
-        &mut self,
-        now: Timestamp,
-        peer: &PublicKey,
-        ours: OurKey,
-    ) -> Result<PrecomputedKey, DropReason> {
-        self.admission.admit_key_agreement(now)?;
-        self.key_agreements += 1;
-        let secret = match ours {
-            OurKey::Dht => &self.identity.dht.secret,
-            OurKey::Real => &self.identity.real.secret,
-        };
-        PrecomputedKey::new(peer, secret).map_err(low_order_drop)
     }
 }

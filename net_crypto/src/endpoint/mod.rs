@@ -33,9 +33,9 @@ use crate::connection::{Connection, ConnectionId, ConnectionStatus};
 use crate::crypto::{CryptoRng, KeyPair, LowOrderPublicKey, PublicKey, SymmetricKey};
 use crate::identity::Identity;
 use crate::path::{Destination, Paths};
-use crate::recent_map::RecentMap;
 use crate::transport::ArrayBudget;
 use crate::Timestamp;
+use key_cache::agreed_key_caches;
 
 impl Endpoint {
     /// An endpoint with our identity and DHT key pairs; it draws its cookie key from `rng`.
@@ -48,6 +48,7 @@ impl Endpoint {
     ) -> Self {
         let cookie_key = SymmetricKey::generate(rng.as_mut());
         let limits = EndpointLimits::default();
+        let (dht_keys, real_keys) = agreed_key_caches(&real, &dht, limits);
         Endpoint {
             identity: Identity {
                 real,
@@ -57,8 +58,8 @@ impl Endpoint {
             config,
             limits,
             admission: Admission::new(now, limits),
-            dht_keys: RecentMap::new(limits.max_cached_keys),
-            real_keys: RecentMap::new(limits.max_cached_keys),
+            dht_keys,
+            real_keys,
             key_agreements: 0,
             array_budget: ArrayBudget::new(limits.array_memory_budget),
             rng,
@@ -81,8 +82,8 @@ impl Endpoint {
         self.limits = limits;
         // The new buckets start full; their start time only matters once they are drained.
         self.admission = Admission::new(Timestamp::ZERO, limits);
-        self.dht_keys = RecentMap::new(limits.max_cached_keys);
-        self.real_keys = RecentMap::new(limits.max_cached_keys);
+        (self.dht_keys, self.real_keys) =
+            agreed_key_caches(&self.identity.real, &self.identity.dht, limits);
         self.array_budget = ArrayBudget::new(limits.array_memory_budget);
         for conn in self.connections.values_mut() {
             conn.set_array_budget(self.array_budget.clone());

@@ -11,11 +11,11 @@ use super::config::{EndpointConfig, EndpointLimits};
 use super::output::{EndpointEvent, Transmit};
 use crate::admission::Admission;
 use crate::connection::{Connection, ConnectionId, ConnectionStatus};
-use crate::crypto::{CryptoRng, PrecomputedKey, PublicKey};
+use crate::crypto::{CryptoRng, PublicKey};
 use crate::drop_reason::{DropCounters, DropReason};
 use crate::identity::Identity;
+use crate::key_cache::KeyCache;
 use crate::path::Destination;
-use crate::recent_map::RecentMap;
 use crate::transport::ArrayBudget;
 
 /// One endpoint per UDP socket. See the module docs.
@@ -39,9 +39,9 @@ pub struct Endpoint {
     /// Per-source and key-agreement buckets for cookie requests and handshakes.
     pub(super) admission: Admission,
     /// Requesters' DHT keys agreed with ours, kept once their cookie request opened.
-    pub(super) dht_keys: RecentMap<PublicKey, PrecomputedKey>,
+    pub(super) dht_keys: KeyCache,
     /// Accepted peers' real keys agreed with ours, kept once their handshake opened.
-    pub(super) real_keys: RecentMap<PublicKey, PrecomputedKey>,
+    pub(super) real_keys: KeyCache,
     /// X25519s done for cookie requests and handshakes (connections' own not counted).
     pub(super) key_agreements: u64,
     /// What every connection's send and receive arrays hold together.

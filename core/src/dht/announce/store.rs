@@ -37,7 +37,7 @@ use sha2::{Digest, Sha256};
 
 use super::forwarding::{MAX_FORWARD_DATA_SIZE, MAX_PACKED_IPPORT_SIZE, MAX_SENDBACK_SIZE};
 use super::timed_auth::{TimedAuthKey, TIMED_AUTH_SIZE};
-use crate::dht::key_cache::{KeyBudget, KeyCache, KeyRefusal};
+use crate::dht::key_cache::{KeyBudget, KeyCache, KeyRefusal, WithinBudget};
 use crate::dht::wire::nodes::MAX_SENT_NODES;
 use crate::dht::wire::packed_node::{encode_udp_addr, PackedNode};
 

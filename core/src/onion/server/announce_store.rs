@@ -41,7 +41,7 @@ use super::ping_id::PingIdKey;
 use super::{CloseNodes, OnionDrop, OnionStats};
 use crate::dht::distance::cmp_distance;
 use crate::dht::gate::Transmit;
-use crate::dht::key_cache::{KeyBudget, KeyCache};
+use crate::dht::key_cache::{KeyBudget, KeyCache, WithinBudget};
 use crate::dht::lan::is_lan;
 use crate::dht::wire::nodes::MAX_SENT_NODES;
 use crate::dht::wire::packed_node::PackedNode;

@@ -23,7 +23,7 @@ use rustox_net_crypto::Timestamp;
 
 use super::{OnionDrop, OnionOutput, OnionStats};
 use crate::dht::gate::Transmit;
-use crate::dht::key_cache::{KeyBudget, KeyCache};
+use crate::dht::key_cache::{KeyBudget, KeyCache, WithinBudget};
 use crate::onion::wire::ip_port::{IpPort, SIZE_IPPORT};
 use crate::onion::wire::request::{Hop, RequestLayer};
 use crate::onion::wire::response::{self, ResponseLayer};
