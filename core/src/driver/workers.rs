@@ -215,50 +215,64 @@ impl Shared {
         self.node.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// Handles a forwarding or DHT announcement datagram if this node serves them and
-    /// `bytes` is one of their kinds; `None` otherwise. A forward reply for a client of our
-    /// TCP relay goes to the relay thread as packet 11.
-    fn announce_datagram(
+    /// Handles a datagram for one of this node's servers (forwarding and DHT announcements,
+    /// the onion) if it runs that server and `bytes` is one of its kinds: `Some` with the
+    /// datagram to send back, if any; `None` for the DHT.
+    fn server_datagram(
         &self,
         now: Timestamp,
         from: SocketAddr,
         bytes: &[u8],
         rng: &mut StdRng,
     ) -> Option<Option<crate::dht::Transmit>> {
-        let announce = self.announce.as_ref()?;
-        if !AnnounceServer::handles(*bytes.first()?) {
-            return None;
+        let k = *bytes.first()?;
+        match (&self.announce, &self.onion) {
+            (Some(announce), _) if AnnounceServer::handles(k) => {
+                Some(self.announce_datagram(announce, now, from, bytes, rng))
+            }
+            (_, Some(onion)) if OnionServer::handles(k) => {
+                Some(self.onion_datagram(onion, k, now, from, bytes, rng))
+            }
+            _ => None,
         }
+    }
+
+    /// A forwarding or DHT announcement datagram for `announce`. A forward reply for a
+    /// client of our TCP relay goes to the relay thread as packet 11.
+    fn announce_datagram(
+        &self,
+        announce: &Mutex<AnnounceServer>,
+        now: Timestamp,
+        from: SocketAddr,
+        bytes: &[u8],
+        rng: &mut StdRng,
+    ) -> Option<crate::dht::Transmit> {
         let node = self.lock();
         // Every mutation of the server is a single assignment or a counter: a poisoned lock
         // still guards a well-formed server.
         let mut server = announce.lock().unwrap_or_else(|p| p.into_inner());
         match server.handle_datagram(now, from, bytes, &*node, rng) {
-            Ok(AnnounceOutput::Udp(t)) => Some(Some(t)),
+            Ok(AnnounceOutput::Udp(t)) => Some(t),
             Ok(AnnounceOutput::Tcp { con, id, data }) => {
                 if let Some(relay) = self.relay.get() {
                     relay.deliver_forward_reply(con, id, data);
                 }
-                Some(None)
+                None
             }
-            Err(_) => Some(None),
+            Err(_) => None,
         }
     }
 
-    /// Handles an onion datagram if there is an onion server and `bytes` is one of its
-    /// kinds; `None` otherwise.
+    /// An onion datagram of kind `k` for `onion`.
     fn onion_datagram(
         &self,
+        onion: &Mutex<OnionServer>,
+        k: u8,
         now: Timestamp,
         from: SocketAddr,
         bytes: &[u8],
         rng: &mut StdRng,
-    ) -> Option<Option<crate::dht::Transmit>> {
-        let onion = self.onion.as_ref()?;
-        let k = *bytes.first()?;
-        if !OnionServer::handles(k) {
-            return None;
-        }
+    ) -> Option<crate::dht::Transmit> {
         // Every mutation of the server is a single assignment or a counter: a poisoned lock
         // still guards a well-formed server.
         let relay = self.relay.get();
@@ -275,7 +289,7 @@ impl Shared {
                         Ok(OnionOutput::TcpClient { dest, response }) => {
                             drop(server);
                             relay.deliver(dest, response);
-                            return Some(None);
+                            return None;
                         }
                         Err(e) => Err(e),
                     }
@@ -283,7 +297,7 @@ impl Shared {
                 None => server.handle_datagram(now, from, bytes, &NoNodes, rng),
             }
         };
-        Some(out.ok())
+        out.ok()
     }
 
     /// Sends a TCP relay client's onion request on as hop A, from `socket`.
@@ -550,13 +564,7 @@ fn worker_loop(shared: &Shared, socket: &UdpSocket, index: usize, guard: crate::
             Ok(None) | Err(_) => continue,
         };
         let now = shared.clock.now();
-        if let Some(out) = shared.announce_datagram(now, from, &buf[..len], &mut rng) {
-            if let Some(t) = out {
-                let _ = send_to(socket, &t.payload, t.dst, v6);
-            }
-            continue;
-        }
-        if let Some(out) = shared.onion_datagram(now, from, &buf[..len], &mut rng) {
+        if let Some(out) = shared.server_datagram(now, from, &buf[..len], &mut rng) {
             if let Some(t) = out {
                 let _ = send_to(socket, &t.payload, t.dst, v6);
             }

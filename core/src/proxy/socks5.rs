@@ -51,16 +51,21 @@ pub fn connect_request(target: SocketAddr) -> Vec<u8> {
 /// accepted "no authentication", `Ok(None)` until both bytes are there.
 pub fn parse_method_reply(input: &[u8]) -> Result<Option<usize>, ProxyError> {
     let mut bytes = input.iter().copied();
-    match bytes.next() {
-        None => return Ok(None),
-        Some(VERSION) => {}
-        Some(v) => return Err(ProxyError::NotSocks5(v)),
-    }
-    match bytes.next() {
+    match second_byte(&mut bytes)? {
         None => Ok(None),
         Some(METHOD_NO_AUTH) => Ok(Some(METHOD_REPLY_SIZE)),
         Some(METHOD_NONE_ACCEPTABLE) => Err(ProxyError::Socks5AuthRequired),
         Some(m) => Err(ProxyError::Socks5Method(m)),
+    }
+}
+
+/// The byte after a reply's version byte (the method or the reply code): `Ok(None)` until
+/// it is there; an error at once when the first byte is not SOCKS5's version.
+fn second_byte(bytes: &mut impl Iterator<Item = u8>) -> Result<Option<u8>, ProxyError> {
+    match bytes.next() {
+        None => Ok(None),
+        Some(VERSION) => Ok(bytes.next()),
+        Some(v) => Err(ProxyError::NotSocks5(v)),
     }
 }
 
@@ -70,12 +75,7 @@ pub fn parse_method_reply(input: &[u8]) -> Result<Option<usize>, ProxyError> {
 /// bound address (which may be of any type, whatever ours was) is skipped.
 pub fn parse_connect_reply(input: &[u8]) -> Result<Option<usize>, ProxyError> {
     let mut bytes = input.iter().copied();
-    match bytes.next() {
-        None => return Ok(None),
-        Some(VERSION) => {}
-        Some(v) => return Err(ProxyError::NotSocks5(v)),
-    }
-    match bytes.next() {
+    match second_byte(&mut bytes)? {
         None => return Ok(None),
         Some(REPLY_SUCCEEDED) => {}
         Some(code) => return Err(ProxyError::Socks5Refused(code)),

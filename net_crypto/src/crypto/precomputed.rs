@@ -17,7 +17,9 @@ pub const SYMMETRIC_KEY_SIZE: usize = 32;
 
 /// `crypto_box_beforenm(pk, sk)`: X25519 then HSalsa20, so that every later box with the same
 /// peer costs only XSalsa20-Poly1305. Symmetric: `new(pkB, skA)` equals `new(pkA, skB)`.
-/// Zeroed on drop (its [`SymmetricKey`] is).
+/// Zeroed on drop (its [`SymmetricKey`] is). Its boxes are its [`SymmetricKey`]'s: `encrypt`
+/// is `crypto_box_afternm` (`[MAC 16][ciphertext]`), `decrypt` is `crypto_box_open_afternm`,
+/// and `encrypt_in_place` is the allocation-free form for the data path.
 #[derive(Clone)]
 pub struct PrecomputedKey(SymmetricKey);
 
@@ -102,32 +104,13 @@ impl PrecomputedKey {
         key.as_mut_slice().zeroize();
         Ok(precomputed)
     }
+}
 
-    /// `crypto_box_afternm`: returns `[MAC 16][ciphertext]`.
-    pub fn encrypt(&self, nonce: &Nonce, plaintext: &[u8]) -> Vec<u8> {
-        self.0.encrypt(nonce, plaintext)
-    }
+impl std::ops::Deref for PrecomputedKey {
+    type Target = SymmetricKey;
 
-    /// `crypto_box_open_afternm` on `[MAC 16][ciphertext]`.
-    pub fn decrypt(&self, nonce: &Nonce, boxed: &[u8]) -> Result<Vec<u8>, CryptoError> {
-        self.0.decrypt(nonce, boxed)
-    }
-
-    /// Encrypts `message` in place and returns the MAC that goes before it on the wire: the
-    /// allocation-free form of [`Self::encrypt`] for the data path.
-    pub fn encrypt_in_place(&self, nonce: &Nonce, message: &mut [u8]) -> [u8; MAC_SIZE] {
-        self.0.encrypt_in_place(nonce, message)
-    }
-
-    /// Verifies `mac` over `ciphertext`, then decrypts it in place; on failure `ciphertext` is
-    /// left as it was.
-    pub fn decrypt_in_place(
-        &self,
-        nonce: &Nonce,
-        mac: &[u8; MAC_SIZE],
-        ciphertext: &mut [u8],
-    ) -> Result<(), CryptoError> {
-        self.0.decrypt_in_place(nonce, mac, ciphertext)
+    fn deref(&self) -> &SymmetricKey {
+        &self.0
     }
 }
 

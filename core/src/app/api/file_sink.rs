@@ -13,6 +13,8 @@ use std::sync::Arc;
 
 use tokio::sync::mpsc;
 
+use super::file_source::seek_in_place;
+
 /// Where a received file goes when the caller provides it. Bytes arrive in order from the
 /// file's start; a sink is never asked to seek.
 #[async_trait::async_trait]
@@ -65,14 +67,11 @@ impl Seek for ChannelWriter {
     /// Only where it is: the caller's sink is written in order (a transfer into it cannot
     /// resume at an offset).
     fn seek(&mut self, pos: SeekFrom) -> io::Result<u64> {
-        match pos {
-            SeekFrom::Start(p) if p == self.position => Ok(p),
-            SeekFrom::Current(0) => Ok(self.position),
-            _ => Err(io::Error::new(
-                io::ErrorKind::Unsupported,
-                "a caller's file sink is written in order",
-            )),
-        }
+        seek_in_place(
+            pos,
+            self.position,
+            "a caller's file sink is written in order",
+        )
     }
 }
 

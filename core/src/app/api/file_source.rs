@@ -73,14 +73,25 @@ impl Read for AheadReader {
 impl Seek for AheadReader {
     /// Only where it is: the caller's source is read in order.
     fn seek(&mut self, pos: SeekFrom) -> io::Result<u64> {
-        match pos {
-            SeekFrom::Start(p) if p == self.position => Ok(p),
-            SeekFrom::Current(0) => Ok(self.position),
-            _ => Err(io::Error::new(
-                io::ErrorKind::Unsupported,
-                "a caller's file source is read in order",
-            )),
-        }
+        seek_in_place(
+            pos,
+            self.position,
+            "a caller's file source is read in order",
+        )
+    }
+}
+
+/// A seek for a stream that goes only in order (the caller's source or sink): to where it
+/// is, `position`, and nowhere else (`refusal` says why).
+pub(super) fn seek_in_place(
+    pos: SeekFrom,
+    position: u64,
+    refusal: &'static str,
+) -> io::Result<u64> {
+    match pos {
+        SeekFrom::Start(p) if p == position => Ok(p),
+        SeekFrom::Current(0) => Ok(position),
+        _ => Err(io::Error::new(io::ErrorKind::Unsupported, refusal)),
     }
 }
 

@@ -282,23 +282,24 @@ impl Tox {
         R: Send + 'static,
         F: FnOnce(&mut Node, Timestamp) -> R + Send + 'static,
     {
-        let (tx, rx) = oneshot::channel();
-        let job: Job = Box::new(move |node, now| {
-            let _ = tx.send(f(node, now));
-        });
-        self.jobs
-            .as_ref()
-            .ok_or(ToxError::Stopped)?
-            .send(job)
-            .map_err(|_| ToxError::Stopped)?;
-        self.wake.notify_one();
-        rx.await.map_err(|_| ToxError::Stopped)
+        self.submit(f)?.await.map_err(|_| ToxError::Stopped)
     }
 
     /// [`Tox::with_node`] for programs without an async runtime: blocks until the node has
     /// run `f`. Must not be called from async code (it would block the runtime's thread;
     /// tokio refuses with a panic).
     pub fn with_node_blocking<R, F>(&self, f: F) -> Result<R, ToxError>
+    where
+        R: Send + 'static,
+        F: FnOnce(&mut Node, Timestamp) -> R + Send + 'static,
+    {
+        self.submit(f)?
+            .blocking_recv()
+            .map_err(|_| ToxError::Stopped)
+    }
+
+    /// Queues `f` for the node's task and wakes it; the receiver gets what `f` returns.
+    fn submit<R, F>(&self, f: F) -> Result<oneshot::Receiver<R>, ToxError>
     where
         R: Send + 'static,
         F: FnOnce(&mut Node, Timestamp) -> R + Send + 'static,
@@ -313,7 +314,7 @@ impl Tox {
             .send(job)
             .map_err(|_| ToxError::Stopped)?;
         self.wake.notify_one();
-        rx.blocking_recv().map_err(|_| ToxError::Stopped)
+        Ok(rx)
     }
 
     /// The next event if one is waiting, without waiting: the plain poll loop of a program

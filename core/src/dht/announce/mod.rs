@@ -308,23 +308,62 @@ mod tests {
         out
     }
 
-    /// A search forwarded by F reaches node N, whose reply goes back through F to the client;
-    /// a search sent straight to N is answered straight.
-    #[test]
-    fn forwarded_and_direct_searches_are_answered() {
-        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(9);
+    /// Two announce servers, a first hop (F, or the relay R) and the node N that stores, and
+    /// a client's keys, all drawn from `seed`; the DHT routes to N.
+    struct TwoServers {
+        rng: rand_chacha::ChaCha8Rng,
+        now: Timestamp,
+        n_keys: KeyPair,
+        client: KeyPair,
+        first_addr: SocketAddr,
+        n_addr: SocketAddr,
+        first: AnnounceServer,
+        n: AnnounceServer,
+        dht: Dht,
+    }
+
+    fn two_servers(seed: u64) -> TwoServers {
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
         let now = Timestamp::from_secs(5000);
-        let (f_keys, n_keys, client) = (
+        let (first_keys, n_keys, client) = (
             KeyPair::generate(&mut rng),
             KeyPair::generate(&mut rng),
             KeyPair::generate(&mut rng),
         );
-        let f_addr: SocketAddr = "198.51.100.1:33445".parse().unwrap();
+        let first_addr: SocketAddr = "198.51.100.1:33445".parse().unwrap();
         let n_addr: SocketAddr = "198.51.100.2:33445".parse().unwrap();
-        let c_addr: SocketAddr = "192.0.2.1:40000".parse().unwrap();
-        let mut f = AnnounceServer::new(&f_keys, AnnounceConfig::default(), now, &mut rng);
-        let mut n = AnnounceServer::new(&n_keys, AnnounceConfig::default(), now, &mut rng);
+        let first = AnnounceServer::new(&first_keys, AnnounceConfig::default(), now, &mut rng);
+        let n = AnnounceServer::new(&n_keys, AnnounceConfig::default(), now, &mut rng);
         let dht = Dht(n_keys.public, n_addr);
+        TwoServers {
+            rng,
+            now,
+            n_keys,
+            client,
+            first_addr,
+            n_addr,
+            first,
+            n,
+            dht,
+        }
+    }
+
+    /// A search forwarded by F reaches node N, whose reply goes back through F to the client;
+    /// a search sent straight to N is answered straight.
+    #[test]
+    fn forwarded_and_direct_searches_are_answered() {
+        let TwoServers {
+            mut rng,
+            now,
+            n_keys,
+            client,
+            first_addr: f_addr,
+            n_addr,
+            first: mut f,
+            mut n,
+            dht,
+        } = two_servers(9);
+        let c_addr: SocketAddr = "192.0.2.1:40000".parse().unwrap();
         let mut req = vec![forwarding::FORWARD_REQUEST];
         req.extend_from_slice(n_keys.public.as_bytes());
         req.extend_from_slice(&search(&n_keys.public, &client, &mut rng));
@@ -362,18 +401,17 @@ mod tests {
     /// a 0x92, comes back for the client's connection.
     #[test]
     fn tcp_clients_forward_through_the_relay() {
-        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(12);
-        let now = Timestamp::from_secs(5000);
-        let (r_keys, n_keys, client) = (
-            KeyPair::generate(&mut rng),
-            KeyPair::generate(&mut rng),
-            KeyPair::generate(&mut rng),
-        );
-        let r_addr: SocketAddr = "198.51.100.1:33445".parse().unwrap();
-        let n_addr: SocketAddr = "198.51.100.2:33445".parse().unwrap();
-        let mut r = AnnounceServer::new(&r_keys, AnnounceConfig::default(), now, &mut rng);
-        let mut n = AnnounceServer::new(&n_keys, AnnounceConfig::default(), now, &mut rng);
-        let dht = Dht(n_keys.public, n_addr);
+        let TwoServers {
+            mut rng,
+            now,
+            n_keys,
+            client,
+            first_addr: r_addr,
+            n_addr,
+            first: mut r,
+            mut n,
+            dht,
+        } = two_servers(12);
         let req = search(&n_keys.public, &client, &mut rng);
         let t = r
             .handle_tcp_forward(

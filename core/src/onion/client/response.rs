@@ -13,7 +13,7 @@ use std::net::SocketAddr;
 use rustox_net_crypto::crypto::CryptoRng;
 use rustox_net_crypto::Timestamp;
 
-use super::nodes::NodeAnswer;
+use super::nodes::{NodeAnswer, NodeList};
 use super::sendback::ListId;
 use super::{OnionClient, OnionClientDrop, OnionEvent};
 use crate::dht::lan::is_lan;
@@ -85,17 +85,20 @@ impl OnionClient {
         self.last_response = Some(now);
         self.stats.announce_responses += 1;
 
+        // The node's answer, into the list it was asked for.
+        let add = |list: &mut NodeList| {
+            list.add(
+                now,
+                entry.node_pk,
+                entry.node_addr,
+                answer,
+                path_used,
+                entry.sent,
+            )
+        };
         match entry.list {
             ListId::Announce => {
-                let list = &mut self.announce.list;
-                let added = list.add(
-                    now,
-                    entry.node_pk,
-                    entry.node_addr,
-                    answer,
-                    path_used,
-                    entry.sent,
-                );
+                let added = add(&mut self.announce.list);
                 // A fresh ping id: send it back at once on the same path (0.2.18 waits for
                 // its next tick or two).
                 if let (Some(i), Some(p)) = (added, answer.ping_id) {
@@ -126,14 +129,7 @@ impl OnionClient {
                 let Some(f) = self.friends.get_mut(&pk) else {
                     return Err(OnionClientDrop::UnknownFriend);
                 };
-                f.list.add(
-                    now,
-                    entry.node_pk,
-                    entry.node_addr,
-                    answer,
-                    path_used,
-                    entry.sent,
-                );
+                add(&mut f.list);
                 if answer.is_stored && !f.online {
                     // The Node sends a waiting friend request now rather than on its next
                     // retry.

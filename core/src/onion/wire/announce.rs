@@ -146,9 +146,10 @@ impl AnnounceRequest {
     }
 }
 
-/// A 0x83 as D receives it (without C's sendback), before decryption.
+/// A request to D of kind `KIND` (0x83, or 0x87 with extra data) as D receives it (without
+/// C's sendback), before decryption: `[kind][nonce 24][sender pk 32][box]`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct AnnounceEnvelope<'a> {
+pub struct RequestEnvelope<'a, const KIND: u8> {
     /// The nonce.
     pub nonce: Nonce,
     /// The sender's key; the ping id is bound to it.
@@ -156,27 +157,40 @@ pub struct AnnounceEnvelope<'a> {
     boxed: &'a [u8],
 }
 
-impl<'a> AnnounceEnvelope<'a> {
-    /// Splits a 177-byte request.
-    pub fn parse(bytes: &'a [u8]) -> Result<Self, AnnounceError> {
-        let (nonce, sender_pk, boxed) = read_request_envelope(
-            bytes,
-            kind::ANNOUNCE_REQUEST,
-            ANNOUNCE_REQUEST_SIZE..=ANNOUNCE_REQUEST_SIZE,
-        )?;
-        Ok(AnnounceEnvelope {
+/// A 0x83 as D receives it (without C's sendback), before decryption.
+pub type AnnounceEnvelope<'a> = RequestEnvelope<'a, { kind::ANNOUNCE_REQUEST }>;
+
+impl<'a, const KIND: u8> RequestEnvelope<'a, KIND> {
+    /// Splits a request of `KIND` with a length in `sizes`.
+    pub(super) fn read(
+        bytes: &'a [u8],
+        sizes: RangeInclusive<usize>,
+    ) -> Result<Self, AnnounceError> {
+        let bad = check_kind_and_length(bytes, KIND, sizes)?;
+        let (nonce, sender_pk, boxed) = super::read_nonce_key_box(bytes).map_err(bad)?;
+        Ok(RequestEnvelope {
             nonce,
             sender_pk,
             boxed,
         })
     }
 
+    /// The box opened with `beforenm(sender_pk, our DHT sk)`.
+    pub(super) fn plain(&self, key: &PrecomputedKey) -> Result<Vec<u8>, AnnounceError> {
+        key.decrypt(&self.nonce, self.boxed)
+            .map_err(|_| AnnounceError::Decrypt)
+    }
+}
+
+impl<'a> AnnounceEnvelope<'a> {
+    /// Splits a 177-byte request.
+    pub fn parse(bytes: &'a [u8]) -> Result<Self, AnnounceError> {
+        Self::read(bytes, ANNOUNCE_REQUEST_SIZE..=ANNOUNCE_REQUEST_SIZE)
+    }
+
     /// Opens it with `beforenm(sender_pk, our DHT sk)`.
     pub fn open(&self, key: &PrecomputedKey) -> Result<AnnounceRequest, AnnounceError> {
-        let plain = key
-            .decrypt(&self.nonce, self.boxed)
-            .map_err(|_| AnnounceError::Decrypt)?;
-        AnnounceRequest::decode_plain(&plain).ok_or(AnnounceError::Decrypt)
+        AnnounceRequest::decode_plain(&self.plain(key)?).ok_or(AnnounceError::Decrypt)
     }
 }
 
@@ -224,26 +238,52 @@ pub struct AnnounceResponse {
 impl AnnounceResponse {
     /// The 0x84 packet, sealed with the request's shared key.
     pub fn seal(&self, key: &PrecomputedKey, nonce: &Nonce) -> Result<Vec<u8>, AnnounceError> {
-        if self.nodes.len() > MAX_SENT_NODES {
-            return Err(AnnounceError::TooManyNodes(self.nodes.len()));
-        }
-        if self.nodes.iter().any(|n| n.tcp) {
-            return Err(AnnounceError::Nodes(WireError::BadFamily(130)));
-        }
+        check_sent_nodes(&self.nodes)?;
         let mut out = Vec::with_capacity(ANNOUNCE_RESPONSE_MAX_SENT_SIZE);
-        out.push(kind::ANNOUNCE_RESPONSE);
-        out.extend_from_slice(&self.sendback);
-        out.extend_from_slice(&nonce.0);
-        let mac_at = out.len();
-        out.extend_from_slice(&[0; MAC_SIZE]);
-        out.push(self.status.is_stored());
-        out.extend_from_slice(self.status.field());
+        let mac_at = start_response(
+            &mut out,
+            kind::ANNOUNCE_RESPONSE,
+            &self.sendback,
+            nonce,
+            &self.status,
+        );
         for n in &self.nodes {
             n.encode(&mut out);
         }
         super::seal_after(&mut out, mac_at, |plain| key.encrypt_in_place(nonce, plain));
         Ok(out)
     }
+}
+
+/// The nodes a response (0x84 or 0x88) may carry: at most four, none of them TCP.
+pub(super) fn check_sent_nodes(nodes: &[PackedNode]) -> Result<(), AnnounceError> {
+    if nodes.len() > MAX_SENT_NODES {
+        return Err(AnnounceError::TooManyNodes(nodes.len()));
+    }
+    if nodes.iter().any(|n| n.tcp) {
+        return Err(AnnounceError::Nodes(WireError::BadFamily(130)));
+    }
+    Ok(())
+}
+
+/// Appends how a response of kind `kind` (0x84 or 0x88) begins,
+/// `[kind][sendback 8][nonce 24][MAC 16, zero until sealed][is_stored 1][field 32]`, and
+/// returns where its MAC goes.
+pub(super) fn start_response(
+    out: &mut Vec<u8>,
+    kind: u8,
+    sendback: &[u8; SENDBACK_DATA_SIZE],
+    nonce: &Nonce,
+    status: &AnnounceStatus,
+) -> usize {
+    out.push(kind);
+    out.extend_from_slice(sendback);
+    out.extend_from_slice(&nonce.0);
+    let mac_at = out.len();
+    out.extend_from_slice(&[0; MAC_SIZE]);
+    out.push(status.is_stored());
+    out.extend_from_slice(status.field());
+    mac_at
 }
 
 /// A 0x84 as the client receives it, before decryption.
@@ -320,17 +360,6 @@ fn check_kind_and_length(
     Ok(move |_| bad)
 }
 
-/// A request to D of kind `want` (0x83 or 0x87) and a length in `sizes`:
-/// `[kind][nonce 24][sender pk 32][box]`.
-pub(super) fn read_request_envelope(
-    bytes: &[u8],
-    want: u8,
-    sizes: RangeInclusive<usize>,
-) -> Result<(Nonce, PublicKey, &[u8]), AnnounceError> {
-    let bad = check_kind_and_length(bytes, want, sizes)?;
-    super::read_nonce_key_box(bytes).map_err(bad)
-}
-
 /// D's response of kind `want` (0x84 or 0x88), 82 to 626 bytes (0.2.18's bounds on
 /// receipt): `[kind][sendback 8][nonce 24][box]`.
 pub(super) fn read_response_envelope(
@@ -365,25 +394,18 @@ pub(super) fn read_status(r: &mut Reader<'_>) -> Result<AnnounceStatus, Announce
 #[allow(clippy::indexing_slicing, clippy::arithmetic_side_effects)]
 mod tests {
     use super::*;
+    use crate::onion::wire::test_keys::{any_key, client_and_node};
     use proptest::prelude::*;
-    use rand_chacha::rand_core::SeedableRng;
-    use rustox_net_crypto::crypto::KeyPair;
-
-    fn keys() -> (KeyPair, KeyPair) {
-        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(3);
-        (KeyPair::generate(&mut rng), KeyPair::generate(&mut rng))
-    }
 
     #[test]
     fn request_round_trip_and_layout() {
-        let (client, node) = keys();
+        let (client, node, ck, _) = client_and_node(3);
         let req = AnnounceRequest {
             ping_id: [1; 32],
             searched_pk: client.public,
             data_pk: PublicKey([2; 32]),
             sendback: [3; 8],
         };
-        let ck = PrecomputedKey::new(&node.public, &client.secret).unwrap();
         let bytes = req.seal(&client.public, &ck, &Nonce([4; 24]));
         assert_eq!(bytes.len(), 177);
         assert_eq!(bytes[0], 0x83);
@@ -410,9 +432,7 @@ mod tests {
 
     #[test]
     fn response_round_trip_every_status() {
-        let (client, node) = keys();
-        let nk = PrecomputedKey::new(&client.public, &node.secret).unwrap();
-        let ck = PrecomputedKey::new(&node.public, &client.secret).unwrap();
+        let (_, _, ck, nk) = client_and_node(3);
         let v4 = PackedNode::udp("1.2.3.4:5".parse().unwrap(), PublicKey([8; 32]));
         let v6 = PackedNode::udp("[2001:db8::2]:6".parse().unwrap(), PublicKey([9; 32]));
         for (status, nodes) in [
@@ -447,9 +467,7 @@ mod tests {
 
     #[test]
     fn response_receipt_follows_unpack_nodes() {
-        let (client, node) = keys();
-        let nk = PrecomputedKey::new(&client.public, &node.secret).unwrap();
-        let ck = PrecomputedKey::new(&node.public, &client.secret).unwrap();
+        let (_, _, ck, nk) = client_and_node(3);
         let seal_plain = |plain: &[u8]| {
             let mut out = vec![0x84];
             out.extend_from_slice(&[0; 8]);
@@ -506,18 +524,18 @@ mod tests {
         fn parsers_never_panic(bytes in proptest::collection::vec(any::<u8>(), 0..700), first in prop_oneof![Just(0x83u8), Just(0x84u8), any::<u8>()]) {
             let mut bytes = bytes;
             if let Some(b) = bytes.first_mut() { *b = first; }
-            let key = PrecomputedKey::new(&PublicKey([1; 32]), &rustox_net_crypto::crypto::SecretKey::from_bytes([2; 32])).unwrap();
+            let key = any_key();
             if let Ok(e) = AnnounceEnvelope::parse(&bytes) { let _ = e.open(&key); }
             if let Ok(e) = AnnounceResponseEnvelope::parse(&bytes) { let _ = e.open(&key); }
         }
 
         #[test]
         fn request_round_trips(ping in any::<[u8; 32]>(), s in any::<[u8; 32]>(), d in any::<[u8; 32]>(), sb in any::<[u8; 8]>()) {
-            let (client, node) = keys();
+            let (client, _, ck, nk) = client_and_node(3);
             let req = AnnounceRequest { ping_id: ping, searched_pk: PublicKey(s), data_pk: PublicKey(d), sendback: sb };
-            let bytes = req.seal(&client.public, &PrecomputedKey::new(&node.public, &client.secret).unwrap(), &Nonce([0; 24]));
+            let bytes = req.seal(&client.public, &ck, &Nonce([0; 24]));
             let env = AnnounceEnvelope::parse(&bytes).unwrap();
-            prop_assert_eq!(env.open(&PrecomputedKey::new(&client.public, &node.secret).unwrap()), Ok(req));
+            prop_assert_eq!(env.open(&nk), Ok(req));
         }
     }
 }

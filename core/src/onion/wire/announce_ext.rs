@@ -26,14 +26,14 @@
 //! | 24      | random nonce                                                             |
 //! | 16 + n  | `E[ is_stored 1 \| ping_id or data pk 32 \| node count 1 \| nodes \| group announces ]` |
 
-use rustox_net_crypto::crypto::{Nonce, PrecomputedKey, PublicKey, MAC_SIZE};
+use rustox_net_crypto::crypto::{Nonce, PrecomputedKey, PublicKey};
 
 use rustox_net_crypto::wire::Reader;
 
 use super::announce::{
-    read_request_envelope, read_response_envelope, read_status, AnnounceError, AnnounceRequest,
-    AnnounceStatus, ANNOUNCE_PLAIN_SIZE, ANNOUNCE_REQUEST_SIZE, ANNOUNCE_RESPONSE_MAX_SIZE,
-    ANNOUNCE_RESPONSE_MIN_SIZE, SENDBACK_DATA_SIZE,
+    check_sent_nodes, read_response_envelope, read_status, start_response, AnnounceError,
+    AnnounceRequest, AnnounceStatus, RequestEnvelope, ANNOUNCE_PLAIN_SIZE, ANNOUNCE_REQUEST_SIZE,
+    ANNOUNCE_RESPONSE_MAX_SIZE, ANNOUNCE_RESPONSE_MIN_SIZE, SENDBACK_DATA_SIZE,
 };
 use super::group_announce::{decode_announces, GroupAnnounce, GroupAnnounceError};
 use super::kind;
@@ -61,35 +61,17 @@ pub enum ExtAnnounceError {
 }
 
 /// A 0x87 as D receives it (without C's sendback), before decryption.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct ExtAnnounceEnvelope<'a> {
-    /// The nonce.
-    pub nonce: Nonce,
-    /// The sender's key; the ping id is bound to it.
-    pub sender_pk: PublicKey,
-    boxed: &'a [u8],
-}
+pub type ExtAnnounceEnvelope<'a> = RequestEnvelope<'a, { kind::ANNOUNCE_REQUEST_NEW }>;
 
 impl<'a> ExtAnnounceEnvelope<'a> {
     /// Splits a request of 177 to 313 bytes.
     pub fn parse(bytes: &'a [u8]) -> Result<Self, AnnounceError> {
-        let (nonce, sender_pk, boxed) = read_request_envelope(
-            bytes,
-            kind::ANNOUNCE_REQUEST_NEW,
-            ANNOUNCE_REQUEST_SIZE..=ANNOUNCE_REQUEST_MAX_SIZE,
-        )?;
-        Ok(ExtAnnounceEnvelope {
-            nonce,
-            sender_pk,
-            boxed,
-        })
+        Self::read(bytes, ANNOUNCE_REQUEST_SIZE..=ANNOUNCE_REQUEST_MAX_SIZE)
     }
 
     /// Opens it: the fixed request and the extra data after it (empty for a 177-byte one).
     pub fn open(&self, key: &PrecomputedKey) -> Result<(AnnounceRequest, Vec<u8>), AnnounceError> {
-        let mut plain = key
-            .decrypt(&self.nonce, self.boxed)
-            .map_err(|_| AnnounceError::Decrypt)?;
+        let mut plain = self.plain(key)?;
         if plain.len() < ANNOUNCE_PLAIN_SIZE {
             return Err(AnnounceError::Decrypt);
         }
@@ -138,24 +120,19 @@ impl ExtAnnounceResponse {
 
     /// The 0x88 packet, sealed with the request's shared key.
     pub fn seal(&self, key: &PrecomputedKey, nonce: &Nonce) -> Result<Vec<u8>, ExtAnnounceError> {
-        if self.nodes.len() > MAX_SENT_NODES {
-            return Err(AnnounceError::TooManyNodes(self.nodes.len()).into());
-        }
-        if self.nodes.iter().any(|n| n.tcp) {
-            return Err(AnnounceError::Nodes(WireError::BadFamily(130)).into());
-        }
+        check_sent_nodes(&self.nodes)?;
         let len = self.sealed_len();
         if len > ANNOUNCE_RESPONSE_MAX_SIZE {
             return Err(ExtAnnounceError::TooLong(len));
         }
         let mut out = Vec::with_capacity(len);
-        out.push(kind::ANNOUNCE_RESPONSE_NEW);
-        out.extend_from_slice(&self.sendback);
-        out.extend_from_slice(&nonce.0);
-        let mac_at = out.len();
-        out.extend_from_slice(&[0; MAC_SIZE]);
-        out.push(self.status.is_stored());
-        out.extend_from_slice(self.status.field());
+        let mac_at = start_response(
+            &mut out,
+            kind::ANNOUNCE_RESPONSE_NEW,
+            &self.sendback,
+            nonce,
+            &self.status,
+        );
         // At most MAX_SENT_NODES (checked above).
         out.push(u8::try_from(self.nodes.len()).unwrap_or(0));
         for n in &self.nodes {
@@ -208,20 +185,12 @@ impl ExtAnnounceResponse {
 mod tests {
     use super::*;
     use crate::onion::wire::group_announce::PublicGroupAnnounce;
+    use crate::onion::wire::test_keys::{any_key, client_and_node};
     use proptest::prelude::*;
-    use rand_chacha::rand_core::SeedableRng;
-    use rustox_net_crypto::crypto::KeyPair;
-
-    fn keys() -> (KeyPair, KeyPair) {
-        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(4);
-        (KeyPair::generate(&mut rng), KeyPair::generate(&mut rng))
-    }
 
     #[test]
     fn request_with_and_without_extra() {
-        let (client, node) = keys();
-        let ck = PrecomputedKey::new(&node.public, &client.secret).unwrap();
-        let nk = PrecomputedKey::new(&client.public, &node.secret).unwrap();
+        let (client, _, ck, nk) = client_and_node(4);
         let req = AnnounceRequest {
             ping_id: [1; 32],
             searched_pk: PublicKey([2; 32]),
@@ -253,9 +222,7 @@ mod tests {
 
     #[test]
     fn response_round_trip_and_bound() {
-        let (client, node) = keys();
-        let ck = PrecomputedKey::new(&node.public, &client.secret).unwrap();
-        let nk = PrecomputedKey::new(&client.public, &node.secret).unwrap();
+        let (_, _, ck, nk) = client_and_node(4);
         let v6 = PackedNode::udp("[2001:db8::2]:6".parse().unwrap(), PublicKey([9; 32]));
         let a = GroupAnnounce {
             peer_pk: PublicKey([4; 32]),
@@ -301,7 +268,7 @@ mod tests {
         fn parsers_never_panic(bytes in proptest::collection::vec(any::<u8>(), 0..700), first in prop_oneof![Just(0x87u8), Just(0x88u8), any::<u8>()]) {
             let mut bytes = bytes;
             if let Some(b) = bytes.first_mut() { *b = first; }
-            let key = PrecomputedKey::new(&PublicKey([1; 32]), &rustox_net_crypto::crypto::SecretKey::from_bytes([2; 32])).unwrap();
+            let key = any_key();
             if let Ok(e) = ExtAnnounceEnvelope::parse(&bytes) { let _ = e.open(&key); }
             let _ = ExtAnnounceResponse::open(&bytes, &key);
         }

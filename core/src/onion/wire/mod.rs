@@ -105,6 +105,28 @@ pub fn is_onion_kind(k: u8) -> bool {
     matches!(k, 0x80..=0x88 | 0x8c..=0x8e)
 }
 
+/// Keys for the wire modules' tests.
+#[cfg(test)]
+pub(crate) mod test_keys {
+    use rand_chacha::rand_core::SeedableRng;
+    use rustox_net_crypto::crypto::{KeyPair, PrecomputedKey, PublicKey, SecretKey};
+
+    /// A client's and a node's key pairs, drawn from `seed`, and the key each precomputes
+    /// for the other: `(client, node, ck, nk)`, `ck` the client's and `nk` the node's.
+    pub(crate) fn client_and_node(seed: u64) -> (KeyPair, KeyPair, PrecomputedKey, PrecomputedKey) {
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
+        let (client, node) = (KeyPair::generate(&mut rng), KeyPair::generate(&mut rng));
+        let ck = PrecomputedKey::new(&node.public, &client.secret).unwrap();
+        let nk = PrecomputedKey::new(&client.public, &node.secret).unwrap();
+        (client, node, ck, nk)
+    }
+
+    /// A fixed key, for parsers fed arbitrary bytes.
+    pub(crate) fn any_key() -> PrecomputedKey {
+        PrecomputedKey::new(&PublicKey([1; 32]), &SecretKey::from_bytes([2; 32])).unwrap()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -319,9 +319,7 @@ impl OnionPath {
         payload: &[u8],
         rng: &mut dyn CryptoRng,
     ) -> Result<Vec<u8>, RequestError> {
-        check_payload(payload)?;
-        let nonce = Nonce::random(rng);
-        let mut out = Vec::with_capacity((1 + SEND_1).saturating_add(payload.len()));
+        let (nonce, mut out) = start(payload, 1 + SEND_1, rng)?;
         out.push(kind::REQUEST_0);
         out.extend_from_slice(&nonce.0);
         out.extend_from_slice(self.public_keys[0].as_bytes());
@@ -343,9 +341,7 @@ impl OnionPath {
         payload: &[u8],
         rng: &mut dyn CryptoRng,
     ) -> Result<Vec<u8>, RequestError> {
-        check_payload(payload)?;
-        let nonce = Nonce::random(rng);
-        let mut out = Vec::with_capacity(SEND_1.saturating_add(payload.len()));
+        let (nonce, mut out) = start(payload, SEND_1, rng)?;
         out.extend_from_slice(&nonce.0);
         self.inner_layers(&mut out, &nonce, dest, payload);
         Ok(out)
@@ -377,6 +373,21 @@ fn check_payload(payload: &[u8]) -> Result<(), RequestError> {
         return Err(RequestError::PayloadSize(payload.len()));
     }
     Ok(())
+}
+
+/// How a request to send `payload` begins: the payload checked, the nonce every layer
+/// uses drawn, and room for `head` bytes of layers before it.
+fn start(
+    payload: &[u8],
+    head: usize,
+    rng: &mut dyn CryptoRng,
+) -> Result<(Nonce, Vec<u8>), RequestError> {
+    check_payload(payload)?;
+    let nonce = Nonce::random(rng);
+    Ok((
+        nonce,
+        Vec::with_capacity(head.saturating_add(payload.len())),
+    ))
 }
 
 #[cfg(test)]

@@ -181,6 +181,20 @@ pub struct ConnectionStats {
     pub events_dropped: u64,
 }
 
+/// A [`Tx`] for `$encoder` into `$conn`'s output: a macro, because the encoder is
+/// borrowed from the session in `$conn.state` apart from the fields it names.
+macro_rules! tx {
+    ($conn:expr, $encoder:expr) => {
+        Tx {
+            encoder: $encoder,
+            out: &mut $conn.out,
+            output_limit: $conn.output_limit,
+            scratch: &mut $conn.scratch,
+            frames_out: &mut $conn.stats.frames_out,
+        }
+    };
+}
+
 /// The established session.
 #[derive(Debug)]
 struct Session {
@@ -310,13 +324,7 @@ impl RelayConnection {
                     // relay counts the connection as confirmed (and lets others reach
                     // it) only from our first frame on.
                     let mut keepalive = Keepalive::new(now);
-                    let mut tx = Tx {
-                        encoder: &mut encoder,
-                        out: &mut self.out,
-                        output_limit: self.output_limit,
-                        scratch: &mut self.scratch,
-                        frames_out: &mut self.stats.frames_out,
-                    };
+                    let mut tx = tx!(self, &mut encoder);
                     if let Err(e) = tx.control(&Packet::Ping {
                         ping_id: first_ping,
                     }) {
@@ -358,13 +366,7 @@ impl RelayConnection {
             routes,
             keepalive,
         } = &mut **session;
-        let mut tx = Tx {
-            encoder,
-            out: &mut self.out,
-            output_limit: self.output_limit,
-            scratch: &mut self.scratch,
-            frames_out: &mut self.stats.frames_out,
-        };
+        let mut tx = tx!(self, encoder);
         while let Some(plain) = decoder.decode(&mut bytes)? {
             self.stats.frames_in += 1;
             let packet = Packet::parse(plain)?;
@@ -459,13 +461,7 @@ impl RelayConnection {
                     return self.fail(ConnectionError::PingTimeout);
                 }
                 if let Some(ping_id) = session.keepalive.due_ping(now, rng) {
-                    let mut tx = Tx {
-                        encoder: &mut session.encoder,
-                        out: &mut self.out,
-                        output_limit: self.output_limit,
-                        scratch: &mut self.scratch,
-                        frames_out: &mut self.stats.frames_out,
-                    };
+                    let mut tx = tx!(self, &mut session.encoder);
                     if let Err(e) = tx.control(&Packet::Ping { ping_id }) {
                         return self.fail(e);
                     }
@@ -583,13 +579,7 @@ impl RelayConnection {
                 let Session {
                     encoder, routes, ..
                 } = &mut **session;
-                let mut tx = Tx {
-                    encoder,
-                    out: &mut self.out,
-                    output_limit: self.output_limit,
-                    scratch: &mut self.scratch,
-                    frames_out: &mut self.stats.frames_out,
-                };
+                let mut tx = tx!(self, encoder);
                 f(routes, &mut tx)
             }
         }
