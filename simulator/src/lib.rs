@@ -37,7 +37,7 @@ pub use link::{
     wire_bytes, Admission, Bottleneck, BottleneckConfig, DropCause, Jitter, Link, LinkConfig,
     LinkSample, LinkStats, LinkVerdict, LossModel, Reorder, IPV4_UDP_OVERHEAD, IPV6_UDP_OVERHEAD,
 };
-pub use metrics::{jain_index, percentile};
+pub use metrics::{jain_index, percentile, utc_minute};
 pub use netcrypto::NetCryptoNode;
 pub use node::SimNode;
 pub use profiles::{Profile, FULL_PAYLOAD, FULL_WIRE_PACKET};
