@@ -208,13 +208,15 @@ pub struct PeerReady {
     pub toxcore_version: String,
 }
 
-/// The sender's summary. Times are seconds; `None` where the event never happened.
+/// What both peers' summaries report. Times are seconds; `None` where the event never
+/// happened.
 #[derive(Debug, Clone, Deserialize, PartialEq)]
-pub struct SendSummary {
-    /// Bytes handed to c-toxcore and accepted.
+pub struct TransferTimes {
+    /// Bytes handed to c-toxcore and accepted (sender), or received (receiver).
     pub bytes: u64,
-    /// From the receiver's accept to c-toxcore's final (zero-length) chunk request, made
-    /// once the last data packet is acknowledged.
+    /// Sender: from the receiver's accept to c-toxcore's final (zero-length) chunk request,
+    /// made once the last data packet is acknowledged. Receiver: from sending the accept to
+    /// the last byte.
     pub seconds: Option<f64>,
     /// `bytes` over `seconds`, Mbit/s.
     pub goodput_mbit: Option<f64>,
@@ -222,8 +224,17 @@ pub struct SendSummary {
     pub time_to_friend_online: Option<f64>,
     /// From process start to c-toxcore reporting itself connected (onion announced).
     pub time_to_self_online: Option<f64>,
-    /// The friend connection at the end: "udp", "tcp" or "none".
+    /// The friend connection: "udp", "tcp" or "none" (sender: at the end; receiver: when the
+    /// file completed).
     pub friend_connection: String,
+}
+
+/// The sender's summary; its common part reads through `Deref` (`summary.bytes`).
+#[derive(Debug, Clone, Deserialize, PartialEq)]
+pub struct SendSummary {
+    /// Bytes, times and the friend connection.
+    #[serde(flatten)]
+    pub times: TransferTimes,
     /// Chunk requests answered.
     pub chunk_requests: u64,
     /// Chunks c-toxcore refused with SENDQ (each retried later).
@@ -232,21 +243,12 @@ pub struct SendSummary {
     pub backlog_peak: u64,
 }
 
-/// The receiver's summary.
+/// The receiver's summary; its common part reads through `Deref` (`summary.bytes`).
 #[derive(Debug, Clone, Deserialize, PartialEq)]
 pub struct RecvSummary {
-    /// Bytes received.
-    pub bytes: u64,
-    /// From sending the accept to the last byte.
-    pub seconds: Option<f64>,
-    /// `bytes` over `seconds`, Mbit/s.
-    pub goodput_mbit: Option<f64>,
-    /// From process start to the friend's connection coming up.
-    pub time_to_friend_online: Option<f64>,
-    /// From process start to c-toxcore reporting itself connected.
-    pub time_to_self_online: Option<f64>,
-    /// The friend connection when the file completed.
-    pub friend_connection: String,
+    /// Bytes, times and the friend connection.
+    #[serde(flatten)]
+    pub times: TransferTimes,
     /// The size the offer announced.
     pub expected_bytes: u64,
     /// All bytes arrived, in order, and passed the check.
@@ -257,6 +259,22 @@ pub struct RecvSummary {
     pub mismatched_bytes: u64,
     /// Every chunk arrived at the position that followed the previous one.
     pub in_order: bool,
+}
+
+impl std::ops::Deref for SendSummary {
+    type Target = TransferTimes;
+
+    fn deref(&self) -> &TransferTimes {
+        &self.times
+    }
+}
+
+impl std::ops::Deref for RecvSummary {
+    type Target = TransferTimes;
+
+    fn deref(&self) -> &TransferTimes {
+        &self.times
+    }
 }
 
 /// A running receiver; killed when dropped.
