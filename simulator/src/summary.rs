@@ -1,13 +1,13 @@
 //! The one JSON line `rustox send` and `rustox recv` print per transfer, so scripts and
-//! benchmarks read the same figures a person sees.
+//! benchmarks read the same figures a person sees; the test rig parses it with this type.
 
 use std::time::Duration;
 
 use rustox_core::transport::TransportStats;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// One finished transfer.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct TransferSummary {
     /// File bytes transferred.
     pub bytes: u64,
@@ -80,7 +80,7 @@ fn round3(x: f64) -> f64 {
 /// CPU time of this process (user + system, all threads) from `/proc/self/stat`, fields 14
 /// and 15 in clock ticks. Linux's USER_HZ is 100 on every architecture it exports to user
 /// space, so a tick is 10 ms — coarse, but a 1 GiB transfer takes seconds.
-pub fn process_cpu_seconds() -> Option<f64> {
+fn process_cpu_seconds() -> Option<f64> {
     let stat = std::fs::read_to_string("/proc/self/stat").ok()?;
     // The command name (field 2) may contain spaces; fields after it follow the last ')'.
     let rest = &stat[stat.rfind(')')? + 2..];
