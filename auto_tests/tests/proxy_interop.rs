@@ -122,20 +122,7 @@ fn file_through_proxy(kind: ProxyKind, base: u16, index: u8) {
         .expect("run inside the namespace")
         .expect("start the rustox node");
     let summary = c.summary_beside(&r.log);
-    assert_eq!(
-        summary.bytes,
-        SIZE,
-        "{summary:?}\n rustox: {:?}",
-        r.log.events()
-    );
-    assert!(summary.verified, "c-toxcore's check failed: {summary:?}");
-    assert_eq!(summary.check, "file-id");
-    assert_eq!(summary.friend_connection, "tcp", "{summary:?}");
-    assert!(
-        r.log.has(|e| matches!(e, PeerEvent::Friend(_, 1))),
-        "rustox did not see the friend through the relay: {:?}",
-        r.log.events()
-    );
+    summary.assert_file_by_relay(SIZE, &r.log, "the relay");
     assert!(
         !r.log.has(|e| matches!(e, PeerEvent::Friend(_, 2))),
         "rustox used UDP: {:?}",

@@ -200,21 +200,8 @@ fn file_through_relay(binary: &PeerBinary, net: &Network, port: u16, relay_name:
     })
     .expect("start the rustox node");
     let summary = c.summary_beside(&r.log);
-    assert_eq!(
-        summary.bytes,
-        SIZE,
-        "{summary:?}\n rustox: {:?}",
-        r.log.events()
-    );
-    assert!(summary.verified, "c-toxcore's check failed: {summary:?}");
+    summary.assert_file_by_relay(SIZE, &r.log, "a relay");
     assert!(summary.in_order, "{summary:?}");
-    assert_eq!(summary.check, "file-id");
-    assert_eq!(summary.friend_connection, "tcp", "{summary:?}");
-    assert!(
-        r.log.has(|e| matches!(e, PeerEvent::Friend(_, 1))),
-        "rustox did not see the friend through a relay: {:?}",
-        r.log.events()
-    );
     eprintln!(
         "rustox → c-toxcore through {relay_name}: online after {:?} s, {:?} Mbit/s",
         summary.time_to_friend_online, summary.goodput_mbit

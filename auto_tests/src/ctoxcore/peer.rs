@@ -12,7 +12,7 @@ use super::bootstrap::BootstrapSpec;
 use super::build::PeerBinary;
 use super::child::LineChild;
 use super::error::CToxcoreError;
-use super::friend::PeerLog;
+use super::friend::{PeerEvent, PeerLog};
 use super::launch::Launch;
 
 /// How long a peer may take to print its ready line (tox_new and binding a port).
@@ -259,6 +259,25 @@ pub struct RecvSummary {
     pub mismatched_bytes: u64,
     /// Every chunk arrived at the position that followed the previous one.
     pub in_order: bool,
+}
+
+impl RecvSummary {
+    /// A test's checks of a file c-toxcore received from a rustox peer over a TCP relay:
+    /// `size` bytes, verified against the file id, on a TCP friend connection, and the
+    /// rustox peer (`rustox`, its log) saw the friend online over TCP; `via` names the relay
+    /// in the failure message.
+    #[track_caller]
+    pub fn assert_file_by_relay(&self, size: u64, rustox: &PeerLog, via: &str) {
+        assert_eq!(self.bytes, size, "{self:?}\n rustox: {:?}", rustox.events());
+        assert!(self.verified, "c-toxcore's check failed: {self:?}");
+        assert_eq!(self.check, "file-id");
+        assert_eq!(self.friend_connection, "tcp", "{self:?}");
+        assert!(
+            rustox.has(|e| matches!(e, PeerEvent::Friend(_, 1))),
+            "rustox did not see the friend through {via}: {:?}",
+            rustox.events()
+        );
+    }
 }
 
 impl std::ops::Deref for SendSummary {
