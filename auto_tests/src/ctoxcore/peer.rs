@@ -2,9 +2,11 @@
 //! they print (see the C file's header) and the typed summaries read from them.
 
 use std::ffi::OsString;
+use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
+use rustox_net_crypto::crypto::PublicKey;
 use serde::de::DeserializeOwned;
 use serde::Deserialize;
 
@@ -310,19 +312,23 @@ pub struct SendPeer {
 
 impl RecvOptions {
     /// A receiver on `port` with UDP off, bootstrapping from `nodes` and reaching its friend
-    /// only through `relay`, expecting `size` bytes whose file id it checks; 150 s to finish.
+    /// only through `relay` (addresses and DHT keys), expecting `size` bytes whose file id it
+    /// checks; 150 s to finish.
     pub fn tcp_only(
         port: u16,
-        nodes: Vec<BootstrapSpec>,
-        relay: BootstrapSpec,
+        nodes: &[(SocketAddr, PublicKey)],
+        relay: &(SocketAddr, PublicKey),
         size: u64,
     ) -> RecvOptions {
         RecvOptions {
             peer: PeerOptions {
                 port,
-                bootstrap: nodes,
+                bootstrap: nodes
+                    .iter()
+                    .map(|(addr, pk)| BootstrapSpec::at(*addr, pk))
+                    .collect(),
                 udp: false,
-                tcp_relays: vec![relay],
+                tcp_relays: vec![BootstrapSpec::at(relay.0, &relay.1)],
                 timeout: Duration::from_secs(150),
                 ..PeerOptions::default()
             },
