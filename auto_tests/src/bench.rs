@@ -7,6 +7,20 @@ use std::sync::Mutex;
 use rustox_net_crypto::ControllerKind;
 use rustox_simulator::{controllers_by_names, Profile};
 
+/// The options both benchmarks take first: the output's form, the short run and which rows.
+/// Each benchmark says what its `--quick` shortens (`mut_arg("quick", …)` on its command).
+#[derive(clap::Args, Debug)]
+pub struct RowArgs {
+    /// One JSON object per row instead of the table.
+    #[arg(long)]
+    pub json: bool,
+    /// A short run.
+    #[arg(long)]
+    pub quick: bool,
+    #[command(flatten)]
+    pub select: Selection,
+}
+
 /// The profiles and controllers a benchmark runs, as named on its command line.
 #[derive(clap::Args, Debug)]
 pub struct Selection {

@@ -24,7 +24,7 @@ use std::time::{Duration, Instant};
 
 use rand::{RngCore, SeedableRng};
 
-use crate::emulator::{NetNs, NAMESPACE_PREFIX};
+use crate::emulator::{veth_into, NetNs, NAMESPACE_PREFIX};
 
 /// Where the relay and the DHT nodes listen in R (on its loopback device; A and B reach it
 /// through their default routes).
@@ -116,36 +116,8 @@ fn build_net(tag: &str) -> Result<Net, SwitchError> {
         b: make("b")?,
         r: make("r")?,
     };
-    ip(
-        &net.r,
-        &[
-            "link",
-            "add",
-            "ra",
-            "type",
-            "veth",
-            "peer",
-            "name",
-            "ea",
-            "netns",
-            net.a.name(),
-        ],
-    )?;
-    ip(
-        &net.r,
-        &[
-            "link",
-            "add",
-            "rb",
-            "type",
-            "veth",
-            "peer",
-            "name",
-            "eb",
-            "netns",
-            net.b.name(),
-        ],
-    )?;
+    ip(&net.r, &veth_into("ra", "ea", &net.a))?;
+    ip(&net.r, &veth_into("rb", "eb", &net.b))?;
     for (ns, dev, addr) in [
         (&net.r, "ra", "10.77.1.1/24"),
         (&net.r, "rb", "10.77.2.1/24"),

@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 
 use rustox_auto_tests::ctoxcore::friend::{CPeer, CPeerOptions};
 use rustox_auto_tests::ctoxcore::{BuildOptions, PeerBinary};
-use rustox_auto_tests::emulator::{check_prerequisites, NetNs, NAMESPACE_PREFIX};
+use rustox_auto_tests::emulator::{check_prerequisites, veth_into, NetNs, NAMESPACE_PREFIX};
 use rustox_auto_tests::live::{RustoxOptions, RustoxPeer};
 
 /// c-toxcore alone needs ~9 s on such a LAN (its LAN discovery and onion run on one-second
@@ -46,19 +46,7 @@ fn lan() -> Option<Lan> {
     let a = NetNs::create(&name("a")).expect("namespace a");
     let b = NetNs::create(&name("b")).expect("namespace b");
     let subnet = 10 + n;
-    a.ip(&[
-        "link",
-        "add",
-        "va",
-        "type",
-        "veth",
-        "peer",
-        "name",
-        "vb",
-        "netns",
-        b.name(),
-    ])
-    .expect("veth pair");
+    a.ip(&veth_into("va", "vb", &b)).expect("veth pair");
     for (ns, dev, host) in [(&a, "va", 1), (&b, "vb", 2)] {
         ns.ip(&[
             "addr",

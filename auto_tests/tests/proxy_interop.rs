@@ -21,19 +21,14 @@ use std::time::Duration;
 
 use rand::{RngCore, SeedableRng};
 use rustox_auto_tests::ctoxcore::friend::PeerEvent;
-use rustox_auto_tests::ctoxcore::{BootstrapSpec, BuildOptions, PeerBinary, RecvOptions, RecvPeer};
+use rustox_auto_tests::ctoxcore::{BuildOptions, PeerBinary, RecvOptions, RecvPeer};
 use rustox_auto_tests::live::{RelayNetwork, RustoxOptions, RustoxPeer};
 use rustox_auto_tests::proxies::{ProxyOnlyNamespace, ProxyPolicy, ProxyProcess};
 use rustox_core::driver::tokio::relays::open;
 use rustox_core::proxy::{ProxyConfig, ProxyError, ProxyKind};
-use rustox_net_crypto::crypto::PublicKey;
 
 /// The file: enough for many windows through the proxy and the relay, short to run.
 const SIZE: u64 = 2 << 20;
-
-fn spec((addr, pk): &(SocketAddr, PublicKey)) -> BootstrapSpec {
-    BootstrapSpec::at(*addr, pk)
-}
 
 /// Skips (with a notice) outside CI when `what` is missing; fails in CI.
 fn skip_or_fail(what: &str, missing: bool, e: &dyn std::fmt::Display) {
@@ -95,12 +90,7 @@ fn file_through_proxy(kind: ProxyKind, base: u16, index: u8) {
     assert!(direct.is_err(), "the relay is reachable without the proxy");
     let mut c = RecvPeer::start(
         &binary,
-        &RecvOptions::tcp_only(
-            base + 5,
-            net.dht.iter().map(spec).collect(),
-            spec(&net.relay),
-            SIZE,
-        ),
+        &RecvOptions::tcp_only(base + 5, &net.dht, &net.relay, SIZE),
     )
     .expect("start the c-toxcore receiver");
     let c_id = c.ready().address.parse().expect("the receiver's Tox ID");
@@ -122,20 +112,7 @@ fn file_through_proxy(kind: ProxyKind, base: u16, index: u8) {
         .expect("run inside the namespace")
         .expect("start the rustox node");
     let summary = c.summary_beside(&r.log);
-    assert_eq!(
-        summary.bytes,
-        SIZE,
-        "{summary:?}\n rustox: {:?}",
-        r.log.events()
-    );
-    assert!(summary.verified, "c-toxcore's check failed: {summary:?}");
-    assert_eq!(summary.check, "file-id");
-    assert_eq!(summary.friend_connection, "tcp", "{summary:?}");
-    assert!(
-        r.log.has(|e| matches!(e, PeerEvent::Friend(_, 1))),
-        "rustox did not see the friend through the relay: {:?}",
-        r.log.events()
-    );
+    summary.assert_file_by_relay(SIZE, &r.log, "the relay");
     assert!(
         !r.log.has(|e| matches!(e, PeerEvent::Friend(_, 2))),
         "rustox used UDP: {:?}",

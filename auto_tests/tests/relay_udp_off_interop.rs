@@ -14,15 +14,13 @@
 //! compiler) fails these tests; otherwise they return at once with a notice.
 
 use rustox_auto_tests::live::wait_until;
-use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
 use rand::{RngCore, SeedableRng};
 use rustox_auto_tests::ctoxcore::friend::{CPeer, CPeerOptions, PeerEvent};
 use rustox_auto_tests::ctoxcore::{
-    file_peer_or_skip, BootstrapNode, BootstrapOptions, BootstrapSpec, PeerBinary, RecvOptions,
-    RecvPeer,
+    file_peer_or_skip, BootstrapNode, BootstrapOptions, PeerBinary, RecvOptions, RecvPeer,
 };
 use rustox_auto_tests::live::{RelayNetwork, RustoxOptions, RustoxPeer};
 use rustox_net_crypto::crypto::PublicKey;
@@ -85,10 +83,6 @@ fn rustox_relay_network(base: u16) -> Network {
         _bootstrapd: None,
         net: RelayNetwork::rustox(base),
     }
-}
-
-fn spec((addr, pk): &(SocketAddr, PublicKey)) -> BootstrapSpec {
-    BootstrapSpec::at(*addr, pk)
 }
 
 #[test]
@@ -178,12 +172,7 @@ fn a_file_from_a_udp_off_rustox_node_crosses_a_rustox_relay_to_c_toxcore_byte_ex
 fn file_through_relay(binary: &PeerBinary, net: &Network, port: u16, relay_name: &str) {
     let mut c = RecvPeer::start(
         binary,
-        &RecvOptions::tcp_only(
-            port,
-            net.dht.iter().map(spec).collect(),
-            spec(&net.relay),
-            SIZE,
-        ),
+        &RecvOptions::tcp_only(port, &net.dht, &net.relay, SIZE),
     )
     .expect("start the c-toxcore receiver");
     let c_id = c.ready().address.parse().expect("the receiver's Tox ID");
@@ -200,21 +189,8 @@ fn file_through_relay(binary: &PeerBinary, net: &Network, port: u16, relay_name:
     })
     .expect("start the rustox node");
     let summary = c.summary_beside(&r.log);
-    assert_eq!(
-        summary.bytes,
-        SIZE,
-        "{summary:?}\n rustox: {:?}",
-        r.log.events()
-    );
-    assert!(summary.verified, "c-toxcore's check failed: {summary:?}");
+    summary.assert_file_by_relay(SIZE, &r.log, "a relay");
     assert!(summary.in_order, "{summary:?}");
-    assert_eq!(summary.check, "file-id");
-    assert_eq!(summary.friend_connection, "tcp", "{summary:?}");
-    assert!(
-        r.log.has(|e| matches!(e, PeerEvent::Friend(_, 1))),
-        "rustox did not see the friend through a relay: {:?}",
-        r.log.events()
-    );
     eprintln!(
         "rustox → c-toxcore through {relay_name}: online after {:?} s, {:?} Mbit/s",
         summary.time_to_friend_online, summary.goodput_mbit

@@ -483,7 +483,7 @@ fn report(
         "loopback send → recv, {:.0} MiB, controller {}, measured {}",
         mib,
         args.controller,
-        utc_now()
+        rustox_simulator::utc_minute(std::time::SystemTime::now())
     );
     println!(
         "cipher ceiling (one core, XSalsa20-Poly1305, 1400 B): {:.0} MiB/s of file data ({:.0} MiB/s on the wire); RustCrypto's crate: {:.0} MiB/s of file data",
@@ -526,29 +526,6 @@ fn report(
         },
         sent.sha256
     );
-}
-
-/// The current UTC time as `YYYY-MM-DD HH:MM` (civil-from-days, Howard Hinnant's algorithm).
-pub fn utc_now() -> String {
-    let secs = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs()) as i64;
-    let days = secs.div_euclid(86_400);
-    let rem = secs.rem_euclid(86_400);
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
-    format!(
-        "{year:04}-{month:02}-{day:02} {:02}:{:02} UTC",
-        rem / 3600,
-        (rem % 3600) / 60
-    )
 }
 
 #[cfg(test)]

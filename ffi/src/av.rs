@@ -73,6 +73,17 @@ macro_rules! no_call {
     };
 }
 
+/// A `toxav_callback_*` setter: `fn(av, callback, user_data)`, the callback dropped (nothing
+/// that would call it can happen here).
+macro_rules! dropped_callback {
+    ($(#[$doc:meta])* fn $name:ident($cb:ty)) => {
+        stub! {
+            $(#[$doc])*
+            fn $name(av: *mut ToxAV, callback: Option<$cb>, user_data: *mut c_void)
+        }
+    };
+}
+
 /// `toxav_group_audio_cb` (toxav.h): audio of the old group calls. No group call exists here,
 /// so it is never called; the type is part of the header clients compile against.
 pub type toxav_group_audio_cb = unsafe extern "C" fn(
@@ -258,9 +269,9 @@ pub unsafe extern "C" fn toxav_call(
     })
 }
 
-stub! {
+dropped_callback! {
     /// `toxav_callback_call`: dropped; no call can come in.
-    fn toxav_callback_call(av: *mut ToxAV, callback: Option<toxav_call_cb>, user_data: *mut c_void)
+    fn toxav_callback_call(toxav_call_cb)
 }
 
 no_call! {
@@ -270,13 +281,9 @@ no_call! {
         error: Toxav_Err_Answer::FRIEND_NOT_CALLING
 }
 
-stub! {
+dropped_callback! {
     /// `toxav_callback_call_state`: dropped; no call state can change.
-    fn toxav_callback_call_state(
-        av: *mut ToxAV,
-        callback: Option<toxav_call_state_cb>,
-        user_data: *mut c_void,
-    )
+    fn toxav_callback_call_state(toxav_call_state_cb)
 }
 
 no_call! {
@@ -302,13 +309,9 @@ no_call! {
     fn toxav_audio_set_bit_rate(bit_rate: u32), error: Toxav_Err_Bit_Rate_Set::FRIEND_NOT_IN_CALL
 }
 
-stub! {
+dropped_callback! {
     /// `toxav_callback_audio_bit_rate`: dropped; no call, no bit-rate suggestion.
-    fn toxav_callback_audio_bit_rate(
-        av: *mut ToxAV,
-        callback: Option<toxav_audio_bit_rate_cb>,
-        user_data: *mut c_void,
-    )
+    fn toxav_callback_audio_bit_rate(toxav_audio_bit_rate_cb)
 }
 
 no_call! {
@@ -328,31 +331,19 @@ no_call! {
     fn toxav_video_set_bit_rate(bit_rate: u32), error: Toxav_Err_Bit_Rate_Set::FRIEND_NOT_IN_CALL
 }
 
-stub! {
+dropped_callback! {
     /// `toxav_callback_video_bit_rate`: dropped; no call, no bit-rate suggestion.
-    fn toxav_callback_video_bit_rate(
-        av: *mut ToxAV,
-        callback: Option<toxav_video_bit_rate_cb>,
-        user_data: *mut c_void,
-    )
+    fn toxav_callback_video_bit_rate(toxav_video_bit_rate_cb)
 }
 
-stub! {
+dropped_callback! {
     /// `toxav_callback_audio_receive_frame`: dropped; no audio frame can arrive.
-    fn toxav_callback_audio_receive_frame(
-        av: *mut ToxAV,
-        callback: Option<toxav_audio_receive_frame_cb>,
-        user_data: *mut c_void,
-    )
+    fn toxav_callback_audio_receive_frame(toxav_audio_receive_frame_cb)
 }
 
-stub! {
+dropped_callback! {
     /// `toxav_callback_video_receive_frame`: dropped; no video frame can arrive.
-    fn toxav_callback_video_receive_frame(
-        av: *mut ToxAV,
-        callback: Option<toxav_video_receive_frame_cb>,
-        user_data: *mut c_void,
-    )
+    fn toxav_callback_video_receive_frame(toxav_video_receive_frame_cb)
 }
 
 stub! {

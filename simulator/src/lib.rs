@@ -27,6 +27,7 @@ mod profiles;
 mod seed;
 mod shared;
 mod sim;
+mod summary;
 pub mod targets;
 mod trace;
 mod transfer;
@@ -37,13 +38,14 @@ pub use link::{
     wire_bytes, Admission, Bottleneck, BottleneckConfig, DropCause, Jitter, Link, LinkConfig,
     LinkSample, LinkStats, LinkVerdict, LossModel, Reorder, IPV4_UDP_OVERHEAD, IPV6_UDP_OVERHEAD,
 };
-pub use metrics::{jain_index, percentile};
+pub use metrics::{jain_index, percentile, utc_minute};
 pub use netcrypto::NetCryptoNode;
 pub use node::SimNode;
 pub use profiles::{Profile, FULL_PAYLOAD, FULL_WIRE_PACKET};
 pub use seed::{derive_rng, replay_command, seed_from_env, StreamKind, SEED_ENV};
 pub use shared::{run_shared_bottleneck, run_sharing, SharedMetrics, ALONE_SETTLE_RTTS};
 pub use sim::{LinkId, NodeId, SimError, SimStats, Simulator};
+pub use summary::TransferSummary;
 pub use trace::TraceHash;
 pub use transfer::{
     controller_by_name, controller_name, controllers_by_names, deadline_for, host_addr,

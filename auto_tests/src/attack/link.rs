@@ -32,7 +32,7 @@ use std::net::Ipv4Addr;
 use std::process::Command;
 use std::time::Duration;
 
-use crate::emulator::{remove_stale_namespaces, NetNs, NAMESPACE_PREFIX};
+use crate::emulator::{remove_stale_namespaces, veth_into, NetNs, NAMESPACE_PREFIX};
 
 /// The victim's address in V, on the honest link's end; the attacker reaches it by route.
 pub const VICTIM_IP: Ipv4Addr = Ipv4Addr::new(10, 78, 1, 2);
@@ -163,36 +163,8 @@ impl AttackNet {
         let (s, v, a) = (&self.sender, &self.victim, &self.attacker);
         // The veths are created inside V with their peers moved straight into S and A, so
         // no device name ever appears in the root namespace.
-        ip(
-            v,
-            &[
-                "link",
-                "add",
-                "vh",
-                "type",
-                "veth",
-                "peer",
-                "name",
-                "hs",
-                "netns",
-                s.name(),
-            ],
-        )?;
-        ip(
-            v,
-            &[
-                "link",
-                "add",
-                "va",
-                "type",
-                "veth",
-                "peer",
-                "name",
-                "aa",
-                "netns",
-                a.name(),
-            ],
-        )?;
+        ip(v, &veth_into("vh", "hs", s))?;
+        ip(v, &veth_into("va", "aa", a))?;
         for (ns, dev, addr) in [
             (s, "hs", format!("{SENDER_IP}/24")),
             (v, "vh", format!("{VICTIM_IP}/24")),

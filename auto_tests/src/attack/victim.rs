@@ -1,7 +1,7 @@
 //! The attacked node and the honest transfer through it, as child processes: `rustox recv`
 //! (a full node: DHT, onion server, net_crypto endpoint, friend requests) and
 //! `rustox send --to ADDR --key KEY FILE`. What each costs or achieves is read from
-//! `/proc` and from the JSON line each prints per file (`cli/src/summary.rs`).
+//! `/proc` and from the JSON line each prints per file (`simulator/src/summary.rs`).
 //!
 //! Either may run behind a [`Launch`] prefix such as `taskset -c 0 setsid nice -n -10 ip netns
 //! exec NS`: all these programs replace themselves with the next (`exec`), so the child's pid

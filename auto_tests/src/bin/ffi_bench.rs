@@ -30,9 +30,10 @@ use std::net::UdpSocket;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::mpsc;
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant, SystemTime};
 
 use clap::Parser;
+use rustox_simulator::utc_minute;
 
 /// The client's source, as this binary was built with it.
 const CLIENT_C: &str = include_str!("../../../ffi/bench/client.c");
@@ -561,31 +562,6 @@ fn both(runs: &[Run], digits: usize, f: impl Fn(&Idle) -> f64) -> String {
     format!("{r} / {s}")
 }
 
-/// `YYYY-MM-DD HH:MM UTC` for seconds since the epoch (Howard Hinnant's civil_from_days).
-fn utc(secs: u64) -> String {
-    let secs = secs as i64;
-    let days = secs.div_euclid(86_400);
-    let rem = secs.rem_euclid(86_400);
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
-    format!(
-        "{year:04}-{month:02}-{day:02} {:02}:{:02} UTC",
-        rem / 3600,
-        (rem % 3600) / 60
-    )
-}
-
-fn epoch_secs(t: SystemTime) -> u64 {
-    t.duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs())
-}
-
 /// rustox's library: the one asked for, or target/release's, built when missing.
 fn rustox_library(args: &Args) -> Result<PathBuf, String> {
     if let Some(path) = &args.rustox_lib {
@@ -734,7 +710,7 @@ fn real_main() -> Result<(), String> {
     let cores = std::thread::available_parallelism().map_or(0, |n| n.get());
     println!(
         "ffi-bench, {}: `{}`",
-        utc(epoch_secs(SystemTime::now())),
+        utc_minute(SystemTime::now()),
         command.join(" ")
     );
     println!();
@@ -751,7 +727,7 @@ fn real_main() -> Result<(), String> {
     println!(
         "rustox: {} (built {}{stale}; copied for the run); c-toxcore: {}; client: {cc}.",
         rustox.display(),
-        built.map_or("?".into(), |t| utc(epoch_secs(t))),
+        built.map_or("?".into(), utc_minute),
         ctoxcore.display()
     );
     let bench = Bench {

@@ -10,7 +10,7 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use clap::Parser;
-use rustox_auto_tests::bench::{run_parallel, worker_count, Selection};
+use rustox_auto_tests::bench::{run_parallel, worker_count, RowArgs};
 use rustox_net_crypto::{ControllerKind, Timestamp};
 use rustox_simulator::{controller_name, FileRun, FileSpec, Profile};
 use serde::Serialize;
@@ -29,16 +29,12 @@ const MARKS_S: [u64; 5] = [1, 2, 5, 10, 20];
 const CHAT_INTERVAL: Duration = Duration::from_millis(500);
 
 #[derive(Parser, Debug)]
-#[command(about = "Simulated file-transfer benchmark: goodput, MiB over time, chat latency")]
+#[command(about = "Simulated file-transfer benchmark: goodput, MiB over time, chat latency",
+    mut_arg("quick", |a| a.help("8 MiB on wan20, wan100 and vpn300, at most 25 s of virtual time each"))
+)]
 struct Args {
-    /// One JSON object per row instead of the table.
-    #[arg(long)]
-    json: bool,
-    /// 8 MiB on wan20, wan100 and vpn300, at most 25 s of virtual time each.
-    #[arg(long)]
-    quick: bool,
     #[command(flatten)]
-    select: Selection,
+    rows: RowArgs,
     /// File size in MiB.
     #[arg(long)]
     mib: Option<u64>,
@@ -135,7 +131,7 @@ fn opt(v: Option<f64>, scale: f64, digits: usize) -> String {
 fn main() -> ExitCode {
     let args = Args::parse();
     let unnamed = || {
-        if args.quick {
+        if args.rows.quick {
             QUICK_PROFILES
                 .iter()
                 .filter_map(|n| Profile::by_name(n))
@@ -144,7 +140,10 @@ fn main() -> ExitCode {
             Profile::all()
         }
     };
-    let (profiles, controllers) = match (args.select.profiles(unnamed), args.select.controllers()) {
+    let (profiles, controllers) = match (
+        args.rows.select.profiles(unnamed),
+        args.rows.select.controllers(),
+    ) {
         (Ok(p), Ok(c)) => (p, c),
         (Err(e), _) | (_, Err(e)) => {
             eprintln!("{e}");
@@ -153,8 +152,8 @@ fn main() -> ExitCode {
     };
     let mib = args
         .mib
-        .unwrap_or(if args.quick { QUICK_MIB } else { FULL_MIB });
-    let cap = args.quick.then_some(QUICK_CAP);
+        .unwrap_or(if args.rows.quick { QUICK_MIB } else { FULL_MIB });
+    let cap = args.rows.quick.then_some(QUICK_CAP);
     let work: Vec<(Profile, ControllerKind)> = profiles
         .iter()
         .flat_map(|p| controllers.iter().map(move |c| (p.clone(), *c)))
@@ -163,7 +162,7 @@ fn main() -> ExitCode {
         run_row(&profile, controller, args.seed, mib, cap)
     });
 
-    if args.json {
+    if args.rows.json {
         for row in &rows {
             match serde_json::to_string(row) {
                 Ok(line) => println!("{line}"),
@@ -179,7 +178,7 @@ fn main() -> ExitCode {
         "file-bench: {mib} MiB per transfer, chat every {} ms, seed {}{}",
         CHAT_INTERVAL.as_millis(),
         args.seed,
-        if args.quick {
+        if args.rows.quick {
             " (quick: ≤ 25 s virtual)"
         } else {
             ""

@@ -8,7 +8,7 @@
 use std::process::ExitCode;
 
 use clap::Parser;
-use rustox_auto_tests::bench::{run_parallel, worker_count, Selection};
+use rustox_auto_tests::bench::{run_parallel, worker_count, RowArgs};
 use rustox_simulator::targets::{goodput_target, RAMP_MAX_RTTS, RAMP_PROFILES};
 use rustox_simulator::{driver_by_name, run_transfer, Profile, TransferMetrics, TransferSpec};
 
@@ -20,16 +20,12 @@ const QUICK_MIB: u64 = 8;
 const FULL_SEEDS: u64 = 3;
 
 #[derive(Parser, Debug)]
-#[command(about = "Simulated transport benchmark: goodput, ramp, resends, RTT fidelity, queueing")]
+#[command(about = "Simulated transport benchmark: goodput, ramp, resends, RTT fidelity, queueing",
+    mut_arg("quick", |a| a.help("One seed, 8 MiB per transfer"))
+)]
 struct Args {
-    /// One JSON object per row instead of the table.
-    #[arg(long)]
-    json: bool,
-    /// One seed, 8 MiB per transfer.
-    #[arg(long)]
-    quick: bool,
     #[command(flatten)]
-    select: Selection,
+    rows: RowArgs,
     /// Number of seeds (1, 2, …).
     #[arg(long)]
     seeds: Option<u64>,
@@ -52,8 +48,8 @@ struct Args {
 fn main() -> ExitCode {
     let args = Args::parse();
     let (profiles, controllers) = match (
-        args.select.profiles(Profile::all),
-        args.select.controllers(),
+        args.rows.select.profiles(Profile::all),
+        args.rows.select.controllers(),
     ) {
         (Ok(p), Ok(c)) => (p, c),
         (Err(e), _) | (_, Err(e)) => {
@@ -63,10 +59,10 @@ fn main() -> ExitCode {
     };
     let seeds = args
         .seeds
-        .unwrap_or(if args.quick { 1 } else { FULL_SEEDS });
+        .unwrap_or(if args.rows.quick { 1 } else { FULL_SEEDS });
     let mib = args
         .mib
-        .unwrap_or(if args.quick { QUICK_MIB } else { FULL_MIB });
+        .unwrap_or(if args.rows.quick { QUICK_MIB } else { FULL_MIB });
     let driver = match driver_by_name(&args.driver) {
         Ok(d) => d,
         Err(e) => {
@@ -85,8 +81,8 @@ fn main() -> ExitCode {
             }
         }
     }
-    let rows = run_all(specs, worker_count(args.jobs), !args.json);
-    if args.json {
+    let rows = run_all(specs, worker_count(args.jobs), !args.rows.json);
+    if args.rows.json {
         for r in &rows {
             match serde_json::to_string(r) {
                 Ok(line) => println!("{line}"),

@@ -31,6 +31,6 @@ pub use error::CToxcoreError;
 pub use launch::Launch;
 pub use peer::{
     ContentCheck, FileIdChoice, PeerOptions, PeerReady, RecvOptions, RecvPeer, RecvSummary,
-    SendOptions, SendPeer, SendSummary,
+    SendOptions, SendPeer, SendSummary, TransferTimes,
 };
 pub use transfer::{run_transfer, Discovery, Friendship, TransferOptions, TransferReport};

@@ -2,9 +2,11 @@
 //! they print (see the C file's header) and the typed summaries read from them.
 
 use std::ffi::OsString;
+use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
+use rustox_net_crypto::crypto::PublicKey;
 use serde::de::DeserializeOwned;
 use serde::Deserialize;
 
@@ -12,7 +14,7 @@ use super::bootstrap::BootstrapSpec;
 use super::build::PeerBinary;
 use super::child::LineChild;
 use super::error::CToxcoreError;
-use super::friend::PeerLog;
+use super::friend::{PeerEvent, PeerLog};
 use super::launch::Launch;
 
 /// How long a peer may take to print its ready line (tox_new and binding a port).
@@ -208,13 +210,15 @@ pub struct PeerReady {
     pub toxcore_version: String,
 }
 
-/// The sender's summary. Times are seconds; `None` where the event never happened.
+/// What both peers' summaries report. Times are seconds; `None` where the event never
+/// happened.
 #[derive(Debug, Clone, Deserialize, PartialEq)]
-pub struct SendSummary {
-    /// Bytes handed to c-toxcore and accepted.
+pub struct TransferTimes {
+    /// Bytes handed to c-toxcore and accepted (sender), or received (receiver).
     pub bytes: u64,
-    /// From the receiver's accept to c-toxcore's final (zero-length) chunk request, made
-    /// once the last data packet is acknowledged.
+    /// Sender: from the receiver's accept to c-toxcore's final (zero-length) chunk request,
+    /// made once the last data packet is acknowledged. Receiver: from sending the accept to
+    /// the last byte.
     pub seconds: Option<f64>,
     /// `bytes` over `seconds`, Mbit/s.
     pub goodput_mbit: Option<f64>,
@@ -222,8 +226,17 @@ pub struct SendSummary {
     pub time_to_friend_online: Option<f64>,
     /// From process start to c-toxcore reporting itself connected (onion announced).
     pub time_to_self_online: Option<f64>,
-    /// The friend connection at the end: "udp", "tcp" or "none".
+    /// The friend connection: "udp", "tcp" or "none" (sender: at the end; receiver: when the
+    /// file completed).
     pub friend_connection: String,
+}
+
+/// The sender's summary; its common part reads through `Deref` (`summary.bytes`).
+#[derive(Debug, Clone, Deserialize, PartialEq)]
+pub struct SendSummary {
+    /// Bytes, times and the friend connection.
+    #[serde(flatten)]
+    pub times: TransferTimes,
     /// Chunk requests answered.
     pub chunk_requests: u64,
     /// Chunks c-toxcore refused with SENDQ (each retried later).
@@ -232,21 +245,12 @@ pub struct SendSummary {
     pub backlog_peak: u64,
 }
 
-/// The receiver's summary.
+/// The receiver's summary; its common part reads through `Deref` (`summary.bytes`).
 #[derive(Debug, Clone, Deserialize, PartialEq)]
 pub struct RecvSummary {
-    /// Bytes received.
-    pub bytes: u64,
-    /// From sending the accept to the last byte.
-    pub seconds: Option<f64>,
-    /// `bytes` over `seconds`, Mbit/s.
-    pub goodput_mbit: Option<f64>,
-    /// From process start to the friend's connection coming up.
-    pub time_to_friend_online: Option<f64>,
-    /// From process start to c-toxcore reporting itself connected.
-    pub time_to_self_online: Option<f64>,
-    /// The friend connection when the file completed.
-    pub friend_connection: String,
+    /// Bytes, times and the friend connection.
+    #[serde(flatten)]
+    pub times: TransferTimes,
     /// The size the offer announced.
     pub expected_bytes: u64,
     /// All bytes arrived, in order, and passed the check.
@@ -257,6 +261,41 @@ pub struct RecvSummary {
     pub mismatched_bytes: u64,
     /// Every chunk arrived at the position that followed the previous one.
     pub in_order: bool,
+}
+
+impl RecvSummary {
+    /// A test's checks of a file c-toxcore received from a rustox peer over a TCP relay:
+    /// `size` bytes, verified against the file id, on a TCP friend connection, and the
+    /// rustox peer (`rustox`, its log) saw the friend online over TCP; `via` names the relay
+    /// in the failure message.
+    #[track_caller]
+    pub fn assert_file_by_relay(&self, size: u64, rustox: &PeerLog, via: &str) {
+        assert_eq!(self.bytes, size, "{self:?}\n rustox: {:?}", rustox.events());
+        assert!(self.verified, "c-toxcore's check failed: {self:?}");
+        assert_eq!(self.check, "file-id");
+        assert_eq!(self.friend_connection, "tcp", "{self:?}");
+        assert!(
+            rustox.has(|e| matches!(e, PeerEvent::Friend(_, 1))),
+            "rustox did not see the friend through {via}: {:?}",
+            rustox.events()
+        );
+    }
+}
+
+impl std::ops::Deref for SendSummary {
+    type Target = TransferTimes;
+
+    fn deref(&self) -> &TransferTimes {
+        &self.times
+    }
+}
+
+impl std::ops::Deref for RecvSummary {
+    type Target = TransferTimes;
+
+    fn deref(&self) -> &TransferTimes {
+        &self.times
+    }
 }
 
 /// A running receiver; killed when dropped.
@@ -273,19 +312,23 @@ pub struct SendPeer {
 
 impl RecvOptions {
     /// A receiver on `port` with UDP off, bootstrapping from `nodes` and reaching its friend
-    /// only through `relay`, expecting `size` bytes whose file id it checks; 150 s to finish.
+    /// only through `relay` (addresses and DHT keys), expecting `size` bytes whose file id it
+    /// checks; 150 s to finish.
     pub fn tcp_only(
         port: u16,
-        nodes: Vec<BootstrapSpec>,
-        relay: BootstrapSpec,
+        nodes: &[(SocketAddr, PublicKey)],
+        relay: &(SocketAddr, PublicKey),
         size: u64,
     ) -> RecvOptions {
         RecvOptions {
             peer: PeerOptions {
                 port,
-                bootstrap: nodes,
+                bootstrap: nodes
+                    .iter()
+                    .map(|(addr, pk)| BootstrapSpec::at(*addr, pk))
+                    .collect(),
                 udp: false,
-                tcp_relays: vec![relay],
+                tcp_relays: vec![BootstrapSpec::at(relay.0, &relay.1)],
                 timeout: Duration::from_secs(150),
                 ..PeerOptions::default()
             },

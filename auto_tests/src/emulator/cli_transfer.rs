@@ -1,6 +1,6 @@
 //! The real `rustox recv` and `rustox send` run as child processes inside a [`Testbed`]'s
 //! namespaces, and the JSON summary line each prints at the end of a file
-//! (`cli/src/summary.rs`) read back.
+//! ([`CliSummary`], the CLI's own type) read back.
 //!
 //! Several transfers may run at once through one testbed (two receivers on different
 //! ports, two senders), which is how the sharing goals are measured.
@@ -12,8 +12,6 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdout, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
-
-use serde::{Deserialize, Serialize};
 
 use super::testbed::{Side, Testbed};
 use super::EmulatorError;
@@ -44,24 +42,8 @@ pub fn rustox_beside_current_exe() -> Result<PathBuf, String> {
     ))
 }
 
-/// The JSON line `rustox send` / `rustox recv` print per file (`cli/src/summary.rs`).
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
-pub struct CliSummary {
-    /// File bytes transferred.
-    pub bytes: u64,
-    /// Sender: offer to last byte acknowledged; receiver: accept to last byte written.
-    pub seconds: f64,
-    /// bytes × 8 / seconds, 10⁶ bit/s.
-    pub goodput_mbit: f64,
-    /// Smoothed RTT at the end.
-    pub rtt_ms: Option<f64>,
-    /// Data packets this side sent again.
-    pub resent_packets: u64,
-    /// SHA-256 of the file, hex.
-    pub sha256: String,
-    /// CPU seconds of the process.
-    pub cpu_seconds: Option<f64>,
-}
+/// The JSON line `rustox send` / `rustox recv` print per file: the CLI's own type.
+pub use rustox_simulator::TransferSummary as CliSummary;
 
 /// One file transfer to run: where the receiver listens, with which controller, what to send.
 #[derive(Debug, Clone)]

@@ -39,7 +39,7 @@ pub use cli_transfer::{
 };
 pub use engine::EmulatorOptions;
 pub use error::EmulatorError;
-pub use namespace::{remove_stale_namespaces, NetNs, NAMESPACE_PREFIX};
+pub use namespace::{remove_stale_namespaces, veth_into, NetNs, NAMESPACE_PREFIX};
 pub use packet::{FlowKey, PacketInfo, PROTO_TCP, PROTO_UDP};
 pub use sharing::{merged, overlap, rates_bps};
 pub use stats::{

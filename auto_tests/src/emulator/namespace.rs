@@ -18,6 +18,24 @@ pub const NAMESPACE_PREFIX: &str = "rxemu-";
 /// Where `ip netns add` mounts a namespace's handle.
 const NETNS_RUN_DIR: &str = "/run/netns";
 
+/// `ip` arguments (for [`NetNs::ip`] of the namespace that keeps `dev`) adding the veth pair
+/// `dev`–`peer` with `peer` created straight inside `peer_ns`, so that no device name ever
+/// appears in the root namespace.
+pub fn veth_into<'a>(dev: &'a str, peer: &'a str, peer_ns: &'a NetNs) -> [&'a str; 10] {
+    [
+        "link",
+        "add",
+        dev,
+        "type",
+        "veth",
+        "peer",
+        "name",
+        peer,
+        "netns",
+        peer_ns.name(),
+    ]
+}
+
 /// A network namespace that exists while this value lives.
 #[derive(Debug)]
 pub struct NetNs {

@@ -18,7 +18,7 @@ use rustox_core::node::Node;
 use rustox_core::relay::client::RelayId;
 use rustox_net_crypto::Timestamp;
 
-use super::control::segment_conn;
+use super::control::{segment_conn, Arrival};
 use super::socket::{SocketInput, SocketStats, TcpSocket};
 use crate::tcp::StreamOptions;
 
@@ -89,14 +89,8 @@ impl RelaySockets {
     }
 
     /// A segment of one of our connections arrived from `from` on our address `to`.
-    pub fn handle_segment(
-        &mut self,
-        now: Timestamp,
-        from: SocketAddr,
-        to: SocketAddr,
-        bytes: &[u8],
-        node: &mut Node,
-    ) {
+    pub fn handle_segment(&mut self, now: Timestamp, segment: Arrival<'_>, node: &mut Node) {
+        let Arrival { from, to, bytes } = segment;
         let Some(conn) = segment_conn(bytes).filter(|c| self.conns.contains_key(c)) else {
             return;
         };

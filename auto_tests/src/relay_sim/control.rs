@@ -11,6 +11,8 @@
 //! A connection is named by the client's address and this id (the client picks it, unique
 //! among its own connections), as a real one is by its ports.
 
+use std::net::SocketAddr;
+
 use crate::tcp::SEGMENT_HEADER;
 
 /// Kind byte of a SYN (client → server).
@@ -67,6 +69,18 @@ impl Control {
             _ => None,
         }
     }
+}
+
+/// One segment of the TCP model as it arrives on a port: from whom, on which of our
+/// addresses, and its bytes.
+#[derive(Debug, Clone, Copy)]
+pub struct Arrival<'a> {
+    /// The sender's address.
+    pub from: SocketAddr,
+    /// Our address it arrived on.
+    pub to: SocketAddr,
+    /// The segment.
+    pub bytes: &'a [u8],
 }
 
 /// The connection id of a data or ACK segment of the TCP model (its flow id), if `bytes`

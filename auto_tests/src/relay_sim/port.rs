@@ -10,7 +10,7 @@ use rustox_core::node::Node;
 use rustox_net_crypto::Timestamp;
 
 use super::client::RelaySockets;
-use super::control::Control;
+use super::control::{Arrival, Control};
 use super::server::SimRelayServer;
 use crate::tcp::StreamOptions;
 
@@ -66,11 +66,15 @@ impl TcpPort {
         node: &mut Node,
     ) {
         let syn = matches!(Control::parse(bytes), Some(Control::Syn(_)));
+        let segment = Arrival {
+            from,
+            to: self.addr,
+            bytes,
+        };
         if !syn && self.clients.owns(from, bytes) {
-            self.clients
-                .handle_segment(now, from, self.addr, bytes, node);
+            self.clients.handle_segment(now, segment, node);
         } else if let Some(server) = self.server.as_mut() {
-            server.handle_segment(now, from, self.addr, bytes);
+            server.handle_segment(now, segment);
         }
     }
 

@@ -23,7 +23,7 @@ use rand_chacha::ChaCha20Rng;
 use rustox_core::relay::server::{ConnId, RelayServer};
 use rustox_net_crypto::Timestamp;
 
-use super::control::{segment_conn, Control};
+use super::control::{segment_conn, Arrival, Control};
 use super::socket::{SocketInput, TcpSocket};
 use crate::tcp::StreamOptions;
 
@@ -90,13 +90,8 @@ impl SimRelayServer {
     }
 
     /// A segment arrived from `from` on our address `to`.
-    pub fn handle_segment(
-        &mut self,
-        now: Timestamp,
-        from: SocketAddr,
-        to: SocketAddr,
-        bytes: &[u8],
-    ) {
+    pub fn handle_segment(&mut self, now: Timestamp, segment: Arrival<'_>) {
+        let Arrival { from, to, bytes } = segment;
         let Some(conn_no) = segment_conn(bytes) else {
             return;
         };
