@@ -61,7 +61,8 @@ impl Batch {
         }
     }
 
-    /// Whether runs of datagrams leave in one segmented send.
+    /// Whether runs of datagrams leave in one segmented send (the tokio session asks).
+    #[cfg(feature = "tokio")]
     pub fn offload(&self) -> bool {
         self.offload
     }
