@@ -1,7 +1,8 @@
 //! The Tox ID: 38-byte and 76-hex-digit forms, and the friend-add checks (docs/protocol.md §6.5).
 #![no_main]
 use libfuzzer_sys::fuzz_target;
-use rustox_core::friend::tox_id::{validate_friend_add, ToxId, TOX_ID_SIZE};
+use rustox_core::friend::tox_id::{ToxId, TOX_ID_SIZE};
+use rustox_core::friend::validate_friend_add;
 use rustox_net_crypto::crypto::PublicKey;
 
 fuzz_target!(|data: &[u8]| {
