@@ -87,6 +87,15 @@ pub fn pkg_config(program: &str, args: &[&str], packages: &[&str]) -> Result<Vec
 }
 
 /// A compiler invocation, built argument by argument in the order given.
+/// The folder `program` (a pkg-config) names as `package`'s `libdir`: where the shared library
+/// a program built against `package` is found, the folder [`Cc::pin_library_dir`] pins.
+pub fn library_dir(program: &str, package: &str) -> Result<String, CError> {
+    pkg_config(program, &["--variable=libdir"], &[package])?
+        .into_iter()
+        .next()
+        .ok_or_else(|| CError::PkgConfig(format!("{program} names no libdir for {package}")))
+}
+
 #[derive(Debug, Clone)]
 pub struct Cc {
     compiler: String,
@@ -133,9 +142,7 @@ impl Cc {
 
     /// [`Cc::pin_library_dir`] on the folder pkg-config names for `package` (`libdir`).
     pub fn pin_pkg_config_library(self, package: &str) -> Result<Cc, CError> {
-        let dir = pkg_config("pkg-config", &["--variable=libdir"], &[package])?;
-        let dir = dir.first().cloned().unwrap_or_default();
-        Ok(self.pin_library_dir(dir))
+        Ok(self.pin_library_dir(library_dir("pkg-config", package)?))
     }
 
     /// Appends `-I` for `testkit.h`.

@@ -95,9 +95,8 @@ impl PeerBinary {
         .map_err(|e| CToxcoreError::from_build(e, Path::new(name)))?;
         // The library the peer was linked against is the one it runs on (testkit's
         // `pin_library_dir`), whatever `LD_LIBRARY_PATH` the test runner sets.
-        let library_dir = pkg_config(&options.pkg_config, &["--variable=libdir"], &["toxcore"])
-            .map_err(|e| CToxcoreError::from_build(e, Path::new(name)))?
-            .concat();
+        let library_dir = c::library_dir(&options.pkg_config, "toxcore")
+            .map_err(|e| CToxcoreError::from_build(e, Path::new(name)))?;
         let mut hasher = Sha256::new();
         hasher.update(library_dir.as_bytes());
         hasher.update(source_text.as_bytes());
