@@ -146,6 +146,19 @@ pub enum NodeEvent {
         /// side (a sink or source error, a hash mismatch, the session ending).
         by_peer: bool,
     },
+    /// A friend invites us to a conference (`tox_conference_invite_cb`); join with
+    /// [`super::Node::conference_join`] and the cookie.
+    ConferenceInvite {
+        /// The inviting friend.
+        friend: FriendNumber,
+        /// The conference's type.
+        kind: crate::conference::ConferenceType,
+        /// The cookie to join with.
+        cookie: Vec<u8>,
+    },
+    /// Something happened in a conference (every [`crate::conference::ConferenceEvent`] but
+    /// `Invite`, which arrives as [`NodeEvent::ConferenceInvite`]).
+    Conference(crate::conference::ConferenceEvent),
     /// The node's own connection to the network changed: connected while nodes store our
     /// onion announcement, so friends can find us (c-toxcore's self connection status,
     /// `onion_connection_status`). [`super::Node::is_connected`] tells the DHT's view.

@@ -15,6 +15,7 @@
 //! `ONLINE` packet on that session makes the friend online (docs/protocol.md §3.1,
 //! `messenger.rs`); files ride on the same session (`files.rs`).
 
+mod conference_ops;
 pub(crate) mod event;
 mod file_ops;
 pub(crate) mod files;

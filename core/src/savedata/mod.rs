@@ -36,6 +36,7 @@
 // arithmetic that could panic or wrap.
 #![deny(clippy::indexing_slicing, clippy::arithmetic_side_effects)]
 
+pub(crate) mod conference;
 pub mod crypt;
 pub(crate) mod dht;
 #[cfg(feature = "io")]
@@ -51,6 +52,7 @@ use crate::dht::wire::packed_node::{PackedNode, PACKED_NODE_SIZE_V4};
 use crate::dht::wire::WireError;
 use crate::friend::{NoSpam, ToxId};
 
+pub use conference::{SavedConference, SavedConferencePeer};
 pub use crypt::{decrypt, encrypt, is_encrypted, CryptError, PassKey};
 pub use dht::{DhtSectionError, DhtState};
 pub use friend::{

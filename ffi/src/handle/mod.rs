@@ -484,6 +484,8 @@ impl State {
                 }
             }
             NodeEvent::SelfConnection { .. } => self.refresh_self_status(out),
+            // The conference events are translated once the C API has conferences.
+            NodeEvent::ConferenceInvite { .. } | NodeEvent::Conference(_) => {}
         }
     }
 
