@@ -274,6 +274,8 @@ pub struct Profile {
     pub tcp_relays: Vec<PackedNode>,
     /// Onion path nodes to build paths from next time, ≤ 8.
     pub path_nodes: Vec<PackedNode>,
+    /// Old-style conferences (section 20), saved as c-toxcore 0.2.18 saves them.
+    pub conferences: Vec<SavedConference>,
     /// Every section not interpreted here (CONFERENCES, newer versions' sections), verbatim
     /// and in file order. Types 1–6, 10, 11 and 255 do not belong here and are not written.
     pub other_sections: Vec<(u16, Vec<u8>)>,
@@ -291,6 +293,7 @@ impl PartialEq for Profile {
             && self.dht_other_sections == other.dht_other_sections
             && self.tcp_relays == other.tcp_relays
             && self.path_nodes == other.path_nodes
+            && self.conferences == other.conferences
             && self.other_sections == other.other_sections
     }
 }
@@ -311,6 +314,7 @@ impl Profile {
             dht_other_sections: Vec::new(),
             tcp_relays: Vec::new(),
             path_nodes: Vec::new(),
+            conferences: Vec::new(),
             other_sections: Vec::new(),
         }
     }

@@ -506,6 +506,7 @@ fn arb_profile() -> impl Strategy<Value = Profile> {
                     dht_other_sections: dht_others,
                     tcp_relays,
                     path_nodes,
+                    conferences: Vec::new(),
                     other_sections: others,
                 }
             },
