@@ -119,8 +119,8 @@ impl Io {
         self.friends.contains(pk)
     }
 
-    /// The DHT key of the link to `pk` (`get_friendcon_public_keys`' temp key), or `pk`'s
-    /// real key when the node never told us one.
+    /// The DHT key of the link to `pk` (`get_friendcon_public_keys`' temp key), or the zero
+    /// key when the node never told us one (a hint only: peers dial what the onion finds).
     pub fn link_dht_pk(&self, pk: &PublicKey) -> PublicKey {
         self.dht_keys.get(pk).copied().unwrap_or(PublicKey([0; 32]))
     }

@@ -913,3 +913,64 @@ fn an_invite_to_a_member_is_answered_as_member() {
         );
     }
 }
+
+#[test]
+fn a_chain_of_invites_survives_churn() {
+    // Each member is friends only with the next; each invites the next.
+    let n = 12;
+    let mut net = Net::new(n, 12);
+    for i in 0..n - 1 {
+        net.befriend(i, i + 1);
+    }
+    let now = net.now;
+    let mut cs = vec![net.members[0]
+        .conf
+        .create(now, &mut rng(), ConferenceType::Text)
+        .unwrap()];
+    for i in 1..n {
+        let c = net.invite_and_join(i - 1, cs[i - 1], i);
+        cs.push(c);
+        net.advance(1);
+    }
+    net.advance(5);
+    for i in 0..n {
+        assert_eq!(
+            net.count(i, cs[i], PeerList::Online),
+            n as u32,
+            "member {i}"
+        );
+    }
+    // Two members drop out long enough to be frozen, then come back.
+    net.set_down(3);
+    net.set_down(8);
+    net.advance(FREEZE_TIMEOUT + 2);
+    assert_eq!(net.count(0, cs[0], PeerList::Offline), 2);
+    net.members[3].up = true;
+    net.members[8].up = true;
+    net.settle();
+    net.advance(GROUP_PING_INTERVAL * 2);
+    for i in 0..n {
+        assert_eq!(
+            net.count(i, cs[i], PeerList::Online),
+            n as u32,
+            "member {i}"
+        );
+    }
+    net.clear_events();
+    let now = net.now;
+    for i in 0..n {
+        let text = format!("c{i}").into_bytes();
+        net.members[i]
+            .conf
+            .send_message(now, cs[i], MessageKind::Normal, &text)
+            .unwrap();
+    }
+    net.settle();
+    for i in 0..n {
+        let mut got = texts(&net.members[i].events);
+        got.sort();
+        let mut want: Vec<Vec<u8>> = (0..n).map(|j| format!("c{j}").into_bytes()).collect();
+        want.sort();
+        assert_eq!(got, want, "member {i}");
+    }
+}
