@@ -153,6 +153,23 @@ impl Group {
             .map(|p| p.peer_number)
     }
 
+    /// The DHT key of the link to `pk`: the node's, else the one the peer lists gave, else
+    /// the zero key (a hint only: peers dial what the onion finds).
+    pub fn dht_of(&self, io: &Io, pk: &PublicKey) -> PublicKey {
+        io.link_dht_pk(pk)
+            .or_else(|| {
+                self.peer_by_pk(pk)
+                    .and_then(|i| self.peers.get(i))
+                    .map(|p| p.temp_pk)
+            })
+            .or_else(|| {
+                self.frozen_by_pk(pk)
+                    .and_then(|i| self.frozen.get(i))
+                    .map(|p| p.temp_pk)
+            })
+            .unwrap_or(PublicKey([0; 32]))
+    }
+
     fn bound_frozen(&self) -> usize {
         usize::try_from(self.max_frozen)
             .unwrap_or(usize::MAX)

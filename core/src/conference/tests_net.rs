@@ -17,6 +17,7 @@ use super::*;
 
 pub(super) struct Member {
     pub pk: PublicKey,
+    pub dht: PublicKey,
     pub conf: Conferences,
     /// Open minus Release per remote key.
     pub opens: HashMap<PublicKey, i64>,
@@ -51,6 +52,7 @@ impl Net {
             by_pk.insert(pk, i);
             members.push(Member {
                 pk,
+                dht: PublicKey(dht),
                 conf: Conferences::new(pk, PublicKey(dht), &name),
                 opens: HashMap::new(),
                 reported: HashMap::new(),
@@ -151,6 +153,11 @@ impl Net {
                     any = true;
                     self.members[a].reported.insert(pb, up);
                     let now = self.now;
+                    if up {
+                        // The node knows a connected peer's DHT key.
+                        let dht = self.members[b].dht;
+                        self.members[a].conf.set_link_dht_pk(pb, dht);
+                    }
                     self.members[a].conf.handle_link_status(now, pb, up);
                 }
             }
@@ -480,6 +487,13 @@ fn strangers_meet_through_a_common_friend() {
     }
     // 1 and 2 hold a link to each other although they are not friends.
     assert!(net.link_up(1, 2));
+    // Everyone knows everyone's DHT key (from NEW_PEER and the peer lists).
+    for i in 0..3 {
+        for p in &net.members[i].conf.save()[0].peers {
+            let j = net.by_pk[&p.real_pk];
+            assert_eq!(p.temp_pk, net.members[j].dht, "member {i} about {j}");
+        }
+    }
     net.clear_events();
     let now = net.now;
     net.members[1]
