@@ -215,6 +215,16 @@ impl Group {
         fresh: bool,
         callback: bool,
     ) -> Option<usize> {
+        // Our own entry keeps our peer id once we are in (rustox's hardening: in group.c a
+        // peer list or NEW_PEER naming our key under another id replaces our entry, after
+        // which no peer number is ours).
+        if real_pk == io.self_pk
+            && self.status == Status::Connected
+            && peer_number != self.peer_number
+        {
+            io.drop_packet();
+            return None;
+        }
         let found = if fresh {
             self.note_peer_active(io, peer_number)
         } else {
@@ -224,6 +234,9 @@ impl Group {
             let p = self.peers.get_mut(i)?;
             if p.real_pk != real_pk {
                 return None;
+            }
+            if real_pk == io.self_pk {
+                return Some(i);
             }
             if fresh || !p.temp_pk_updated {
                 p.temp_pk = temp_pk;
@@ -402,6 +415,7 @@ impl Group {
                     reasons: 0,
                     pk,
                     group_number: 0,
+                    queries: (0, 0),
                 };
                 e
             }

@@ -76,13 +76,19 @@ impl Group {
                 self.remove_connection_reason(io, conn, REASON_INTRODUCING);
             }
             DirectPacket::Query => {
-                let Some(c) = self.conns.get(conn).copied() else {
+                let now = io.now;
+                let Some(c) = self.conns.get_mut(conn) else {
                     return;
                 };
                 if c.state != ConnState::Online {
                     return;
                 }
-                self.send_peers(io, c.pk, c.group_number);
+                if !c.take_query(now) {
+                    io.drop_packet();
+                    return;
+                }
+                let (pk, gn) = (c.pk, c.group_number);
+                self.send_peers(io, pk, gn);
             }
             DirectPacket::Response { peers, bad_entry } => {
                 self.handle_peer_response(io, &peers, bad_entry);
