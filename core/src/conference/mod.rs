@@ -18,6 +18,7 @@ mod dispatch;
 mod group;
 mod inbound;
 mod io;
+mod outbound;
 mod peers;
 mod persist;
 pub mod wire;
