@@ -10,7 +10,7 @@
 //! `--minutes` a member picked at random sends a message each second while members leave and
 //! come back (`--churn` % of them per minute). The engines are rustox's, whose rules are
 //! c-toxcore 0.2.18's (group.c): at these sizes no rule differs, so these are c-toxcore's
-//! figures too. Columns: messages sent; members online for each (on average, the sender
+//! figures too. Columns: links each member holds at the end; messages sent; members online for each (on average, the sender
 //! not counted); the share that reached every online member within
 //! 30 s; (message, member) pairs missed; time until the last online member had it (p50, p95);
 //! the most hops a message took (p95); the share within RTT × hops + 100 ms; wire bytes of
@@ -95,10 +95,10 @@ fn main() -> ExitCode {
         }
     }
     println!(
-        "| members | profile | RTT ms | loss % | churn %/min | messages | online/msg | reached all | missed | p50 ms | p95 ms | hops p95 | within RTT×hops+100 ms | chat B/msg/member | other B/member/min | heap/member | join s |"
+        "| members | profile | RTT ms | loss % | churn %/min | links/member | messages | online/msg | reached all | missed | p50 ms | p95 ms | hops p95 | within RTT×hops+100 ms | chat B/msg/member | other B/member/min | heap/member | join s |"
     );
     println!(
-        "|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+        "|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
     );
     for (cfg, r) in &rows {
         println!("{}", row(cfg, r));
@@ -126,12 +126,13 @@ fn row(cfg: &Config, r: &Report) -> String {
         r.within_budget as f64 / r.reached_all as f64
     };
     format!(
-        "| {} | {} | {:.1} | {:.1} | {:.1} | {} | {:.1} | {:.2} % | {} | {} | {} | {} | {:.1} % | {:.0} | {:.0} | {} | {:.0} |",
+        "| {} | {} | {:.1} | {:.1} | {:.1} | {:.1} | {} | {:.1} | {:.2} % | {} | {} | {} | {} | {:.1} % | {:.0} | {:.0} | {} | {:.0} |",
         r.peers,
         cfg.profile.name,
         cfg.profile.rtt.as_secs_f64() * 1000.0,
         cfg.profile.loss.mean_loss() * 100.0,
         cfg.churn_per_minute * 100.0,
+        r.links_per_peer,
         r.messages,
         r.mean_targets,
         r.delivered_share() * 100.0,

@@ -783,6 +783,11 @@ impl Sim {
         if r.messages > 0 {
             r.mean_targets = targets_total as f64 / r.messages as f64;
         }
+        let up_links = self.links.values().filter(|l| l.state == State::Up).count();
+        let running = self.members.iter().filter(|m| m.up).count();
+        if running > 0 {
+            r.links_per_peer = 2.0 * up_links as f64 / running as f64;
+        }
         // The heap each running engine holds: what dropping it gives back.
         let mut heap = 0u64;
         let mut estimate = 0u64;

@@ -30,6 +30,8 @@ pub struct Report {
     pub chat_bytes: u64,
     /// Wire bytes of everything else the engines sent during the message phase.
     pub other_bytes: u64,
+    /// Links (friend connections, hidden ones included) each running member holds at the end.
+    pub links_per_peer: f64,
     /// Times members left (and came back).
     pub churn_events: usize,
     /// Messages that reached a member that had left and come back (and was online for them).
