@@ -46,7 +46,7 @@ impl Group {
                 let body = MessageBody::NewPeer {
                     peer_number: p.peer_number,
                     real_pk: pk,
-                    temp_pk: io.link_dht_pk(&pk),
+                    temp_pk: self.dht_of(io, &pk),
                 };
                 let _ = self.send_message(io, &body);
             }
@@ -61,7 +61,7 @@ impl Group {
         let Some(peer_number) = self.peer_number_of(&pk) else {
             return false;
         };
-        let temp = io.link_dht_pk(&pk);
+        let temp = self.dht_of(io, &pk);
         self.add_peer(io, pk, temp, peer_number, true, true);
         if self.add_conn(io, pk, REASON_INTRODUCING, None).is_some() {
             self.send_online(io, pk);
