@@ -153,6 +153,23 @@ impl Group {
             .map(|p| p.peer_number)
     }
 
+    /// The DHT key of the link to `pk`: the node's, else the one the peer lists gave, else
+    /// the zero key (a hint only: peers dial what the onion finds).
+    pub fn dht_of(&self, io: &Io, pk: &PublicKey) -> PublicKey {
+        io.link_dht_pk(pk)
+            .or_else(|| {
+                self.peer_by_pk(pk)
+                    .and_then(|i| self.peers.get(i))
+                    .map(|p| p.temp_pk)
+            })
+            .or_else(|| {
+                self.frozen_by_pk(pk)
+                    .and_then(|i| self.frozen.get(i))
+                    .map(|p| p.temp_pk)
+            })
+            .unwrap_or(PublicKey([0; 32]))
+    }
+
     fn bound_frozen(&self) -> usize {
         usize::try_from(self.max_frozen)
             .unwrap_or(usize::MAX)
@@ -198,6 +215,16 @@ impl Group {
         fresh: bool,
         callback: bool,
     ) -> Option<usize> {
+        // Our own entry keeps our peer id once we are in (rustox's hardening: in group.c a
+        // peer list or NEW_PEER naming our key under another id replaces our entry, after
+        // which no peer number is ours).
+        if real_pk == io.self_pk
+            && self.status == Status::Connected
+            && peer_number != self.peer_number
+        {
+            io.drop_packet();
+            return None;
+        }
         let found = if fresh {
             self.note_peer_active(io, peer_number)
         } else {
@@ -207,6 +234,9 @@ impl Group {
             let p = self.peers.get_mut(i)?;
             if p.real_pk != real_pk {
                 return None;
+            }
+            if real_pk == io.self_pk {
+                return Some(i);
             }
             if fresh || !p.temp_pk_updated {
                 p.temp_pk = temp_pk;
@@ -385,6 +415,7 @@ impl Group {
                     reasons: 0,
                     pk,
                     group_number: 0,
+                    queries: (0, 0),
                 };
                 e
             }

@@ -486,6 +486,17 @@ impl Conferences {
         self.join_typed(now, friend_pk, cookie, ConferenceType::Text)
     }
 
+    /// The checks `join_groupchat` makes on a cookie before it looks at the friend:
+    /// `InvalidLength`, then `WrongType`. The node calls it before its friend lookup so the
+    /// errors come in tox.c's order.
+    pub fn check_cookie(cookie: &[u8], expected: ConferenceType) -> Result<(), ConferenceError> {
+        let cookie = Cookie::parse(cookie).map_err(|_| ConferenceError::InvalidLength)?;
+        if cookie.kind != expected.to_byte() {
+            return Err(ConferenceError::WrongType);
+        }
+        Ok(())
+    }
+
     /// `join_groupchat` with the type the caller expects (toxav's AV join passes `Av`).
     pub fn join_typed(
         &mut self,
@@ -495,10 +506,8 @@ impl Conferences {
         expected: ConferenceType,
     ) -> Result<ConferenceNumber, ConferenceError> {
         self.set_now(now);
+        Self::check_cookie(cookie, expected)?;
         let cookie = Cookie::parse(cookie).map_err(|_| ConferenceError::InvalidLength)?;
-        if cookie.kind != expected.to_byte() {
-            return Err(ConferenceError::WrongType);
-        }
         if self.find(cookie.kind, &cookie.id).is_some() {
             return Err(ConferenceError::Duplicate);
         }
@@ -591,9 +600,6 @@ impl Conferences {
     ) -> Result<(), ConferenceError> {
         self.set_now(now);
         self.group(conference)?;
-        if data.is_empty() {
-            return Err(ConferenceError::InvalidLength);
-        }
         let (g, io) = self
             .parts(conference.0 as usize)
             .ok_or(ConferenceError::NotFound)?;
