@@ -331,7 +331,6 @@ impl Node {
                 // Every friend connection is an onion friend: the friends' and the hidden
                 // links' (`new_friend_connection`'s `onion_addfriend`).
                 max_friends: MAX_FRIENDS + friends::MAX_HIDDEN_LINKS,
-                ..OnionClientConfig::default()
             },
             now,
             rng.as_mut(),
