@@ -385,6 +385,15 @@ fn a_peer_that_leaves_is_gone_for_the_others_and_its_hidden_links_close() {
             && n.peers(1, confs[1]) == 2),
         "A and B see C go"
     );
+    // For good: not kept among the offline peers, as a frozen one would be.
+    for (i, conf) in [(0, confs[0]), (1, confs[1])] {
+        assert_eq!(
+            net.nodes[i]
+                .conferences()
+                .peer_count(conf, PeerList::Offline),
+            Ok(0)
+        );
+    }
     // C no longer needs its link to A, nor A its link to C.
     assert!(
         net.run(Duration::from_secs(40), |n| n.nodes[0].hidden_link_count()
@@ -596,4 +605,28 @@ fn conference_calls_refuse_what_c_toxcore_refuses() {
         Err(ConferenceError::FailSend)
     );
     assert_eq!(net.nodes[0].conferences().list(), before);
+}
+
+#[test]
+fn closing_the_conferences_freezes_us_for_the_peers_rather_than_leaving() {
+    let (mut net, _, confs) = conference_of_three(ConferenceType::Text);
+    let now = net.now;
+    // What `tox_kill` does: the peers are told we freeze, and expect us back.
+    net.nodes[2].conference_close_all(now);
+    assert!(net.nodes[2].conferences().list().is_empty());
+    assert!(
+        net.run(Duration::from_secs(10), |n| [0, 1].iter().all(|&i| {
+            let c = n.nodes[i].conferences();
+            c.peer_count(confs[i], PeerList::Online) == Ok(2)
+                && c.peer_count(confs[i], PeerList::Offline) == Ok(1)
+        })),
+        "A and B keep C among the offline peers"
+    );
+    let c_pk = net.nodes[2].public_key();
+    assert_eq!(
+        net.nodes[1]
+            .conferences()
+            .peer_public_key(confs[1], PeerList::Offline, 0),
+        Ok(c_pk)
+    );
 }
