@@ -582,9 +582,15 @@ impl Node {
                 let idle = self
                     .friends
                     .iter()
-                    .find(|(_, f)| f.passive && f.conn.status() != FriendConnStatus::Connected)
+                    .find(|(_, f)| {
+                        // One a conference holds is not idle.
+                        f.passive
+                            && f.conference_refs == 0
+                            && f.conn.status() != FriendConnStatus::Connected
+                    })
                     .map(|(n, _)| n)?;
                 let gone = self.friends.remove(idle)?;
+                self.conferences.set_friend(gone.pk, false);
                 self.endpoint.forbid_peer(&gone.pk);
                 if let Some(id) = gone.session {
                     if let Some(conn) = self.endpoint.connection_mut(id) {
