@@ -988,3 +988,27 @@ fn a_chain_of_invites_survives_churn() {
         assert_eq!(got, want, "member {i}");
     }
 }
+
+#[test]
+fn closing_freezes_us_at_the_others_and_max_offline_bounds_them() {
+    let (mut net, cs) = triangle();
+    let now = net.now;
+    // tox_kill: FREEZE_PEER, so the others keep us as an offline peer.
+    net.members[2].conf.close(now);
+    assert!(net.members[2].conf.list().is_empty());
+    net.settle();
+    for i in 0..2 {
+        assert_eq!(net.count(i, cs[i], PeerList::Online), 2, "member {i}");
+        assert_eq!(net.count(i, cs[i], PeerList::Offline), 1, "member {i}");
+        assert_eq!(
+            net.members[i]
+                .conf
+                .peer_name(cs[i], PeerList::Offline, 0)
+                .unwrap(),
+            b"peer2"
+        );
+    }
+    assert!(net.members[2].opens.values().all(|&n| n == 0));
+    net.members[0].conf.set_max_offline(cs[0], 0).unwrap();
+    assert_eq!(net.count(0, cs[0], PeerList::Offline), 0);
+}
