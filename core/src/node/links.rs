@@ -6,7 +6,10 @@
 //! connection. To anyone else it is a hidden link: a friend connection in every way the
 //! network sees (onion search and DHT lookup for the key, its sessions accepted, ALIVE and
 //! SHARE_RELAYS), which the application never sees: no friend number, no events, no
-//! Messenger packets, not saved (`friends.rs`). The last release closes it.
+//! Messenger packets, not saved (`friends.rs`). The last release closes it. The onion client
+//! takes friends and hidden links alike; the DHT searches at most
+//! [`crate::dht::node::MAX_FRIENDS`] keys, so past that a link's address comes through the
+//! onion and the relays only.
 //!
 //! Friends and hidden links trade places as c-toxcore's one table of connections lets them:
 //! a friend deleted while a conference holds its connection keeps the connection as a
