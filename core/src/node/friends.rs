@@ -430,5 +430,15 @@ mod tests {
             list.add(key()).unwrap();
         }
         assert_eq!(list.add(key()), Err(FriendListError::Full));
+        // Hidden links have their own bound, and a full friend list cannot take one in.
+        let hidden = list.add_hidden(key()).unwrap();
+        assert_eq!(list.promote(hidden), Err(FriendListError::Full));
+        assert!(list.is_hidden(hidden) && list.link(hidden).is_some());
+        for _ in 1..MAX_HIDDEN_LINKS {
+            list.add_hidden(key()).unwrap();
+        }
+        assert_eq!(list.add_hidden(key()), Err(FriendListError::Full));
+        assert_eq!(list.demote(FriendNumber(0)), Err(FriendListError::Full));
+        assert!(list.get(FriendNumber(0)).is_some());
     }
 }
