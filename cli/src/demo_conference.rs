@@ -73,7 +73,10 @@ pub fn run(setup: Setup) -> anyhow::Result<()> {
 async fn run_async(setup: Setup) -> anyhow::Result<()> {
     let options = ToxOptions {
         bind: SocketAddr::from(([127, 0, 0, 1], 0)),
-        node: setup.node.clone(),
+        node: NodeOptions {
+            unix_time: rustox_core::driver::clock::unix_now(),
+            ..setup.node.clone()
+        },
         bootstrap: vec![setup.boot],
         tcp_relays: setup.tcp_relays.clone(),
         driver: driver::options(),

@@ -235,7 +235,7 @@ async fn settled_info(peer: &Peer) -> ConferenceInfo {
     }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[tokio::test]
 async fn three_api_nodes_share_messages_and_titles_through_a_conference() {
     let boot = bootstrap_node();
     let mut peers = Vec::new();
