@@ -781,3 +781,135 @@ fn fifty_peers_every_message_reaches_every_peer_once() {
         net.members[0].conf.memory_estimate()
     );
 }
+
+#[test]
+fn lossy_packets_reach_every_other_member_once() {
+    let mut net = Net::new(4, 4);
+    for i in 1..4 {
+        net.befriend(0, i);
+    }
+    let now = net.now;
+    let c0 = net.members[0]
+        .conf
+        .create(now, &mut rng(), ConferenceType::Av)
+        .unwrap();
+    let mut cs = vec![c0];
+    for i in 1..4 {
+        let invite = {
+            let pi = net.pk(i);
+            net.members[0].conf.invite(now, c0, pi).unwrap();
+            net.settle();
+            net.members[i]
+                .events
+                .iter()
+                .find_map(|e| match e {
+                    ConferenceEvent::Invite { cookie, kind, .. } => {
+                        assert_eq!(*kind, ConferenceType::Av);
+                        Some(cookie.clone())
+                    }
+                    _ => None,
+                })
+                .unwrap()
+        };
+        let p0 = net.pk(0);
+        // tox_conference_join refuses AV conferences; toxav's join takes them.
+        assert_eq!(
+            net.members[i].conf.join(now, p0, &invite),
+            Err(ConferenceError::WrongType)
+        );
+        let c = net.members[i]
+            .conf
+            .join_typed(now, p0, &invite, ConferenceType::Av)
+            .unwrap();
+        cs.push(c);
+        net.settle();
+    }
+    net.advance(3);
+    net.clear_events();
+    let now = net.now;
+    for round in 0..3u8 {
+        net.members[2]
+            .conf
+            .send_lossy(now, cs[2], &[192, round])
+            .unwrap();
+    }
+    net.settle();
+    for i in 0..4 {
+        let got: Vec<Vec<u8>> = net.members[i]
+            .events
+            .iter()
+            .filter_map(|e| match e {
+                ConferenceEvent::Lossy {
+                    data,
+                    peer,
+                    conference,
+                } => {
+                    let from =
+                        net.members[i]
+                            .conf
+                            .peer_public_key(*conference, PeerList::Online, *peer);
+                    assert_eq!(from, Ok(net.pk(2)));
+                    Some(data.clone())
+                }
+                _ => None,
+            })
+            .collect();
+        if i == 2 {
+            assert!(got.is_empty(), "the sender hears nothing back");
+        } else {
+            assert_eq!(
+                got,
+                vec![vec![192, 0], vec![192, 1], vec![192, 2]],
+                "member {i}"
+            );
+        }
+    }
+    // Text conferences carry no lossy packets.
+    assert_eq!(net.members[0].conf.kind(cs[0]), Ok(ConferenceType::Av));
+}
+
+#[test]
+fn an_invite_to_a_member_is_answered_as_member() {
+    let (mut net, cs) = triangle();
+    // 0 invites 1 again: 1 is in, so it answers as a member and hears no invite.
+    net.clear_events();
+    let now = net.now;
+    let p1 = net.pk(1);
+    let invites_before = net
+        .delivered
+        .get(&wire::PACKET_ID_INVITE)
+        .copied()
+        .unwrap_or(0);
+    net.members[0].conf.invite(now, cs[0], p1).unwrap();
+    net.settle();
+    assert!(!net.members[1]
+        .events
+        .iter()
+        .any(|e| matches!(e, ConferenceEvent::Invite { .. })));
+    let invites = net
+        .delivered
+        .get(&wire::PACKET_ID_INVITE)
+        .copied()
+        .unwrap_or(0);
+    assert_eq!(
+        invites - invites_before,
+        2,
+        "the invite and the member's answer"
+    );
+    for i in 0..3 {
+        assert_eq!(net.count(i, cs[i], PeerList::Online), 3, "member {i}");
+    }
+    // Everyone leaves: every Open is matched by a Release.
+    for i in 0..3 {
+        let c = cs[i];
+        net.members[i].conf.delete(now, c).unwrap();
+        net.settle();
+    }
+    for i in 0..3 {
+        assert!(
+            net.members[i].opens.values().all(|&n| n == 0),
+            "member {i}: {:?}",
+            net.members[i].opens
+        );
+    }
+}
