@@ -1,5 +1,5 @@
 //! Conferences: the old group chats of c-toxcore 0.2.18 (`toxcore/group.c`, docs/protocol.md
-//! "Conferences"), sans-IO.
+//! §12), sans-IO.
 //!
 //! A conference rides on friend connections: to friends, and to peers that are not friends
 //! (the node keeps a hidden link for those). [`Conferences`] never sees a socket or a
@@ -18,6 +18,7 @@ mod dispatch;
 mod group;
 mod inbound;
 mod io;
+mod outbound;
 mod peers;
 mod persist;
 pub mod wire;
@@ -57,7 +58,9 @@ pub const CONFERENCE_ID_LEN: usize = 32;
 pub const INVITE_COOKIE_LEN: usize = 2 + 1 + CONFERENCE_ID_LEN;
 /// `MAX_NAME_LENGTH`: the longest title and the longest peer name.
 pub const MAX_TITLE_LEN: usize = crate::types::MAX_NAME_LEN;
-/// `TOX_MAX_MESSAGE_LENGTH`: the longest message `tox_conference_send_message` takes.
+/// `TOX_MAX_MESSAGE_LENGTH`, tox.h's bound. group.c refuses more than
+/// [`MAX_MESSAGE_DATA_LEN`] (1363) bytes with `TOO_LONG`, and so does
+/// [`Conferences::send_message`].
 pub const MAX_CONFERENCE_MESSAGE_LEN: usize = 1372;
 /// `MAX_FROZEN_DEFAULT`: offline peers kept per conference until the user sets another bound.
 pub const DEFAULT_MAX_OFFLINE: u32 = 128;
