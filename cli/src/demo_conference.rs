@@ -245,14 +245,18 @@ async fn step(
             );
         }
         NodeEvent::Conference(ConferenceEvent::Message {
-            conference, peer, ..
+            conference,
+            peer,
+            text,
+            ..
         }) if p.ready => {
             let sender = p
                 .tox
                 .conference_peer(conference, PeerList::Online, peer)
                 .await?;
             if let Some(from) = keys.iter().position(|k| *k == sender.public_key) {
-                if from != me && p.heard[from].is_none() {
+                // Heard: that peer's line, as said, from someone else.
+                if from != me && p.heard[from].is_none() && text == LINES[from].as_bytes() {
                     p.heard[from] = Some(Instant::now());
                 }
             }
