@@ -3,7 +3,9 @@
 //! the bootstrap node: she sends him a friend request, the onion and the DHT find him, he
 //! accepts, and a net_crypto session comes up (the time to friend-online is printed). They
 //! chat a little and Alice sends Bob a freshly generated file. The demo then hashes both
-//! files from disk and exits 0 only if they match.
+//! files from disk and stops unless they match. Its second act ([`crate::demo_conference`])
+//! is a conference of three, with Carol, Bob's friend and a stranger to Alice; the demo exits
+//! 0 only if every line said there reached every peer.
 
 use std::fs::File;
 use std::io::{BufWriter, Write};
@@ -113,6 +115,17 @@ fn run_in(args: &Args, dir: &Path) -> anyhow::Result<()> {
         ..NodeOptions::default()
     };
     let limit = Duration::from_secs(args.timeout.max(1));
+    let conference = crate::demo_conference::Setup {
+        boot: (boot_addr, boot_pk),
+        node: options.clone(),
+        tcp_relays: args
+            .relays
+            .tcp_relays
+            .iter()
+            .map(|r| (r.addr, r.pk))
+            .collect(),
+        limit,
+    };
     // One clock for both nodes, so their timestamps agree from creation on.
     let clock = Clock::default();
     let start = clock.now();
@@ -186,7 +199,6 @@ fn run_in(args: &Args, dir: &Path) -> anyhow::Result<()> {
 
     let sent_hash = sha256_file(&dir.join("alice-file.bin"))?;
     let received_hash = sha256_file(&received)?;
-    drop(boot);
     let secs = report.elapsed.as_secs_f64();
     let rate = report.bytes as f64 / secs.max(1e-9);
     println!();
@@ -219,6 +231,9 @@ fn run_in(args: &Args, dir: &Path) -> anyhow::Result<()> {
         bail!("the received file differs from the one sent");
     }
     println!("SHA-256 match: the file arrived intact.");
+    crate::demo_conference::run(conference)?;
+    // The bootstrap node served both acts.
+    drop(boot);
     Ok(())
 }
 

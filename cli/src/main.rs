@@ -11,6 +11,7 @@ mod bench;
 mod bootstrap;
 mod controller;
 mod demo;
+mod demo_conference;
 mod driver;
 mod keys;
 mod network;

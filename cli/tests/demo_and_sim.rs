@@ -7,7 +7,7 @@ use std::time::Duration;
 use common::{run_with_limit, rustox, Scratch};
 
 #[test]
-fn demo_chats_transfers_and_reports_a_hash_match() {
+fn demo_chats_transfers_reports_a_hash_match_and_holds_a_conference_of_three() {
     let out = run_with_limit(
         rustox().args(["demo", "--size", "4MiB"]),
         Duration::from_secs(120),
@@ -26,6 +26,17 @@ fn demo_chats_transfers_and_reports_a_hash_match() {
         "RTT (smoothed)",
         "resent packets",
         "SHA-256 match",
+        "Alice creates a conference and invites Bob",
+        "Bob accepts Alice's invitation",
+        "Bob invites Carol",
+        "Carol accepts Bob's invitation",
+        "alice → all  : Hello both!",
+        "bob   → all  : Hi Alice, hi Carol",
+        "carol → all  : Hi! Alice and I are not friends",
+        "Alice's line heard by Bob (",
+        "Bob's line heard by Alice (",
+        "Carol's line heard by Alice (",
+        "every line reached every peer",
     ] {
         assert!(stdout.contains(line), "missing {line:?} in {stdout}");
     }
@@ -36,6 +47,7 @@ fn demo_chats_transfers_and_reports_a_hash_match() {
         .collect();
     assert_eq!(hashes.len(), 2);
     assert_eq!(hashes[0], hashes[1]);
+    assert!(!stdout.contains("(never)"), "a line went unheard: {stdout}");
 }
 
 #[test]

@@ -11,6 +11,10 @@
 //! a [`Node`] themselves: it is sans-IO, with `handle_datagram`, `poll_transmit`,
 //! `poll_event` and `poll_timeout`.
 //!
+//! Conferences (c-toxcore's group chats) are `conference_*` methods on the same handle, and
+//! their invitations and events come through the same stream
+//! ([`NodeEvent::ConferenceInvite`], [`NodeEvent::Conference`]); see `examples/group_echo_bot.rs`.
+//!
 //! ```no_run
 //! # async fn demo() -> Result<(), rustox_core::api::ToxError> {
 //! use rustox_core::api::{Tox, ToxOptions};
@@ -36,11 +40,13 @@ use rustox_net_crypto::crypto::{KeyPair, PublicKey};
 use rustox_net_crypto::Timestamp;
 use tokio::sync::{mpsc, oneshot, Notify};
 
+mod conference;
 mod file_sink;
 mod file_source;
 /// The attribute a [`FileSink`] or [`FileSource`] implementation takes
 /// (`#[rustox_core::api::async_trait]`).
 pub use async_trait::async_trait;
+pub use conference::{ConferenceInfo, ConferencePeer};
 pub use file_sink::{FileSink, MAX_SINK_BACKLOG};
 pub use file_source::{FileSource, SOURCE_BUFFER};
 
@@ -109,6 +115,9 @@ pub enum ToxError {
     /// A friend could not be added.
     #[error(transparent)]
     FriendAdd(#[from] crate::friend::FriendAddError),
+    /// A conference call failed (each variant is one of tox.h's `Tox_Err_Conference_*`).
+    #[error(transparent)]
+    Conference(#[from] crate::conference::ConferenceError),
     /// The node's task has stopped (its socket failed, or the handle was shut down).
     #[error("the node has stopped")]
     Stopped,
