@@ -222,3 +222,154 @@ pub fn wait_peer_name(
         l.tag == "PEER_NAME" && l.num(0) == Some(conf) && l.word(2) == Some(pk) && l.tail(3) == name
     })
 }
+
+/// A conference of peers invited along a chain: peer `i` is friends with peers `i - 1` and
+/// `i + 1` only, peer 0 makes the conference and each peer invites the next once it is in.
+pub struct Chain {
+    /// The peers, in chain order.
+    pub peers: Vec<ConfPeer>,
+    /// Each peer's number for the conference.
+    pub confs: Vec<u32>,
+}
+
+/// How long the steps of [`chain`] may take.
+#[derive(Debug, Clone, Copy)]
+pub struct ChainLimits {
+    /// All friends online (they come online in parallel).
+    pub friends: Duration,
+    /// One invite answered.
+    pub join: Duration,
+    /// Every peer seeing every other online.
+    pub complete: Duration,
+}
+
+impl Default for ChainLimits {
+    fn default() -> Self {
+        ChainLimits {
+            friends: Duration::from_secs(60),
+            join: Duration::from_secs(30),
+            complete: Duration::from_secs(60),
+        }
+    }
+}
+
+/// Starts one peer per entry of `implementations` (named `p0`, `p1`, …; `start` starts peer
+/// `i`, e.g. through [`ConfNet::peer`] or in a namespace), makes neighbours friends, invites
+/// along the chain and waits until every peer counts all of them online.
+pub fn chain(
+    implementations: &[Implementation],
+    limits: ChainLimits,
+    mut start: impl FnMut(usize, Implementation) -> ConfPeer,
+) -> Result<Chain, String> {
+    let mut peers: Vec<ConfPeer> = implementations
+        .iter()
+        .enumerate()
+        .map(|(i, &imp)| start(i, imp))
+        .collect();
+    let n = peers.len();
+    // next[i]: peer i+1's friend number at peer i, prev[i]: peer i's at peer i+1; the
+    // friendships come online together.
+    let mut next = Vec::with_capacity(n);
+    let mut prev = Vec::with_capacity(n);
+    for i in 0..n.saturating_sub(1) {
+        let (a, b) = peers.split_at_mut(i + 1);
+        let (left, right) = (&mut a[i], &mut b[0]);
+        next.push(friend_number(left.cmd(&format!("friend {}", right.pk))?));
+        prev.push(friend_number(right.cmd(&format!("friend {}", left.pk))?));
+    }
+    let online = |p: &ConfPeer, f: u32| {
+        p.wait(&format!("friend {f} online"), limits.friends, |l| {
+            l.tag == "FRIEND" && l.num(0) == Some(f) && l.num(1).is_some_and(|s| s != 0)
+        })
+        .map(|_| ())
+    };
+    for (i, (&f, &g)) in next.iter().zip(&prev).enumerate() {
+        online(&peers[i], f)?;
+        online(&peers[i + 1], g)?;
+    }
+    let first: u32 = peers
+        .first_mut()
+        .ok_or("an empty chain")?
+        .cmd("new")?
+        .trim()
+        .parse()
+        .map_err(|_| "the conference number".to_string())?;
+    let mut confs = vec![first];
+    for (i, &f) in next.iter().enumerate() {
+        let (a, b) = peers.split_at_mut(i + 1);
+        let (host, guest) = (&mut a[i], &mut b[0]);
+        let from = guest.mark();
+        guest.cmd("join-next-invite")?;
+        host.cmd(&format!("invite {f} {}", confs[i]))?;
+        let joined = guest.wait_from(from, "JOINED", limits.join, |l| {
+            l.tag == "JOINED" || l.tag == "JOIN_ERR"
+        })?;
+        if joined.tag == "JOIN_ERR" {
+            return Err(format!("{}: join failed: {}", guest.label, joined.rest));
+        }
+        let conf = joined.num(0).ok_or("JOINED's conference number")?;
+        // The guest is in once it counts its host; then it can invite the next.
+        wait_peer_count_at_least(guest, conf, 2, limits.join)?;
+        confs.push(conf);
+    }
+    for (p, &c) in peers.iter().zip(&confs) {
+        wait_peer_count(p, c, n as u32, limits.complete)?;
+    }
+    Ok(Chain { peers, confs })
+}
+
+/// Waits until `peer` last reported at least `n` online peers in `conf`.
+pub fn wait_peer_count_at_least(
+    peer: &ConfPeer,
+    conf: u32,
+    n: u32,
+    limit: Duration,
+) -> Result<(), String> {
+    let deadline = Instant::now() + limit;
+    while peer_count(peer, conf).unwrap_or(0) < n {
+        if Instant::now() >= deadline {
+            return Err(format!(
+                "{}: conference {conf} has {:?} peers, fewer than {n}, after {limit:?}\n{}",
+                peer.label,
+                peer_count(peer, conf),
+                peer.report()
+            ));
+        }
+        std::thread::sleep(POLL);
+    }
+    Ok(())
+}
+
+/// When each peer of `peers` (in conference `confs[i]`) other than the sender received the
+/// message `text` from the peer with key `from_pk`: the stamps, or the labels of those that
+/// did not within `limit`.
+pub fn receipts(
+    peers: &[ConfPeer],
+    confs: &[u32],
+    sender: usize,
+    text: &str,
+    limit: Duration,
+) -> Result<Vec<f64>, Vec<String>> {
+    let from_pk = peers[sender].pk.clone();
+    let deadline = Instant::now() + limit;
+    let mut times = Vec::new();
+    let mut missing = Vec::new();
+    for (i, (p, &c)) in peers.iter().zip(confs).enumerate() {
+        if i == sender {
+            continue;
+        }
+        let left = deadline.saturating_duration_since(Instant::now());
+        match p.wait("", left, |l| {
+            l.tag == "MESSAGE" && l.num(0) == Some(c) && l.word(4) == Some(from_pk.as_str())
+                && l.tail(5) == text
+        }) {
+            Ok(l) => times.push(l.t),
+            Err(_) => missing.push(p.label.clone()),
+        }
+    }
+    if missing.is_empty() {
+        Ok(times)
+    } else {
+        Err(missing)
+    }
+}
