@@ -58,13 +58,36 @@ fn two_peers(host_impl: Implementation, guest_impl: Implementation) {
 
     // Messages and actions both ways, each from the right key.
     host.must(&format!("msg {conf} hello from alice"));
-    ok(wait_message(&guest, gconf, &host.pk, false, "hello from alice", SEE_LIMIT));
+    ok(wait_message(
+        &guest,
+        gconf,
+        &host.pk,
+        false,
+        "hello from alice",
+        SEE_LIMIT,
+    ));
     guest.must(&format!("msg {gconf} hello from bob \u{2713}"));
-    ok(wait_message(&host, conf, &guest.pk, false, "hello from bob \u{2713}", SEE_LIMIT));
+    ok(wait_message(
+        &host,
+        conf,
+        &guest.pk,
+        false,
+        "hello from bob \u{2713}",
+        SEE_LIMIT,
+    ));
     host.must(&format!("action {conf} waves"));
-    ok(wait_message(&guest, gconf, &host.pk, true, "waves", SEE_LIMIT));
+    ok(wait_message(
+        &guest, gconf, &host.pk, true, "waves", SEE_LIMIT,
+    ));
     guest.must(&format!("action {gconf} waves back"));
-    ok(wait_message(&host, conf, &guest.pk, true, "waves back", SEE_LIMIT));
+    ok(wait_message(
+        &host,
+        conf,
+        &guest.pk,
+        true,
+        "waves back",
+        SEE_LIMIT,
+    ));
 
     // Titles both ways.
     guest.must(&format!("title {gconf} bob's room"));
@@ -75,7 +98,13 @@ fn two_peers(host_impl: Implementation, guest_impl: Implementation) {
 
     // Names both ways, as the peers change them while in the conference.
     host.must("name alice two");
-    ok(wait_peer_name(&guest, gconf, &host.pk, "alice two", SEE_LIMIT));
+    ok(wait_peer_name(
+        &guest,
+        gconf,
+        &host.pk,
+        "alice two",
+        SEE_LIMIT,
+    ));
     guest.must("name bob two");
     ok(wait_peer_name(&host, conf, &guest.pk, "bob two", SEE_LIMIT));
 

@@ -40,11 +40,22 @@ fn leave_and_come_back(host_impl: Implementation, guest_impl: Implementation) {
     ok(wait_peer_count(&host, conf, 2, JOIN_LIMIT));
     ok(wait_peer_count(&guest, gconf, 2, JOIN_LIMIT));
     guest.must(&format!("msg {gconf} before leaving"));
-    ok(wait_message(&host, conf, &guest.pk, false, "before leaving", SEE_LIMIT));
+    ok(wait_message(
+        &host,
+        conf,
+        &guest.pk,
+        false,
+        "before leaving",
+        SEE_LIMIT,
+    ));
 
     // Deleting leaves for good: the host's list shrinks to itself and keeps no offline entry.
     guest.must(&format!("delete {gconf}"));
-    assert_eq!(guest.must("chatlist").trim(), "", "the guest is in no conference");
+    assert_eq!(
+        guest.must("chatlist").trim(),
+        "",
+        "the guest is in no conference"
+    );
     ok(wait_peer_count(&host, conf, 1, SEE_LIMIT));
     assert_eq!(
         host.must(&format!("peers {conf}")).trim(),
@@ -62,9 +73,23 @@ fn leave_and_come_back(host_impl: Implementation, guest_impl: Implementation) {
         "the guest is back in the same conference"
     );
     host.must(&format!("msg {conf} welcome back"));
-    ok(wait_message(&guest, again, &host.pk, false, "welcome back", SEE_LIMIT));
+    ok(wait_message(
+        &guest,
+        again,
+        &host.pk,
+        false,
+        "welcome back",
+        SEE_LIMIT,
+    ));
     guest.must(&format!("msg {again} glad to be back"));
-    ok(wait_message(&host, conf, &guest.pk, false, "glad to be back", SEE_LIMIT));
+    ok(wait_message(
+        &host,
+        conf,
+        &guest.pk,
+        false,
+        "glad to be back",
+        SEE_LIMIT,
+    ));
     host.quit(Duration::from_secs(5));
     guest.quit(Duration::from_secs(5));
 }

@@ -52,7 +52,14 @@ fn restart(host_impl: Implementation, saved_by: Implementation, restarted_on: Im
     ok(wait_peer_count(&host, conf, 2, JOIN_LIMIT));
     ok(wait_peer_count(&guest, gconf, 2, JOIN_LIMIT));
     guest.must(&format!("msg {gconf} before the restart"));
-    ok(wait_message(&host, conf, &guest.pk, false, "before the restart", SEE_LIMIT));
+    ok(wait_message(
+        &host,
+        conf,
+        &guest.pk,
+        false,
+        "before the restart",
+        SEE_LIMIT,
+    ));
     let id = guest.must(&format!("id {gconf}"));
 
     let profile = dir.join("gus.tox");
@@ -75,7 +82,11 @@ fn restart(host_impl: Implementation, saved_by: Implementation, restarted_on: Im
         gconf.to_string(),
         "the conference is in the restarted guest's list"
     );
-    assert_eq!(back.must(&format!("id {gconf}")), id, "the same conference id");
+    assert_eq!(
+        back.must(&format!("id {gconf}")),
+        id,
+        "the same conference id"
+    );
     assert_eq!(
         back.must(&format!("get-title {gconf}")),
         "kept across restarts",
@@ -84,9 +95,23 @@ fn restart(host_impl: Implementation, saved_by: Implementation, restarted_on: Im
     ok(wait_peer_count(&host, conf, 2, REJOIN_LIMIT));
     ok(wait_peer_count(&back, gconf, 2, REJOIN_LIMIT));
     host.must(&format!("msg {conf} welcome back"));
-    ok(wait_message(&back, gconf, &host.pk, false, "welcome back", SEE_LIMIT));
+    ok(wait_message(
+        &back,
+        gconf,
+        &host.pk,
+        false,
+        "welcome back",
+        SEE_LIMIT,
+    ));
     back.must(&format!("msg {gconf} back by myself"));
-    ok(wait_message(&host, conf, &back.pk, false, "back by myself", SEE_LIMIT));
+    ok(wait_message(
+        &host,
+        conf,
+        &back.pk,
+        false,
+        "back by myself",
+        SEE_LIMIT,
+    ));
     host.quit(Duration::from_secs(5));
     back.quit(Duration::from_secs(5));
 }

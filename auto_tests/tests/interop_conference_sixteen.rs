@@ -36,9 +36,13 @@ fn sixteen(implementations: &[Implementation]) {
     let mut lost = Vec::new();
     for i in 0..PEERS {
         for text in [format!("message from p{i}"), format!("action from p{i}")] {
-            if let Err(missing) =
-                receipts(&conference.peers, &conference.confs, i, &text, DELIVERY_LIMIT)
-            {
+            if let Err(missing) = receipts(
+                &conference.peers,
+                &conference.confs,
+                i,
+                &text,
+                DELIVERY_LIMIT,
+            ) {
                 lost.push(format!("{text:?} never reached {missing:?}"));
             }
         }

@@ -49,11 +49,39 @@ fn through_a_third(a_impl: Implementation, b_impl: Implementation, c_impl: Imple
     ok(wait_peer_name(&a, ac, &c.pk, "cleo", SEE_LIMIT));
 
     a.must(&format!("msg {ac} from anna to all"));
-    ok(wait_message(&c, cc, &a.pk, false, "from anna to all", SEE_LIMIT));
-    ok(wait_message(&b, bc, &a.pk, false, "from anna to all", SEE_LIMIT));
+    ok(wait_message(
+        &c,
+        cc,
+        &a.pk,
+        false,
+        "from anna to all",
+        SEE_LIMIT,
+    ));
+    ok(wait_message(
+        &b,
+        bc,
+        &a.pk,
+        false,
+        "from anna to all",
+        SEE_LIMIT,
+    ));
     c.must(&format!("msg {cc} from cleo to all"));
-    ok(wait_message(&a, ac, &c.pk, false, "from cleo to all", SEE_LIMIT));
-    ok(wait_message(&b, bc, &c.pk, false, "from cleo to all", SEE_LIMIT));
+    ok(wait_message(
+        &a,
+        ac,
+        &c.pk,
+        false,
+        "from cleo to all",
+        SEE_LIMIT,
+    ));
+    ok(wait_message(
+        &b,
+        bc,
+        &c.pk,
+        false,
+        "from cleo to all",
+        SEE_LIMIT,
+    ));
     c.must(&format!("action {cc} nods to anna"));
     ok(wait_message(&a, ac, &c.pk, true, "nods to anna", SEE_LIMIT));
     a.must(&format!("action {ac} nods to cleo"));

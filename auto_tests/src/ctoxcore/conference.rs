@@ -151,7 +151,10 @@ pub fn binary_or_skip(implementation: Implementation) -> Option<ConferenceBinary
             rustox_testkit::ci::skip_or_fail(format!("{e} (apt-get install libtoxcore-dev)"));
             None
         }
-        Err(e) => panic!("cannot build the conference peer on {}: {e}", implementation.name()),
+        Err(e) => panic!(
+            "cannot build the conference peer on {}: {e}",
+            implementation.name()
+        ),
     }
 }
 

@@ -204,7 +204,12 @@ pub fn wait_message(
 }
 
 /// Waits until `peer` saw `conf`'s title become `title` (set by anyone, itself included).
-pub fn wait_title(peer: &ConfPeer, conf: u32, title: &str, limit: Duration) -> Result<Line, String> {
+pub fn wait_title(
+    peer: &ConfPeer,
+    conf: u32,
+    title: &str,
+    limit: Duration,
+) -> Result<Line, String> {
     peer.wait(&format!("title {title:?}"), limit, |l| {
         l.tag == "TITLE" && l.num(0) == Some(conf) && l.tail(2) == title
     })
@@ -360,7 +365,9 @@ pub fn receipts(
         }
         let left = deadline.saturating_duration_since(Instant::now());
         match p.wait("", left, |l| {
-            l.tag == "MESSAGE" && l.num(0) == Some(c) && l.word(4) == Some(from_pk.as_str())
+            l.tag == "MESSAGE"
+                && l.num(0) == Some(c)
+                && l.word(4) == Some(from_pk.as_str())
                 && l.tail(5) == text
         }) {
             Ok(l) => times.push(l.t),

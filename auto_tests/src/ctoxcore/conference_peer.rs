@@ -316,7 +316,10 @@ impl ConfPeer {
         if reply.tag == "OK" {
             Ok(result)
         } else {
-            Err(format!("{}: `{line}` failed with code {result}", self.label))
+            Err(format!(
+                "{}: `{line}` failed with code {result}",
+                self.label
+            ))
         }
     }
 
