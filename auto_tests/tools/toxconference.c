@@ -35,6 +35,7 @@
  * stdin, one command a line (friend, conference and peer numbers as tox.h's):
  *   friend PK                add a friend by public key, no request
  *   add TOXID                send a friend request             -> OK add N
+ *   say FRIEND TEXT          a friend message (opens a client's chat window)
  *   bootstrap HOST PORT KEY  one more DHT node
  *   new                      a text conference                 -> OK new CONF
  *   invite FRIEND CONF
@@ -344,6 +345,13 @@ static int command(Tox *tox, char *line) {
         }
         uint32_t n = tox_friend_add(tox, id, hello, sizeof hello - 1, &err);
         if (err == TOX_ERR_FRIEND_ADD_OK) out("OK add %u", n); else out("ERR add %d", (int)err);
+    } else if (strcmp(cmd, "say") == 0) {
+        Tox_Err_Friend_Send_Message err = TOX_ERR_FRIEND_SEND_MESSAGE_FRIEND_NOT_FOUND;
+        if (number(&rest, &a) == 0) {
+            tox_friend_send_message(tox, a, TOX_MESSAGE_TYPE_NORMAL, (const uint8_t *)rest,
+                                    strlen(rest), &err);
+        }
+        if (err == TOX_ERR_FRIEND_SEND_MESSAGE_OK) out("OK say"); else out("ERR say %d", (int)err);
     } else if (strcmp(cmd, "bootstrap") == 0) {
         char *host = word(&rest);
         uint32_t port;
