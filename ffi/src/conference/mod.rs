@@ -17,9 +17,9 @@
 //! iteration.
 
 mod access;
-pub mod commands;
+mod commands;
 mod errors;
-pub mod queries;
+mod queries;
 #[cfg(test)]
 mod tests;
 

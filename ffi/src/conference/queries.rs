@@ -19,8 +19,6 @@ use crate::types::{
     Tox_Err_Conference_Get_Type, Tox_Err_Conference_Peer_Query, Tox_Err_Conference_Title,
 };
 
-type Q = Tox_Err_Conference_Peer_Query;
-
 /// Runs a query on the node of `tox`, mapping its error to a peer query code; an unknown
 /// instance answers as an unknown conference.
 ///
@@ -28,15 +26,19 @@ type Q = Tox_Err_Conference_Peer_Query;
 /// `tox` as for [`with_state`].
 unsafe fn peer_query<T>(
     tox: *const Tox,
-    error: *mut Q,
+    error: *mut Tox_Err_Conference_Peer_Query,
     failed: T,
     query: impl FnOnce(&Node) -> Result<T, ConferenceError>,
 ) -> T {
     // SAFETY: the caller's contract.
     match unsafe { with_state(tox, |state| query(&state.node)) } {
-        Some(Ok(value)) => guard::fail(error, Q::OK, value),
+        Some(Ok(value)) => guard::fail(error, Tox_Err_Conference_Peer_Query::OK, value),
         Some(Err(e)) => guard::fail(error, peer_query_error(e), failed),
-        None => guard::fail(error, Q::CONFERENCE_NOT_FOUND, failed),
+        None => guard::fail(
+            error,
+            Tox_Err_Conference_Peer_Query::CONFERENCE_NOT_FOUND,
+            failed,
+        ),
     }
 }
 
@@ -50,7 +52,12 @@ fn list(offline: bool) -> PeerList {
 }
 
 /// `*_peer_count`.
-unsafe fn count(tox: *const Tox, conference: u32, offline: bool, error: *mut Q) -> u32 {
+unsafe fn count(
+    tox: *const Tox,
+    conference: u32,
+    offline: bool,
+    error: *mut Tox_Err_Conference_Peer_Query,
+) -> u32 {
     guard::call(u32::MAX, || {
         // SAFETY: tox.h's contract for `tox`.
         unsafe {
@@ -68,7 +75,7 @@ unsafe fn name_size(
     conference: u32,
     peer: u32,
     offline: bool,
-    error: *mut Q,
+    error: *mut Tox_Err_Conference_Peer_Query,
 ) -> usize {
     guard::call(usize::MAX, || {
         // SAFETY: tox.h's contract for `tox`.
@@ -89,7 +96,7 @@ unsafe fn name(
     peer: u32,
     offline: bool,
     name: *mut u8,
-    error: *mut Q,
+    error: *mut Tox_Err_Conference_Peer_Query,
 ) -> bool {
     guard::call(false, || {
         // SAFETY: tox.h's contract for `tox`; a non-NULL `name` holds the name's size.
@@ -114,7 +121,7 @@ unsafe fn public_key(
     peer: u32,
     offline: bool,
     public_key: *mut u8,
-    error: *mut Q,
+    error: *mut Tox_Err_Conference_Peer_Query,
 ) -> bool {
     guard::call(false, || {
         // SAFETY: tox.h's contract for `tox`; a non-NULL `public_key` holds 32 bytes.
@@ -137,7 +144,7 @@ unsafe fn public_key(
 pub unsafe extern "C" fn tox_conference_peer_count(
     tox: *const Tox,
     conference_number: u32,
-    error: *mut Q,
+    error: *mut Tox_Err_Conference_Peer_Query,
 ) -> u32 {
     // SAFETY: the same contract.
     unsafe { count(tox, conference_number, false, error) }
@@ -149,7 +156,7 @@ pub unsafe extern "C" fn tox_conference_peer_get_name_size(
     tox: *const Tox,
     conference_number: u32,
     peer_number: u32,
-    error: *mut Q,
+    error: *mut Tox_Err_Conference_Peer_Query,
 ) -> usize {
     // SAFETY: the same contract.
     unsafe { name_size(tox, conference_number, peer_number, false, error) }
@@ -162,7 +169,7 @@ pub unsafe extern "C" fn tox_conference_peer_get_name(
     conference_number: u32,
     peer_number: u32,
     name_out: *mut u8,
-    error: *mut Q,
+    error: *mut Tox_Err_Conference_Peer_Query,
 ) -> bool {
     // SAFETY: the same contract.
     unsafe { name(tox, conference_number, peer_number, false, name_out, error) }
@@ -175,7 +182,7 @@ pub unsafe extern "C" fn tox_conference_peer_get_public_key(
     conference_number: u32,
     peer_number: u32,
     public_key_out: *mut u8,
-    error: *mut Q,
+    error: *mut Tox_Err_Conference_Peer_Query,
 ) -> bool {
     // SAFETY: the same contract.
     unsafe {
@@ -197,7 +204,7 @@ pub unsafe extern "C" fn tox_conference_peer_number_is_ours(
     tox: *const Tox,
     conference_number: u32,
     peer_number: u32,
-    error: *mut Q,
+    error: *mut Tox_Err_Conference_Peer_Query,
 ) -> bool {
     guard::call(false, || {
         // SAFETY: tox.h's contract for `tox`.
@@ -219,7 +226,7 @@ pub unsafe extern "C" fn tox_conference_peer_number_is_ours(
 pub unsafe extern "C" fn tox_conference_offline_peer_count(
     tox: *const Tox,
     conference_number: u32,
-    error: *mut Q,
+    error: *mut Tox_Err_Conference_Peer_Query,
 ) -> u32 {
     // SAFETY: the same contract.
     unsafe { count(tox, conference_number, true, error) }
@@ -231,7 +238,7 @@ pub unsafe extern "C" fn tox_conference_offline_peer_get_name_size(
     tox: *const Tox,
     conference_number: u32,
     offline_peer_number: u32,
-    error: *mut Q,
+    error: *mut Tox_Err_Conference_Peer_Query,
 ) -> usize {
     // SAFETY: the same contract.
     unsafe { name_size(tox, conference_number, offline_peer_number, true, error) }
@@ -244,7 +251,7 @@ pub unsafe extern "C" fn tox_conference_offline_peer_get_name(
     conference_number: u32,
     offline_peer_number: u32,
     name_out: *mut u8,
-    error: *mut Q,
+    error: *mut Tox_Err_Conference_Peer_Query,
 ) -> bool {
     // SAFETY: the same contract.
     unsafe {
@@ -266,7 +273,7 @@ pub unsafe extern "C" fn tox_conference_offline_peer_get_public_key(
     conference_number: u32,
     offline_peer_number: u32,
     public_key_out: *mut u8,
-    error: *mut Q,
+    error: *mut Tox_Err_Conference_Peer_Query,
 ) -> bool {
     // SAFETY: the same contract.
     unsafe {
@@ -288,7 +295,7 @@ pub unsafe extern "C" fn tox_conference_offline_peer_get_last_active(
     tox: *const Tox,
     conference_number: u32,
     offline_peer_number: u32,
-    error: *mut Q,
+    error: *mut Tox_Err_Conference_Peer_Query,
 ) -> u64 {
     guard::call(u64::MAX, || {
         // SAFETY: tox.h's contract for `tox`.
