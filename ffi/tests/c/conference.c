@@ -161,6 +161,7 @@ static void on_message(Tox *tox, uint32_t conference_number, uint32_t peer_numbe
     bool ours = tox_conference_peer_number_is_ours(tox, conference_number, peer_number, &err);
     if (ours) {
         /* c-toxcore hears its own message when a peer relays it back (packet timing). */
+        fprintf(stderr, "%s heard its own message back\n", w->label);
         return;
     }
     if (message[length] != 0) {
