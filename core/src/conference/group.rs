@@ -656,7 +656,7 @@ impl Group {
     }
 
     /// `send_lossy_all_connections`: to every online connection but `except` that is not
-    /// for the closest rule, and to the two closest connections nearest below and above us.
+    /// for the closest rule, and to two picks among the closest ones (see below).
     pub fn send_lossy_all(&self, io: &mut Io, payload: &[u8], except: Option<usize>) -> usize {
         let mut sent = 0;
         let mut closest = Vec::new();
@@ -677,7 +677,7 @@ impl Group {
             return sent;
         }
         // As group.c: both picks start at slot 0 with the largest distance; the first
-        // becomes the closest connection nearest above us, the second (its comparison can
+        // becomes the closest connection whose key is nearest below ours, the second (its comparison can
         // never succeed from that start) stays slot 0.
         let mut to_send = [0usize, 0usize];
         let mut old = [u64::MAX, u64::MAX];
