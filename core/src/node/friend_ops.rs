@@ -60,20 +60,15 @@ impl Node {
             };
         }
         let number = self
-            .friends
-            .add(id.pk)
+            .new_friend_entry(id.pk)
             .map_err(|_| FriendAddError::AlreadySent)?;
-        self.endpoint.allow_peer(id.pk);
-        // The onion client's friend list is as large as ours, so this fails only for a key of
-        // low order, which no Tox client can hold: like c-toxcore (whose `public_key_valid`
-        // checks only the top bit), we keep such a friend, and nothing ever reaches it.
-        let _ = self.onion_client.add_friend(id.pk, self.rng.as_mut());
         if let Some(friend) = self.friends.get_mut(number) {
             friend.request = Some(OutgoingRequest {
                 request,
                 schedule: RequestSchedule::new(),
             });
         }
+        self.friend_added(now, number);
         self.friend_timers(now);
         Ok(number)
     }
@@ -88,10 +83,8 @@ impl Node {
         if pk == self.keys.public {
             return Err(NodeError::OwnKey);
         }
-        let number = self.friends.add(pk)?;
-        self.endpoint.allow_peer(pk);
-        // Fails only for a low-order key (see `add_friend`).
-        let _ = self.onion_client.add_friend(pk, self.rng.as_mut());
+        let number = self.new_friend_entry(pk)?;
+        self.friend_added(now, number);
         self.friend_timers(now);
         Ok(number)
     }
@@ -118,29 +111,29 @@ impl Node {
         Ok(number)
     }
 
-    /// Removes a friend: its session is killed (after an `OFFLINE` packet when it was
-    /// online), its transfers fail, and it can no longer open a session to us.
+    /// Removes a friend: an `OFFLINE` packet goes out when it was online, its transfers
+    /// fail, and its session is killed and it can no longer open one to us, unless a
+    /// conference still holds the connection: then it stays, as a hidden link
+    /// (`m_delfriend`, which drops only Messenger's lock on it).
     pub fn delete_friend(&mut self, now: Timestamp, friend: FriendNumber) -> Result<(), NodeError> {
-        let mut removed = self
+        let f = self
             .friends
-            .remove(friend)
+            .get_mut(friend)
             .ok_or(NodeError::UnknownFriend)?;
-        self.endpoint.forbid_peer(&removed.pk);
-        self.requests.forget(&removed.pk);
-        self.onion_client.remove_friend(&removed.pk);
-        if let Some(dht_pk) = removed.dht_pk() {
-            self.dht.remove_friend(&dht_pk);
-        }
-        if let Some(conn) = removed
-            .session
-            .and_then(|id| self.endpoint.connection_mut(id))
-        {
-            if removed.online {
+        let pk = f.pk;
+        if f.online {
+            if let Some(conn) = f.session.and_then(|id| self.endpoint.connection_mut(id)) {
                 let _ = conn.send_lossless(now, &[super::messenger::PACKET_ID_OFFLINE]);
             }
-            conn.kill(now);
         }
-        removed.files.friend_offline(friend, &mut Vec::new());
+        f.files.friend_offline(friend, &mut Vec::new());
+        self.requests.forget(&pk);
+        if !self.keep_as_hidden(friend) {
+            if let Some(removed) = self.friends.remove(friend) {
+                self.close_connection(now, &removed);
+            }
+        }
+        self.drain_conferences(now);
         Ok(())
     }
 
@@ -228,8 +221,8 @@ impl Node {
     /// Runs every friend's due timers (friend_connection, friend requests).
     pub(super) fn friend_timers(&mut self, now: Timestamp) {
         let mut alive_round = false;
-        for number in self.friends.numbers() {
-            let Some(friend) = self.friends.get_mut(number) else {
+        for number in self.friends.link_numbers() {
+            let Some(friend) = self.friends.link_mut(number) else {
                 continue;
             };
             if friend.conn.poll_timeout().is_some_and(|t| t <= now) {
@@ -242,10 +235,10 @@ impl Node {
         }
         // One friend's ALIVE went out: the others due soon go with it.
         if alive_round {
-            for number in self.friends.numbers() {
+            for number in self.friends.link_numbers() {
                 let sent = self
                     .friends
-                    .get_mut(number)
+                    .link_mut(number)
                     .is_some_and(|f| f.conn.send_alive_if_due_soon(now));
                 if sent {
                     self.drive_friend(now, number);
@@ -257,7 +250,7 @@ impl Node {
     /// The earliest deadline of any friend.
     pub(super) fn friends_poll_timeout(&self) -> Option<Timestamp> {
         self.friends
-            .iter()
+            .links()
             .flat_map(|(_, f)| {
                 [
                     f.conn.poll_timeout(),
@@ -317,7 +310,7 @@ impl Node {
     /// Carries out everything `number`'s friend_connection asks for.
     pub(super) fn drive_friend(&mut self, now: Timestamp, number: FriendNumber) {
         loop {
-            let Some(friend) = self.friends.get_mut(number) else {
+            let Some(friend) = self.friends.link_mut(number) else {
                 return;
             };
             let Some(action) = friend.conn.poll_action() else {
@@ -328,7 +321,7 @@ impl Node {
     }
 
     fn apply_friend_action(&mut self, now: Timestamp, number: FriendNumber, action: FriendAction) {
-        let Some(friend) = self.friends.get_mut(number) else {
+        let Some(friend) = self.friends.link_mut(number) else {
             return;
         };
         match action {
@@ -347,7 +340,7 @@ impl Node {
                 match (addr, relay) {
                     (Some(_), _) | (None, true) => self.dial(now, number, dht_pk, addr, relay),
                     (None, false) => {
-                        if let Some(f) = self.friends.get_mut(number) {
+                        if let Some(f) = self.friends.link_mut(number) {
                             f.awaiting_addr = Some(dht_pk);
                         }
                     }
@@ -379,37 +372,37 @@ impl Node {
                 }
             }
             FriendAction::DhtPkChanged { old, new } => {
+                let pk = friend.pk;
                 if let Some(old) = old {
                     self.dht.remove_friend(&old);
                 }
                 if let Some(new) = new {
                     self.dht.add_friend(new, self.rng.as_mut());
                     self.dht.search_now(now, new, self.rng.as_mut());
+                    // The conferences name peers with it (group.c reads the connection's
+                    // `dht_temp_pk`).
+                    self.conferences.set_link_dht_pk(pk, new);
                 }
             }
             FriendAction::StatusChanged { connected: true } => {
                 // Connected: the onion stops searching for it (`onion_set_friend_online`).
                 let pk = friend.pk;
                 self.onion_client.set_friend_online(&pk, true);
-                let Some(friend) = self.friends.get_mut(number) else {
-                    return;
-                };
-                if let Some(conn) = friend
-                    .session
-                    .and_then(|id| self.endpoint.connection_mut(id))
-                {
-                    // Messenger's hello: the friend is online for the peer once it arrives.
-                    let _ = conn.send_lossless(now, &[super::messenger::PACKET_ID_ONLINE]);
-                }
+                // Messenger's hello, to friends only (a hidden link has no Messenger): the
+                // friend is online for the peer once it arrives.
+                self.send_online_packet(now, number);
+                // The conferences hear of every link (`g_handle_status`).
+                self.conference_link_status(now, pk, true);
             }
             FriendAction::StatusChanged { connected: false } => {
                 let pk = friend.pk;
                 self.onion_client.set_friend_online(&pk, false);
-                if let Some(f) = self.friends.get_mut(number) {
+                if let Some(f) = self.friends.link_mut(number) {
                     // Offline again: tell it our DHT key by every route at once.
                     f.dht_route_due = None;
                 }
                 self.go_offline(now, number);
+                self.conference_link_status(now, pk, false);
             }
         }
     }
@@ -421,7 +414,7 @@ impl Node {
         if relays.is_empty() {
             return;
         }
-        let Some(friend) = self.friends.get_mut(number) else {
+        let Some(friend) = self.friends.link_mut(number) else {
             return;
         };
         for node in &relays {
@@ -444,7 +437,7 @@ impl Node {
     /// A friend waiting for a direct address is dialled through its relays once one is
     /// registered (the only way without UDP, and a head start with it).
     pub(super) fn dial_waiting_friend(&mut self, now: Timestamp, number: FriendNumber) {
-        let Some(friend) = self.friends.get_mut(number) else {
+        let Some(friend) = self.friends.link_mut(number) else {
             return;
         };
         if friend.passive || friend.session.is_some() {
@@ -466,7 +459,7 @@ impl Node {
         addr: Option<SocketAddr>,
         relay: bool,
     ) {
-        let Some(friend) = self.friends.get_mut(number) else {
+        let Some(friend) = self.friends.link_mut(number) else {
             return;
         };
         match self
@@ -493,7 +486,7 @@ impl Node {
             match event {
                 DhtEvent::FriendAddr { pk, addr } => {
                     if let Some(n) = self.friends.by_dht_pk(&pk) {
-                        if let Some(f) = self.friends.get_mut(n) {
+                        if let Some(f) = self.friends.link_mut(n) {
                             f.conn.set_direct_addr(now, addr);
                         }
                         self.drive_friend(now, n);
@@ -537,10 +530,11 @@ impl Node {
         dht_pk: PublicKey,
         addr: Option<SocketAddr>,
     ) {
-        let number = match self.friends.by_pk(&pk) {
+        let number = match self.friends.link_by_pk(&pk) {
             Some(n) => n,
             None if self.accept_strangers => match self.add_stranger(pk) {
                 Some(n) => {
+                    self.conferences.set_friend(pk, true);
                     self.push_event(NodeEvent::FriendAdded { friend: n, pk });
                     n
                 }
@@ -560,7 +554,7 @@ impl Node {
                 return;
             }
         };
-        let Some(friend) = self.friends.get_mut(number) else {
+        let Some(friend) = self.friends.link_mut(number) else {
             return;
         };
         friend.awaiting_addr = None;
@@ -612,7 +606,7 @@ impl Node {
         };
         match event {
             ConnectionEvent::Established => {
-                if let Some(f) = self.friends.get_mut(number) {
+                if let Some(f) = self.friends.link_mut(number) {
                     f.conn.on_established(now);
                 }
                 self.drive_friend(now, number);
@@ -621,13 +615,11 @@ impl Node {
                 let Some((&kind, body)) = payload.split_first() else {
                     return;
                 };
-                let Some(f) = self.friends.get_mut(number) else {
+                let Some(f) = self.friends.link_mut(number) else {
                     return;
                 };
                 match f.conn.on_packet(now, kind, body) {
-                    Ok(Received::ForMessenger) => {
-                        self.on_messenger_packet(now, number, id, &payload)
-                    }
+                    Ok(Received::ForMessenger) => self.on_session_packet(now, number, id, &payload),
                     Ok(Received::FriendRequest(request)) => {
                         self.on_friend_request(now, f_pk(self, number), request)
                     }
@@ -645,21 +637,24 @@ impl Node {
                     Err(_) => self.stats.bad_friend_packets += 1,
                 }
             }
-            ConnectionEvent::Lossy(payload) => self.on_lossy_packet(number, &payload),
+            ConnectionEvent::Lossy(payload) => self.on_session_lossy(now, number, &payload),
             ConnectionEvent::Closed(reason) => self.on_closed(now, number, reason),
         }
     }
 
     fn on_closed(&mut self, now: Timestamp, number: FriendNumber, reason: CloseReason) {
-        if let Some(f) = self.friends.get_mut(number) {
+        if let Some(f) = self.friends.link_mut(number) {
             f.session = None;
             f.conn.on_closed(now);
         }
         self.drive_friend(now, number);
-        self.push_event(NodeEvent::SessionClosed {
-            friend: number,
-            reason,
-        });
+        // A hidden link's sessions are no business of the application's.
+        if self.friends.get(number).is_some() {
+            self.push_event(NodeEvent::SessionClosed {
+                friend: number,
+                reason,
+            });
+        }
     }
 
     /// A friend request that arrived (onion data 32, DHT request 32 or net_crypto 18) from
@@ -696,7 +691,8 @@ impl Node {
         });
     }
 
-    /// The friend is no longer online for Messenger: its transfers fail.
+    /// The friend is no longer online for Messenger: its transfers fail. Nothing for a
+    /// hidden link, which is never online for Messenger.
     pub(super) fn go_offline(&mut self, now: Timestamp, number: FriendNumber) {
         let Some(f) = self.friends.get_mut(number) else {
             return;
@@ -726,5 +722,5 @@ impl Node {
 
 /// The real key of friend `number`.
 fn f_pk(node: &Node, number: FriendNumber) -> Option<PublicKey> {
-    node.friends.get(number).map(|f| f.pk)
+    node.friends.link(number).map(|f| f.pk)
 }

@@ -194,8 +194,13 @@ impl Node {
                     online: true,
                     addr,
                 });
+                // Answered with ours (`m_handle_packet`): a peer that said ONLINE before we
+                // listened (we held its connection as a hidden link then) hears it now.
+                self.send_online_packet(now, number);
                 self.send_presence_to(now, number);
             }
+            // The answer to ours, or a repeat: nothing to do, as in `m_handle_packet`.
+            (Some(PACKET_ID_ONLINE), true) if p.len() == 1 => {}
             (Some(PACKET_ID_OFFLINE), true) if p.len() == 1 => self.go_offline(now, number),
             (Some(k @ (PACKET_ID_MESSAGE | PACKET_ID_ACTION)), true) if p.len() > 1 => {
                 self.push_event(NodeEvent::Message {

@@ -13,7 +13,9 @@
 //! friend's DHT key, its addresses) and asks for sessions, ALIVE packets and kills, which
 //! the node carries out on the net_crypto endpoint (`friends_ops.rs`); Messenger's
 //! `ONLINE` packet on that session makes the friend online (docs/protocol.md §3.1,
-//! `messenger.rs`); files ride on the same session (`files.rs`).
+//! `messenger.rs`); files ride on the same session (`files.rs`). Conferences
+//! ([`crate::conference::Conferences`]) ride on friend connections too, and on hidden
+//! links to conference peers that are not friends (`links.rs`, `conference_ops.rs`).
 
 mod conference_ops;
 pub(crate) mod event;
@@ -21,6 +23,7 @@ mod file_ops;
 pub(crate) mod files;
 mod friend_ops;
 pub(crate) mod friends;
+mod links;
 pub(crate) mod messenger;
 mod messenger_ops;
 mod onion_ops;
@@ -41,6 +44,7 @@ use rustox_net_crypto::{
     ConnectError, Destination, Endpoint, EndpointConfig, SendError, Timestamp, TransportConfig,
 };
 
+use crate::conference::Conferences;
 use crate::dht::announce::{AnnounceConfig, AnnounceOutput, AnnounceServer};
 use crate::dht::wire::packed_node::canonical;
 use crate::dht::wire::packed_node::PackedNode;
@@ -181,6 +185,8 @@ pub struct DueTimers {
     pub sessions: bool,
     /// The friends' connection attempts, requests and DHT-route DHT-PK packets.
     pub friends: bool,
+    /// The conferences' pings, timeouts and reconnections.
+    pub conferences: bool,
 }
 
 /// Counters of the node's own routing.
@@ -225,6 +231,10 @@ pub struct NodeStats {
     pub relayed_in: u64,
     /// Session datagrams handed to the relays.
     pub relayed_out: u64,
+    /// Conference links not opened: the hidden links' table was full.
+    pub links_refused: u64,
+    /// Conference packets dropped because their link was not up.
+    pub conference_unsent: u64,
 }
 
 /// One Tox instance. See the module docs.
@@ -275,6 +285,11 @@ pub struct Node {
     /// Onion responses for the clients of this instance's relay server, when one runs
     /// (`relay_server.rs`).
     relay_onion: Option<relay_server::RelayOnion>,
+    /// The conferences (`conference_ops.rs`), and the links they hold (`links.rs`).
+    conferences: Conferences,
+    /// The conferences' actions are being carried out: a status change they cause is
+    /// fed back in that same loop rather than in a nested one.
+    draining_conferences: bool,
 }
 
 impl std::fmt::Debug for Node {
@@ -322,6 +337,12 @@ impl Node {
         // the OS in production, reproducible from the test's seed in simulation.
         let endpoint_rng = rand_chacha::ChaCha20Rng::from_seed(rng_seed(rng.as_mut()));
         let relays = RelayClients::new(dht_keys.clone(), RelayClientConfig::default());
+        let mut conferences = Conferences::new(keys.public, dht_keys.public, &[]);
+        conferences.reseed(rng.as_mut());
+        if options.unix_time > 0 {
+            // Peers' last-active times in Unix seconds, as c-toxcore saves them.
+            conferences.set_unix_time(now, options.unix_time);
+        }
         let endpoint = Endpoint::new(
             now,
             keys.clone(),
@@ -361,6 +382,8 @@ impl Node {
             udp_disabled: options.udp_disabled || options.proxy.is_some(),
             proxy: proxy::ProxyState::new(options.proxy),
             relay_onion: None,
+            conferences,
+            draining_conferences: false,
         }
     }
 
@@ -587,6 +610,9 @@ impl Node {
         self.update_dht_connected(now);
         self.friend_timers(now);
         self.update_direct_peers(now);
+        if self.conferences.poll_timeout().is_some_and(|t| t <= now) {
+            self.conferences.handle_timeout(now);
+        }
         self.after_input(now);
     }
 
@@ -649,6 +675,7 @@ impl Node {
             self.endpoint.poll_timeout(),
             self.friends_poll_timeout(),
             self.relays.poll_timeout(),
+            self.conferences.poll_timeout(),
         ]
         .into_iter()
         .flatten()
@@ -665,6 +692,7 @@ impl Node {
             onion_client: due(Some(self.onion_client.poll_timeout())),
             sessions: due(self.endpoint.poll_timeout()),
             friends: due(self.friends_poll_timeout()),
+            conferences: due(self.conferences.poll_timeout()),
         }
     }
 
@@ -708,6 +736,7 @@ impl Node {
         self.send_onion_tcp(now);
         self.drain_dht(now);
         self.drain_endpoint(now);
+        self.drain_conferences(now);
         self.check_receipts();
         self.pump_files(now);
     }
@@ -736,5 +765,7 @@ fn rng_seed(rng: &mut dyn CryptoRng) -> [u8; 32] {
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_conference;
 #[cfg(test)]
 mod tests_relay;

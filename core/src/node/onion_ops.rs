@@ -110,11 +110,12 @@ impl Node {
         dht_pk: PublicKey,
         nodes: &[PackedNode],
     ) {
-        let Some(number) = self.friends.by_pk(friend) else {
+        // Friends and hidden links alike: both are onion friends (`new_friend_connection`).
+        let Some(number) = self.friends.link_by_pk(friend) else {
             return;
         };
         self.stats.dht_pks_received += 1;
-        if let Some(f) = self.friends.get_mut(number) {
+        if let Some(f) = self.friends.link_mut(number) {
             f.conn.set_dht_pk(now, dht_pk);
             if f.conn.dht_pk_learned() == Some(now) {
                 // A new key: tell the friend ours through the DHT as soon as a route exists.
@@ -147,7 +148,7 @@ impl Node {
             return;
         };
         // Only friends: a stranger costs one lookup, not a key agreement.
-        if self.friends.by_pk(&route.sender_real_pk).is_none() {
+        if self.friends.link_by_pk(&route.sender_real_pk).is_none() {
             self.stats.bad_dht_pks += 1;
             return;
         }
@@ -175,7 +176,7 @@ impl Node {
     /// Sends our DHT-PK packet through the DHT to friend `number` when due: it must not be
     /// online, and we must know its DHT key (the route leads to that key's close nodes).
     pub(super) fn send_dht_route_pk(&mut self, now: Timestamp, number: FriendNumber) {
-        let Some(f) = self.friends.get(number) else {
+        let Some(f) = self.friends.link(number) else {
             return;
         };
         if f.dht_route_deadline().is_none_or(|due| due > now) {
@@ -201,7 +202,7 @@ impl Node {
         if sent > 0 {
             self.stats.dht_pks_routed += 1;
         }
-        if let Some(f) = self.friends.get_mut(number) {
+        if let Some(f) = self.friends.link_mut(number) {
             f.dht_route_due = Some(
                 now + if sent > 0 {
                     DHT_DHTPK_SEND_INTERVAL

@@ -23,6 +23,9 @@ impl Node {
         }
         self.presence.name = name.to_vec();
         self.broadcast(now, PACKET_ID_NICKNAME, name);
+        // The conferences' peers hear it too (`send_name_all_groups`).
+        self.conferences.set_self_name(now, name);
+        self.drain_conferences(now);
         Ok(())
     }
 

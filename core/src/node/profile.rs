@@ -1,10 +1,11 @@
 //! A node from a save file and back (docs/protocol.md §8, c-toxcore's `tox_new` with savedata and
 //! `tox_get_savedata`): the identity, nospam, our name, status message and status, the
-//! friends with what they last told us and any request still pending, and the DHT nodes to
-//! start from.
+//! friends with what they last told us and any request still pending, the conferences, and
+//! the DHT nodes to start from. Hidden links (`links.rs`) are not friends and are not saved:
+//! the conferences that need them open them again.
 //!
-//! Sections this node does not interpret (conferences, anything newer) are kept and written
-//! back unchanged, so a profile shared with a c-toxcore client loses nothing here.
+//! Sections this node does not interpret (anything newer) are kept and written back
+//! unchanged, so a profile shared with a c-toxcore client loses nothing here.
 
 use rustox_net_crypto::crypto::{CryptoRng, KeyPair};
 use rustox_net_crypto::Timestamp;
@@ -47,6 +48,7 @@ impl Node {
         node.presence.name = profile.name.clone();
         node.presence.status_message = profile.status_message.clone();
         node.presence.status = profile.user_status;
+        node.conferences.set_self_name(now, &profile.name);
         for saved in &profile.friends {
             let number = if saved.status.is_pending_request() {
                 let id = ToxId::new(saved.pk, saved.request_nospam);
@@ -74,6 +76,11 @@ impl Node {
         {
             node.bootstrap(now, dht_node.addr, dht_node.pk);
         }
+        // The conferences come back with their peers frozen, after the friends, so the
+        // conferences know which peers are friends (their section follows the friends' in
+        // c-toxcore's save file).
+        node.conferences.load(now, &profile.conferences);
+        node.drain_conferences(now);
         // Saved relays are connected through again (c-toxcore adds them at load).
         for relay in profile.tcp_relays.iter().filter(|n| n.tcp) {
             let _ = node.relays.add_relay(now, relay.addr, relay.pk);
@@ -120,6 +127,7 @@ impl Node {
         let mut dht_nodes = self.dht.close_nodes(now);
         dht_nodes.truncate(MAX_SAVED_DHT_NODES);
         profile.dht_nodes = dht_nodes;
+        profile.conferences = self.conferences.save();
         profile.dht_other_sections = self.kept.dht_other_sections.clone();
         profile.tcp_relays = self.kept.tcp_relays.clone();
         profile.path_nodes = self.kept.path_nodes.clone();

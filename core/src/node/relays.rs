@@ -198,8 +198,8 @@ impl Node {
                     // Sessions to friends listed on it can use it out of band from now.
                     self.mark_relay_reachable_friends();
                     // Friends hear of it now rather than at the next 120 s round.
-                    for number in self.friends.numbers() {
-                        if let Some(f) = self.friends.get_mut(number) {
+                    for number in self.friends.link_numbers() {
+                        if let Some(f) = self.friends.link_mut(number) {
                             f.conn.share_relays_now();
                         }
                     }
@@ -240,8 +240,8 @@ impl Node {
 
     /// Every friend's session learns whether a connected relay lists the friend.
     fn mark_relay_reachable_friends(&mut self) {
-        for number in self.friends.numbers() {
-            let Some(dht_pk) = self.friends.get(number).and_then(|f| f.conn.dht_pk()) else {
+        for number in self.friends.link_numbers() {
+            let Some(dht_pk) = self.friends.link(number).and_then(|f| f.conn.dht_pk()) else {
                 continue;
             };
             let reachable =
@@ -369,8 +369,8 @@ impl Node {
     /// Tells the relay clients which friends' sessions run over direct UDP, so relays
     /// kept only for them can close (and come back when UDP stops working).
     pub(super) fn update_direct_peers(&mut self, now: Timestamp) {
-        for number in self.friends.numbers() {
-            let Some(f) = self.friends.get(number) else {
+        for number in self.friends.link_numbers() {
+            let Some(f) = self.friends.link(number) else {
                 continue;
             };
             let Some(dht_pk) = f.conn.dht_pk() else {

@@ -19,7 +19,7 @@
 //! | 6    | STATUS        | 1 byte: our user status                                  |
 //! | 10   | TCP_RELAY     | ≤ 8 packed nodes (TCP families)                          |
 //! | 11   | PATH_NODE     | ≤ 8 packed nodes: onion path nodes                       |
-//! | 20   | CONFERENCES   | old-style conferences (`group.c`); kept verbatim here    |
+//! | 20   | CONFERENCES   | old-style conferences (`conference`, `group.c`)          |
 //! | 255  | END           | empty; the file stops here                               |
 //!
 //! c-toxcore writes them in that order (ascending type), every one of them even when empty.
@@ -52,7 +52,11 @@ use crate::dht::wire::packed_node::{PackedNode, PACKED_NODE_SIZE_V4};
 use crate::dht::wire::WireError;
 use crate::friend::{NoSpam, ToxId};
 
-pub use conference::{SavedConference, SavedConferencePeer};
+pub use conference::{
+    check_conferences, parse_conferences, write_conferences, ConferencesError, SavedConference,
+    SavedConferencePeer, MAX_SAVED_CONFERENCES, MAX_SAVED_CONFERENCE_PEERS,
+    SAVE_OFFSET_LOSSY_MESSAGE_NUMBER, SAVE_OFFSET_MESSAGE_NUMBER,
+};
 pub use crypt::{decrypt, encrypt, is_encrypted, CryptError, PassKey};
 pub use dht::{DhtSectionError, DhtState};
 pub use friend::{
@@ -82,14 +86,13 @@ pub const SECTION_STATUS: u16 = 6;
 pub const SECTION_TCP_RELAY: u16 = 10;
 /// `STATE_TYPE_PATH_NODE`.
 pub const SECTION_PATH_NODE: u16 = 11;
-/// `STATE_TYPE_CONFERENCES`: not interpreted here, kept verbatim in
-/// [`Profile::other_sections`].
+/// `STATE_TYPE_CONFERENCES`: [`Profile::conferences`].
 pub const SECTION_CONFERENCES: u16 = 20;
 /// `STATE_TYPE_END`.
 pub const SECTION_END: u16 = 255;
 
 /// The sections [`Profile`] interprets, in the order c-toxcore writes them.
-const KNOWN_SECTIONS: [u16; 8] = [
+const KNOWN_SECTIONS: [u16; 9] = [
     SECTION_NOSPAMKEYS,
     SECTION_DHT,
     SECTION_FRIENDS,
@@ -98,6 +101,7 @@ const KNOWN_SECTIONS: [u16; 8] = [
     SECTION_STATUS,
     SECTION_TCP_RELAY,
     SECTION_PATH_NODE,
+    SECTION_CONFERENCES,
 ];
 
 /// Size of the NOSPAMKEYS body: nospam 4 + public key 32 + secret key 32.
@@ -112,7 +116,7 @@ pub const MAX_TCP_RELAYS: usize = 8;
 /// `NUM_SAVED_PATH_NODES`: c-toxcore saves at most 8 onion path nodes and reads at most 8.
 pub const MAX_PATH_NODES: usize = 8;
 /// Most uninterpreted sections kept (in the file, and again in the DHT section). c-toxcore
-/// 0.2.18 writes one (CONFERENCES), later versions two; the bound keeps a file of millions of
+/// 0.2.18 writes none, later versions one (their new groups); the bound keeps a file of millions of
 /// empty sections from costing more memory than its own size.
 pub const MAX_OTHER_SECTIONS: usize = 256;
 
@@ -243,6 +247,9 @@ pub enum SavedataError {
     /// The STATUS byte is not 0, 1 or 2.
     #[error("STATUS section holds user status {0}, not one of 0..=2")]
     BadUserStatus(u8),
+    /// The CONFERENCES section is malformed or over a limit.
+    #[error("CONFERENCES section: {0}")]
+    Conferences(#[from] ConferencesError),
 }
 
 impl From<FramingError> for SavedataError {
@@ -276,8 +283,8 @@ pub struct Profile {
     pub path_nodes: Vec<PackedNode>,
     /// Old-style conferences (section 20), saved as c-toxcore 0.2.18 saves them.
     pub conferences: Vec<SavedConference>,
-    /// Every section not interpreted here (CONFERENCES, newer versions' sections), verbatim
-    /// and in file order. Types 1–6, 10, 11 and 255 do not belong here and are not written.
+    /// Every section not interpreted here (newer versions' sections), verbatim and in file
+    /// order. Types 1–6, 10, 11, 20 and 255 do not belong here and are not written.
     pub other_sections: Vec<(u16, Vec<u8>)>,
 }
 
@@ -402,6 +409,7 @@ impl Profile {
                     profile.path_nodes =
                         parse_nodes(body, SECTION_PATH_NODE, MAX_PATH_NODES, MAX_PATH_NODES)?;
                 }
+                SECTION_CONFERENCES => profile.conferences = parse_conferences(body)?,
                 SECTION_END => {
                     if !body.is_empty() {
                         return Err(SavedataError::EndNotEmpty { len: body.len() });
@@ -460,6 +468,7 @@ impl Profile {
                 return Err(SavedataError::TooManyNodes { section, max });
             }
         }
+        check_conferences(&self.conferences)?;
         for others in [&self.other_sections, &self.dht_other_sections] {
             if others.len() > MAX_OTHER_SECTIONS {
                 return Err(SavedataError::TooManySections {
@@ -478,8 +487,9 @@ impl Profile {
     }
 
     /// The save file as c-toxcore writes it: the header, then every section in ascending type
-    /// order — 1, 2, 3, 4, 5, 6, 10, 11 always (empty or not), the kept sections merged in by
-    /// type (CONFERENCES after 11) — then END. No zero padding follows END (c-toxcore's
+    /// order — 1, 2, 3, 4, 5, 6, 10, 11, 20 always (empty or not), the kept sections merged in
+    /// by type — then END. A file read without a CONFERENCES section gets an empty one, as
+    /// c-toxcore writes it after loading such a file. No zero padding follows END (c-toxcore's
     /// `tox_get_savedata_size` adds some; it carries nothing).
     ///
     /// Fields beyond their limits are cut to them and kept sections of the interpreted types
@@ -493,6 +503,11 @@ impl Profile {
                 .saturating_add(256)
                 .saturating_add(self.name.len())
                 .saturating_add(self.status_message.len())
+                .saturating_add(
+                    self.conferences
+                        .iter()
+                        .fold(0usize, |sum, c| sum.saturating_add(c.encoded_len())),
+                )
                 .saturating_add(self.other_sections.iter().fold(0usize, |sum, (_, b)| {
                     sum.saturating_add(8).saturating_add(b.len())
                 })),
@@ -561,6 +576,7 @@ impl Profile {
             SECTION_STATUS => out.push(self.user_status.to_byte()),
             SECTION_TCP_RELAY => write_nodes(&self.tcp_relays, MAX_TCP_RELAYS, out),
             SECTION_PATH_NODE => write_nodes(&self.path_nodes, MAX_PATH_NODES, out),
+            SECTION_CONFERENCES => write_conferences(&self.conferences, out),
             _ => debug_assert!(false, "not an interpreted section: {kind}"),
         }
     }
@@ -638,3 +654,6 @@ fn parse_nodes(
 #[cfg(test)]
 #[allow(clippy::indexing_slicing, clippy::arithmetic_side_effects)]
 mod tests;
+#[cfg(test)]
+#[allow(clippy::indexing_slicing, clippy::arithmetic_side_effects)]
+mod tests_conference;

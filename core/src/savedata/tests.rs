@@ -138,7 +138,6 @@ fn hand_built_profile() -> Profile {
         tcp: true,
         pk: PublicKey([0xc1; 32]),
     }];
-    p.other_sections = vec![(SECTION_CONFERENCES, Vec::new())];
     p
 }
 
@@ -162,7 +161,7 @@ fn savedata_fresh_profile_writes_every_section_c_toxcore_writes() {
     let kinds: Vec<u16> = section::split(&bytes[8..], STATE_COOKIE_TYPE, Some(SECTION_END))
         .map(|s| s.unwrap().kind)
         .collect();
-    assert_eq!(kinds, [1, 2, 3, 4, 5, 6, 10, 11, 255]);
+    assert_eq!(kinds, [1, 2, 3, 4, 5, 6, 10, 11, 20, 255]);
     // The empty DHT section is c-toxcore's: cookie and an empty NODES sub-section.
     assert_eq!(
         &bytes[8 + 8 + 68..8 + 8 + 68 + 20],
@@ -358,23 +357,23 @@ fn savedata_unknown_sections_survive_a_round_trip_in_type_order() {
     let mut p = hand_built_profile();
     p.other_sections = vec![
         (7, b"groups".to_vec()),
-        (20, b"conf".to_vec()),
+        (21, b"groups".to_vec()),
         (300, Vec::new()),
-        (20, b"second".to_vec()),
+        (21, b"second".to_vec()),
     ];
     p.dht_other_sections = vec![(9, b"future dht".to_vec())];
     let bytes = p.to_bytes();
     let kinds: Vec<u16> = section::split(&bytes[8..], STATE_COOKIE_TYPE, Some(SECTION_END))
         .map(|s| s.unwrap().kind)
         .collect();
-    assert_eq!(kinds, [1, 2, 3, 4, 5, 6, 7, 10, 11, 20, 20, 300, 255]);
+    assert_eq!(kinds, [1, 2, 3, 4, 5, 6, 7, 10, 11, 20, 21, 21, 300, 255]);
     let back = Profile::parse(&bytes).unwrap();
     assert_eq!(
         back.other_sections,
         [
             (7, b"groups".to_vec()),
-            (20, b"conf".to_vec()),
-            (20, b"second".to_vec()),
+            (21, b"groups".to_vec()),
+            (21, b"second".to_vec()),
             (300, Vec::new())
         ]
     );
@@ -463,7 +462,7 @@ fn arb_sections(max: usize, exclude: &'static [u16]) -> impl Strategy<Value = Ve
     )
 }
 
-const EXCLUDED: &[u16] = &[1, 2, 3, 4, 5, 6, 10, 11, 255];
+const EXCLUDED: &[u16] = &[1, 2, 3, 4, 5, 6, 10, 11, 20, 255];
 
 fn arb_profile() -> impl Strategy<Value = Profile> {
     (
