@@ -11,9 +11,9 @@
 //! event can happen.
 //!
 //! The old conference audio functions (`toxav_add_av_groupchat` to
-//! `toxav_groupchat_av_enabled`) take a `Tox *` and a conference number; conferences do not
-//! exist here either (`conference.rs`), so they fail with -1 (or `false`) as c-toxcore does
-//! for an unknown conference.
+//! `toxav_groupchat_av_enabled`) take a `Tox *` and a conference number. Text conferences
+//! exist (conference/), A/V ones (group audio) do not yet: these functions fail with -1 (or
+//! `false`) as c-toxcore (groupav.c) does for a conference that is not an A/V one.
 
 use std::ffi::{c_int, c_uint, c_void};
 
@@ -348,7 +348,7 @@ dropped_callback! {
 
 stub! {
     /// `toxav_add_av_groupchat`: -1, c-toxcore's "failure" (it returns the new conference's
-    /// number on success); rustox creates no conferences.
+    /// number on success); rustox creates no A/V conferences.
     fn toxav_add_av_groupchat(
         tox: *mut Tox,
         audio_callback: Option<toxav_audio_data_cb>,
@@ -357,7 +357,8 @@ stub! {
 }
 
 stub! {
-    /// `toxav_join_av_groupchat`: -1, c-toxcore's "failure"; rustox joins no conferences.
+    /// `toxav_join_av_groupchat`: -1, c-toxcore's "failure"; rustox joins no A/V
+    /// conferences.
     /// `data` (the invite cookie) is never read.
     fn toxav_join_av_groupchat(
         tox: *mut Tox,
@@ -370,7 +371,8 @@ stub! {
 }
 
 stub! {
-    /// `toxav_group_send_audio`: -1, c-toxcore's "failure": no conference exists to send to.
+    /// `toxav_group_send_audio`: -1, c-toxcore's "failure": no A/V conference exists to send
+    /// to.
     /// `pcm` is never read.
     fn toxav_group_send_audio(
         tox: *mut Tox,
@@ -384,7 +386,7 @@ stub! {
 
 stub! {
     /// `toxav_groupchat_enable_av`: -1, c-toxcore's "failure" for a conference number that
-    /// does not designate a conference (none exists).
+    /// does not designate an A/V conference (none exists).
     fn toxav_groupchat_enable_av(
         tox: *mut Tox,
         groupnumber: u32,
@@ -395,12 +397,12 @@ stub! {
 
 stub! {
     /// `toxav_groupchat_disable_av`: -1, c-toxcore's "failure" for a conference number that
-    /// does not designate a conference (none exists).
+    /// does not designate an A/V conference (none exists).
     fn toxav_groupchat_disable_av(tox: *mut Tox, groupnumber: u32) -> c_int = -1
 }
 
 stub! {
-    /// `toxav_groupchat_av_enabled`: false; no conference exists, let alone one with A/V.
+    /// `toxav_groupchat_av_enabled`: false; no conference has A/V.
     fn toxav_groupchat_av_enabled(tox: *mut Tox, groupnumber: u32) -> bool = false
 }
 

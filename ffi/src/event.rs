@@ -2,7 +2,9 @@
 //! (`tox_iterate` calls them) and of every `Tox_Events` entry (`tox_events_iterate` returns
 //! them). One list serves both, so both APIs see the same events in the same order.
 
-use crate::types::{Tox_Connection, Tox_File_Control, Tox_Message_Type, Tox_User_Status};
+use crate::types::{
+    Tox_Conference_Type, Tox_Connection, Tox_File_Control, Tox_Message_Type, Tox_User_Status,
+};
 
 /// One event of an iteration, owning its bytes.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -128,5 +130,53 @@ pub enum Event {
         file_number: u32,
         /// What it did.
         control: Tox_File_Control,
+    },
+    /// `tox_conference_invite_cb`: a friend invites us to a conference.
+    ConferenceInvite {
+        /// The inviting friend.
+        friend_number: u32,
+        /// Text or A/V.
+        kind: Tox_Conference_Type,
+        /// The cookie to pass to `tox_conference_join`.
+        cookie: Vec<u8>,
+    },
+    /// `tox_conference_connected_cb`: we are connected to a conference we joined.
+    ConferenceConnected {
+        /// Which conference.
+        conference_number: u32,
+    },
+    /// `tox_conference_message_cb`
+    ConferenceMessage {
+        /// Which conference.
+        conference_number: u32,
+        /// The sender's peer number.
+        peer_number: u32,
+        /// Normal or action.
+        kind: Tox_Message_Type,
+        /// The text.
+        message: Vec<u8>,
+    },
+    /// `tox_conference_title_cb`
+    ConferenceTitle {
+        /// Which conference.
+        conference_number: u32,
+        /// Who set it; `UINT32_MAX` when it came with the peer list on joining.
+        peer_number: u32,
+        /// The new title.
+        title: Vec<u8>,
+    },
+    /// `tox_conference_peer_name_cb`
+    ConferencePeerName {
+        /// Which conference.
+        conference_number: u32,
+        /// The peer.
+        peer_number: u32,
+        /// Its name.
+        name: Vec<u8>,
+    },
+    /// `tox_conference_peer_list_changed_cb`: peers joined, left, went offline or returned.
+    ConferencePeerListChanged {
+        /// Which conference.
+        conference_number: u32,
     },
 }

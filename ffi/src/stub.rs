@@ -1,9 +1,9 @@
-//! The entry points of what rustox does not implement (conferences, calls): each reads none
+//! The entry points of what rustox does not implement (calls, group audio): each reads none
 //! of its arguments and gives c-toxcore's answer for "not found" or "nothing", written as one
 //! line of a table instead of a function body each.
 
 /// Defines an entry point that reads none of its arguments and always gives the same answer,
-/// for what rustox does not implement (conferences, calls): `fn name(args) -> ret = value`
+/// for what rustox does not implement (calls, group audio): `fn name(args) -> ret = value`
 /// returns `value`; with `, error: Err::CODE` after it the function takes a last `error`
 /// out-parameter and sets it to `CODE`; without `-> ret` it returns nothing.
 macro_rules! stub {

@@ -18,6 +18,9 @@
 pub mod bootstrap;
 pub mod build;
 mod child;
+pub mod conference;
+pub mod conference_net;
+pub mod conference_peer;
 pub mod error;
 pub mod friend;
 pub mod group;

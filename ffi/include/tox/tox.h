@@ -240,6 +240,11 @@ typedef enum Tox_File_Control {
     TOX_FILE_CONTROL_CANCEL = 2,
 } Tox_File_Control;
 
+typedef enum Tox_Conference_Type {
+    TOX_CONFERENCE_TYPE_TEXT = 0,
+    TOX_CONFERENCE_TYPE_AV = 1,
+} Tox_Conference_Type;
+
 typedef enum Tox_Err_File_Send {
     TOX_ERR_FILE_SEND_OK = 0,
     TOX_ERR_FILE_SEND_NULL = 1,
@@ -289,11 +294,6 @@ typedef enum Tox_Err_File_Get {
     TOX_ERR_FILE_GET_NOT_FOUND = 3,
 } Tox_Err_File_Get;
 
-typedef enum Tox_Conference_Type {
-    TOX_CONFERENCE_TYPE_TEXT = 0,
-    TOX_CONFERENCE_TYPE_AV = 1,
-} Tox_Conference_Type;
-
 typedef enum Tox_Err_Conference_New {
     TOX_ERR_CONFERENCE_NEW_OK = 0,
     TOX_ERR_CONFERENCE_NEW_INIT = 1,
@@ -303,18 +303,6 @@ typedef enum Tox_Err_Conference_Delete {
     TOX_ERR_CONFERENCE_DELETE_OK = 0,
     TOX_ERR_CONFERENCE_DELETE_CONFERENCE_NOT_FOUND = 1,
 } Tox_Err_Conference_Delete;
-
-typedef enum Tox_Err_Conference_Peer_Query {
-    TOX_ERR_CONFERENCE_PEER_QUERY_OK = 0,
-    TOX_ERR_CONFERENCE_PEER_QUERY_CONFERENCE_NOT_FOUND = 1,
-    TOX_ERR_CONFERENCE_PEER_QUERY_PEER_NOT_FOUND = 2,
-    TOX_ERR_CONFERENCE_PEER_QUERY_NO_CONNECTION = 3,
-} Tox_Err_Conference_Peer_Query;
-
-typedef enum Tox_Err_Conference_Set_Max_Offline {
-    TOX_ERR_CONFERENCE_SET_MAX_OFFLINE_OK = 0,
-    TOX_ERR_CONFERENCE_SET_MAX_OFFLINE_CONFERENCE_NOT_FOUND = 1,
-} Tox_Err_Conference_Set_Max_Offline;
 
 typedef enum Tox_Err_Conference_Invite {
     TOX_ERR_CONFERENCE_INVITE_OK = 0,
@@ -347,6 +335,18 @@ typedef enum Tox_Err_Conference_Title {
     TOX_ERR_CONFERENCE_TITLE_INVALID_LENGTH = 2,
     TOX_ERR_CONFERENCE_TITLE_FAIL_SEND = 3,
 } Tox_Err_Conference_Title;
+
+typedef enum Tox_Err_Conference_Set_Max_Offline {
+    TOX_ERR_CONFERENCE_SET_MAX_OFFLINE_OK = 0,
+    TOX_ERR_CONFERENCE_SET_MAX_OFFLINE_CONFERENCE_NOT_FOUND = 1,
+} Tox_Err_Conference_Set_Max_Offline;
+
+typedef enum Tox_Err_Conference_Peer_Query {
+    TOX_ERR_CONFERENCE_PEER_QUERY_OK = 0,
+    TOX_ERR_CONFERENCE_PEER_QUERY_CONFERENCE_NOT_FOUND = 1,
+    TOX_ERR_CONFERENCE_PEER_QUERY_PEER_NOT_FOUND = 2,
+    TOX_ERR_CONFERENCE_PEER_QUERY_NO_CONNECTION = 3,
+} Tox_Err_Conference_Peer_Query;
 
 typedef enum Tox_Err_Conference_Get_Type {
     TOX_ERR_CONFERENCE_GET_TYPE_OK = 0,
@@ -1141,6 +1141,37 @@ void tox_callback_friend_lossy_packet(Tox *tox, tox_friend_lossy_packet_cb *call
 void tox_callback_friend_lossless_packet(Tox *tox, tox_friend_lossless_packet_cb *callback);
 
 /**
+ * Registers the `conference_invite` callback (`tox_callback_conference_invite`).
+ */
+void tox_callback_conference_invite(Tox *tox, tox_conference_invite_cb *callback);
+
+/**
+ * Registers the `conference_connected` callback (`tox_callback_conference_connected`).
+ */
+void tox_callback_conference_connected(Tox *tox, tox_conference_connected_cb *callback);
+
+/**
+ * Registers the `conference_message` callback (`tox_callback_conference_message`).
+ */
+void tox_callback_conference_message(Tox *tox, tox_conference_message_cb *callback);
+
+/**
+ * Registers the `conference_title` callback (`tox_callback_conference_title`).
+ */
+void tox_callback_conference_title(Tox *tox, tox_conference_title_cb *callback);
+
+/**
+ * Registers the `conference_peer_name` callback (`tox_callback_conference_peer_name`).
+ */
+void tox_callback_conference_peer_name(Tox *tox, tox_conference_peer_name_cb *callback);
+
+/**
+ * Registers the `conference_peer_list_changed` callback (`tox_callback_conference_peer_list_changed`).
+ */
+void tox_callback_conference_peer_list_changed(Tox *tox,
+                                               tox_conference_peer_list_changed_cb *callback);
+
+/**
  * Offers a file to a friend (`tox_file_send`): returns its file number, or `UINT32_MAX`.
  * A NULL `file_id` gets a random one, as in c-toxcore; for an avatar the client passes
  * the image's hash (`tox_hash`).
@@ -1197,152 +1228,23 @@ bool tox_file_get_file_id(const Tox *tox,
                           enum Tox_Err_File_Get *error);
 
 /**
- * `tox_callback_conference_invite`: accepted and dropped; no invite can arrive.
- */
-void tox_callback_conference_invite(Tox *tox, tox_conference_invite_cb *callback);
-
-/**
- * `tox_callback_conference_connected`: accepted and dropped; no conference can connect.
- */
-void tox_callback_conference_connected(Tox *tox, tox_conference_connected_cb *callback);
-
-/**
- * `tox_callback_conference_message`: accepted and dropped; no conference message can
- * arrive.
- */
-void tox_callback_conference_message(Tox *tox, tox_conference_message_cb *callback);
-
-/**
- * `tox_callback_conference_title`: accepted and dropped; no title can change.
- */
-void tox_callback_conference_title(Tox *tox, tox_conference_title_cb *callback);
-
-/**
- * `tox_callback_conference_peer_name`: accepted and dropped; no conference peer exists.
- */
-void tox_callback_conference_peer_name(Tox *tox, tox_conference_peer_name_cb *callback);
-
-/**
- * `tox_callback_conference_peer_list_changed`: accepted and dropped; no peer list exists
- * to change.
- */
-void tox_callback_conference_peer_list_changed(Tox *tox,
-                                               tox_conference_peer_list_changed_cb *callback);
-
-/**
- * `tox_conference_new`: `UINT32_MAX` with `TOX_ERR_CONFERENCE_NEW_INIT` ("the conference
- * instance failed to initialize"), c-toxcore's answer when it cannot create one.
+ * `tox_conference_new`: a text conference with us as its only peer, at the lowest free
+ * number; `UINT32_MAX` with `INIT` when none can be made.
  */
 uint32_t tox_conference_new(Tox *tox, enum Tox_Err_Conference_New *error);
 
 /**
- * `tox_conference_delete`: false with `CONFERENCE_NOT_FOUND`.
+ * `tox_conference_delete`: leaves the conference (its peers hear we left for good) and
+ * frees its number.
  */
 bool tox_conference_delete(Tox *tox,
                            uint32_t conference_number,
                            enum Tox_Err_Conference_Delete *error);
 
 /**
- * `tox_conference_peer_count`: `UINT32_MAX` with `CONFERENCE_NOT_FOUND`, as c-toxcore.
- */
-uint32_t tox_conference_peer_count(const Tox *tox,
-                                   uint32_t conference_number,
-                                   enum Tox_Err_Conference_Peer_Query *error);
-
-/**
- * `tox_conference_peer_get_name_size`: `SIZE_MAX` (c-toxcore's `return -1`) with
- * `CONFERENCE_NOT_FOUND`.
- */
-size_t tox_conference_peer_get_name_size(const Tox *tox,
-                                         uint32_t conference_number,
-                                         uint32_t peer_number,
-                                         enum Tox_Err_Conference_Peer_Query *error);
-
-/**
- * `tox_conference_peer_get_name`: false with `CONFERENCE_NOT_FOUND`; `name` is not
- * written.
- */
-bool tox_conference_peer_get_name(const Tox *tox,
-                                  uint32_t conference_number,
-                                  uint32_t peer_number,
-                                  uint8_t *name,
-                                  enum Tox_Err_Conference_Peer_Query *error);
-
-/**
- * `tox_conference_peer_get_public_key`: false with `CONFERENCE_NOT_FOUND`; `public_key`
- * is not written.
- */
-bool tox_conference_peer_get_public_key(const Tox *tox,
-                                        uint32_t conference_number,
-                                        uint32_t peer_number,
-                                        uint8_t *public_key,
-                                        enum Tox_Err_Conference_Peer_Query *error);
-
-/**
- * `tox_conference_peer_number_is_ours`: false with `CONFERENCE_NOT_FOUND`.
- */
-bool tox_conference_peer_number_is_ours(const Tox *tox,
-                                        uint32_t conference_number,
-                                        uint32_t peer_number,
-                                        enum Tox_Err_Conference_Peer_Query *error);
-
-/**
- * `tox_conference_offline_peer_count`: `UINT32_MAX` with `CONFERENCE_NOT_FOUND`, as
- * c-toxcore.
- */
-uint32_t tox_conference_offline_peer_count(const Tox *tox,
-                                           uint32_t conference_number,
-                                           enum Tox_Err_Conference_Peer_Query *error);
-
-/**
- * `tox_conference_offline_peer_get_name_size`: `SIZE_MAX` (c-toxcore's `return -1`) with
- * `CONFERENCE_NOT_FOUND`.
- */
-size_t tox_conference_offline_peer_get_name_size(const Tox *tox,
-                                                 uint32_t conference_number,
-                                                 uint32_t offline_peer_number,
-                                                 enum Tox_Err_Conference_Peer_Query *error);
-
-/**
- * `tox_conference_offline_peer_get_name`: false with `CONFERENCE_NOT_FOUND`; `name` is
- * not written.
- */
-bool tox_conference_offline_peer_get_name(const Tox *tox,
-                                          uint32_t conference_number,
-                                          uint32_t offline_peer_number,
-                                          uint8_t *name,
-                                          enum Tox_Err_Conference_Peer_Query *error);
-
-/**
- * `tox_conference_offline_peer_get_public_key`: false with `CONFERENCE_NOT_FOUND`;
- * `public_key` is not written.
- */
-bool tox_conference_offline_peer_get_public_key(const Tox *tox,
-                                                uint32_t conference_number,
-                                                uint32_t offline_peer_number,
-                                                uint8_t *public_key,
-                                                enum Tox_Err_Conference_Peer_Query *error);
-
-/**
- * `tox_conference_offline_peer_get_last_active`: `UINT64_MAX` with
- * `CONFERENCE_NOT_FOUND`, as c-toxcore.
- */
-uint64_t tox_conference_offline_peer_get_last_active(const Tox *tox,
-                                                     uint32_t conference_number,
-                                                     uint32_t offline_peer_number,
-                                                     enum Tox_Err_Conference_Peer_Query *error);
-
-/**
- * `tox_conference_set_max_offline`: false with `CONFERENCE_NOT_FOUND`.
- */
-bool tox_conference_set_max_offline(Tox *tox,
-                                    uint32_t conference_number,
-                                    uint32_t max_offline_peers,
-                                    enum Tox_Err_Conference_Set_Max_Offline *error);
-
-/**
- * `tox_conference_invite`: false with `CONFERENCE_NOT_FOUND` (c-toxcore looks the
- * conference up before the friend).
+ * `tox_conference_invite`: `CONFERENCE_NOT_FOUND`, then `NO_CONNECTION` while we have
+ * not joined it ourselves, then `FAIL_SEND` for a friend that does not exist or is
+ * offline (c-toxcore's `invite_friend` checks in that order).
  */
 bool tox_conference_invite(Tox *tox,
                            uint32_t friend_number,
@@ -1350,15 +1252,13 @@ bool tox_conference_invite(Tox *tox,
                            enum Tox_Err_Conference_Invite *error);
 
 /**
- * `tox_conference_join`: always `UINT32_MAX`. The cookie is checked first, as c-toxcore's
- * `join_groupchat` checks it: not exactly [`COOKIE_LENGTH`] bytes (or NULL, which tox.h
- * gives no code of its own) is `INVALID_LENGTH`; a type byte other than
- * `TOX_CONFERENCE_TYPE_TEXT` is `WRONG_TYPE` (A/V conferences are toxav's). A well-formed
- * cookie gets `INIT_FAIL`, "conference instance failed to initialize": that is what
- * happens, since rustox cannot create a conference. `FAIL_SEND` would send the client
- * looking at the network and `DUPLICATE` claims a conference exists. c-toxcore looks the
- * friend up between the cookie checks and the creation (`FRIEND_NOT_FOUND` for an unknown
- * friend); this does not, so an unknown friend gets `INIT_FAIL` here.
+ * `tox_conference_join`: answers a friend's invite with its cookie; returns the new
+ * conference's number, `UINT32_MAX` on failure. The checks are `join_groupchat`'s, in its
+ * order: a cookie not exactly [`COOKIE_LENGTH`] bytes long (or NULL, which tox.h gives no
+ * code of its own) is `INVALID_LENGTH`; a type byte other than
+ * `TOX_CONFERENCE_TYPE_TEXT` is `WRONG_TYPE` (A/V conferences are joined through toxav);
+ * then the node's: `FRIEND_NOT_FOUND`, `DUPLICATE` for a conference we are in,
+ * `INIT_FAIL`, `FAIL_SEND` when the friend is offline.
  */
 uint32_t tox_conference_join(Tox *tox,
                              uint32_t friend_number,
@@ -1367,8 +1267,13 @@ uint32_t tox_conference_join(Tox *tox,
                              enum Tox_Err_Conference_Join *error);
 
 /**
- * `tox_conference_send_message`: false with `CONFERENCE_NOT_FOUND`; the message is not
- * read and the `Tox_Message_Type` (a plain integer from C) is not looked at.
+ * `tox_conference_send_message`: `CONFERENCE_NOT_FOUND`, then `TOO_LONG` past
+ * [`MAX_MESSAGE_LEN`] bytes, then `NO_CONNECTION` while no peer is connected (a
+ * conference of one included), then `FAIL_SEND`. Any type but `TOX_MESSAGE_TYPE_NORMAL`
+ * is sent as an action, as tox.c does. Where c-toxcore differs: it truncates the length
+ * to 16 bits before checking it (a 65 537-byte message goes out as its first byte), which
+ * is refused here as `TOO_LONG`; and a NULL message with a nonzero length, on which it
+ * would read NULL, is `FAIL_SEND`. An empty message is sent (c-toxcore's receivers drop it).
  */
 bool tox_conference_send_message(Tox *tox,
                                  uint32_t conference_number,
@@ -1378,23 +1283,12 @@ bool tox_conference_send_message(Tox *tox,
                                  enum Tox_Err_Conference_Send_Message *error);
 
 /**
- * `tox_conference_get_title_size`: `SIZE_MAX` (c-toxcore's `return -1`) with
- * `CONFERENCE_NOT_FOUND`.
- */
-size_t tox_conference_get_title_size(const Tox *tox,
-                                     uint32_t conference_number,
-                                     enum Tox_Err_Conference_Title *error);
-
-/**
- * `tox_conference_get_title`: false with `CONFERENCE_NOT_FOUND`; `title` is not written.
- */
-bool tox_conference_get_title(const Tox *tox,
-                              uint32_t conference_number,
-                              uint8_t *title,
-                              enum Tox_Err_Conference_Title *error);
-
-/**
- * `tox_conference_set_title`: false with `CONFERENCE_NOT_FOUND`; the title is not read.
+ * `tox_conference_set_title`: `CONFERENCE_NOT_FOUND`, then `INVALID_LENGTH` for an empty
+ * title or one longer than `MAX_NAME_LENGTH` (128), then `FAIL_SEND` when the peers
+ * could not be told. Setting the title it already has, or setting it while alone in the
+ * conference, sends nothing and succeeds (`group_title_send`). c-toxcore truncates the
+ * length to 8 bits first (a 257-byte title becomes its first byte); here any length past
+ * 128 is `INVALID_LENGTH`, and so is a NULL title.
  */
 bool tox_conference_set_title(Tox *tox,
                               uint32_t conference_number,
@@ -1403,49 +1297,140 @@ bool tox_conference_set_title(Tox *tox,
                               enum Tox_Err_Conference_Title *error);
 
 /**
- * `tox_conference_get_chatlist_size`: 0, there are no conferences.
+ * `tox_conference_set_max_offline`: how many offline peers the conference remembers; the
+ * least recently active beyond that are forgotten at once (`group_set_max_frozen`).
+ */
+bool tox_conference_set_max_offline(Tox *tox,
+                                    uint32_t conference_number,
+                                    uint32_t max_offline_peers,
+                                    enum Tox_Err_Conference_Set_Max_Offline *error);
+
+/**
+ * `tox_conference_peer_count`: peers online in the conference, ourselves included.
+ */
+uint32_t tox_conference_peer_count(const Tox *tox,
+                                   uint32_t conference_number,
+                                   enum Tox_Err_Conference_Peer_Query *error);
+
+/**
+ * `tox_conference_peer_get_name_size`: the length of a peer's name (0 before it told us).
+ */
+size_t tox_conference_peer_get_name_size(const Tox *tox,
+                                         uint32_t conference_number,
+                                         uint32_t peer_number,
+                                         enum Tox_Err_Conference_Peer_Query *error);
+
+bool tox_conference_peer_get_name(const Tox *tox,
+                                  uint32_t conference_number,
+                                  uint32_t peer_number,
+                                  uint8_t *name_out,
+                                  enum Tox_Err_Conference_Peer_Query *error);
+
+bool tox_conference_peer_get_public_key(const Tox *tox,
+                                        uint32_t conference_number,
+                                        uint32_t peer_number,
+                                        uint8_t *public_key_out,
+                                        enum Tox_Err_Conference_Peer_Query *error);
+
+/**
+ * `tox_conference_peer_number_is_ours`: `CONFERENCE_NOT_FOUND`, then `PEER_NOT_FOUND`,
+ * then `NO_CONNECTION` while we have not joined yet (`group_peernumber_is_ours`).
+ */
+bool tox_conference_peer_number_is_ours(const Tox *tox,
+                                        uint32_t conference_number,
+                                        uint32_t peer_number,
+                                        enum Tox_Err_Conference_Peer_Query *error);
+
+/**
+ * `tox_conference_offline_peer_count`: peers the conference remembers that are offline.
+ */
+uint32_t tox_conference_offline_peer_count(const Tox *tox,
+                                           uint32_t conference_number,
+                                           enum Tox_Err_Conference_Peer_Query *error);
+
+size_t tox_conference_offline_peer_get_name_size(const Tox *tox,
+                                                 uint32_t conference_number,
+                                                 uint32_t offline_peer_number,
+                                                 enum Tox_Err_Conference_Peer_Query *error);
+
+bool tox_conference_offline_peer_get_name(const Tox *tox,
+                                          uint32_t conference_number,
+                                          uint32_t offline_peer_number,
+                                          uint8_t *name_out,
+                                          enum Tox_Err_Conference_Peer_Query *error);
+
+bool tox_conference_offline_peer_get_public_key(const Tox *tox,
+                                                uint32_t conference_number,
+                                                uint32_t offline_peer_number,
+                                                uint8_t *public_key_out,
+                                                enum Tox_Err_Conference_Peer_Query *error);
+
+/**
+ * `tox_conference_offline_peer_get_last_active`: when the peer was last heard from, in
+ * Unix seconds (c-toxcore's `mono_time_get`, which counts from the Unix epoch).
+ */
+uint64_t tox_conference_offline_peer_get_last_active(const Tox *tox,
+                                                     uint32_t conference_number,
+                                                     uint32_t offline_peer_number,
+                                                     enum Tox_Err_Conference_Peer_Query *error);
+
+size_t tox_conference_get_title_size(const Tox *tox,
+                                     uint32_t conference_number,
+                                     enum Tox_Err_Conference_Title *error);
+
+/**
+ * `tox_conference_get_title`: the title's bytes into `title_out`, sized by
+ * `tox_conference_get_title_size`.
+ */
+bool tox_conference_get_title(const Tox *tox,
+                              uint32_t conference_number,
+                              uint8_t *title_out,
+                              enum Tox_Err_Conference_Title *error);
+
+/**
+ * `tox_conference_get_chatlist_size`: how many conferences exist (0 for NULL).
  */
 size_t tox_conference_get_chatlist_size(const Tox *tox);
 
 /**
- * `tox_conference_get_chatlist`: copies the conference numbers, of which there are none:
- * `chatlist` (sized by `tox_conference_get_chatlist_size`, so possibly of 0 elements or
- * NULL) is not written.
+ * `tox_conference_get_chatlist`: their numbers, ascending, into `chatlist`, sized by
+ * `tox_conference_get_chatlist_size`; a NULL `chatlist` is not written.
  */
 void tox_conference_get_chatlist(const Tox *tox, uint32_t *chatlist);
 
 /**
- * `tox_conference_get_type`: `CONFERENCE_NOT_FOUND`, returning what c-toxcore returns then,
- * `(Tox_Conference_Type)-1`, i.e. `UINT32_MAX` (tox.h: "unspecified on failure"). The Rust
- * return type is `u32` because that value is no `Tox_Conference_Type` variant; a C enum is
- * returned as its `unsigned int`, so the ABI is the header's.
+ * `tox_conference_get_type`: `TOX_CONFERENCE_TYPE_TEXT` or `_AV`; for an unknown
+ * conference what c-toxcore returns, `(Tox_Conference_Type)-1`, i.e. `UINT32_MAX` (tox.h:
+ * "unspecified on failure"). The Rust return type is `u32` because that value is no
+ * `Tox_Conference_Type` variant; a C enum is returned as its `unsigned int`, so the ABI is
+ * the header's.
  */
 Tox_Conference_Type tox_conference_get_type(const Tox *tox,
                                             uint32_t conference_number,
                                             enum Tox_Err_Conference_Get_Type *error);
 
 /**
- * `tox_conference_get_id`: false (no such conference); `id` is not written.
+ * `tox_conference_get_id`: the conference's 32-byte id into `id`; false for an unknown
+ * conference. A NULL `id` is not written and the call succeeds (`conference_get_id`).
  */
 bool tox_conference_get_id(const Tox *tox, uint32_t conference_number, uint8_t *id);
 
 /**
- * `tox_conference_by_id`: `UINT32_MAX`, with `TOX_ERR_CONFERENCE_BY_ID_NULL` for a NULL id
- * (checked first, as c-toxcore) and `NOT_FOUND` otherwise. The id is not read.
+ * `tox_conference_get_uid`: the deprecated name of `tox_conference_get_id`.
+ */
+bool tox_conference_get_uid(const Tox *tox, uint32_t conference_number, uint8_t *uid);
+
+/**
+ * `tox_conference_by_id`: the number of the conference with this id; `UINT32_MAX` with
+ * `NULL` for a NULL id or `NOT_FOUND`.
  */
 uint32_t tox_conference_by_id(const Tox *tox,
                               const uint8_t *id,
                               enum Tox_Err_Conference_By_Id *error);
 
 /**
- * `tox_conference_get_uid`: the deprecated name of `tox_conference_get_id`; false, `uid`
- * is not written.
- */
-bool tox_conference_get_uid(const Tox *tox, uint32_t conference_number, uint8_t *uid);
-
-/**
- * `tox_conference_by_uid`: the deprecated name of `tox_conference_by_id`: `UINT32_MAX`,
- * with `TOX_ERR_CONFERENCE_BY_UID_NULL` for a NULL uid and `NOT_FOUND` otherwise.
+ * `tox_conference_by_uid`: the deprecated name of `tox_conference_by_id`, with its own
+ * error enum.
  */
 uint32_t tox_conference_by_uid(const Tox *tox,
                                const uint8_t *uid,

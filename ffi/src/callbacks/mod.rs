@@ -41,4 +41,11 @@ registrations! {
     file_recv_chunk: FileRecvChunkCb => tox_callback_file_recv_chunk;
     friend_lossy_packet: FriendLossyPacketCb => tox_callback_friend_lossy_packet;
     friend_lossless_packet: FriendLosslessPacketCb => tox_callback_friend_lossless_packet;
+    conference_invite: tox_conference_invite_cb => tox_callback_conference_invite;
+    conference_connected: tox_conference_connected_cb => tox_callback_conference_connected;
+    conference_message: tox_conference_message_cb => tox_callback_conference_message;
+    conference_title: tox_conference_title_cb => tox_callback_conference_title;
+    conference_peer_name: tox_conference_peer_name_cb => tox_callback_conference_peer_name;
+    conference_peer_list_changed: tox_conference_peer_list_changed_cb
+        => tox_callback_conference_peer_list_changed;
 }

@@ -9,9 +9,6 @@
 //! valid until `tox_events_free`. Nothing changes a `Tox_Events` after it is built, so its
 //! lists never move.
 //!
-//! rustox never produces conference events, but a `Tox_Events` can still hold them:
-//! `tox_events_load` reads every type c-toxcore writes.
-//!
 //! # Wire format (c-toxcore 0.2.18 `tox_events.c`, `events/*.c`, `bin_pack.c`)
 //!
 //! msgpack, written by the `cmp` library in its shortest form (an unsigned integer as a

@@ -391,6 +391,52 @@ impl Tox_Events {
                 file_number,
                 control: control as u32,
             }),
+            Event::ConferenceInvite {
+                friend_number,
+                kind,
+                cookie,
+            } => self.conference_invite.push(Tox_Event_Conference_Invite {
+                friend_number,
+                conference_type: kind as u32,
+                cookie: owned(cookie),
+            }),
+            Event::ConferenceConnected { conference_number } => self
+                .conference_connected
+                .push(Tox_Event_Conference_Connected { conference_number }),
+            Event::ConferenceMessage {
+                conference_number,
+                peer_number,
+                kind,
+                message,
+            } => self.conference_message.push(Tox_Event_Conference_Message {
+                conference_number,
+                peer_number,
+                message_type: kind as u32,
+                message: owned(message),
+            }),
+            Event::ConferenceTitle {
+                conference_number,
+                peer_number,
+                title,
+            } => self.conference_title.push(Tox_Event_Conference_Title {
+                conference_number,
+                peer_number,
+                title: owned(title),
+            }),
+            Event::ConferencePeerName {
+                conference_number,
+                peer_number,
+                name,
+            } => self
+                .conference_peer_name
+                .push(Tox_Event_Conference_Peer_Name {
+                    conference_number,
+                    peer_number,
+                    name: owned(name),
+                }),
+            Event::ConferencePeerListChanged { conference_number } => self
+                .conference_peer_list_changed
+                .push(Tox_Event_Conference_Peer_List_Changed { conference_number }),
         }
     }
 

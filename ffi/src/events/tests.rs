@@ -609,3 +609,46 @@ fn iterate_without_an_instance_returns_null_and_ok() {
     // SAFETY: NULL is ignored.
     unsafe { tox_events_init(std::ptr::null_mut()) };
 }
+
+#[test]
+fn the_nodes_conference_events_serialise_as_c_toxcores() {
+    use crate::types::Tox_Conference_Type;
+    // The events of `conference_events_from_bytes_have_working_getters`, as an iteration
+    // of ours produces them (in another order: each type keeps its own list).
+    let events = from_events(vec![
+        Event::ConferenceTitle {
+            conference_number: 7,
+            peer_number: 8,
+            title: b"t".to_vec(),
+        },
+        Event::ConferenceInvite {
+            friend_number: 1,
+            kind: Tox_Conference_Type::AV,
+            cookie: b"ck".to_vec(),
+        },
+        Event::ConferencePeerName {
+            conference_number: 5,
+            peer_number: 6,
+            name: b"pn".to_vec(),
+        },
+        Event::ConferenceMessage {
+            conference_number: 2,
+            peer_number: 3,
+            kind: Tox_Message_Type::ACTION,
+            message: b"hi".to_vec(),
+        },
+        Event::ConferencePeerListChanged {
+            conference_number: 4,
+        },
+        Event::ConferenceConnected {
+            conference_number: 9,
+        },
+    ]);
+    assert_eq!(
+        events.to_bytes(),
+        from_hex(
+            "96 921009 920f9301 01 c402636b 92149402 03 01 c4026869 921104 \
+             92129305 06 c402706e 92139307 08 c40174",
+        )
+    );
+}

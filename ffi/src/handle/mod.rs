@@ -21,13 +21,16 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Mutex, MutexGuard};
 use std::time::Duration;
 
+use rustox_core::conference::{ConferenceEvent, ConferenceType};
 use rustox_core::driver::step::{StepReport, Stepper};
 use rustox_core::node::{FriendNumber, Node, NodeEvent};
 
 use crate::callbacks::table::Callbacks;
 use crate::event::Event;
 use crate::files::bridge::FileBridge;
-use crate::types::{Tox_Connection, Tox_File_Control, Tox_Message_Type, Tox_User_Status};
+use crate::types::{
+    Tox_Conference_Type, Tox_Connection, Tox_File_Control, Tox_Message_Type, Tox_User_Status,
+};
 
 /// Longest `tox_iteration_interval`, in milliseconds. A client sleeps that long without
 /// looking at the socket (toxic, qTox and uTox all do), so this bounds how long a datagram
@@ -368,10 +371,7 @@ impl State {
             }
             NodeEvent::Message { friend, kind, text } => out.push(Event::FriendMessage {
                 friend_number: friend.0,
-                kind: match kind {
-                    rustox_core::node::MessageKind::Normal => Tox_Message_Type::NORMAL,
-                    rustox_core::node::MessageKind::Action => Tox_Message_Type::ACTION,
-                },
+                kind: message_type(kind),
                 message: text,
             }),
             NodeEvent::ReadReceipt { friend, message_id } => out.push(Event::FriendReadReceipt {
@@ -484,9 +484,79 @@ impl State {
                 }
             }
             NodeEvent::SelfConnection { .. } => self.refresh_self_status(out),
-            // The conference events are translated once the C API has conferences.
-            NodeEvent::ConferenceInvite { .. } | NodeEvent::Conference(_) => {}
+            NodeEvent::ConferenceInvite {
+                friend,
+                kind,
+                cookie,
+            } => out.push(Event::ConferenceInvite {
+                friend_number: friend.0,
+                kind: conference_type(kind),
+                cookie,
+            }),
+            NodeEvent::Conference(event) => self.translate_conference(event, out),
         }
+    }
+
+    /// A conference event in tox.h's terms, in the order the node reported it (c-toxcore
+    /// calls the conference callbacks from inside `tox_iterate` as the packets arrive,
+    /// between the friend callbacks of the same iteration).
+    fn translate_conference(&mut self, event: ConferenceEvent, out: &mut Vec<Event>) {
+        out.push(match event {
+            // The node reports invites as `NodeEvent::ConferenceInvite`; one that comes
+            // through here still reaches the client if its sender is a friend.
+            ConferenceEvent::Invite {
+                friend_pk,
+                kind,
+                cookie,
+            } => {
+                let Some(friend) = self.node.friend_by_pk(&friend_pk) else {
+                    return;
+                };
+                Event::ConferenceInvite {
+                    friend_number: friend.0,
+                    kind: conference_type(kind),
+                    cookie,
+                }
+            }
+            ConferenceEvent::Connected { conference } => Event::ConferenceConnected {
+                conference_number: conference.0,
+            },
+            ConferenceEvent::Message {
+                conference,
+                peer,
+                kind,
+                text,
+            } => Event::ConferenceMessage {
+                conference_number: conference.0,
+                peer_number: peer,
+                kind: message_type(kind),
+                message: text,
+            },
+            ConferenceEvent::Title {
+                conference,
+                peer,
+                title,
+            } => Event::ConferenceTitle {
+                conference_number: conference.0,
+                peer_number: peer,
+                title,
+            },
+            ConferenceEvent::PeerName {
+                conference,
+                peer,
+                name,
+            } => Event::ConferencePeerName {
+                conference_number: conference.0,
+                peer_number: peer,
+                name,
+            },
+            ConferenceEvent::PeerListChanged { conference } => Event::ConferencePeerListChanged {
+                conference_number: conference.0,
+            },
+            // Group audio (packet 199) is toxav's, which has no conference audio yet
+            // (av.rs): nothing in tox.h hears it.
+            ConferenceEvent::Lossy { .. } => return,
+        })
     }
 
     /// The self connection status as c-toxcore's `onion_connection_status` reports it:
@@ -545,6 +615,22 @@ impl State {
                 status,
             });
         }
+    }
+}
+
+/// tox.h's message type for the node's.
+pub fn message_type(kind: rustox_core::node::MessageKind) -> Tox_Message_Type {
+    match kind {
+        rustox_core::node::MessageKind::Normal => Tox_Message_Type::NORMAL,
+        rustox_core::node::MessageKind::Action => Tox_Message_Type::ACTION,
+    }
+}
+
+/// tox.h's conference type for the engine's.
+pub fn conference_type(kind: ConferenceType) -> Tox_Conference_Type {
+    match kind {
+        ConferenceType::Text => Tox_Conference_Type::TEXT,
+        ConferenceType::Av => Tox_Conference_Type::AV,
     }
 }
 

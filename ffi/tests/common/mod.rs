@@ -197,7 +197,7 @@ impl CProgram {
 
 /// Compiles `source` as the project's C programs are built:
 /// `cc -O1 -g -Wall -Werror $(pkg-config --cflags toxcore) -I<testkit.h's dir> src -o out
-/// -ltoxcore -L<dir>`.
+/// -ltoxcore -L<dir>`, Debian's builds pinned to its library's folder.
 pub fn compile_c(source: &Path, out_dir: &Path, stem: &str, lib: Lib, extra: &[&str]) -> CProgram {
     let out = out_dir.join(format!("{stem}-{}", lib.name()));
     let cc = Cc::new("cc")
@@ -208,8 +208,11 @@ pub fn compile_c(source: &Path, out_dir: &Path, stem: &str, lib: Lib, extra: &[&
         .arg(source)
         .args(extra);
     let (cc, lib_dir) = match lib {
+        // Pinned (an RPATH to pkg-config's libdir): c-toxcore even where our library is
+        // installed under the same name.
         Lib::Debian => (
             cc.pkg_config(&["--libs"], &["toxcore"])
+                .and_then(|cc| cc.pin_pkg_config_library("toxcore"))
                 .expect("pkg-config toxcore"),
             None,
         ),
