@@ -23,11 +23,7 @@ pub const MAX_FROZEN_PEERS: usize = 1024;
 pub const GROUP_PING_INTERVAL: u64 = 20;
 /// `FREEZE_TIMEOUT` = 3 × `GROUP_PING_INTERVAL`: a peer silent this long is frozen.
 pub const FREEZE_TIMEOUT: u64 = GROUP_PING_INTERVAL * 3;
-/// `SAVE_OFFSET_MESSAGE_NUMBER`: the message number is saved this far ahead, so messages
-/// sent after the save but before a crash are not taken for repeats after a restart.
-pub const SAVE_OFFSET_MESSAGE_NUMBER: u32 = 1 << 16;
-/// `SAVE_OFFSET_LOSSY_MESSAGE_NUMBER`.
-pub const SAVE_OFFSET_LOSSY_MESSAGE_NUMBER: u16 = 1 << 13;
+pub use crate::savedata::{SAVE_OFFSET_LOSSY_MESSAGE_NUMBER, SAVE_OFFSET_MESSAGE_NUMBER};
 
 /// `Groupchat_Status` (without NONE: an empty slot is no `Group`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
