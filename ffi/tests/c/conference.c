@@ -273,6 +273,12 @@ static int cmp_lines(const void *a, const void *b)
 /* Starts a phase: prints what the last one's callbacks said and forgets it. */
 static void phase(const char *name)
 {
+    static double started;
+    double now = now_s();
+    if (started != 0) {
+        fprintf(stderr, "phase took %.2f s\n", now - started);
+    }
+    started = now;
     for (int i = 0; i < 3; ++i) {
         struct who *w = &people[i];
         qsort(w->lines, w->n_lines, LINE, cmp_lines);
@@ -283,6 +289,7 @@ static void phase(const char *name)
         w->messages = 0;
     }
     say("PHASE %s", name);
+    fprintf(stderr, "PHASE %s\n", name);
 }
 
 static uint32_t count(struct who *w, uint32_t c)
