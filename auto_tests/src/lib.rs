@@ -10,6 +10,7 @@
 
 pub mod attack;
 pub mod bench;
+pub mod conference_sim;
 pub mod cross_traffic;
 pub mod ctoxcore;
 pub mod emulator;

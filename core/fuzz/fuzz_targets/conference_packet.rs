@@ -32,7 +32,10 @@ fn parsers(data: &[u8]) {
     }
     if let Ok(p) = DirectPacket::parse(data) {
         if let DirectPacket::Response { peers, .. } = &p {
-            let clean = DirectPacket::Response { peers: peers.clone(), bad_entry: None };
+            let clean = DirectPacket::Response {
+                peers: peers.clone(),
+                bad_entry: None,
+            };
             assert_eq!(DirectPacket::parse(&clean.encode()), Ok(clean));
         } else {
             assert_eq!(DirectPacket::parse(&p.encode()), Ok(p));
@@ -54,13 +57,20 @@ fuzz_target!(|data: &[u8]| {
     parsers(data);
 
     let me = PublicKey([1; 32]);
-    let keys = [PublicKey([2; 32]), PublicKey([3; 32]), PublicKey([0x80; 32]), PublicKey([0xF0; 32])];
+    let keys = [
+        PublicKey([2; 32]),
+        PublicKey([3; 32]),
+        PublicKey([0x80; 32]),
+        PublicKey([0xF0; 32]),
+    ];
     let mut conf = Conferences::new(me, PublicKey([9; 32]), b"fuzz");
     let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(1);
     let mut now = Timestamp::from_secs(10);
     conf.set_friend(keys[0], true);
     conf.handle_link_status(now, keys[0], true);
-    let c = conf.create(now, &mut rng, ConferenceType::Av).expect("a first conference");
+    let c = conf
+        .create(now, &mut rng, ConferenceType::Av)
+        .expect("a first conference");
     let id = conf.id(c).expect("its id").0;
     // Friend 0 accepts our invite: one peer, one online connection.
     let accept = InvitePacket::Response {

@@ -39,6 +39,26 @@ pub struct Connection {
     pub pk: PublicKey,
     /// `group_number`: the other side's conference number, for the packets we send.
     pub group_number: u16,
+    /// The second (engine clock) of the last peer lists sent on it, and how many then.
+    pub queries: (u64, u8),
+}
+
+/// Peer lists answered per connection per second (rustox's bound; c-toxcore answers every
+/// PEER_QUERY). A join asks once or twice; a list of 1024 peers is about 75 packets.
+pub const MAX_QUERIES_PER_SECOND: u8 = 4;
+
+impl Connection {
+    /// Whether a PEER_QUERY arriving at second `now` may be answered; counts it.
+    pub fn take_query(&mut self, now: u64) -> bool {
+        if self.queries.0 != now {
+            self.queries = (now, 0);
+        }
+        if self.queries.1 >= MAX_QUERIES_PER_SECOND {
+            return false;
+        }
+        self.queries.1 += 1;
+        true
+    }
 }
 
 impl Default for Connection {
@@ -48,6 +68,7 @@ impl Default for Connection {
             reasons: 0,
             pk: PublicKey([0; 32]),
             group_number: 0,
+            queries: (0, 0),
         }
     }
 }

@@ -104,7 +104,7 @@ impl Conferences {
                         n
                     }
                 };
-                let temp = io.link_dht_pk(&friend_pk);
+                let temp = g.dht_of(io, &friend_pk);
                 g.add_peer(io, friend_pk, temp, peer_number, true, true);
                 let ci = g.add_conn(io, friend_pk, REASON_INTRODUCING, None);
                 if member_peer_number.is_some() {

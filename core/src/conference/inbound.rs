@@ -46,7 +46,7 @@ impl Group {
                 let body = MessageBody::NewPeer {
                     peer_number: p.peer_number,
                     real_pk: pk,
-                    temp_pk: io.link_dht_pk(&pk),
+                    temp_pk: self.dht_of(io, &pk),
                 };
                 let _ = self.send_message(io, &body);
             }
@@ -61,7 +61,7 @@ impl Group {
         let Some(peer_number) = self.peer_number_of(&pk) else {
             return false;
         };
-        let temp = io.link_dht_pk(&pk);
+        let temp = self.dht_of(io, &pk);
         self.add_peer(io, pk, temp, peer_number, true, true);
         if self.add_conn(io, pk, REASON_INTRODUCING, None).is_some() {
             self.send_online(io, pk);
@@ -76,13 +76,19 @@ impl Group {
                 self.remove_connection_reason(io, conn, REASON_INTRODUCING);
             }
             DirectPacket::Query => {
-                let Some(c) = self.conns.get(conn).copied() else {
+                let now = io.now;
+                let Some(c) = self.conns.get_mut(conn) else {
                     return;
                 };
                 if c.state != ConnState::Online {
                     return;
                 }
-                self.send_peers(io, c.pk, c.group_number);
+                if !c.take_query(now) {
+                    io.drop_packet();
+                    return;
+                }
+                let (pk, gn) = (c.pk, c.group_number);
+                self.send_peers(io, pk, gn);
             }
             DirectPacket::Response { peers, bad_entry } => {
                 self.handle_peer_response(io, &peers, bad_entry);

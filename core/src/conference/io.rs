@@ -119,10 +119,10 @@ impl Io {
         self.friends.contains(pk)
     }
 
-    /// The DHT key of the link to `pk` (`get_friendcon_public_keys`' temp key), or `pk`'s
-    /// real key when the node never told us one.
-    pub fn link_dht_pk(&self, pk: &PublicKey) -> PublicKey {
-        self.dht_keys.get(pk).copied().unwrap_or(PublicKey([0; 32]))
+    /// The DHT key of the link to `pk` (`get_friendcon_public_keys`' temp key), when the
+    /// node told us one.
+    pub fn link_dht_pk(&self, pk: &PublicKey) -> Option<PublicKey> {
+        self.dht_keys.get(pk).copied()
     }
 
     /// The node says `pk`'s DHT key is `dht_pk`.

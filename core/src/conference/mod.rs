@@ -1,5 +1,5 @@
 //! Conferences: the old group chats of c-toxcore 0.2.18 (`toxcore/group.c`, docs/protocol.md
-//! "Conferences"), sans-IO.
+//! §12), sans-IO.
 //!
 //! A conference rides on friend connections: to friends, and to peers that are not friends
 //! (the node keeps a hidden link for those). [`Conferences`] never sees a socket or a
@@ -18,6 +18,7 @@ mod dispatch;
 mod group;
 mod inbound;
 mod io;
+mod outbound;
 mod peers;
 mod persist;
 pub mod wire;
@@ -57,7 +58,9 @@ pub const CONFERENCE_ID_LEN: usize = 32;
 pub const INVITE_COOKIE_LEN: usize = 2 + 1 + CONFERENCE_ID_LEN;
 /// `MAX_NAME_LENGTH`: the longest title and the longest peer name.
 pub const MAX_TITLE_LEN: usize = crate::types::MAX_NAME_LEN;
-/// `TOX_MAX_MESSAGE_LENGTH`: the longest message `tox_conference_send_message` takes.
+/// `TOX_MAX_MESSAGE_LENGTH`, tox.h's bound. group.c refuses more than
+/// [`MAX_MESSAGE_DATA_LEN`] (1363) bytes with `TOO_LONG`, and so does
+/// [`Conferences::send_message`].
 pub const MAX_CONFERENCE_MESSAGE_LEN: usize = 1372;
 /// `MAX_FROZEN_DEFAULT`: offline peers kept per conference until the user sets another bound.
 pub const DEFAULT_MAX_OFFLINE: u32 = 128;
@@ -486,6 +489,17 @@ impl Conferences {
         self.join_typed(now, friend_pk, cookie, ConferenceType::Text)
     }
 
+    /// The checks `join_groupchat` makes on a cookie before it looks at the friend:
+    /// `InvalidLength`, then `WrongType`. The node calls it before its friend lookup so the
+    /// errors come in tox.c's order.
+    pub fn check_cookie(cookie: &[u8], expected: ConferenceType) -> Result<(), ConferenceError> {
+        let cookie = Cookie::parse(cookie).map_err(|_| ConferenceError::InvalidLength)?;
+        if cookie.kind != expected.to_byte() {
+            return Err(ConferenceError::WrongType);
+        }
+        Ok(())
+    }
+
     /// `join_groupchat` with the type the caller expects (toxav's AV join passes `Av`).
     pub fn join_typed(
         &mut self,
@@ -495,10 +509,8 @@ impl Conferences {
         expected: ConferenceType,
     ) -> Result<ConferenceNumber, ConferenceError> {
         self.set_now(now);
+        Self::check_cookie(cookie, expected)?;
         let cookie = Cookie::parse(cookie).map_err(|_| ConferenceError::InvalidLength)?;
-        if cookie.kind != expected.to_byte() {
-            return Err(ConferenceError::WrongType);
-        }
         if self.find(cookie.kind, &cookie.id).is_some() {
             return Err(ConferenceError::Duplicate);
         }
@@ -591,9 +603,6 @@ impl Conferences {
     ) -> Result<(), ConferenceError> {
         self.set_now(now);
         self.group(conference)?;
-        if data.is_empty() {
-            return Err(ConferenceError::InvalidLength);
-        }
         let (g, io) = self
             .parts(conference.0 as usize)
             .ok_or(ConferenceError::NotFound)?;

@@ -723,3 +723,72 @@ fn loading_a_profile_restores_frozen_peers() {
     assert_eq!(again[0].peer_number, 77);
     assert_eq!(again[0].peers.len(), 10);
 }
+
+#[test]
+fn lies_about_our_own_peer_id_and_query_floods_are_refused() {
+    let (mut net, cs) = triangle();
+    let c = cs[0];
+    let p1 = net.pk(1);
+    let me = net.pk(0);
+    let before = snapshot(&net, 0, c);
+    // A peer list and a NEW_PEER that name us under another peer id.
+    let list = DirectPacket::Response {
+        peers: vec![PeerEntry {
+            peer_number: 0x7777,
+            real_pk: me,
+            temp_pk: pk(9),
+            name: b"not me".to_vec(),
+        }],
+        bad_entry: None,
+    };
+    inject(&mut net, p1, &encode_group_packet(98, 0, &list.encode()));
+    assert_eq!(snapshot(&net, 0, c), before);
+    let saved = net.members[0].conf.save();
+    let pn1 = saved[0]
+        .peers
+        .iter()
+        .find(|p| p.real_pk == p1)
+        .unwrap()
+        .peer_number;
+    let (id, body) = MessageBody::NewPeer {
+        peer_number: 0x7778,
+        real_pk: me,
+        temp_pk: pk(9),
+    }
+    .encode();
+    forge(&mut net, pn1, 50_000_000, id, &body);
+    net.settle();
+    // Only member 1's last activity moved (its message was real enough).
+    let without_times = |mut s: Vec<crate::savedata::SavedConference>| {
+        for p in &mut s[0].peers {
+            p.last_active = 0;
+        }
+        s
+    };
+    assert_eq!(
+        without_times(net.members[0].conf.save()),
+        without_times(saved)
+    );
+    let _ = before;
+    let ours = (0..3)
+        .filter(|&p| net.members[0].conf.peer_number_is_ours(c, p).unwrap())
+        .count();
+    assert_eq!(ours, 1);
+
+    // PEER_QUERY floods: a few peer lists per connection per second, no more.
+    let now = net.now;
+    for _ in 0..100 {
+        net.members[0]
+            .conf
+            .handle_packet(now, p1, &encode_group_packet(98, 0, &[PEER_QUERY_ID]));
+    }
+    let mut lists = 0;
+    while let Some(a) = net.members[0].conf.poll_action() {
+        if let LinkAction::Send { data, .. } = a {
+            if data.get(3) == Some(&PEER_RESPONSE_ID) {
+                lists += 1;
+            }
+        }
+    }
+    assert_eq!(lists, 4);
+}

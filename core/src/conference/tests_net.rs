@@ -17,6 +17,7 @@ use super::*;
 
 pub(super) struct Member {
     pub pk: PublicKey,
+    pub dht: PublicKey,
     pub conf: Conferences,
     /// Open minus Release per remote key.
     pub opens: HashMap<PublicKey, i64>,
@@ -51,6 +52,7 @@ impl Net {
             by_pk.insert(pk, i);
             members.push(Member {
                 pk,
+                dht: PublicKey(dht),
                 conf: Conferences::new(pk, PublicKey(dht), &name),
                 opens: HashMap::new(),
                 reported: HashMap::new(),
@@ -151,6 +153,11 @@ impl Net {
                     any = true;
                     self.members[a].reported.insert(pb, up);
                     let now = self.now;
+                    if up {
+                        // The node knows a connected peer's DHT key.
+                        let dht = self.members[b].dht;
+                        self.members[a].conf.set_link_dht_pk(pb, dht);
+                    }
                     self.members[a].conf.handle_link_status(now, pb, up);
                 }
             }
@@ -480,6 +487,13 @@ fn strangers_meet_through_a_common_friend() {
     }
     // 1 and 2 hold a link to each other although they are not friends.
     assert!(net.link_up(1, 2));
+    // Everyone knows everyone's DHT key (from NEW_PEER and the peer lists).
+    for i in 0..3 {
+        for p in &net.members[i].conf.save()[0].peers {
+            let j = net.by_pk[&p.real_pk];
+            assert_eq!(p.temp_pk, net.members[j].dht, "member {i} about {j}");
+        }
+    }
     net.clear_events();
     let now = net.now;
     net.members[1]
@@ -780,4 +794,221 @@ fn fifty_peers_every_message_reaches_every_peer_once() {
         sent as f64 / (n * n) as f64,
         net.members[0].conf.memory_estimate()
     );
+}
+
+#[test]
+fn lossy_packets_reach_every_other_member_once() {
+    let mut net = Net::new(4, 4);
+    for i in 1..4 {
+        net.befriend(0, i);
+    }
+    let now = net.now;
+    let c0 = net.members[0]
+        .conf
+        .create(now, &mut rng(), ConferenceType::Av)
+        .unwrap();
+    let mut cs = vec![c0];
+    for i in 1..4 {
+        let invite = {
+            let pi = net.pk(i);
+            net.members[0].conf.invite(now, c0, pi).unwrap();
+            net.settle();
+            net.members[i]
+                .events
+                .iter()
+                .find_map(|e| match e {
+                    ConferenceEvent::Invite { cookie, kind, .. } => {
+                        assert_eq!(*kind, ConferenceType::Av);
+                        Some(cookie.clone())
+                    }
+                    _ => None,
+                })
+                .unwrap()
+        };
+        let p0 = net.pk(0);
+        // tox_conference_join refuses AV conferences; toxav's join takes them.
+        assert_eq!(
+            net.members[i].conf.join(now, p0, &invite),
+            Err(ConferenceError::WrongType)
+        );
+        let c = net.members[i]
+            .conf
+            .join_typed(now, p0, &invite, ConferenceType::Av)
+            .unwrap();
+        cs.push(c);
+        net.settle();
+    }
+    net.advance(3);
+    net.clear_events();
+    let now = net.now;
+    for round in 0..3u8 {
+        net.members[2]
+            .conf
+            .send_lossy(now, cs[2], &[192, round])
+            .unwrap();
+    }
+    net.settle();
+    for i in 0..4 {
+        let got: Vec<Vec<u8>> = net.members[i]
+            .events
+            .iter()
+            .filter_map(|e| match e {
+                ConferenceEvent::Lossy {
+                    data,
+                    peer,
+                    conference,
+                } => {
+                    let from =
+                        net.members[i]
+                            .conf
+                            .peer_public_key(*conference, PeerList::Online, *peer);
+                    assert_eq!(from, Ok(net.pk(2)));
+                    Some(data.clone())
+                }
+                _ => None,
+            })
+            .collect();
+        if i == 2 {
+            assert!(got.is_empty(), "the sender hears nothing back");
+        } else {
+            assert_eq!(
+                got,
+                vec![vec![192, 0], vec![192, 1], vec![192, 2]],
+                "member {i}"
+            );
+        }
+    }
+    // Text conferences carry no lossy packets.
+    assert_eq!(net.members[0].conf.kind(cs[0]), Ok(ConferenceType::Av));
+}
+
+#[test]
+fn an_invite_to_a_member_is_answered_as_member() {
+    let (mut net, cs) = triangle();
+    // 0 invites 1 again: 1 is in, so it answers as a member and hears no invite.
+    net.clear_events();
+    let now = net.now;
+    let p1 = net.pk(1);
+    let invites_before = net
+        .delivered
+        .get(&wire::PACKET_ID_INVITE)
+        .copied()
+        .unwrap_or(0);
+    net.members[0].conf.invite(now, cs[0], p1).unwrap();
+    net.settle();
+    assert!(!net.members[1]
+        .events
+        .iter()
+        .any(|e| matches!(e, ConferenceEvent::Invite { .. })));
+    let invites = net
+        .delivered
+        .get(&wire::PACKET_ID_INVITE)
+        .copied()
+        .unwrap_or(0);
+    assert_eq!(
+        invites - invites_before,
+        2,
+        "the invite and the member's answer"
+    );
+    for i in 0..3 {
+        assert_eq!(net.count(i, cs[i], PeerList::Online), 3, "member {i}");
+    }
+    // Everyone leaves: every Open is matched by a Release.
+    for i in 0..3 {
+        let c = cs[i];
+        net.members[i].conf.delete(now, c).unwrap();
+        net.settle();
+    }
+    for i in 0..3 {
+        assert!(
+            net.members[i].opens.values().all(|&n| n == 0),
+            "member {i}: {:?}",
+            net.members[i].opens
+        );
+    }
+}
+
+#[test]
+fn a_chain_of_invites_survives_churn() {
+    // Each member is friends only with the next; each invites the next.
+    let n = 12;
+    let mut net = Net::new(n, 12);
+    for i in 0..n - 1 {
+        net.befriend(i, i + 1);
+    }
+    let now = net.now;
+    let mut cs = vec![net.members[0]
+        .conf
+        .create(now, &mut rng(), ConferenceType::Text)
+        .unwrap()];
+    for i in 1..n {
+        let c = net.invite_and_join(i - 1, cs[i - 1], i);
+        cs.push(c);
+        net.advance(1);
+    }
+    net.advance(5);
+    for i in 0..n {
+        assert_eq!(
+            net.count(i, cs[i], PeerList::Online),
+            n as u32,
+            "member {i}"
+        );
+    }
+    // Two members drop out long enough to be frozen, then come back.
+    net.set_down(3);
+    net.set_down(8);
+    net.advance(FREEZE_TIMEOUT + 2);
+    assert_eq!(net.count(0, cs[0], PeerList::Offline), 2);
+    net.members[3].up = true;
+    net.members[8].up = true;
+    net.settle();
+    net.advance(GROUP_PING_INTERVAL * 2);
+    for i in 0..n {
+        assert_eq!(
+            net.count(i, cs[i], PeerList::Online),
+            n as u32,
+            "member {i}"
+        );
+    }
+    net.clear_events();
+    let now = net.now;
+    for i in 0..n {
+        let text = format!("c{i}").into_bytes();
+        net.members[i]
+            .conf
+            .send_message(now, cs[i], MessageKind::Normal, &text)
+            .unwrap();
+    }
+    net.settle();
+    for i in 0..n {
+        let mut got = texts(&net.members[i].events);
+        got.sort();
+        let mut want: Vec<Vec<u8>> = (0..n).map(|j| format!("c{j}").into_bytes()).collect();
+        want.sort();
+        assert_eq!(got, want, "member {i}");
+    }
+}
+
+#[test]
+fn closing_freezes_us_at_the_others_and_max_offline_bounds_them() {
+    let (mut net, cs) = triangle();
+    let now = net.now;
+    // tox_kill: FREEZE_PEER, so the others keep us as an offline peer.
+    net.members[2].conf.close(now);
+    assert!(net.members[2].conf.list().is_empty());
+    net.settle();
+    for i in 0..2 {
+        assert_eq!(net.count(i, cs[i], PeerList::Online), 2, "member {i}");
+        assert_eq!(net.count(i, cs[i], PeerList::Offline), 1, "member {i}");
+        assert_eq!(
+            net.members[i]
+                .conf
+                .peer_name(cs[i], PeerList::Offline, 0)
+                .unwrap(),
+            b"peer2"
+        );
+    }
+    assert!(net.members[2].opens.values().all(|&n| n == 0));
+    net.members[0].conf.set_max_offline(cs[0], 0).unwrap();
+    assert_eq!(net.count(0, cs[0], PeerList::Offline), 0);
 }

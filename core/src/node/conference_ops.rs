@@ -94,12 +94,33 @@ impl Node {
         friend: FriendNumber,
         cookie: &[u8],
     ) -> Result<ConferenceNumber, ConferenceError> {
+        self.join_typed(now, friend, cookie, ConferenceType::Text)
+    }
+
+    /// toxav's `toxav_join_av_groupchat`: [`Node::conference_join`] for an AV conference's
+    /// cookie (a text one's is `WrongType`). Group audio rides on its lossy packets.
+    pub fn conference_join_av(
+        &mut self,
+        now: Timestamp,
+        friend: FriendNumber,
+        cookie: &[u8],
+    ) -> Result<ConferenceNumber, ConferenceError> {
+        self.join_typed(now, friend, cookie, ConferenceType::Av)
+    }
+
+    fn join_typed(
+        &mut self,
+        now: Timestamp,
+        friend: FriendNumber,
+        cookie: &[u8],
+        expected: ConferenceType,
+    ) -> Result<ConferenceNumber, ConferenceError> {
         let Some((pk, online)) = self.friends.get(friend).map(|f| (f.pk, f.online)) else {
-            check_cookie(cookie)?;
+            check_cookie(cookie, expected)?;
             return Err(ConferenceError::FriendNotFound);
         };
         if !online {
-            let (kind, id) = check_cookie(cookie)?;
+            let (kind, id) = check_cookie(cookie, expected)?;
             let duplicate = self
                 .conferences
                 .by_id(&id)
@@ -110,7 +131,7 @@ impl Node {
                 ConferenceError::FailSend
             });
         }
-        let result = self.conferences.join(now, pk, cookie);
+        let result = self.conferences.join_typed(now, pk, cookie, expected);
         self.drain_conferences(now);
         result
     }
@@ -269,10 +290,13 @@ impl Node {
     }
 }
 
-/// The cookie `tox_conference_join` takes: [`INVITE_COOKIE_LEN`] bytes
-/// (`InvalidLength`), the type byte of a text conference (`WrongType`: tox.c joins with
-/// `GROUPCHAT_TYPE_TEXT`); its type and id.
-fn check_cookie(cookie: &[u8]) -> Result<(ConferenceType, ConferenceId), ConferenceError> {
+/// A cookie `join_groupchat` takes: [`INVITE_COOKIE_LEN`] bytes (`InvalidLength`), the
+/// type byte the caller expects (`WrongType`: tox.c joins with `GROUPCHAT_TYPE_TEXT`,
+/// toxav with `GROUPCHAT_TYPE_AV`); its type and id.
+fn check_cookie(
+    cookie: &[u8],
+    expected: ConferenceType,
+) -> Result<(ConferenceType, ConferenceId), ConferenceError> {
     if cookie.len() != INVITE_COOKIE_LEN {
         return Err(ConferenceError::InvalidLength);
     }
@@ -280,7 +304,7 @@ fn check_cookie(cookie: &[u8]) -> Result<(ConferenceType, ConferenceId), Confere
         .get(2)
         .copied()
         .and_then(ConferenceType::from_byte)
-        .filter(|k| *k == ConferenceType::Text)
+        .filter(|k| *k == expected)
         .ok_or(ConferenceError::WrongType)?;
     let mut id = [0u8; CONFERENCE_ID_LEN];
     id.copy_from_slice(cookie.get(3..).ok_or(ConferenceError::InvalidLength)?);

@@ -7,6 +7,10 @@
 //! this file keeps `Friend::session` pointing at the one live session of each friend. A
 //! session the node kills on friend_connection's word is forgotten at once, so its closing
 //! is never reported back (the contract of [`FriendAction::Kill`]).
+//!
+//! Hidden links (`links.rs`: conference peers that are not friends) run through the same
+//! code: what drives a connection takes friends and hidden links alike (the `link*` calls
+//! of the friend list), what the application sees or sends takes friends only.
 
 use std::net::SocketAddr;
 

@@ -328,7 +328,9 @@ impl Node {
                 // `no_replay` counts Unix seconds, and 0 is never taken: count from 1 when no
                 // wall clock was given.
                 unix_time_at_origin: options.unix_time.saturating_sub(now.as_secs()).max(1),
-                ..OnionClientConfig::default()
+                // Every friend connection is an onion friend: the friends' and the hidden
+                // links' (`new_friend_connection`'s `onion_addfriend`).
+                max_friends: MAX_FRIENDS + friends::MAX_HIDDEN_LINKS,
             },
             now,
             rng.as_mut(),

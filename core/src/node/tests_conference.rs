@@ -11,6 +11,7 @@ use std::time::Duration;
 use rand::SeedableRng;
 use rand_chacha::ChaCha20Rng;
 
+use super::conference_ops::PACKET_ID_INVITE_CONFERENCE as PACKET_ID_INVITE;
 use super::tests::node;
 use super::*;
 use crate::conference::{
@@ -183,6 +184,7 @@ fn invite_and_join(
     conference: ConferenceNumber,
     invitee: usize,
 ) -> ConferenceNumber {
+    let kind = net.nodes[inviter].conferences().kind(conference).unwrap();
     let now = net.now;
     let from = net.mark(invitee);
     net.nodes[inviter]
@@ -199,9 +201,12 @@ fn invite_and_join(
     let (by, cookie) = invite(net, invitee).unwrap();
     assert_eq!(cookie.len(), INVITE_COOKIE_LEN);
     let now = net.now;
-    let joined = net.nodes[invitee]
-        .conference_join(now, by, &cookie)
-        .unwrap();
+    let invitee_node = &mut net.nodes[invitee];
+    let joined = match kind {
+        ConferenceType::Text => invitee_node.conference_join(now, by, &cookie),
+        ConferenceType::Av => invitee_node.conference_join_av(now, by, &cookie),
+    }
+    .unwrap();
     assert!(
         net.run(Duration::from_secs(10), |n| n.saw(
             invitee,
@@ -219,12 +224,10 @@ fn invite_and_join(
 
 /// The three in one conference: A made it, invited B, B invited C. Returns each one's
 /// conference number.
-fn conference_of_three() -> (Net, [FriendNumber; 4], [ConferenceNumber; 3]) {
+fn conference_of_three(kind: ConferenceType) -> (Net, [FriendNumber; 4], [ConferenceNumber; 3]) {
     let (mut net, f) = three();
     let now = net.now;
-    let conf_a = net.nodes[0]
-        .conference_new(now, ConferenceType::Text)
-        .unwrap();
+    let conf_a = net.nodes[0].conference_new(now, kind).unwrap();
     let conf_b = invite_and_join(&mut net, 0, f[0], conf_a, 1);
     let conf_c = invite_and_join(&mut net, 1, f[2], conf_b, 2);
     let confs = [conf_a, conf_b, conf_c];
@@ -248,7 +251,8 @@ fn conference_of_three() -> (Net, [FriendNumber; 4], [ConferenceNumber; 3]) {
 
 #[test]
 fn strangers_in_a_conference_talk_through_hidden_links_the_application_never_sees() {
-    let (mut net, f, confs) = conference_of_three();
+    // An AV conference: text, and group audio's lossy packets.
+    let (mut net, f, confs) = conference_of_three(ConferenceType::Av);
     // A and C are not friends: each holds a hidden link to the other, and nothing more.
     for i in [0, 2] {
         assert_eq!(net.nodes[i].hidden_link_count(), 1, "node {i}");
@@ -337,6 +341,31 @@ fn strangers_in_a_conference_talk_through_hidden_links_the_application_never_see
     for (node, conf) in net.nodes.iter().zip(confs) {
         assert_eq!(node.conferences().title(conf), Ok(&b"three of us"[..]));
     }
+    // Lossy conference packets (group audio's 199) cross the hidden link too.
+    let now = net.now;
+    let mark = net.mark(2);
+    net.nodes[0]
+        .conference_send_lossy(now, confs[0], &[192, 1, 2, 3])
+        .unwrap();
+    assert!(
+        net.run(Duration::from_secs(5), |n| n.saw(2, mark, |e| matches!(
+            e,
+            NodeEvent::Conference(ConferenceEvent::Lossy { data, .. }) if data == &[192, 1, 2, 3]
+        ))),
+        "C has A's lossy packet"
+    );
+    // An invite (96) is Messenger's: on a hidden link it goes nowhere.
+    let now = net.now;
+    let link = net.nodes[2].friends.link_by_pk(&a_pk).unwrap();
+    let session = net.nodes[2].friends.link(link).unwrap().session.unwrap();
+    let mut invite = vec![PACKET_ID_INVITE];
+    invite.extend_from_slice(&[0, 0]);
+    invite.extend_from_slice(&[0; INVITE_COOKIE_LEN - 2]);
+    let (ignored, mark) = (net.nodes[2].stats().packets_ignored, net.mark(2));
+    net.nodes[2].on_session_packet(now, link, session, &invite);
+    assert_eq!(net.nodes[2].stats().packets_ignored, ignored + 1);
+    net.run(Duration::from_millis(100), |_| false);
+    assert!(!net.saw(2, mark, |e| matches!(e, NodeEvent::ConferenceInvite { .. })));
     // Nothing of it came as a custom packet.
     assert!(!net
         .events
@@ -347,7 +376,7 @@ fn strangers_in_a_conference_talk_through_hidden_links_the_application_never_see
 
 #[test]
 fn a_peer_that_leaves_is_gone_for_the_others_and_its_hidden_links_close() {
-    let (mut net, _, confs) = conference_of_three();
+    let (mut net, _, confs) = conference_of_three(ConferenceType::Text);
     let now = net.now;
     net.nodes[2].conference_delete(now, confs[2]).unwrap();
     assert!(net.nodes[2].conferences().list().is_empty());
@@ -356,6 +385,15 @@ fn a_peer_that_leaves_is_gone_for_the_others_and_its_hidden_links_close() {
             && n.peers(1, confs[1]) == 2),
         "A and B see C go"
     );
+    // For good: not kept among the offline peers, as a frozen one would be.
+    for (i, conf) in [(0, confs[0]), (1, confs[1])] {
+        assert_eq!(
+            net.nodes[i]
+                .conferences()
+                .peer_count(conf, PeerList::Offline),
+            Ok(0)
+        );
+    }
     // C no longer needs its link to A, nor A its link to C.
     assert!(
         net.run(Duration::from_secs(40), |n| n.nodes[0].hidden_link_count()
@@ -380,16 +418,22 @@ fn a_peer_that_leaves_is_gone_for_the_others_and_its_hidden_links_close() {
 
 #[test]
 fn a_hidden_link_becomes_a_friend_at_the_lowest_free_number_and_a_deleted_friend_stays_linked() {
-    let (mut net, f, confs) = conference_of_three();
+    let (mut net, f, confs) = conference_of_three(ConferenceType::Text);
     let a_pk = net.nodes[0].public_key();
     let c_pk = net.nodes[2].public_key();
     // C adds A, whose link it holds hidden: A takes C's lowest free friend number, and the
     // two come online for Messenger over the link that is already up (C says ONLINE at
     // once, A answers).
+    // C's friend numbers: B 0, then two more of which the first is deleted, so 1 is free.
     let now = net.now;
-    let expected = FriendNumber(net.nodes[2].friends().len() as u32);
+    let (d, e) = (node(35, false).public_key(), node(36, false).public_key());
+    let cd = net.nodes[2].add_friend_norequest(now, d).unwrap();
+    net.nodes[2].add_friend_norequest(now, e).unwrap();
+    net.nodes[2].delete_friend(now, cd).unwrap();
+    assert_eq!(cd, FriendNumber(1));
     let ca = net.nodes[2].add_friend_norequest(now, a_pk).unwrap();
-    assert_eq!(ca, expected);
+    assert_eq!(ca, FriendNumber(1), "the lowest free friend number");
+    assert_eq!(net.nodes[2].friend_by_pk(&a_pk), Some(ca));
     assert_eq!(net.nodes[2].hidden_link_count(), 0);
     let ac = net.nodes[0].add_friend_norequest(now, c_pk).unwrap();
     assert_eq!(ac, FriendNumber(1));
@@ -404,7 +448,7 @@ fn a_hidden_link_becomes_a_friend_at_the_lowest_free_number_and_a_deleted_friend
         )),
         "A and C are online friends"
     );
-    assert_eq!(net.nodes[2].to_profile(net.now).friends.len(), 2);
+    assert_eq!(net.nodes[2].to_profile(net.now).friends.len(), 3);
     // B deletes its friend A while the conference holds the connection: A leaves B's friend
     // list, the link stays (hidden), and the conference goes on over it.
     let now = net.now;
@@ -437,7 +481,7 @@ fn a_hidden_link_becomes_a_friend_at_the_lowest_free_number_and_a_deleted_friend
 
 #[test]
 fn a_node_rebuilt_from_its_profile_rejoins_the_conference() {
-    let (mut net, _, confs) = conference_of_three();
+    let (mut net, _, confs) = conference_of_three(ConferenceType::Text);
     let now = net.now;
     net.nodes[2]
         .conference_set_title(now, confs[2], b"saved title")
@@ -462,7 +506,7 @@ fn a_node_rebuilt_from_its_profile_rejoins_the_conference() {
     let now = net.now;
     let mut c = Node::from_profile(
         now,
-        &profile,
+        &crate::savedata::Profile::parse(&profile.to_bytes()).unwrap(),
         NodeOptions {
             dht: crate::dht::DhtConfig {
                 lan_discovery: false,
@@ -533,6 +577,10 @@ fn conference_calls_refuse_what_c_toxcore_refuses() {
         a.conference_join(now, nobody, &cookie),
         Err(ConferenceError::WrongType)
     );
+    assert_eq!(
+        a.conference_join_av(now, nobody, &cookie),
+        Err(ConferenceError::FriendNotFound)
+    );
     cookie[2] = ConferenceType::Text.to_byte();
     assert_eq!(
         a.conference_join(now, nobody, &cookie),
@@ -557,4 +605,28 @@ fn conference_calls_refuse_what_c_toxcore_refuses() {
         Err(ConferenceError::FailSend)
     );
     assert_eq!(net.nodes[0].conferences().list(), before);
+}
+
+#[test]
+fn closing_the_conferences_freezes_us_for_the_peers_rather_than_leaving() {
+    let (mut net, _, confs) = conference_of_three(ConferenceType::Text);
+    let now = net.now;
+    // What `tox_kill` does: the peers are told we freeze, and expect us back.
+    net.nodes[2].conference_close_all(now);
+    assert!(net.nodes[2].conferences().list().is_empty());
+    assert!(
+        net.run(Duration::from_secs(10), |n| [0, 1].iter().all(|&i| {
+            let c = n.nodes[i].conferences();
+            c.peer_count(confs[i], PeerList::Online) == Ok(2)
+                && c.peer_count(confs[i], PeerList::Offline) == Ok(1)
+        })),
+        "A and B keep C among the offline peers"
+    );
+    let c_pk = net.nodes[2].public_key();
+    assert_eq!(
+        net.nodes[1]
+            .conferences()
+            .peer_public_key(confs[1], PeerList::Offline, 0),
+        Ok(c_pk)
+    );
 }
