@@ -330,12 +330,13 @@ void toxav_callback_video_receive_frame(struct ToxAV *av,
 
 /**
  * `toxav_add_av_groupchat`: -1, c-toxcore's "failure" (it returns the new conference's
- * number on success); rustox creates no conferences.
+ * number on success); rustox creates no A/V conferences.
  */
 int toxav_add_av_groupchat(Tox *tox, toxav_audio_data_cb *audio_callback, void *userdata);
 
 /**
- * `toxav_join_av_groupchat`: -1, c-toxcore's "failure"; rustox joins no conferences.
+ * `toxav_join_av_groupchat`: -1, c-toxcore's "failure"; rustox joins no A/V
+ * conferences.
  * `data` (the invite cookie) is never read.
  */
 int toxav_join_av_groupchat(Tox *tox,
@@ -346,7 +347,8 @@ int toxav_join_av_groupchat(Tox *tox,
                             void *userdata);
 
 /**
- * `toxav_group_send_audio`: -1, c-toxcore's "failure": no conference exists to send to.
+ * `toxav_group_send_audio`: -1, c-toxcore's "failure": no A/V conference exists to send
+ * to.
  * `pcm` is never read.
  */
 int toxav_group_send_audio(Tox *tox,
@@ -358,7 +360,7 @@ int toxav_group_send_audio(Tox *tox,
 
 /**
  * `toxav_groupchat_enable_av`: -1, c-toxcore's "failure" for a conference number that
- * does not designate a conference (none exists).
+ * does not designate an A/V conference (none exists).
  */
 int toxav_groupchat_enable_av(Tox *tox,
                               uint32_t groupnumber,
@@ -367,12 +369,12 @@ int toxav_groupchat_enable_av(Tox *tox,
 
 /**
  * `toxav_groupchat_disable_av`: -1, c-toxcore's "failure" for a conference number that
- * does not designate a conference (none exists).
+ * does not designate an A/V conference (none exists).
  */
 int toxav_groupchat_disable_av(Tox *tox, uint32_t groupnumber);
 
 /**
- * `toxav_groupchat_av_enabled`: false; no conference exists, let alone one with A/V.
+ * `toxav_groupchat_av_enabled`: false; no conference has A/V.
  */
 bool toxav_groupchat_av_enabled(Tox *tox, uint32_t groupnumber);
 

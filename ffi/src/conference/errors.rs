@@ -89,7 +89,13 @@ pub fn title_error(e: ConferenceError) -> Tox_Err_Conference_Title {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use super::{
+        delete_error, invite_error, join_error, new_error, peer_query_error, send_message_error,
+        set_max_offline_error, title_error, ConferenceError, Tox_Err_Conference_Delete,
+        Tox_Err_Conference_Invite, Tox_Err_Conference_Join, Tox_Err_Conference_New,
+        Tox_Err_Conference_Peer_Query, Tox_Err_Conference_Send_Message,
+        Tox_Err_Conference_Set_Max_Offline, Tox_Err_Conference_Title,
+    };
 
     const ALL: [ConferenceError; 9] = [
         ConferenceError::NotFound,

@@ -675,7 +675,8 @@ pub unsafe fn kill(tox: *mut Tox) {
     unsafe { finish_kill(tox.cast()) };
 }
 
-/// Waits for the calls still in progress, then frees the instance.
+/// Waits for the calls still in progress, leaves the conferences and closes the friends'
+/// sessions as c-toxcore's `tox_kill` does, then frees the instance.
 ///
 /// # Safety
 /// `tox` comes from `tox_new`, is marked killed, and the caller holds no [`Entered`] of it.
@@ -685,6 +686,24 @@ pub unsafe fn finish_kill(tox: *mut Tox) {
     let instance = unsafe { &*tox };
     while instance.calls.load(Ordering::SeqCst) > 0 {
         std::thread::sleep(Duration::from_millis(1));
+    }
+    {
+        let mut state = instance.lock();
+        let now = state.now();
+        // c-toxcore's `kill_groupchats`: every conference is left as for a restart, so its
+        // peers keep us as an offline peer and take us back when we rejoin. Sent before
+        // the sessions close below, which would drop it.
+        state.node.conference_close_all(now);
+        state.flush();
+        // c-toxcore's `kill_net_crypto` ends every session with a kill packet, so friends
+        // see us offline at once (and a restarted instance is not held off by the session
+        // its friends still keep for the old one). The dying node closes each friend's
+        // session by forgetting the friend (an OFFLINE packet, then the kill); the profile
+        // was taken before, if the client wanted it.
+        for friend in state.node.friends() {
+            let _ = state.node.delete_friend(now, friend);
+        }
+        state.flush();
     }
     // SAFETY: came from Box::into_raw in tox_new; no call holds it any more.
     drop(unsafe { Box::from_raw(tox) });

@@ -59,6 +59,7 @@ struct who {
     bool invited;
     bool connected;
     int messages; /* messages from other peers, this phase */
+    char order[LINE]; /* this phase's callbacks but messages, in the order they came */
 };
 
 static struct who people[3];
@@ -68,6 +69,7 @@ static uint8_t alice_id[TOX_CONFERENCE_ID_SIZE];
  * name and peer list callbacks that takes, depend on packet timing: those callbacks are
  * not recorded, and her peers are listed by name rather than by number from then on. */
 static bool rejoining;
+static const char *current_phase = "";
 static bool carol_reloaded;
 
 static void fail(const char *fmt, ...)
@@ -79,6 +81,16 @@ static void fail(const char *fmt, ...)
     fprintf(stderr, "\n");
     va_end(ap);
     exit(1);
+}
+
+/* Appends a callback's code to `w`'s order of this phase: I(nvite), C(onnected),
+ * T(itle), N(ame) and whose, P(eer list changed). */
+static void order(struct who *w, const char *code)
+{
+    size_t len = strlen(w->order);
+    if (len + strlen(code) + 2 < sizeof w->order) {
+        snprintf(w->order + len, sizeof w->order - len, "%s%s", len == 0 ? "" : " ", code);
+    }
 }
 
 /* Records one callback line for `w`, once per phase. */
@@ -141,6 +153,7 @@ static void on_invite(Tox *tox, uint32_t friend_number, Tox_Conference_Type type
     w->inviter = friend_number;
     w->invited = true;
     bool id_is_alices = length == 35 && memcmp(cookie + 3, alice_id, TOX_CONFERENCE_ID_SIZE) == 0;
+    order(w, "I");
     note(w, "invite friend=%u type=%d length=%zu number=%u type_byte=%u id_is_alices=%d", friend_number,
          (int)type, length, length >= 2 ? (unsigned)(cookie[0] << 8 | cookie[1]) : 0u,
          length >= 3 ? (unsigned)cookie[2] : 0u, id_is_alices);
@@ -150,6 +163,7 @@ static void on_connected(Tox *tox, uint32_t conference_number, void *user_data)
 {
     struct who *w = user_data;
     w->connected = true;
+    order(w, "C");
     note(w, "connected conference=%u", conference_number);
 }
 
@@ -180,6 +194,7 @@ static void on_title(Tox *tox, uint32_t conference_number, uint32_t peer_number,
     struct who *w = user_data;
     char t[64];
     text(t, sizeof t, title, length);
+    order(w, "T");
     note(w, "title conference=%u peer=%u(%s) \"%s\"", conference_number, peer_number,
          peer_number == UINT32_MAX ? "none" : peer_whose(w, conference_number, peer_number), t);
 }
@@ -193,6 +208,9 @@ static void on_peer_name(Tox *tox, uint32_t conference_number, uint32_t peer_num
     }
     char t[64];
     text(t, sizeof t, name, length);
+    char code[32];
+    snprintf(code, sizeof code, "N:%s", peer_whose(w, conference_number, peer_number));
+    order(w, code);
     note(w, "peer_name conference=%u peer=%u(%s) \"%s\"", conference_number, peer_number,
          peer_whose(w, conference_number, peer_number), t);
 }
@@ -203,6 +221,7 @@ static void on_peer_list_changed(Tox *tox, uint32_t conference_number, void *use
     if (rejoining) {
         return;
     }
+    order(w, "P");
     note(w, "peer_list_changed conference=%u", conference_number);
 }
 
@@ -270,19 +289,34 @@ static int cmp_lines(const void *a, const void *b)
     return strcmp(a, b);
 }
 
-/* Starts a phase: prints what the last one's callbacks said and forgets it. */
+/* Starts a phase: prints what the last one's callbacks said and forgets it. The order of
+ * the callbacks is printed for the joins, where c-toxcore's comes from the order of the
+ * packets of one exchange (invite, peer list, title, names) and not from timing. */
 static void phase(const char *name)
 {
+    bool print_order = strcmp(current_phase, "bob joins") == 0 || strcmp(current_phase, "carol joins") == 0;
+    current_phase = name;
+    static double started;
+    double now = now_s();
+    if (started != 0) {
+        fprintf(stderr, "phase took %.2f s\n", now - started);
+    }
+    started = now;
     for (int i = 0; i < 3; ++i) {
         struct who *w = &people[i];
         qsort(w->lines, w->n_lines, LINE, cmp_lines);
         for (int j = 0; j < w->n_lines; ++j) {
             say("CB %s %s", w->label, w->lines[j]);
         }
+        if (print_order && w->order[0] != 0) {
+            say("ORDER %s %s", w->label, w->order);
+        }
+        w->order[0] = 0;
         w->n_lines = 0;
         w->messages = 0;
     }
     say("PHASE %s", name);
+    fprintf(stderr, "PHASE %s\n", name);
 }
 
 static uint32_t count(struct who *w, uint32_t c)
