@@ -8,6 +8,8 @@
 
 #![allow(dead_code, unused_imports)]
 
+pub mod clients;
+
 use std::collections::hash_map::DefaultHasher;
 use std::hash::{Hash, Hasher};
 use std::io::{BufRead, BufReader, Read, Write};
