@@ -287,36 +287,7 @@ fn toxic_with_debian_peer(lib: Lib, port: u16) {
         )
     };
 
-    // toxic's configuration and its nodes list: the peer only.
-    std::fs::write(
-        tmp.join("toxic.conf"),
-        TOXIC_CONF.replace("DOWNLOADS", &downloads.display().to_string()),
-    )
-    .unwrap();
-    let now = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap()
-        .as_secs();
-    std::fs::write(
-        tmp.join("nodes.json"),
-        format!(
-            "{{\"last_scan\":{now},\"nodes\":[{{\"ipv4\":\"127.0.0.1\",\"ipv6\":\"-\",\"port\":{port},\
-             \"public_key\":\"{peer_dht}\",\"status_udp\":true,\"status_tcp\":false,\"last_ping\":{now}}}]}}\n"
-        ),
-    )
-    .unwrap();
-    let env = match lib {
-        Lib::Ours => format!("LD_LIBRARY_PATH={} LD_BIND_NOW=1", our_dir(&tmp).display()),
-        Lib::Debian => "LD_BIND_NOW=1".to_string(),
-    };
-    tmux.start(&format!(
-        "exec env -u LD_LIBRARY_PATH HOME={home} {env} {toxic} -4 -f {home}/profile.tox -c {conf} -n {nodes} 2>{err}",
-        home = home.display(),
-        toxic = toxic.display(),
-        conf = tmp.join("toxic.conf").display(),
-        nodes = tmp.join("nodes.json").display(),
-        err = tmp.join("toxic.err").display(),
-    ));
+    start_toxic(&tmux, lib, &tmp, &home, &toxic, &downloads, port, &peer_dht);
     // First run: no encryption for the new profile.
     tmux.wait_for("Would you like to encrypt it", wait)
         .unwrap_or_else(|e| panic!("{}", fail(e, &tmux, &peer)));

@@ -287,3 +287,48 @@ sounds = {
   transfer_completed="silent";
 };
 "#;
+
+/// Starts toxic on `lib` in `tmux` with HOME `home`, downloads into `downloads`, and one
+/// node in its nodes list: the peer at 127.0.0.1:`port` with DHT key `peer_dht` (hex).
+/// `LD_LIBRARY_PATH` is set only for our library; symbols bind at start-up.
+#[allow(clippy::too_many_arguments)]
+pub fn start_toxic(
+    tmux: &Tmux,
+    lib: Lib,
+    tmp: &TempDir,
+    home: &Path,
+    toxic: &Path,
+    downloads: &Path,
+    port: u16,
+    peer_dht: &str,
+) {
+    std::fs::write(
+        tmp.join("toxic.conf"),
+        TOXIC_CONF.replace("DOWNLOADS", &downloads.display().to_string()),
+    )
+    .unwrap();
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs();
+    std::fs::write(
+        tmp.join("nodes.json"),
+        format!(
+            "{{\"last_scan\":{now},\"nodes\":[{{\"ipv4\":\"127.0.0.1\",\"ipv6\":\"-\",\"port\":{port},\
+             \"public_key\":\"{peer_dht}\",\"status_udp\":true,\"status_tcp\":false,\"last_ping\":{now}}}]}}\n"
+        ),
+    )
+    .unwrap();
+    let env = match lib {
+        Lib::Ours => format!("LD_LIBRARY_PATH={} LD_BIND_NOW=1", our_dir(tmp).display()),
+        Lib::Debian => "LD_BIND_NOW=1".to_string(),
+    };
+    tmux.start(&format!(
+        "exec env -u LD_LIBRARY_PATH HOME={home} {env} {toxic} -4 -f {home}/profile.tox -c {conf} -n {nodes} 2>{err}",
+        home = home.display(),
+        toxic = toxic.display(),
+        conf = tmp.join("toxic.conf").display(),
+        nodes = tmp.join("nodes.json").display(),
+        err = tmp.join("toxic.err").display(),
+    ));
+}
