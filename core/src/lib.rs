@@ -19,6 +19,7 @@ mod app;
 pub use app::api;
 #[cfg(feature = "io")]
 pub use app::bootstrap_node;
+pub mod av;
 pub mod conference;
 pub mod crypto;
 pub mod dht;

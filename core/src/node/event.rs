@@ -159,6 +159,22 @@ pub enum NodeEvent {
     /// Something happened in a conference (every [`crate::conference::ConferenceEvent`] but
     /// `Invite`, which arrives as [`NodeEvent::ConferenceInvite`]).
     Conference(crate::conference::ConferenceEvent),
+    /// Something happened in a call (calls are on: [`super::Node::enable_av`]).
+    Av(crate::av::AvEvent),
+    /// Group audio: a decoded frame from a conference peer (toxav's `audio_callback` of
+    /// `toxav_add_av_groupchat`).
+    ConferenceAudio {
+        /// Which conference.
+        conference: crate::conference::ConferenceNumber,
+        /// Which peer (tox.h's peer number).
+        peer: u32,
+        /// Interleaved samples.
+        pcm: Vec<i16>,
+        /// Channels.
+        channels: u8,
+        /// Hz.
+        sampling_rate: u32,
+    },
     /// The node's own connection to the network changed: connected while nodes store our
     /// onion announcement, so friends can find us (c-toxcore's self connection status,
     /// `onion_connection_status`). [`super::Node::is_connected`] tells the DHT's view.

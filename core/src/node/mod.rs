@@ -17,6 +17,7 @@
 //! ([`crate::conference::Conferences`]) ride on friend connections too, and on hidden
 //! links to conference peers that are not friends (`links.rs`, `conference_ops.rs`).
 
+mod av_ops;
 mod conference_ops;
 pub(crate) mod event;
 mod file_ops;
@@ -53,6 +54,7 @@ use crate::friend::{NoSpam, RequestFilter, ToxId};
 use crate::onion::client::{OnionClient, OnionClientConfig, OnionClientStats};
 use crate::onion::server::{OnionConfig, OnionServer, OnionStats};
 use crate::relay::client::{RelayClientConfig, RelayClients};
+pub use av_ops::{AvAccessError, GroupAudioError};
 pub use event::{FileOffer, FileVerification, NodeEvent};
 pub use files::{DigestSlot, PreparedFile};
 use friends::FriendList;

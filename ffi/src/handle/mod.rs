@@ -374,6 +374,8 @@ impl State {
             }),
             // Only a node accepting strangers adds friends by itself; a C client never asks.
             NodeEvent::FriendAdded { .. } | NodeEvent::SessionClosed { .. } => {}
+            // Calls and group audio belong to the ToxAV session (av/), not to tox_iterate.
+            NodeEvent::Av(_) | NodeEvent::ConferenceAudio { .. } => {}
             NodeEvent::FriendConnection { friend, online, .. } => {
                 let status = if online {
                     self.friend_kind(friend.0).unwrap_or(Tox_Connection::UDP)
