@@ -1,40 +1,62 @@
-//! The call signalling against c-toxcore 0.2.18's own msi.c (Debian's libtoxcore.a): a C
-//! program (`tests/c/msi_ctoxcore.c`) runs msi.c through a fixed script of commands and
-//! incoming packets and prints every packet 69 it sends and every callback it invokes;
-//! rustox's `Msi` runs the same script here, and the two transcripts must agree byte for
-//! byte (docs/protocol.md §13.1). Skipped, with a message, when `cc` or `libtoxcore.a` is
-//! missing, except under CI (`CI` set), where that is a failure.
+//! The call wire formats against c-toxcore 0.2.18's own code (Debian's libtoxcore.a):
+//! * MSI: a C program (`tests/c/msi_ctoxcore.c`) runs msi.c through a fixed script of
+//!   commands and incoming packets and prints every packet 69 it sends and every callback it
+//!   invokes; rustox's `Msi` runs the same script here, and the two transcripts must agree
+//!   byte for byte (docs/protocol.md §13.1).
+//! * RTP: `tests/c/rtp_header_ctoxcore.c` packs random headers, and the headers of split
+//!   frames, with `rtp_header_pack` and unpacks them with `rtp_header_unpack`; rustox's
+//!   `RtpHeader` must write the same 80 bytes and read the same fields (§13.2).
+//!
+//! Skipped, with a message, when `cc` or `libtoxcore.a` is missing, except under CI (`CI`
+//! set), where that is a failure.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+use rand::{Rng, SeedableRng};
 use rustox_core::av::msi::{Msi, MsiEvent};
+use rustox_core::av::rtp::{MediaKind, RtpHeader, RtpSender};
 use rustox_testkit::c::Cc;
 use rustox_testkit::ci::skip_or_fail;
 
 const LIBTOXCORE: &str = "/usr/lib/x86_64-linux-gnu/libtoxcore.a";
 
-fn c_transcript() -> Option<String> {
+/// Builds `tests/c/<name>.c` against libtoxcore.a; `None` (skip) without it or a compiler.
+fn build(name: &str, libs: &[&str]) -> Option<PathBuf> {
     if !Path::new(LIBTOXCORE).exists() {
         skip_or_fail(format!(
             "{LIBTOXCORE} not found (apt-get install libtoxcore-dev)"
         ));
         return None;
     }
-    let out = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("msi_ctoxcore");
-    let src = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/c/msi_ctoxcore.c");
+    let out = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(name);
+    let src = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(format!("tests/c/{name}.c"));
     if let Err(e) = Cc::new("cc")
         .arg("-O1")
         .arg(&src)
-        .args([LIBTOXCORE, "-lpthread"])
+        .arg(LIBTOXCORE)
+        .args(libs)
         .build(&out)
     {
-        skip_or_fail(format!("cannot build the msi.c program: {e}"));
+        skip_or_fail(format!("cannot build {name}.c: {e}"));
         return None;
     }
-    let output = Command::new(&out).output().expect("run the msi.c program");
+    Some(out)
+}
+
+fn run(program: &Path, args: &[String]) -> String {
+    let output = Command::new(program)
+        .args(args)
+        .output()
+        .expect("run the C program");
     assert!(output.status.success(), "{output:?}");
-    Some(String::from_utf8(output.stdout).expect("ASCII transcript"))
+    String::from_utf8(output.stdout).expect("ASCII output")
+}
+
+fn c_transcript() -> Option<String> {
+    // Only msi.c and what it needs: the program's stubs stand in for Messenger.c.
+    let program = build("msi_ctoxcore", &["-lpthread"])?;
+    Some(run(&program, &[]))
 }
 
 /// Our transcript of the script in `msi_ctoxcore.c`, in its line format.
@@ -140,4 +162,75 @@ fn msi_transcript_matches_c_toxcore() {
     assert_eq!(ours[extra - 1], "send 1 4501010202010300");
     ours.remove(extra);
     assert_eq!(ours, c);
+}
+
+fn fields(h: &RtpHeader) -> [u64; 15] {
+    [
+        h.version.into(),
+        h.padding.into(),
+        h.extension.into(),
+        h.csrc_count.into(),
+        h.marker.into(),
+        h.payload_type.into(),
+        h.sequence.into(),
+        h.timestamp.into(),
+        h.ssrc.into(),
+        h.flags,
+        h.offset_full.into(),
+        h.data_length_full.into(),
+        h.received_length_full.into(),
+        h.offset_lower.into(),
+        h.data_length_lower.into(),
+    ]
+}
+
+#[test]
+fn rtp_header_bytes_match_c_toxcore() {
+    let Some(program) = build(
+        "rtp_header_ctoxcore",
+        &["-lsodium", "-lopus", "-lvpx", "-lpthread", "-lm"],
+    ) else {
+        return;
+    };
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(80);
+    let mut headers: Vec<RtpHeader> = (0..150)
+        .map(|_| RtpHeader {
+            version: rng.gen_range(0..4),
+            padding: rng.gen(),
+            extension: rng.gen(),
+            csrc_count: rng.gen_range(0..16),
+            marker: rng.gen(),
+            payload_type: rng.gen_range(0..128),
+            sequence: rng.gen(),
+            timestamp: rng.gen(),
+            ssrc: rng.gen(),
+            flags: rng.gen(),
+            offset_full: rng.gen(),
+            data_length_full: rng.gen(),
+            received_length_full: rng.gen(),
+            offset_lower: rng.gen(),
+            data_length_lower: rng.gen(),
+        })
+        .collect();
+    // The headers our sender writes for a large video frame and an audio frame.
+    for (kind, len) in [(MediaKind::Video, 200_000), (MediaKind::Audio, 3000)] {
+        let mut tx = RtpSender::new(kind, 0x5eed);
+        for p in tx.packetize(&vec![0; len], 123_456, kind == MediaKind::Video) {
+            headers.push(RtpHeader::parse(&p[1..]).unwrap());
+        }
+    }
+    let args: Vec<String> = headers
+        .iter()
+        .flat_map(|h| fields(h).map(|v| v.to_string()))
+        .collect();
+    let out = run(&program, &args);
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(lines.len(), headers.len());
+    for (h, line) in headers.iter().zip(lines) {
+        let (hex, unpacked) = line.split_once(' ').unwrap();
+        let ours: String = h.encode().iter().map(|b| format!("{b:02x}")).collect();
+        assert_eq!(ours, hex, "{h:?}");
+        let theirs: Vec<u64> = unpacked.split(' ').map(|v| v.parse().unwrap()).collect();
+        assert_eq!(theirs, fields(h), "{h:?}");
+    }
 }
