@@ -176,7 +176,8 @@ impl Calls {
         Ok(())
     }
 
-    /// `toxav_answer`: answers a friend's call.
+    /// `toxav_answer`: answers a friend's call. As in toxav.c, the callee hears no state event
+    /// for its own answer; the caller hears the callee's capabilities.
     pub fn answer(
         &mut self,
         now: Timestamp,
@@ -284,6 +285,12 @@ impl Calls {
             return Err(ControlError::InvalidTransition);
         }
         call.self_caps = new_caps;
+        if new_caps & CAP_RECV_AUDIO == 0 {
+            // toxav.c `rtp_stop_receiving`: what was buffered is not played after an unmute.
+            if let Some(media) = call.media.as_mut() {
+                media.audio_rx.jitter.clear();
+            }
+        }
         self.flush_msi(now);
         Ok(())
     }
