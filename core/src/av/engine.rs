@@ -804,6 +804,8 @@ fn video_bit_rate_invalid(_kbps: u32) -> bool {
 #[cfg(test)]
 mod tests_calls;
 #[cfg(test)]
+mod tests_codecs;
+#[cfg(test)]
 mod tests_fuzz;
 #[cfg(test)]
 mod tests_media;
