@@ -12,7 +12,7 @@
 //!   toxav places them (the first 7, forced ones, a new size, and every 40th).
 //!
 //! Formats (ours; nothing outside a simulated call ever sees them):
-//! - audio: tag `0xA5`, channels, samples per channel (u16), decimation `d` (u16), shift
+//! - audio: tag `0xA1` (`0xA5` for stereo: Opus's TOC stereo bit), channels, samples per channel (u16), decimation `d` (u16), shift
 //!   (u8), then the first channel's every `d`-th sample as a signed nibble (`sample >> shift`),
 //!   two per byte, high first; zero bytes pad to the size. `d` is the smallest that fits, so
 //!   the audio band carried is `rate / 2d` (over 2 kHz from 24 kbit/s at 20 ms);
@@ -26,7 +26,10 @@ use super::codec::{
 };
 use rustox_net_crypto::wire::Reader;
 
-const AUDIO_TAG: u8 = 0xA5;
+const AUDIO_TAG: u8 = 0xA1;
+/// Opus's TOC stereo bit (RFC 6716 §3.1), which the stand-in tag also sets for two channels:
+/// the receiver reads the channel count from it as audio.c does.
+const AUDIO_STEREO_BIT: u8 = 0x04;
 const AUDIO_HEADER_LEN: usize = 7;
 const VIDEO_TAG: u8 = 0x56;
 /// The thumbnail grid a stand-in video frame carries (a multiple of the test pattern's 4 × 5
@@ -126,7 +129,11 @@ impl AudioEncoder for StandInAudioEncoder {
             return Err(bad("output buffer too small"));
         }
         out[..len].fill(0);
-        out[0] = AUDIO_TAG;
+        out[0] = if self.channels == 2 {
+            AUDIO_TAG | AUDIO_STEREO_BIT
+        } else {
+            AUDIO_TAG
+        };
         out[1] = self.channels;
         out[2..4].copy_from_slice(&(samples as u16).to_be_bytes());
         out[4..6].copy_from_slice(&(decimation as u16).to_be_bytes());
@@ -172,7 +179,7 @@ impl StandInAudioDecoder {
     fn decode_packet(&self, packet: &[u8], out: &mut Vec<i16>) -> Result<usize, CodecError> {
         let short = |_| bad("short packet");
         let mut reader = Reader::new(packet);
-        if reader.u8().map_err(short)? != AUDIO_TAG {
+        if reader.u8().map_err(short)? & !AUDIO_STEREO_BIT != AUDIO_TAG {
             return Err(bad("not a stand-in audio frame"));
         }
         let _channels = reader.u8().map_err(short)?;
