@@ -193,8 +193,8 @@ fn group_audio_crosses_an_av_conference_of_three_with_each_peer_named() {
         Err(GroupAudioError::NotAv),
         "audio on twice"
     );
-    for i in 0..3 {
-        assert!(net.nodes[i].conference_audio_enabled(confs[i]), "node {i}");
+    for (i, node) in net.nodes.iter().enumerate() {
+        assert!(node.conference_audio_enabled(confs[i]), "node {i}");
     }
     assert_eq!(
         net.nodes[1].conference_send_audio(now, confs[1], &[0; 100], 100, 1, 48_000),
