@@ -668,3 +668,67 @@ fn call_audio_goes_ahead_of_a_file_on_the_same_session_and_the_file_still_comple
         "the file completed"
     );
 }
+
+#[test]
+fn video_frames_cross_a_call_on_packet_193() {
+    let (mut net, f) = three();
+    let (ab, ba) = (f[0], f[1]);
+    for node in net.nodes.iter_mut() {
+        node.enable_av(Box::new(MarkCodecs));
+    }
+    let now = net.now;
+    net.nodes[0]
+        .av_command(now, ab, |c, f| c.call(now, f, 0, 500))
+        .unwrap()
+        .unwrap();
+    assert!(
+        net.run(Duration::from_secs(2), |n| n.saw(1, 0, |e| matches!(
+            e,
+            NodeEvent::Av(crate::av::AvEvent::Call { video: true, .. })
+        )))
+    );
+    let now = net.now;
+    net.nodes[1]
+        .av_command(now, ba, |c, f| c.answer(now, f, 0, 500))
+        .unwrap()
+        .unwrap();
+    net.run(Duration::from_millis(100), |_| false);
+    let from = net.mark(1);
+    let (w, h) = (64u16, 48u16);
+    for n in 0..10u8 {
+        let now = net.now;
+        let y = vec![n + 1; 64 * 48];
+        let uv = vec![128; 32 * 24];
+        let frame = YuvFrame {
+            width: w,
+            height: h,
+            y: &y,
+            u: &uv,
+            v: &uv,
+        };
+        net.nodes[0]
+            .av_command(now, ab, |c, f| c.send_video_frame(now, f, &frame))
+            .unwrap()
+            .unwrap();
+        net.run(Duration::from_millis(40), |_| false);
+    }
+    net.run(Duration::from_millis(300), |_| false);
+    let lumas: Vec<u8> = net.events[1][from..]
+        .iter()
+        .filter_map(|e| match e {
+            NodeEvent::Av(crate::av::AvEvent::VideoFrame {
+                friend,
+                width: 64,
+                height: 48,
+                y,
+                ..
+            }) if *friend == ba.0 => y.first().copied(),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        lumas,
+        (1..=10).collect::<Vec<u8>>(),
+        "B saw every picture in order"
+    );
+}
