@@ -35,3 +35,6 @@ pub use frames::*;
 pub use group::*;
 pub use iterate::*;
 pub use session::*;
+
+#[cfg(test)]
+mod tests;
