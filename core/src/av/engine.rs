@@ -32,6 +32,7 @@ pub use events::{AvEvent, AvTransmit, FriendCallState};
 use rate::{RateControl, Suggestion};
 
 pub use audio_path::{FRAME_DURATIONS_TENTHS_MS, SAMPLING_RATES};
+pub use events::{MAX_QUEUED_EVENTS, MAX_QUEUED_TRANSMITS};
 pub use video_path::PACKET_ID_KEYFRAME_REQUEST;
 
 /// `toxav_call_control`'s controls (`Toxav_Call_Control`, toxav.h).
@@ -802,6 +803,10 @@ fn video_bit_rate_invalid(_kbps: u32) -> bool {
 
 #[cfg(test)]
 mod tests_calls;
+#[cfg(test)]
+mod tests_codecs;
+#[cfg(test)]
+mod tests_fuzz;
 #[cfg(test)]
 mod tests_media;
 #[cfg(test)]
