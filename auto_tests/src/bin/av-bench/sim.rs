@@ -1,0 +1,58 @@
+//! The simulator's rows: rustox's call engine on the stand-in codecs, over one net_crypto
+//! session per call on the profile's link model ([`rustox_auto_tests::av_sim`]).
+
+use std::panic::{catch_unwind, AssertUnwindSafe};
+
+use rustox_auto_tests::av_sim::{run, Config};
+use rustox_simulator::Profile;
+
+use crate::table::Row;
+
+/// One simulated call. A panic in the engine becomes the row's error, so the other rows
+/// still print.
+pub fn row(profile: &Profile, seed: u64, seconds: u64, with_file: bool) -> Row {
+    let config = Config::new(profile.clone(), seed, seconds, with_file);
+    let outcome = catch_unwind(AssertUnwindSafe(|| run(&config)));
+    let (figures, note) = match outcome {
+        Ok(Ok(o)) => {
+            let mut notes = Vec::new();
+            if o.lossy_refused > 0 {
+                notes.push(format!(
+                    "{} lossy packets refused by the session",
+                    o.lossy_refused
+                ));
+            }
+            if let Some(v) = o.last_video_suggestion {
+                notes.push(format!("last video bit rate suggested {} kbit/s", v / 1000));
+            }
+            if !o.failures.is_empty() {
+                let shown: Vec<_> = o.failures.iter().take(3).cloned().collect();
+                notes.push(format!(
+                    "{} failures, first: {}",
+                    o.failures.len(),
+                    shown.join("; ")
+                ));
+            }
+            (Ok(o.forward), (!notes.is_empty()).then(|| notes.join("; ")))
+        }
+        Ok(Err(e)) => (Err(e.to_string()), None),
+        Err(panic) => {
+            let msg = panic
+                .downcast_ref::<String>()
+                .cloned()
+                .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()))
+                .unwrap_or_else(|| "panic".into());
+            (Err(format!("the engine panicked: {msg}")), None)
+        }
+    };
+    Row {
+        instrument: "sim",
+        profile: profile.name.to_string(),
+        implementation: "rustox".into(),
+        with_file,
+        one_way_ms: profile.rtt.as_secs_f64() * 1000.0 / 2.0,
+        link_bps: profile.rate_bps,
+        figures,
+        note,
+    }
+}
