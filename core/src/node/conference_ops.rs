@@ -56,6 +56,9 @@ impl Node {
         conference: ConferenceNumber,
     ) -> Result<(), ConferenceError> {
         let result = self.conferences.delete(now, conference);
+        if result.is_ok() {
+            self.group_audio_forget(Some(conference));
+        }
         self.drain_conferences(now);
         result
     }
@@ -187,6 +190,7 @@ impl Node {
     /// first: afterwards it holds no conference.
     pub fn conference_close_all(&mut self, now: Timestamp) {
         self.conferences.close(now);
+        self.group_audio_forget(None);
         self.drain_conferences(now);
     }
 
@@ -233,6 +237,9 @@ impl Node {
             _ if self.friends.is_hidden(number) => {
                 self.stats.packets_ignored = self.stats.packets_ignored.saturating_add(1);
             }
+            (Some(k), _) if super::CALL_LOSSY_IDS.contains(k) => {
+                self.av_media_packet(now, number, p)
+            }
             _ => self.on_lossy_packet(number, p),
         }
     }
@@ -260,7 +267,7 @@ impl Node {
             if let Some(action) = self.conferences.poll_action() {
                 self.apply_link_action(now, action);
             } else if let Some(event) = self.conferences.poll_event() {
-                self.conference_event(event);
+                self.conference_event(now, event);
             } else {
                 break;
             }
@@ -270,8 +277,28 @@ impl Node {
 
     /// An invite names its friend by number (one that is no longer a friend is dropped);
     /// everything else goes out as it is.
-    fn conference_event(&mut self, event: ConferenceEvent) {
+    fn conference_event(&mut self, now: Timestamp, event: ConferenceEvent) {
         match event {
+            // Group audio, when the conference's audio is on (groupav.c's lossy handler).
+            ConferenceEvent::Lossy {
+                conference,
+                peer,
+                data,
+            } => {
+                if let Some(data) = self.group_audio_packet(now, conference, peer, data) {
+                    self.push_event(NodeEvent::Conference(ConferenceEvent::Lossy {
+                        conference,
+                        peer,
+                        data,
+                    }));
+                }
+            }
+            ConferenceEvent::PeerListChanged { conference } => {
+                self.group_audio_peers_changed(conference);
+                self.push_event(NodeEvent::Conference(ConferenceEvent::PeerListChanged {
+                    conference,
+                }));
+            }
             ConferenceEvent::Invite {
                 friend_pk,
                 kind,

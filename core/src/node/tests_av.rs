@@ -1,0 +1,1 @@
+//! Calls and group audio between real nodes in memory.
