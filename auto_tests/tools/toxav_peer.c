@@ -556,6 +556,11 @@ static void on_chunk_request(Tox *tox, uint32_t f, uint32_t file, uint64_t pos, 
     }
 }
 
+/* Incoming file numbers are (slot + 1) << 16 (tox.h's file numbering for received files). */
+static uint32_t recv_slot(uint32_t file) {
+    return file >= 65536 ? (file >> 16) - 1 : file;
+}
+
 static void on_file_recv(Tox *tox, uint32_t f, uint32_t file, uint32_t kind, uint64_t size,
                          const uint8_t *name, size_t name_len, void *ud) {
     (void)name; (void)name_len; (void)ud;
@@ -565,9 +570,10 @@ static void on_file_recv(Tox *tox, uint32_t f, uint32_t file, uint32_t kind, uin
     }
     out("FILE_RECV %u %u %llu", f, file, (unsigned long long)size);
     struct friend_av *a = fav(f);
-    if (a != NULL && file < 8) {
-        a->recv_bytes[file] = 0;
-        a->recv_size[file] = size;
+    uint32_t slot = recv_slot(file);
+    if (a != NULL && slot < 8) {
+        a->recv_bytes[slot] = 0;
+        a->recv_size[slot] = size;
     }
     tox_file_control(tox, f, file, TOX_FILE_CONTROL_RESUME, NULL);
 }
@@ -576,17 +582,18 @@ static void on_file_chunk(Tox *tox, uint32_t f, uint32_t file, uint64_t pos, con
                           size_t len, void *ud) {
     (void)tox; (void)pos; (void)data; (void)ud;
     struct friend_av *a = fav(f);
-    if (a == NULL || file >= 8) {
+    uint32_t slot = recv_slot(file);
+    if (a == NULL || slot >= 8) {
         return;
     }
     if (len == 0) {
-        out("FILE_DONE %u %u %llu", f, file, (unsigned long long)a->recv_bytes[file]);
+        out("FILE_DONE %u %u %llu", f, file, (unsigned long long)a->recv_bytes[slot]);
         return;
     }
-    uint64_t before = a->recv_bytes[file];
-    a->recv_bytes[file] += len;
-    if (before / MIB != a->recv_bytes[file] / MIB) {
-        out("FILE_PROGRESS %u %u %llu", f, file, (unsigned long long)a->recv_bytes[file]);
+    uint64_t before = a->recv_bytes[slot];
+    a->recv_bytes[slot] += len;
+    if (before / MIB != a->recv_bytes[slot] / MIB) {
+        out("FILE_PROGRESS %u %u %llu", f, file, (unsigned long long)a->recv_bytes[slot]);
     }
 }
 

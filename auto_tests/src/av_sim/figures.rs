@@ -19,8 +19,9 @@ pub struct CallLog {
     pub audio_sent: Vec<u64>,
     /// (index, time) of each decoded audio frame whose mark was intact.
     pub audio_received: Vec<(u32, u64)>,
-    /// Audio frames the receiver's library concealed (loss concealment or FEC).
-    pub audio_concealed: u64,
+    /// Audio frames the receiver's library concealed (loss concealment or FEC); None when
+    /// the library does not say.
+    pub audio_concealed: Option<u64>,
     /// When each picture was handed to the library, by its index.
     pub video_sent: Vec<u64>,
     /// (index, time) of each decoded picture whose mark was intact.
@@ -47,8 +48,8 @@ pub struct CallFigures {
     pub audio_p95_ms: Option<f64>,
     /// Share of audio frames whose mark never came out, percent.
     pub audio_lost_pct: f64,
-    /// Share of audio frames concealed by the receiver, percent.
-    pub audio_concealed_pct: f64,
+    /// Share of audio frames concealed by the receiver, percent (None: not observable).
+    pub audio_concealed_pct: Option<f64>,
     /// Pictures handed over in the window.
     pub video_sent: u64,
     /// Pictures delivered per second.
@@ -152,7 +153,7 @@ impl CallLog {
             audio_p50_ms: p50,
             audio_p95_ms: p95,
             audio_lost_pct: pct(lost),
-            audio_concealed_pct: pct(self.audio_concealed.min(sent)),
+            audio_concealed_pct: self.audio_concealed.map(|c| pct(c.min(sent))),
             video_sent,
             video_fps: if seconds > 0.0 {
                 arrivals.len() as f64 / seconds

@@ -66,8 +66,8 @@ pub struct MediaPlan {
 }
 
 impl Default for MediaPlan {
-    /// qTox's defaults: 64 kbit/s Opus in 20 ms frames at 48 kHz, 640×480 at 30 fps
-    /// starting at 2500 kbit/s.
+    /// 64 kbit/s Opus in 20 ms frames at 48 kHz; 320×240 at 30 fps starting at qTox's
+    /// 2500 kbit/s (the real-socket peers send the same size).
     fn default() -> Self {
         MediaPlan {
             audio_bit_rate: 64_000,
@@ -75,8 +75,8 @@ impl Default for MediaPlan {
             video_ceiling: 50_000_000,
             audio_frame: Duration::from_millis(20),
             sampling_rate: 48_000,
-            width: 640,
-            height: 480,
+            width: 320,
+            height: 240,
             fps: 30,
         }
     }
@@ -307,10 +307,15 @@ impl CallHost {
         }
         if now >= self.next_path && self.established() {
             self.next_path = now + PATH_INTERVAL;
-            if let Some(stats) = self.transport_stats() {
+            let conn = self.session.and_then(|id| self.endpoint.connection(id));
+            if let Some(transport) = conn.map(|c| c.transport()) {
+                // As the node estimates a call's path (core/src/node/av_ops.rs).
                 let path = PathEstimate {
-                    rtt: stats.smoothed_rtt.unwrap_or_default(),
-                    bandwidth_bps: stats.pacing_rate.saturating_mul(8),
+                    rtt: transport.smoothed_rtt().unwrap_or_default(),
+                    bandwidth_bps: transport
+                        .bandwidth_estimate()
+                        .unwrap_or(0)
+                        .saturating_mul(8),
                 };
                 self.calls.handle_path(now, FRIEND, path);
             }

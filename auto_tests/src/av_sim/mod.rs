@@ -184,7 +184,7 @@ pub fn run(config: &Config) -> Result<Outcome, AvSimError> {
     let direction = |tx: &CallHost, rx: &CallHost, concealed: u64, file: bool| CallLog {
         audio_sent: tx.log.audio_sent.clone(),
         audio_received: rx.log.audio_received.clone(),
-        audio_concealed: concealed,
+        audio_concealed: Some(concealed),
         video_sent: tx.log.video_sent.clone(),
         video_received: rx.log.video_received.clone(),
         video_bytes: rx.log.video_bytes.clone(),

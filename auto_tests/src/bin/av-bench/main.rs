@@ -12,11 +12,15 @@
 //! - `sim`: rustox's call engine on the deterministic stand-in codecs, two clients on one
 //!   net_crypto session over the profile's link model, in simulated time
 //!   (`rustox_auto_tests::av_sim`); the file runs on the same session.
+//! - `real`: two processes of the call peer (`tools/toxav_peer.c`) on Debian's c-toxcore
+//!   0.2.18 or on rustox's libtoxcore.so.2, in two network namespaces joined by the project's
+//!   userspace link emulator with the profile's delay, rate, buffer and loss; needs root.
 //!
 //! Nothing is asserted: the figures are printed, with the issue's goals as pass/fail marks
 //! (audio p95 within one-way delay + 60 ms alone, + 100 ms with a file; under 1 % / 2 % of
 //! audio frames lost; video at 0.7 of the link after audio on a call alone).
 
+mod real;
 mod sim;
 mod table;
 
@@ -25,6 +29,8 @@ use std::time::SystemTime;
 
 use clap::Parser;
 use rustox_auto_tests::bench::{run_parallel, worker_count};
+use rustox_auto_tests::ctoxcore::conference::Implementation::{self, CToxcore, Rustox};
+use rustox_auto_tests::emulator::check_prerequisites;
 use rustox_simulator::{utc_minute, Profile};
 
 use table::Row;
@@ -46,11 +52,12 @@ struct Args {
     /// Only calls alone.
     #[arg(long)]
     alone: bool,
-    /// Implementations (comma-separated): c-toxcore, rustox.
+    /// Implementations (comma-separated): c-toxcore, rustox, mixed (real sockets only: a
+    /// c-toxcore caller and a rustox callee).
     #[arg(long, value_delimiter = ',', default_value = "c-toxcore,rustox")]
     sides: Vec<String>,
-    /// Instruments (comma-separated): sim.
-    #[arg(long, value_delimiter = ',', default_value = "sim")]
+    /// Instruments (comma-separated): sim, real.
+    #[arg(long, value_delimiter = ',', default_value = "sim,real")]
     instrument: Vec<String>,
     /// Seed of the simulator and of the emulated links' loss.
     #[arg(long, default_value_t = 1)]
@@ -77,11 +84,16 @@ fn real_main(args: &Args) -> Result<(), String> {
         .iter()
         .map(|n| Profile::by_name(n).ok_or_else(|| format!("unknown profile {n}")))
         .collect::<Result<_, _>>()?;
-    for s in &args.sides {
-        if s != "c-toxcore" && s != "rustox" {
-            return Err(format!("unknown side {s}"));
-        }
-    }
+    let pairs: Vec<(Implementation, Implementation)> = args
+        .sides
+        .iter()
+        .map(|s| match s.as_str() {
+            "c-toxcore" => Ok((CToxcore, CToxcore)),
+            "rustox" => Ok((Rustox, Rustox)),
+            "mixed" => Ok((CToxcore, Rustox)),
+            other => Err(format!("unknown side {other}")),
+        })
+        .collect::<Result<_, _>>()?;
     let modes: Vec<bool> = match (args.alone, args.with_file) {
         (true, _) => vec![false],
         (_, true) => vec![true],
@@ -103,6 +115,23 @@ fn real_main(args: &Args) -> Result<(), String> {
                     sim::row(&p, args.seed, args.seconds, m)
                 }));
             }
+            "real" => {
+                check_prerequisites().map_err(|e| format!("real sockets: {e}"))?;
+                for p in &profiles {
+                    for &pair in &pairs {
+                        for &m in &modes {
+                            eprintln!(
+                                "real: {} {}→{} {} ...",
+                                p.name,
+                                pair.0.name(),
+                                pair.1.name(),
+                                if m { "with file" } else { "alone" }
+                            );
+                            rows.push(real::row(p, pair, args.seed, args.seconds, m));
+                        }
+                    }
+                }
+            }
             other => return Err(format!("unknown instrument {other}")),
         }
     }
@@ -115,8 +144,8 @@ fn real_main(args: &Args) -> Result<(), String> {
     println!();
     println!(
         "Caller → callee (the file's direction); both send 64 kbit/s audio in 20 ms frames and \
-         640×480 video at 30 fps starting at 2500 kbit/s, following the engine's bit-rate \
-         suggestions. Alone: {} s measured after 2 s of call; with file: from the 32 MiB \
+         320×240 video at 30 fps starting at 2500 kbit/s (sim: following the engine's bit-rate \
+         suggestions; real: the peer's textured pattern at a fixed 2500 kbit/s). Alone: {} s measured after 2 s of call; with file: from the 32 MiB \
          file's offer until it completes (at most {} s).",
         args.seconds, args.seconds
     );

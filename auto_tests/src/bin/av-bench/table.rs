@@ -98,14 +98,14 @@ pub fn print(rows: &[Row]) {
                     _ => "–".into(),
                 };
                 println!(
-                    "| {} | {} | {} | {mode} | {} | {} | {goal:.0} | {:.2} | {:.2} | {:.1} | {} | {} | {} | {file} | {} | {} | {} |",
+                    "| {} | {} | {} | {mode} | {} | {} | {goal:.0} | {:.2} | {} | {:.1} | {} | {} | {} | {file} | {} | {} | {} |",
                     r.instrument,
                     r.profile,
                     r.implementation,
                     opt(f.audio_p50_ms, 1),
                     opt(f.audio_p95_ms, 1),
                     f.audio_lost_pct,
-                    f.audio_concealed_pct,
+                    opt(f.audio_concealed_pct, 2),
                     f.video_fps,
                     f.video_frozen,
                     opt(f.video_kbps, 0),

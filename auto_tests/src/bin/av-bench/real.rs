@@ -1,0 +1,365 @@
+//! The real-socket rows: two processes of the call peer (`tools/toxav_peer.c`), both on
+//! Debian's c-toxcore 0.2.18 or both on rustox's libtoxcore.so.2, in two network namespaces
+//! joined by the project's userspace link emulator with the profile's delay, rate, buffer and
+//! loss (`rustox_auto_tests::emulator`), a tox-bootstrapd beside the caller.
+//!
+//! The caller calls, the callee answers; both send the mark signal (audio frame `i` a tone
+//! of 500 + 250·(i mod 16) Hz) and the numbered video pattern. Each peer stamps what it hands
+//! to the library and what the library hands back on CLOCK_MONOTONIC, which both share, so a
+//! receipt minus the matching send is the mouth-to-ear latency. A receipt's mark names its
+//! frame modulo 16; receipts are followed in order from the call's start ([`match_marks`]).
+//!
+//! The video bit rate is the caller's friend flow through the emulator (caller's port to the
+//! callee's), less the audio stream's wire rate: the libraries do not report
+//! encoded sizes. With a file the flow carries the file too, so it is not shown.
+
+use std::time::{Duration, Instant};
+
+use rustox_auto_tests::av_sim::figures::{CallFigures, CallLog};
+use rustox_auto_tests::av_sim::FILE_BYTES;
+use rustox_auto_tests::ctoxcore::av_peer::{
+    av_binary_or_skip, collect, place_call, AudioFrame, SentAudio, VideoFrame, MARK_COUNT,
+};
+use rustox_auto_tests::ctoxcore::conference::{ConferenceBinary, Implementation};
+use rustox_auto_tests::ctoxcore::conference_net::befriend;
+use rustox_auto_tests::ctoxcore::conference_peer::{ConfOptions, ConfPeer, Line};
+use rustox_auto_tests::ctoxcore::{BootstrapNode, BootstrapOptions, Launch};
+use rustox_auto_tests::emulator::{Side, Testbed, TestbedConfig};
+use rustox_simulator::Profile;
+
+use crate::table::Row;
+
+/// Bit rates both peers call and answer with, kbit/s: the simulator's media plan.
+const AUDIO_KBPS: u32 = 64;
+const VIDEO_KBPS: u32 = 2500;
+/// The video both send unless told otherwise (`AV_BENCH_VIDEO`, the peer's `video`
+/// arguments after the friend: FPS W H NOISE): 30 fps, 320 × 240, a texture that changes
+/// every frame so the encoder has work.
+const VIDEO_DEFAULT: &str = "30 320 240 30";
+/// See [`VIDEO_DEFAULT`].
+const VIDEO_ENV: &str = "AV_BENCH_VIDEO";
+/// What the audio stream costs on the wire, kbit/s: per 20 ms frame about 160 bytes of
+/// Opus at 64 kbit/s, the 80-byte RTP header and its id byte, net_crypto's 27 bytes and 28
+/// of IPv4/UDP (296 bytes, 50 a second).
+const AUDIO_WIRE_KBPS: f64 = 118.4;
+/// A directory to write both peers' lines to, one file per peer and row.
+const DUMP_ENV: &str = "AV_BENCH_DUMP";
+/// Time after the call starts before the window opens.
+const SETTLE: Duration = Duration::from_secs(2);
+/// The friends find each other within this.
+const ONLINE_LIMIT: Duration = Duration::from_secs(90);
+
+/// CLOCK_MONOTONIC now, seconds (the peers' stamps).
+fn monotonic() -> f64 {
+    nix::time::clock_gettime(nix::time::ClockId::CLOCK_MONOTONIC)
+        .map_or(0.0, |t| t.tv_sec() as f64 + t.tv_nsec() as f64 / 1e9)
+}
+
+fn us(t: f64) -> u64 {
+    (t.max(0.0) * 1e6) as u64
+}
+
+/// One real call: `pair` is the caller's and the callee's library (`mixed`: c-toxcore
+/// calls rustox).
+pub fn row(
+    profile: &Profile,
+    pair: (Implementation, Implementation),
+    seed: u64,
+    seconds: u64,
+    with_file: bool,
+) -> Row {
+    let implementation = if pair.0 == pair.1 {
+        pair.0.name().to_string()
+    } else {
+        format!("{} → {}", pair.0.name(), pair.1.name())
+    };
+    let (figures, note) = match run(profile, pair, seed, seconds, with_file) {
+        Ok((f, n)) => (Ok(f), n),
+        Err(e) => (Err(e), None),
+    };
+    Row {
+        instrument: "real",
+        profile: profile.name.to_string(),
+        implementation,
+        with_file,
+        one_way_ms: profile.rtt.as_secs_f64() * 1000.0 / 2.0,
+        link_bps: profile.rate_bps,
+        figures,
+        note,
+    }
+}
+
+/// Pairs the callee's received marks with the caller's sent frames: (index, receipt time)
+/// of the first receipt of each frame. A mark names its frame modulo 16, so receipts are
+/// followed in order from the call's start (when the delay is well under 320 ms): each new
+/// mark is the next frame of that mark after the last one matched, which holds while fewer
+/// than 16 frames in a row are lost — whatever the delay grows to during a file. A receipt
+/// that would precede its frame's send is not a match.
+fn match_marks(sent: &[SentAudio], heard: &[AudioFrame]) -> Vec<(u32, u64)> {
+    let sent_at: std::collections::HashMap<u64, f64> =
+        sent.iter().map(|s| (s.index, s.t)).collect();
+    let mut out = Vec::new();
+    let mut last: Option<u64> = None;
+    for h in heard {
+        let Some(k) = h.mark else { continue };
+        let index = match last {
+            // The first receipt: the first frame of that mark sent before it.
+            None => sent
+                .iter()
+                .find(|s| s.index % MARK_COUNT == k && s.t <= h.t)
+                .map(|s| s.index),
+            Some(l) => {
+                let step = (k + MARK_COUNT - l % MARK_COUNT) % MARK_COUNT;
+                // The same mark again: the frame spread over two decodes, or concealment.
+                (step != 0).then_some(l + step)
+            }
+        };
+        let Some(index) = index else { continue };
+        if sent_at.get(&index).is_some_and(|&t| t <= h.t) {
+            last = Some(index);
+            out.push((index as u32, us(h.t)));
+        }
+    }
+    out
+}
+
+fn side_launch(testbed: &Testbed, side: Side) -> Launch {
+    Launch::prefixed(["ip", "netns", "exec", testbed.namespace(side)])
+}
+
+fn run(
+    profile: &Profile,
+    pair: (Implementation, Implementation),
+    seed: u64,
+    seconds: u64,
+    with_file: bool,
+) -> Result<(CallFigures, Option<String>), String> {
+    let caller = av_binary_or_skip(pair.0).ok_or("the call peer could not be built")?;
+    let callee = av_binary_or_skip(pair.1).ok_or("the call peer could not be built")?;
+    let testbed = Testbed::new(TestbedConfig::from_profile(profile, seed))
+        .map_err(|e| format!("emulated link: {e}"))?;
+    let bootstrap = BootstrapNode::start(&BootstrapOptions {
+        launch: side_launch(&testbed, Side::A),
+        ..BootstrapOptions::default()
+    })
+    .map_err(|e| format!("tox-bootstrapd: {e}"))?;
+    let boot = bootstrap.spec(testbed.addr(Side::A).to_string());
+    let start = |name: &str, side: Side, binary: &ConferenceBinary| {
+        let options = ConfOptions {
+            bootstrap: vec![boot.clone()],
+            // In a namespace of its own c-toxcore's port range is free.
+            port: 0,
+            name: Some(name.to_string()),
+            launch: side_launch(&testbed, side),
+            ..ConfOptions::default()
+        };
+        ConfPeer::start(name, binary, &options).map_err(|e| format!("starting {name}: {e}"))
+    };
+    let mut a = start("caller", Side::A, &caller)?;
+    let mut b = start("callee", Side::B, &callee)?;
+    let (fb, fa) = befriend(&mut a, &mut b, ONLINE_LIMIT);
+    place_call(
+        &mut a,
+        fb,
+        &mut b,
+        fa,
+        (AUDIO_KBPS, VIDEO_KBPS),
+        (AUDIO_KBPS, VIDEO_KBPS),
+        Duration::from_secs(30),
+    );
+    let video = std::env::var(VIDEO_ENV).unwrap_or_else(|_| VIDEO_DEFAULT.to_string());
+    for (peer, f) in [(&mut a, fb), (&mut b, fa)] {
+        peer.cmd(&format!("marks {f}"))?;
+        peer.cmd(&format!("video {f} {video}"))?;
+    }
+    std::thread::sleep(SETTLE);
+    let window_start = monotonic();
+    if with_file {
+        a.cmd(&format!("sendfile {fb} {}", FILE_BYTES >> 20))?;
+    }
+    let longest = Instant::now() + Duration::from_secs(seconds);
+    let done = |l: &Line| l.tag == "FILE_DONE" && l.num(0) == Some(fa);
+    while Instant::now() < longest {
+        std::thread::sleep(Duration::from_millis(50));
+        if with_file && b.lines().iter().any(done) {
+            break;
+        }
+    }
+    let window_end = monotonic();
+    for (peer, f) in [(&mut a, fb), (&mut b, fa)] {
+        peer.cmd(&format!("tone {f} 0"))?;
+        peer.cmd(&format!("video {f} 0"))?;
+    }
+    std::thread::sleep(Duration::from_secs(1) + profile.rtt * 2);
+    let stats = testbed.stats();
+    let origin_mono = monotonic() - testbed.origin().elapsed().as_secs_f64();
+
+    let sent: Vec<SentAudio> = collect(&a, 0, SentAudio::parse)
+        .into_iter()
+        .filter(|s| s.friend == fb)
+        .collect();
+    let heard: Vec<AudioFrame> = collect(&b, 0, AudioFrame::parse)
+        .into_iter()
+        .filter(|h| h.friend == fa)
+        .collect();
+    let mut log = CallLog::default();
+    for s in &sent {
+        let i = s.index as usize;
+        if log.audio_sent.len() <= i {
+            log.audio_sent.resize(i + 1, u64::MAX);
+        }
+        log.audio_sent[i] = us(s.t);
+    }
+    log.audio_received = match_marks(&sent, &heard);
+    log.audio_concealed = None;
+    for l in a
+        .lines()
+        .iter()
+        .filter(|l| l.tag == "VSEND" && l.num(0) == Some(fb))
+    {
+        if let Some(n) = l.num(1) {
+            let n = n as usize;
+            if log.video_sent.len() <= n {
+                log.video_sent.resize(n + 1, u64::MAX);
+            }
+            log.video_sent[n] = us(l.t);
+        }
+    }
+    log.video_received = collect(&b, 0, VideoFrame::parse)
+        .into_iter()
+        .filter(|v| v.friend == fa && v.ok)
+        .map(|v| (v.number, us(v.t)))
+        .collect();
+    if with_file {
+        let lines = b.lines();
+        let offered = lines
+            .iter()
+            .find(|l| l.tag == "FILE_RECV" && l.num(0) == Some(fa))
+            .map(|l| l.t);
+        let finished = lines.iter().find(|l| done(l)).map(|l| l.t);
+        let bytes = lines
+            .iter()
+            .filter(|l| {
+                matches!(l.tag.as_str(), "FILE_PROGRESS" | "FILE_DONE") && l.num(0) == Some(fa)
+            })
+            .filter(|l| l.t <= finished.unwrap_or(window_end))
+            .filter_map(|l| l.word(2).and_then(|w| w.parse::<u64>().ok()))
+            .max()
+            .unwrap_or(0);
+        log.file = offered.map(|s| (us(s), us(finished.unwrap_or(window_end)), bytes));
+    } else {
+        // The caller's friend flow through the emulator in the window, less audio.
+        let dir = &stats.a_to_b;
+        let interval = dir.interval_ms.max(1) as f64 / 1000.0;
+        let mut bytes = Vec::new();
+        for flow in dir.flows.iter().filter(|f| {
+            f.flow.src.port() == a.port && f.flow.dst.port() == b.port && f.flow.protocol == 17
+        }) {
+            for (i, &n) in flow.bytes_per_interval.iter().enumerate() {
+                let t = origin_mono + (i as f64 + 0.5) * interval;
+                bytes.push((us(t), n.min(u64::from(u32::MAX)) as u32));
+            }
+        }
+        log.video_bytes = bytes;
+        log.audio_bytes = Vec::new();
+    }
+    if let Some(dir) = std::env::var_os(DUMP_ENV) {
+        // Every line of both peers, for looking into a surprising row.
+        for p in [&a, &b] {
+            let text: String = p
+                .lines()
+                .iter()
+                .map(|l| format!("{:.6} {} {}\n", l.t, l.tag, l.rest))
+                .collect();
+            let name = format!("{}-{}-{}.txt", profile.name, with_file, p.label);
+            let _ = std::fs::write(std::path::Path::new(&dir).join(name), text);
+        }
+    }
+    let handed = (
+        sent.iter()
+            .filter(|s| (window_start..window_end).contains(&s.t))
+            .count() as f64,
+        a.lines()
+            .iter()
+            .filter(|l| l.tag == "VSEND" && (window_start..window_end).contains(&l.t))
+            .count() as f64,
+    );
+    for p in [&mut a, &mut b] {
+        p.quit(Duration::from_secs(5));
+    }
+    drop(bootstrap);
+    drop(testbed);
+    let mut figures = log.figures(us(window_start), us(window_end), FILE_BYTES);
+    let span = (window_end - window_start).max(1e-3);
+    let mut notes = vec![format!(
+        "the caller handed over {:.1} audio and {:.1} video frames a second",
+        handed.0 / span,
+        handed.1 / span
+    )];
+    if !with_file {
+        // The flow holds audio too: take out its share.
+        figures.video_kbps = figures.video_kbps.map(|k| (k - AUDIO_WIRE_KBPS).max(0.0));
+        figures.audio_kbps = Some(AUDIO_WIRE_KBPS);
+        notes.push(format!(
+            "video kbit/s: the friend flow's IP bytes less {AUDIO_WIRE_KBPS} kbit/s of audio"
+        ));
+    }
+    Ok((figures, Some(notes.join("; "))))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sent(n: u64) -> Vec<SentAudio> {
+        (0..n)
+            .map(|i| SentAudio {
+                t: i as f64 * 0.02,
+                friend: 0,
+                index: i,
+                hz: 0.0,
+            })
+            .collect()
+    }
+
+    fn heard(index: u64, t: f64) -> AudioFrame {
+        AudioFrame {
+            t,
+            friend: 0,
+            samples: 960,
+            channels: 1,
+            rate: 48_000,
+            hz: 0.0,
+            mark: Some(index % MARK_COUNT),
+            rms: 7000.0,
+        }
+    }
+
+    #[test]
+    fn marks_are_followed_past_320_ms_and_through_losses() {
+        let s = sent(100);
+        // 50 ms at first, then 450 ms (beyond the marks' 320 ms period); frame 40 lost,
+        // frame 41 heard twice (a concealed repeat).
+        let mut h = Vec::new();
+        for i in 0..100u64 {
+            let delay = if i < 30 { 0.05 } else { 0.45 };
+            if i == 40 {
+                continue;
+            }
+            h.push(heard(i, i as f64 * 0.02 + delay));
+            if i == 41 {
+                h.push(heard(i, i as f64 * 0.02 + delay + 0.02));
+            }
+        }
+        let m = match_marks(&s, &h);
+        assert_eq!(m.len(), 99, "every heard frame once");
+        assert!(m.iter().all(|&(i, _)| i != 40));
+        let (i, t) = m[80];
+        assert_eq!(i, 81);
+        assert_eq!(
+            t - us(81.0 * 0.02),
+            us(0.45),
+            "the latency, not modulo 320 ms"
+        );
+    }
+}
