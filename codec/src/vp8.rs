@@ -149,13 +149,15 @@ fn encoder_config(
     width: u32,
     height: u32,
 ) -> Result<vpx::vpx_codec_enc_cfg_t, Error> {
-    // SAFETY: the configuration is a plain C struct (integers, rationals, raw pointers); zero
-    // is a valid value and `vpx_codec_enc_config_default` overwrites it.
-    let mut cfg: vpx::vpx_codec_enc_cfg_t = unsafe { std::mem::zeroed() };
-    // SAFETY: `vpx_codec_vp8_cx` returns the static VP8 encoder interface; `cfg` is a valid,
-    // exclusively borrowed configuration; usage 0 is the only usage VP8 defines.
-    let code = unsafe { vpx::vpx_codec_enc_config_default(vpx::vpx_codec_vp8_cx(), &mut cfg, 0) };
+    let mut cfg = std::mem::MaybeUninit::<vpx::vpx_codec_enc_cfg_t>::uninit();
+    // SAFETY: `vpx_codec_vp8_cx` returns the static VP8 encoder interface; `cfg` is writable
+    // storage for one configuration, which the call fills completely on success; usage 0 is
+    // the only usage VP8 defines.
+    let code =
+        unsafe { vpx::vpx_codec_enc_config_default(vpx::vpx_codec_vp8_cx(), cfg.as_mut_ptr(), 0) };
     check("vpx_codec_enc_config_default", code, std::ptr::null_mut())?;
+    // SAFETY: `vpx_codec_enc_config_default` succeeded, so every field is written.
+    let mut cfg = unsafe { cfg.assume_init() };
     cfg.rc_target_bitrate = bit_rate_kbps;
     cfg.g_w = width;
     cfg.g_h = height;
@@ -561,8 +563,9 @@ impl Vp8Decoder {
         let code = unsafe {
             vpx::vpx_codec_peek_stream_info(vpx::vpx_codec_vp8_dx(), data.as_ptr(), len, &mut info)
         };
-        check("vpx_codec_peek_stream_info", code, std::ptr::null_mut())?;
-        if info.is_kf != 0 {
+        // libvpx's peek reads key frame headers only and reports anything else as
+        // unsupported; only a key frame it parsed is checked here, the decoder judges the rest.
+        if code == vpx::vpx_codec_err_t::VPX_CODEC_OK && info.is_kf != 0 {
             check_size(info.w, info.h)?;
         }
         // SAFETY: `self.ctx` is an initialised decoder; `data` is `len` readable bytes that

@@ -21,5 +21,6 @@ pub mod rtp;
 
 pub use engine::{
     AnswerError, AvEvent, AvStats, AvTransmit, BitRateError, CallControl, CallError, Calls,
-    ControlError, FriendCallState, PathEstimate, SendFrameError,
+    ControlError, FriendCallState, PathEstimate, SendFrameError, FRAME_DURATIONS_TENTHS_MS,
+    MAX_CALLS, PACKET_ID_KEYFRAME_REQUEST, SAMPLING_RATES,
 };

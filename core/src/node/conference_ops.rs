@@ -101,14 +101,17 @@ impl Node {
     }
 
     /// toxav's `toxav_join_av_groupchat`: [`Node::conference_join`] for an AV conference's
-    /// cookie (a text one's is `WrongType`). Group audio rides on its lossy packets.
+    /// cookie (a text one's is `WrongType`), its group audio on (`groupchat_enable_av`
+    /// follows the join there).
     pub fn conference_join_av(
         &mut self,
         now: Timestamp,
         friend: FriendNumber,
         cookie: &[u8],
     ) -> Result<ConferenceNumber, ConferenceError> {
-        self.join_typed(now, friend, cookie, ConferenceType::Av)
+        let conference = self.join_typed(now, friend, cookie, ConferenceType::Av)?;
+        let _ = self.conference_set_audio(now, conference, true);
+        Ok(conference)
     }
 
     fn join_typed(
