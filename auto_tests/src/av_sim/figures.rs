@@ -169,6 +169,37 @@ impl CallLog {
     }
 }
 
+/// Pairs received marks with sent frames when a mark names its frame only modulo `count`
+/// (the audio marks repeat every 16 frames, 320 ms): `(index, receipt time)` of the first
+/// receipt of each frame. Receipts are followed in order from the call's start, when the
+/// delay is well under `count` frames: each new mark is the next frame of that mark after
+/// the last one matched — which holds while fewer than `count` frames in a row are lost,
+/// whatever the delay grows to later (a file on the same link). The same mark again (a
+/// frame spread over two decodes, a concealed repeat) is not a new frame; a receipt that
+/// would precede its frame's send is no match. `sent[i]` is frame `i`'s send time
+/// (`u64::MAX`: not sent); `receipts` are `(time, mark)` in order of arrival.
+pub fn follow_marks(sent: &[u64], receipts: &[(u64, u64)], count: u64) -> Vec<(u32, u64)> {
+    let mut out = Vec::new();
+    let mut last: Option<u64> = None;
+    for &(t, k) in receipts {
+        let k = k % count;
+        let index = match last {
+            // The first receipt: the first frame of that mark sent before it.
+            None => (0..sent.len() as u64).find(|&i| i % count == k && sent[i as usize] <= t),
+            Some(l) => {
+                let step = (k + count - l % count) % count;
+                (step != 0).then_some(l + step)
+            }
+        };
+        let Some(index) = index else { continue };
+        if sent.get(index as usize).is_some_and(|&s| s <= t) {
+            last = Some(index);
+            out.push((u32::try_from(index).unwrap_or(u32::MAX), t));
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -201,5 +232,27 @@ mod tests {
             "ten pictures missing is one freeze of 366 ms"
         );
         assert!((f.video_fps - 10.0).abs() < 1e-9);
+    }
+
+    #[test]
+    fn marks_are_followed_past_their_period_and_through_losses() {
+        let sent: Vec<u64> = (0..100).map(|i| i * 20_000).collect();
+        // 50 ms at first, then 450 ms (beyond the marks' 320 ms period); frame 40 lost,
+        // frame 41 heard twice (a concealed repeat).
+        let mut heard = Vec::new();
+        for i in 0..100u64 {
+            let delay = if i < 30 { 50_000 } else { 450_000 };
+            if i == 40 {
+                continue;
+            }
+            heard.push((i * 20_000 + delay, i % 16));
+            if i == 41 {
+                heard.push((i * 20_000 + delay + 20_000, i % 16));
+            }
+        }
+        let m = follow_marks(&sent, &heard, 16);
+        assert_eq!(m.len(), 99, "every heard frame once");
+        assert!(m.iter().all(|&(i, _)| i != 40));
+        assert_eq!(m[80], (81, 81 * 20_000 + 450_000), "the delay, not modulo 320 ms");
     }
 }

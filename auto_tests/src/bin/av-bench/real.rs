@@ -7,7 +7,8 @@
 //! of 500 + 250·(i mod 16) Hz) and the numbered video pattern. Each peer stamps what it hands
 //! to the library and what the library hands back on CLOCK_MONOTONIC, which both share, so a
 //! receipt minus the matching send is the mouth-to-ear latency. A receipt's mark names its
-//! frame modulo 16; receipts are followed in order from the call's start ([`match_marks`]).
+//! frame modulo 16; receipts are followed in order from the call's start
+//! ([`follow_marks`]).
 //!
 //! The video bit rate is the caller's friend flow through the emulator (caller's port to the
 //! callee's), less the audio stream's wire rate: the libraries do not report
@@ -15,7 +16,7 @@
 
 use std::time::{Duration, Instant};
 
-use rustox_auto_tests::av_sim::figures::{CallFigures, CallLog};
+use rustox_auto_tests::av_sim::figures::{follow_marks, CallFigures, CallLog};
 use rustox_auto_tests::av_sim::FILE_BYTES;
 use rustox_auto_tests::ctoxcore::av_peer::{
     av_binary_or_skip, collect, place_call, AudioFrame, SentAudio, VideoFrame, MARK_COUNT,
@@ -87,40 +88,6 @@ pub fn row(
         figures,
         note,
     }
-}
-
-/// Pairs the callee's received marks with the caller's sent frames: (index, receipt time)
-/// of the first receipt of each frame. A mark names its frame modulo 16, so receipts are
-/// followed in order from the call's start (when the delay is well under 320 ms): each new
-/// mark is the next frame of that mark after the last one matched, which holds while fewer
-/// than 16 frames in a row are lost — whatever the delay grows to during a file. A receipt
-/// that would precede its frame's send is not a match.
-fn match_marks(sent: &[SentAudio], heard: &[AudioFrame]) -> Vec<(u32, u64)> {
-    let sent_at: std::collections::HashMap<u64, f64> =
-        sent.iter().map(|s| (s.index, s.t)).collect();
-    let mut out = Vec::new();
-    let mut last: Option<u64> = None;
-    for h in heard {
-        let Some(k) = h.mark else { continue };
-        let index = match last {
-            // The first receipt: the first frame of that mark sent before it.
-            None => sent
-                .iter()
-                .find(|s| s.index % MARK_COUNT == k && s.t <= h.t)
-                .map(|s| s.index),
-            Some(l) => {
-                let step = (k + MARK_COUNT - l % MARK_COUNT) % MARK_COUNT;
-                // The same mark again: the frame spread over two decodes, or concealment.
-                (step != 0).then_some(l + step)
-            }
-        };
-        let Some(index) = index else { continue };
-        if sent_at.get(&index).is_some_and(|&t| t <= h.t) {
-            last = Some(index);
-            out.push((index as u32, us(h.t)));
-        }
-    }
-    out
 }
 
 fn side_launch(testbed: &Testbed, side: Side) -> Launch {
@@ -210,7 +177,11 @@ fn run(
         }
         log.audio_sent[i] = us(s.t);
     }
-    log.audio_received = match_marks(&sent, &heard);
+    let receipts: Vec<(u64, u64)> = heard
+        .iter()
+        .filter_map(|h| h.mark.map(|k| (us(h.t), k)))
+        .collect();
+    log.audio_received = follow_marks(&log.audio_sent, &receipts, MARK_COUNT);
     log.audio_concealed = None;
     for l in a
         .lines()
@@ -305,61 +276,4 @@ fn run(
         ));
     }
     Ok((figures, Some(notes.join("; "))))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn sent(n: u64) -> Vec<SentAudio> {
-        (0..n)
-            .map(|i| SentAudio {
-                t: i as f64 * 0.02,
-                friend: 0,
-                index: i,
-                hz: 0.0,
-            })
-            .collect()
-    }
-
-    fn heard(index: u64, t: f64) -> AudioFrame {
-        AudioFrame {
-            t,
-            friend: 0,
-            samples: 960,
-            channels: 1,
-            rate: 48_000,
-            hz: 0.0,
-            mark: Some(index % MARK_COUNT),
-            rms: 7000.0,
-        }
-    }
-
-    #[test]
-    fn marks_are_followed_past_320_ms_and_through_losses() {
-        let s = sent(100);
-        // 50 ms at first, then 450 ms (beyond the marks' 320 ms period); frame 40 lost,
-        // frame 41 heard twice (a concealed repeat).
-        let mut h = Vec::new();
-        for i in 0..100u64 {
-            let delay = if i < 30 { 0.05 } else { 0.45 };
-            if i == 40 {
-                continue;
-            }
-            h.push(heard(i, i as f64 * 0.02 + delay));
-            if i == 41 {
-                h.push(heard(i, i as f64 * 0.02 + delay + 0.02));
-            }
-        }
-        let m = match_marks(&s, &h);
-        assert_eq!(m.len(), 99, "every heard frame once");
-        assert!(m.iter().all(|&(i, _)| i != 40));
-        let (i, t) = m[80];
-        assert_eq!(i, 81);
-        assert_eq!(
-            t - us(81.0 * 0.02),
-            us(0.45),
-            "the latency, not modulo 320 ms"
-        );
-    }
 }
