@@ -253,6 +253,10 @@ mod tests {
         let m = follow_marks(&sent, &heard, 16);
         assert_eq!(m.len(), 99, "every heard frame once");
         assert!(m.iter().all(|&(i, _)| i != 40));
-        assert_eq!(m[80], (81, 81 * 20_000 + 450_000), "the delay, not modulo 320 ms");
+        assert_eq!(
+            m[80],
+            (81, 81 * 20_000 + 450_000),
+            "the delay, not modulo 320 ms"
+        );
     }
 }

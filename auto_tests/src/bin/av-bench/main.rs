@@ -59,12 +59,29 @@ struct Args {
     /// Instruments (comma-separated): sim, real.
     #[arg(long, value_delimiter = ',', default_value = "sim,real")]
     instrument: Vec<String>,
+    /// The video the real peers send: the call peer's `video` arguments (FPS W H NOISE), or
+    /// `off` for audio-only calls.
+    #[arg(long, default_value = "30 320 240 30")]
+    real_video: String,
+    /// The video bit rate both clients start at, kbit/s.
+    #[arg(long, default_value_t = 2500)]
+    video_kbps: u32,
     /// Seed of the simulator and of the emulated links' loss.
     #[arg(long, default_value_t = 1)]
     seed: u64,
     /// Simulator rows run on this many threads (default: the cores).
     #[arg(long)]
     jobs: Option<usize>,
+}
+
+/// A panic's message, first line only (the harness appends both peers' lines).
+fn panic_message(panic: &(dyn std::any::Any + Send)) -> String {
+    let text = panic
+        .downcast_ref::<String>()
+        .cloned()
+        .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()))
+        .unwrap_or_else(|| "panic".into());
+    text.lines().next().unwrap_or("").to_string()
 }
 
 fn main() -> ExitCode {
@@ -112,11 +129,15 @@ fn real_main(args: &Args) -> Result<(), String> {
                     .collect();
                 eprintln!("sim: {} calls ...", items.len());
                 rows.extend(run_parallel(items, worker_count(args.jobs), |(p, m)| {
-                    sim::row(&p, args.seed, args.seconds, m)
+                    sim::row(&p, args.seed, args.seconds, m, args.video_kbps)
                 }));
             }
             "real" => {
                 check_prerequisites().map_err(|e| format!("real sockets: {e}"))?;
+                let video = real::Video {
+                    command: (args.real_video != "off").then(|| args.real_video.clone()),
+                    kbps: args.video_kbps,
+                };
                 for p in &profiles {
                     for &pair in &pairs {
                         for &m in &modes {
@@ -127,7 +148,7 @@ fn real_main(args: &Args) -> Result<(), String> {
                                 pair.1.name(),
                                 if m { "with file" } else { "alone" }
                             );
-                            rows.push(real::row(p, pair, args.seed, args.seconds, m));
+                            rows.push(real::row(p, &video, pair, args.seed, args.seconds, m));
                         }
                     }
                 }

@@ -30,15 +30,18 @@ use rustox_simulator::Profile;
 
 use crate::table::Row;
 
-/// Bit rates both peers call and answer with, kbit/s: the simulator's media plan.
+/// The audio bit rate both peers call and answer with, kbit/s: the simulator's media plan.
 const AUDIO_KBPS: u32 = 64;
-const VIDEO_KBPS: u32 = 2500;
-/// The video both send unless told otherwise (`AV_BENCH_VIDEO`, the peer's `video`
-/// arguments after the friend: FPS W H NOISE): 30 fps, 320 × 240, a texture that changes
-/// every frame so the encoder has work.
-const VIDEO_DEFAULT: &str = "30 320 240 30";
-/// See [`VIDEO_DEFAULT`].
-const VIDEO_ENV: &str = "AV_BENCH_VIDEO";
+/// The video both peers send: the peer's `video` arguments after the friend (FPS W H
+/// NOISE), or none.
+#[derive(Debug, Clone)]
+pub struct Video {
+    /// The peer's `video` arguments, e.g. `30 320 240 30`: 30 fps, 320 × 240, a texture
+    /// that changes every frame so the encoder has work.
+    pub command: Option<String>,
+    /// The bit rate both call and answer with, kbit/s.
+    pub kbps: u32,
+}
 /// What the audio stream costs on the wire, kbit/s: per 20 ms frame about 160 bytes of
 /// Opus at 64 kbit/s, the 80-byte RTP header and its id byte, net_crypto's 27 bytes and 28
 /// of IPv4/UDP (296 bytes, 50 a second).
@@ -64,6 +67,7 @@ fn us(t: f64) -> u64 {
 /// calls rustox).
 pub fn row(
     profile: &Profile,
+    video: &Video,
     pair: (Implementation, Implementation),
     seed: u64,
     seconds: u64,
@@ -74,9 +78,15 @@ pub fn row(
     } else {
         format!("{} → {}", pair.0.name(), pair.1.name())
     };
-    let (figures, note) = match run(profile, pair, seed, seconds, with_file) {
-        Ok((f, n)) => (Ok(f), n),
-        Err(e) => (Err(e), None),
+    // The harness's waits panic with both peers' lines; that becomes the row's error, so
+    // the other rows still run.
+    let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        run(profile, video, pair, seed, seconds, with_file)
+    }));
+    let (figures, note) = match outcome {
+        Ok(Ok((f, n))) => (Ok(f), n),
+        Ok(Err(e)) => (Err(e), None),
+        Err(panic) => (Err(crate::panic_message(panic.as_ref())), None),
     };
     Row {
         instrument: "real",
@@ -96,6 +106,7 @@ fn side_launch(testbed: &Testbed, side: Side) -> Launch {
 
 fn run(
     profile: &Profile,
+    video: &Video,
     pair: (Implementation, Implementation),
     seed: u64,
     seconds: u64,
@@ -125,19 +136,25 @@ fn run(
     let mut a = start("caller", Side::A, &caller)?;
     let mut b = start("callee", Side::B, &callee)?;
     let (fb, fa) = befriend(&mut a, &mut b, ONLINE_LIMIT);
+    let vkbps = if video.command.is_some() {
+        video.kbps
+    } else {
+        0
+    };
     place_call(
         &mut a,
         fb,
         &mut b,
         fa,
-        (AUDIO_KBPS, VIDEO_KBPS),
-        (AUDIO_KBPS, VIDEO_KBPS),
+        (AUDIO_KBPS, vkbps),
+        (AUDIO_KBPS, vkbps),
         Duration::from_secs(30),
     );
-    let video = std::env::var(VIDEO_ENV).unwrap_or_else(|_| VIDEO_DEFAULT.to_string());
     for (peer, f) in [(&mut a, fb), (&mut b, fa)] {
         peer.cmd(&format!("marks {f}"))?;
-        peer.cmd(&format!("video {f} {video}"))?;
+        if let Some(v) = &video.command {
+            peer.cmd(&format!("video {f} {v}"))?;
+        }
     }
     std::thread::sleep(SETTLE);
     let window_start = monotonic();

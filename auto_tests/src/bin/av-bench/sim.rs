@@ -10,8 +10,9 @@ use crate::table::Row;
 
 /// One simulated call. A panic in the engine becomes the row's error, so the other rows
 /// still print.
-pub fn row(profile: &Profile, seed: u64, seconds: u64, with_file: bool) -> Row {
-    let config = Config::new(profile.clone(), seed, seconds, with_file);
+pub fn row(profile: &Profile, seed: u64, seconds: u64, with_file: bool, video_kbps: u32) -> Row {
+    let mut config = Config::new(profile.clone(), seed, seconds, with_file);
+    config.plan.video_bit_rate = video_kbps.saturating_mul(1000);
     let outcome = catch_unwind(AssertUnwindSafe(|| run(&config)));
     let (figures, note) = match outcome {
         Ok(Ok(o)) => {
@@ -36,14 +37,13 @@ pub fn row(profile: &Profile, seed: u64, seconds: u64, with_file: bool) -> Row {
             (Ok(o.forward), (!notes.is_empty()).then(|| notes.join("; ")))
         }
         Ok(Err(e)) => (Err(e.to_string()), None),
-        Err(panic) => {
-            let msg = panic
-                .downcast_ref::<String>()
-                .cloned()
-                .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()))
-                .unwrap_or_else(|| "panic".into());
-            (Err(format!("the engine panicked: {msg}")), None)
-        }
+        Err(panic) => (
+            Err(format!(
+                "the engine panicked: {}",
+                crate::panic_message(panic.as_ref())
+            )),
+            None,
+        ),
     };
     Row {
         instrument: "sim",
