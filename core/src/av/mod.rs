@@ -13,11 +13,15 @@
 
 pub mod bwc;
 pub mod codec;
+mod codec_standin;
+#[cfg(feature = "codecs")]
+mod codec_system;
 mod engine;
 pub mod group_audio;
 pub mod jitter;
 pub mod msi;
 pub mod rtp;
+pub mod signal;
 
 pub use engine::{
     AnswerError, AvEvent, AvStats, AvTransmit, BitRateError, CallControl, CallError, Calls,
