@@ -1,7 +1,8 @@
 //! A simulated client in a call: one net_crypto session to its friend, the call engine
 //! (`rustox_core::av::Calls`) on that session's lossless (MSI) and lossy (RTP, loss
 //! reports) packets, the file layer on the same session, and a client that hands audio and
-//! video frames over at their real cadence and logs what comes out.
+//! video frames over at their real cadence — marked audio and numbered test pictures
+//! (`rustox_core::av::signal`) — and logs what comes out.
 //!
 //! The host routes packets as the node does (Messenger.c's `m_handle_lossy_packet` and
 //! `handle_packet` for ids 69 and 192–199): MSI to [`Calls::handle_msi`], media and reports
@@ -17,6 +18,7 @@ use std::time::Duration;
 use rand_chacha::ChaCha8Rng;
 use rand_core::{RngCore, SeedableRng};
 use rustox_core::av::codec::{StandInCodecs, YuvFrame};
+use rustox_core::av::signal::{decode_mark, decode_pattern, pattern_picture, AudioMarker};
 use rustox_core::av::{AvEvent, AvTransmit, Calls, FriendCallState, PathEstimate};
 use rustox_file_transfer::stream::{FileStreams, StreamEvent};
 use rustox_file_transfer::FileKind;
@@ -28,7 +30,6 @@ use rustox_net_crypto::{
 use rustox_simulator::SimNode;
 
 use super::figures::CallLog;
-use super::marks;
 
 /// The friend number both hosts give each other.
 pub const FRIEND: u32 = 0;
@@ -47,12 +48,15 @@ const PATH_INTERVAL: Duration = Duration::from_millis(50);
 /// What a client sends in its call.
 #[derive(Debug, Clone)]
 pub struct MediaPlan {
-    /// Audio bit rate the client asks for (bits/s).
-    pub audio_bit_rate: u32,
-    /// Video bit rate the client starts at (bits/s; 0: no video).
-    pub video_bit_rate: u32,
-    /// The most the client lets the engine's suggestions raise video to (bits/s).
-    pub video_ceiling: u32,
+    /// Audio bit rate the client asks for, kbit/s (toxav's unit).
+    pub audio_kbps: u32,
+    /// Video bit rate the client starts at, kbit/s (0: no video).
+    pub video_kbps: u32,
+    /// The most the client lets the engine's suggestions raise video to, kbit/s.
+    pub video_ceiling_kbps: u32,
+    /// The client sets the bit rates the engine suggests (toxav's bit-rate callbacks);
+    /// otherwise it keeps its own, as the engine caps what it sends by the path anyway.
+    pub follow_suggestions: bool,
     /// Audio frame duration.
     pub audio_frame: Duration,
     /// Sampling rate, Hz.
@@ -70,9 +74,10 @@ impl Default for MediaPlan {
     /// 2500 kbit/s (the real-socket peers send the same size).
     fn default() -> Self {
         MediaPlan {
-            audio_bit_rate: 64_000,
-            video_bit_rate: 2_500_000,
-            video_ceiling: 50_000_000,
+            audio_kbps: 64,
+            video_kbps: 2_500,
+            video_ceiling_kbps: 50_000,
+            follow_suggestions: false,
             audio_frame: Duration::from_millis(20),
             sampling_rate: 48_000,
             width: 320,
@@ -157,18 +162,20 @@ pub struct CallHost {
     next_audio: Option<Timestamp>,
     next_video: Option<Timestamp>,
     next_path: Timestamp,
-    /// The video bit rate in force.
-    video_bit_rate: u32,
-    pcm: Vec<i16>,
-    luma: Vec<u8>,
-    chroma: Vec<u8>,
+    /// The video bit rate in force, kbit/s.
+    video_kbps: u32,
+    marker: AudioMarker,
+    samples: usize,
     /// Stop handing frames over at this time.
     pub media_until: Timestamp,
     /// A file to offer at a time: (when, size).
     file_plan: Option<(Timestamp, u64)>,
-    /// What this host sent (send times) and received (marks): the two halves of each
-    /// direction's [`CallLog`].
+    /// What this host sent (send times) and received (pictures, bytes): the two halves of
+    /// each direction's [`CallLog`].
     pub log: CallLog,
+    /// (time, mark) of each received audio frame whose mark could be read; matched with
+    /// the sender's frames at the end ([`super::figures::follow_marks`]).
+    pub audio_marks: Vec<(u64, u64)>,
     file_bytes: Arc<AtomicU64>,
     /// Bytes of the incoming file so far, and when each part came (receiver).
     pub file_progress: Vec<(Timestamp, u64)>,
@@ -176,7 +183,9 @@ pub struct CallHost {
     pub file_started: Option<Timestamp>,
     /// Whether the incoming file completed, and when.
     pub file_done: Option<Timestamp>,
-    /// Video bit rates the engine suggested, with when.
+    /// Audio bit rates the engine suggested (kbit/s), with when.
+    pub audio_suggestions: Vec<(Timestamp, u32)>,
+    /// Video bit rates the engine suggested (kbit/s), with when.
     pub video_suggestions: Vec<(Timestamp, u32)>,
     /// When the call became active.
     pub active_at: Option<Timestamp>,
@@ -207,41 +216,34 @@ impl CallHost {
         );
         let samples = (u64::from(plan.sampling_rate) * plan.audio_frame.as_micros() as u64
             / 1_000_000) as usize;
-        let (w, h) = (usize::from(plan.width), usize::from(plan.height));
-        let chroma = w.div_ceil(2) * h.div_ceil(2);
-        // A 440 Hz tone, so the frames are not silence.
-        let pcm = (0..samples)
-            .map(|i| {
-                let t = i as f64 / f64::from(plan.sampling_rate);
-                ((t * 440.0 * std::f64::consts::TAU).sin() * 8000.0) as i16
-            })
-            .collect();
+        let rate = plan.sampling_rate;
         CallHost {
             endpoint,
             real_pk,
             dht_pk,
             session: None,
             peer: None,
-            calls: Calls::new(stand_in()),
+            calls: Calls::new(Box::new(StandInCodecs)),
             streams: FileStreams::new(),
-            video_bit_rate: plan.video_bit_rate,
+            video_kbps: plan.video_kbps,
             plan,
             active: false,
             ended: false,
             next_audio: None,
             next_video: None,
             next_path: now,
-            pcm,
-            luma: (0..w * h).map(|i| (i % 200) as u8 + 16).collect(),
-            chroma: vec![128; chroma],
+            marker: AudioMarker::new(rate, 1),
+            samples,
             media_until: Timestamp::MAX,
             file_plan: None,
             log: CallLog::default(),
+            audio_marks: Vec::new(),
             file_bytes: Arc::default(),
             file_progress: Vec::new(),
             file_started: None,
             file_done: None,
             video_suggestions: Vec::new(),
+            audio_suggestions: Vec::new(),
             active_at: None,
             lossy_refused: 0,
             failures: Vec::new(),
@@ -346,7 +348,7 @@ impl CallHost {
             ConnectionEvent::Established => {
                 if self.peer.is_some() {
                     let p = &self.plan;
-                    let (a, v) = (p.audio_bit_rate, p.video_bit_rate);
+                    let (a, v) = (p.audio_kbps, p.video_kbps);
                     if let Err(e) = self.calls.call(now, FRIEND, a, v) {
                         self.failures.push(format!("call: {e}"));
                     }
@@ -395,7 +397,7 @@ impl CallHost {
         self.active = true;
         self.active_at = Some(now);
         self.next_audio = Some(now);
-        self.next_video = (self.plan.video_bit_rate > 0).then_some(now);
+        self.next_video = (self.plan.video_kbps > 0).then_some(now);
     }
 
     fn send_media(&mut self, now: Timestamp) {
@@ -403,14 +405,13 @@ impl CallHost {
             return;
         }
         while let Some(at) = self.next_audio.filter(|&t| t <= now) {
-            let index = self.log.audio_sent.len() as u32;
-            marks::mark_audio(&mut self.pcm, index);
-            let samples = self.pcm.len();
+            let index = self.log.audio_sent.len() as u64;
+            let pcm = self.marker.frame(index, self.samples);
             self.log.audio_sent.push(now.as_micros());
             let rate = self.plan.sampling_rate;
             if let Err(e) = self
                 .calls
-                .send_audio_frame(now, FRIEND, &self.pcm, samples, 1, rate)
+                .send_audio_frame(now, FRIEND, &pcm, self.samples, 1, rate)
             {
                 self.failures.push(format!("audio frame {index}: {e}"));
             }
@@ -418,14 +419,15 @@ impl CallHost {
         }
         while let Some(at) = self.next_video.filter(|&t| t <= now) {
             let index = self.log.video_sent.len() as u32;
-            marks::mark_video(&mut self.luma, index);
+            // The pattern carries 16 bits; a call of this benchmark sends far fewer pictures.
+            let picture = pattern_picture(self.plan.width, self.plan.height, index as u16);
             self.log.video_sent.push(now.as_micros());
             let frame = YuvFrame {
-                width: self.plan.width,
-                height: self.plan.height,
-                y: &self.luma,
-                u: &self.chroma,
-                v: &self.chroma,
+                width: picture.width,
+                height: picture.height,
+                y: &picture.y,
+                u: &picture.u,
+                v: &picture.v,
             };
             if let Err(e) = self.calls.send_video_frame(now, FRIEND, &frame) {
                 self.failures.push(format!("video frame {index}: {e}"));
@@ -444,7 +446,7 @@ impl CallHost {
             match event {
                 AvEvent::Call { friend, .. } => {
                     let p = &self.plan;
-                    let (a, v) = (p.audio_bit_rate, p.video_bit_rate);
+                    let (a, v) = (p.audio_kbps, p.video_kbps);
                     match self.calls.answer(now, friend, a, v) {
                         Ok(()) => self.start_media(now),
                         Err(e) => self.failures.push(format!("answer: {e}")),
@@ -459,27 +461,40 @@ impl CallHost {
                         self.start_media(now);
                     }
                 }
-                AvEvent::AudioFrame { pcm, .. } => {
-                    if let Some(i) = marks::read_audio_mark(&pcm) {
-                        self.log.audio_received.push((i, now.as_micros()));
+                AvEvent::AudioFrame {
+                    pcm,
+                    channels,
+                    sampling_rate,
+                    ..
+                } => {
+                    if let Some(k) = decode_mark(&pcm, channels, sampling_rate) {
+                        self.audio_marks.push((now.as_micros(), u64::from(k)));
                     }
                 }
-                AvEvent::VideoFrame { y, .. } => {
-                    if let Some(i) = marks::read_video_mark(&y) {
-                        self.log.video_received.push((i, now.as_micros()));
+                AvEvent::VideoFrame {
+                    width, height, y, ..
+                } => {
+                    if let Some(n) = decode_pattern(width, height, &y) {
+                        self.log
+                            .video_received
+                            .push((u32::from(n), now.as_micros()));
                     }
                 }
                 AvEvent::VideoBitRate { friend, bit_rate } => {
                     self.video_suggestions.push((now, bit_rate));
-                    let rate = bit_rate.min(self.plan.video_ceiling);
-                    if rate != self.video_bit_rate && self.plan.video_bit_rate > 0 {
+                    let rate = bit_rate.min(self.plan.video_ceiling_kbps);
+                    let follow = self.plan.follow_suggestions && self.plan.video_kbps > 0;
+                    if rate != self.video_kbps && follow {
                         if self.calls.set_video_bit_rate(now, friend, rate).is_ok() {
-                            self.video_bit_rate = rate;
+                            self.video_kbps = rate;
                         }
                     }
                 }
                 AvEvent::AudioBitRate { friend, bit_rate } => {
-                    let _ = self.calls.set_audio_bit_rate(now, friend, bit_rate);
+                    self.audio_suggestions.push((now, bit_rate));
+                    if self.plan.follow_suggestions {
+                        let _ = self.calls.set_audio_bit_rate(now, friend, bit_rate);
+                    }
                 }
             }
         }
@@ -580,12 +595,6 @@ impl CallHost {
         self.pump_files(now);
         self.endpoint.poll_transmit(now).and_then(udp)
     }
-}
-
-// TEMP until the stand-in's factory lands.
-fn stand_in() -> Box<dyn rustox_core::av::codec::CodecFactory> {
-    let _ = StandInCodecs;
-    todo!()
 }
 
 fn id_of(session: Option<ConnectionId>) -> ConnectionId {

@@ -5,7 +5,8 @@
 //!
 //! The caller dials, calls once the session is up, the callee answers; both hand over
 //! 20 ms audio frames and video pictures at their real cadence, each marked with its index
-//! ([`marks`]); the receiving client logs when a mark comes out. The figures
+//! (`rustox_core::av::signal`: a tone per frame index modulo 16, a numbered test picture);
+//! the receiving client logs when a mark comes out. The figures
 //! ([`figures::CallFigures`]) are of the caller→callee direction — the one the file takes —
 //! over a window of send times: after a settling time for a call alone, and from the file's
 //! offer until it completes (or the call's end) for a call with a file.
@@ -14,15 +15,15 @@
 
 pub mod figures;
 pub mod host;
-pub mod marks;
 
 use std::time::Duration;
 
 use rustox_net_crypto::Timestamp;
 use rustox_simulator::{host_addr, NodeId, Profile, Simulator};
 
-use figures::{CallFigures, CallLog};
+use figures::{follow_marks, CallFigures, CallLog};
 use host::{CallHost, MediaPlan};
+use rustox_core::av::signal::MARK_COUNT;
 
 /// The file the measure sends during a call: 32 MiB.
 pub const FILE_BYTES: u64 = 32 << 20;
@@ -74,8 +75,10 @@ pub struct Outcome {
     pub one_way_ms: f64,
     /// Lossy packets the sessions refused (queue full), both sides.
     pub lossy_refused: u64,
-    /// The last video bit rate the caller's engine suggested, bits/s.
+    /// The last video bit rate the caller's engine suggested, kbit/s.
     pub last_video_suggestion: Option<u32>,
+    /// The lowest audio bit rate the caller's engine suggested, kbit/s.
+    pub min_audio_suggestion: Option<u32>,
     /// Problems the clients ran into (refused commands, a session closing).
     pub failures: Vec<String>,
 }
@@ -183,7 +186,7 @@ pub fn run(config: &Config) -> Result<Outcome, AvSimError> {
     let (na, nb) = (run.sim.node(a), run.sim.node(b));
     let direction = |tx: &CallHost, rx: &CallHost, concealed: u64, file: bool| CallLog {
         audio_sent: tx.log.audio_sent.clone(),
-        audio_received: rx.log.audio_received.clone(),
+        audio_received: follow_marks(&tx.log.audio_sent, &rx.audio_marks, u64::from(MARK_COUNT)),
         audio_concealed: Some(concealed),
         video_sent: tx.log.video_sent.clone(),
         video_received: rx.log.video_received.clone(),
@@ -221,6 +224,7 @@ pub fn run(config: &Config) -> Result<Outcome, AvSimError> {
         one_way_ms: config.profile.rtt.as_secs_f64() * 1000.0 / 2.0,
         lossy_refused: na.lossy_refused + nb.lossy_refused,
         last_video_suggestion: na.video_suggestions.last().map(|s| s.1),
+        min_audio_suggestion: na.audio_suggestions.iter().map(|s| s.1).min(),
         failures,
     })
 }

@@ -66,6 +66,10 @@ struct Args {
     /// The video bit rate both clients start at, kbit/s.
     #[arg(long, default_value_t = 2500)]
     video_kbps: u32,
+    /// The simulated clients set the bit rates the engine suggests (toxav's bit-rate
+    /// callbacks) instead of keeping their own.
+    #[arg(long)]
+    follow_suggestions: bool,
     /// Seed of the simulator and of the emulated links' loss.
     #[arg(long, default_value_t = 1)]
     seed: u64,
@@ -129,7 +133,14 @@ fn real_main(args: &Args) -> Result<(), String> {
                     .collect();
                 eprintln!("sim: {} calls ...", items.len());
                 rows.extend(run_parallel(items, worker_count(args.jobs), |(p, m)| {
-                    sim::row(&p, args.seed, args.seconds, m, args.video_kbps)
+                    sim::row(
+                        &p,
+                        args.seed,
+                        args.seconds,
+                        m,
+                        args.video_kbps,
+                        args.follow_suggestions,
+                    )
                 }));
             }
             "real" => {
@@ -165,8 +176,8 @@ fn real_main(args: &Args) -> Result<(), String> {
     println!();
     println!(
         "Caller → callee (the file's direction); both send 64 kbit/s audio in 20 ms frames and \
-         320×240 video at 30 fps starting at 2500 kbit/s (sim: following the engine's bit-rate \
-         suggestions; real: the peer's textured pattern at a fixed 2500 kbit/s). Alone: {} s measured after 2 s of call; with file: from the 32 MiB \
+         320×240 video at 30 fps starting at 2500 kbit/s (the clients keep their \
+         bit rates unless --follow-suggestions; real: the peer's textured pattern). Alone: {} s measured after 2 s of call; with file: from the 32 MiB \
          file's offer until it completes (at most {} s).",
         args.seconds, args.seconds
     );

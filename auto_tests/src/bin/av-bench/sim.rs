@@ -10,9 +10,17 @@ use crate::table::Row;
 
 /// One simulated call. A panic in the engine becomes the row's error, so the other rows
 /// still print.
-pub fn row(profile: &Profile, seed: u64, seconds: u64, with_file: bool, video_kbps: u32) -> Row {
+pub fn row(
+    profile: &Profile,
+    seed: u64,
+    seconds: u64,
+    with_file: bool,
+    video_kbps: u32,
+    follow: bool,
+) -> Row {
     let mut config = Config::new(profile.clone(), seed, seconds, with_file);
-    config.plan.video_bit_rate = video_kbps.saturating_mul(1000);
+    config.plan.video_kbps = video_kbps;
+    config.plan.follow_suggestions = follow;
     let outcome = catch_unwind(AssertUnwindSafe(|| run(&config)));
     let (figures, note) = match outcome {
         Ok(Ok(o)) => {
@@ -24,7 +32,10 @@ pub fn row(profile: &Profile, seed: u64, seconds: u64, with_file: bool, video_kb
                 ));
             }
             if let Some(v) = o.last_video_suggestion {
-                notes.push(format!("last video bit rate suggested {} kbit/s", v / 1000));
+                notes.push(format!("last video bit rate suggested {v} kbit/s"));
+            }
+            if let Some(a) = o.min_audio_suggestion {
+                notes.push(format!("lowest audio bit rate suggested {a} kbit/s"));
             }
             if !o.failures.is_empty() {
                 let shown: Vec<_> = o.failures.iter().take(3).cloned().collect();
