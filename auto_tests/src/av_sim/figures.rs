@@ -171,29 +171,46 @@ impl CallLog {
 
 /// Pairs received marks with sent frames when a mark names its frame only modulo `count`
 /// (the audio marks repeat every 16 frames, 320 ms): `(index, receipt time)` of the first
-/// receipt of each frame. Receipts are followed in order from the call's start, when the
-/// delay is well under `count` frames: each new mark is the next frame of that mark after
-/// the last one matched — which holds while fewer than `count` frames in a row are lost,
-/// whatever the delay grows to later (a file on the same link). The same mark again (a
-/// frame spread over two decodes, a concealed repeat) is not a new frame; a receipt that
-/// would precede its frame's send is no match. `sent[i]` is frame `i`'s send time
-/// (`u64::MAX`: not sent); `receipts` are `(time, mark)` in order of arrival.
-pub fn follow_marks(sent: &[u64], receipts: &[(u64, u64)], count: u64) -> Vec<(u32, u64)> {
+/// receipt of each frame. `sent[i]` is frame `i`'s send time (`u64::MAX`: not sent);
+/// `receipts` are every decoded frame in order of arrival, `(time, mark)`, with `None` for
+/// one whose mark could not be read (silence, concealment, a codec too coarse for the tone).
+///
+/// The first readable receipt is the latest frame of its mark sent before it (the call has
+/// just started: the delay is well under a period). After that, every decoded frame is one
+/// frame slot, so a readable receipt `n` decodes after the last match is near frame
+/// `last + n`: it is the frame of its mark, after the last match and sent before the
+/// receipt, nearest to that. This holds through unreadable stretches, losses (fewer than
+/// half a period of them between two readable frames) and a delay that grows past the
+/// period behind a file. The same mark again right after a match (a frame spread over two
+/// decodes, a concealed repeat) is not a new frame.
+pub fn follow_marks(sent: &[u64], receipts: &[(u64, Option<u64>)], count: u64) -> Vec<(u32, u64)> {
     let mut out = Vec::new();
+    let sent_at = |i: u64| sent.get(i as usize).copied().filter(|&s| s != u64::MAX);
+    // The last match and the decodes since.
     let mut last: Option<u64> = None;
-    for &(t, k) in receipts {
-        let k = k % count;
+    let mut since = 0u64;
+    for &(t, mark) in receipts {
+        since += 1;
+        let Some(k) = mark.map(|k| k % count) else {
+            continue;
+        };
         let index = match last {
-            // The first receipt: the first frame of that mark sent before it.
-            None => (0..sent.len() as u64).find(|&i| i % count == k && sent[i as usize] <= t),
+            None => (0..sent.len() as u64)
+                .filter(|&i| i % count == k && sent_at(i).is_some_and(|s| s <= t))
+                .last(),
+            Some(l) if since == 1 && l % count == k => None,
             Some(l) => {
-                let step = (k + count - l % count) % count;
-                (step != 0).then_some(l + step)
+                let expected = l + since;
+                let first = l + 1 + (k + count - (l + 1) % count) % count;
+                (0..)
+                    .map(|j| first + j * count)
+                    .take_while(|&i| sent_at(i).is_some_and(|s| s <= t))
+                    .min_by_key(|&i| i.abs_diff(expected))
             }
         };
-        let Some(index) = index else { continue };
-        if sent.get(index as usize).is_some_and(|&s| s <= t) {
+        if let Some(index) = index {
             last = Some(index);
+            since = 0;
             out.push((u32::try_from(index).unwrap_or(u32::MAX), t));
         }
     }
@@ -245,9 +262,9 @@ mod tests {
             if i == 40 {
                 continue;
             }
-            heard.push((i * 20_000 + delay, i % 16));
+            heard.push((i * 20_000 + delay, Some(i % 16)));
             if i == 41 {
-                heard.push((i * 20_000 + delay + 20_000, i % 16));
+                heard.push((i * 20_000 + delay + 20_000, Some(i % 16)));
             }
         }
         let m = follow_marks(&sent, &heard, 16);
@@ -258,5 +275,21 @@ mod tests {
             (81, 81 * 20_000 + 450_000),
             "the delay, not modulo 320 ms"
         );
+    }
+
+    #[test]
+    fn sparse_marks_keep_their_delay() {
+        // 150 ms one way; only the frames of mark 0 can be read (a codec at a rate too low
+        // for the higher tones), so readable receipts are a period apart.
+        let sent: Vec<u64> = (0..200).map(|i| i * 20_000).collect();
+        let heard: Vec<(u64, Option<u64>)> = (0..200u64)
+            .map(|i| (i * 20_000 + 150_000, (i % 16 == 0).then_some(0)))
+            .collect();
+        let m = follow_marks(&sent, &heard, 16);
+        assert_eq!(m.len(), 200 / 16 + 1);
+        for (n, &(i, t)) in m.iter().enumerate() {
+            assert_eq!(u64::from(i), n as u64 * 16);
+            assert_eq!(t - u64::from(i) * 20_000, 150_000);
+        }
     }
 }

@@ -173,9 +173,9 @@ pub struct CallHost {
     /// What this host sent (send times) and received (pictures, bytes): the two halves of
     /// each direction's [`CallLog`].
     pub log: CallLog,
-    /// (time, mark) of each received audio frame whose mark could be read; matched with
-    /// the sender's frames at the end ([`super::figures::follow_marks`]).
-    pub audio_marks: Vec<(u64, u64)>,
+    /// (time, mark) of each decoded audio frame (None: no readable mark); matched with the
+    /// sender's frames at the end ([`super::figures::follow_marks`]).
+    pub audio_marks: Vec<(u64, Option<u64>)>,
     file_bytes: Arc<AtomicU64>,
     /// Bytes of the incoming file so far, and when each part came (receiver).
     pub file_progress: Vec<(Timestamp, u64)>,
@@ -467,9 +467,9 @@ impl CallHost {
                     sampling_rate,
                     ..
                 } => {
-                    if let Some(k) = decode_mark(&pcm, channels, sampling_rate) {
-                        self.audio_marks.push((now.as_micros(), u64::from(k)));
-                    }
+                    let mark = decode_mark(&pcm, channels, sampling_rate);
+                    self.audio_marks
+                        .push((now.as_micros(), mark.map(u64::from)));
                 }
                 AvEvent::VideoFrame {
                     width, height, y, ..

@@ -194,10 +194,7 @@ fn run(
         }
         log.audio_sent[i] = us(s.t);
     }
-    let receipts: Vec<(u64, u64)> = heard
-        .iter()
-        .filter_map(|h| h.mark.map(|k| (us(h.t), k)))
-        .collect();
+    let receipts: Vec<(u64, Option<u64>)> = heard.iter().map(|h| (us(h.t), h.mark)).collect();
     log.audio_received = follow_marks(&log.audio_sent, &receipts, MARK_COUNT);
     log.audio_concealed = None;
     for l in a

@@ -14,6 +14,10 @@ pub const GOAL_FILE_LOST_PCT: f64 = 2.0;
 /// Video bit rate as a share of what the link carries after audio (call alone).
 pub const GOAL_VIDEO_SHARE: f64 = 0.7;
 
+/// Above this share of audio frames without a readable mark, a latency from the few that
+/// are read says nothing (they may be misread tones): it is not shown.
+const UNREADABLE_PCT: f64 = 50.0;
+
 /// One measured call.
 #[derive(Debug, Clone)]
 pub struct Row {
@@ -91,6 +95,16 @@ pub fn print(rows: &[Row]) {
             };
         match &r.figures {
             Ok(f) => {
+                let mut f = f.clone();
+                if f.audio_lost_pct > UNREADABLE_PCT {
+                    f.audio_p50_ms = None;
+                    f.audio_p95_ms = None;
+                    notes.push(format!(
+                        "{} {} {} {mode}: {:.0} % of audio frames came out without a readable mark: no latency shown",
+                        r.instrument, r.profile, r.implementation, f.audio_lost_pct
+                    ));
+                }
+                let f = &f;
                 let [g1, g2, g3] = r.goals(f);
                 let file = match (f.file_mbps, r.with_file) {
                     (Some(m), true) if f.file_complete => format!("{m:.1}"),
