@@ -32,6 +32,7 @@ pub use events::{AvEvent, AvTransmit, FriendCallState};
 use rate::{RateControl, Suggestion};
 
 pub use audio_path::{FRAME_DURATIONS_TENTHS_MS, SAMPLING_RATES};
+pub use events::{MAX_QUEUED_EVENTS, MAX_QUEUED_TRANSMITS};
 pub use video_path::PACKET_ID_KEYFRAME_REQUEST;
 
 /// `toxav_call_control`'s controls (`Toxav_Call_Control`, toxav.h).
@@ -176,7 +177,8 @@ impl Calls {
         Ok(())
     }
 
-    /// `toxav_answer`: answers a friend's call.
+    /// `toxav_answer`: answers a friend's call. As in toxav.c, the callee hears no state event
+    /// for its own answer; the caller hears the callee's capabilities.
     pub fn answer(
         &mut self,
         now: Timestamp,
@@ -284,6 +286,12 @@ impl Calls {
             return Err(ControlError::InvalidTransition);
         }
         call.self_caps = new_caps;
+        if new_caps & CAP_RECV_AUDIO == 0 {
+            // toxav.c `rtp_stop_receiving`: what was buffered is not played after an unmute.
+            if let Some(media) = call.media.as_mut() {
+                media.audio_rx.jitter.clear();
+            }
+        }
         self.flush_msi(now);
         Ok(())
     }
@@ -795,6 +803,10 @@ fn video_bit_rate_invalid(_kbps: u32) -> bool {
 
 #[cfg(test)]
 mod tests_calls;
+#[cfg(test)]
+mod tests_codecs;
+#[cfg(test)]
+mod tests_fuzz;
 #[cfg(test)]
 mod tests_media;
 #[cfg(test)]

@@ -163,7 +163,9 @@ impl JitterBuffer {
         if alive && ahead > 1 << 15 {
             return false; // behind what was played
         }
-        if ahead > JITTER_SLOTS {
+        // groupav.c starts over only beyond `size` ahead, where a frame `size` ahead lands
+        // in the slot of the one to play next; from `size` on keeps every slot to one frame.
+        if ahead >= JITTER_SLOTS {
             // Far ahead: start over, the frame the newest of a full buffer.
             self.clear();
             self.bottom = sequence.wrapping_sub(JITTER_CAPACITY);

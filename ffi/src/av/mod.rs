@@ -20,14 +20,14 @@
 //! at the end of `tox_iterate`, as groupav.c's `handle_group_audio_packet` does from inside
 //! `tox_iterate`.
 
-pub mod callbacks;
-pub mod calls;
-pub mod errors;
-pub mod frames;
-pub mod group;
-pub mod hub;
-pub mod iterate;
-pub mod session;
+pub(crate) mod callbacks;
+mod calls;
+mod errors;
+mod frames;
+pub(crate) mod group;
+pub(crate) mod hub;
+mod iterate;
+mod session;
 
 pub use callbacks::*;
 pub use calls::*;
@@ -38,3 +38,5 @@ pub use session::*;
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod thread_tests;

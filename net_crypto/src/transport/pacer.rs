@@ -271,7 +271,7 @@ mod tests {
         while now < start + Duration::from_secs(2) {
             if now >= next_lossy {
                 p.charge(now, lossy_bytes, Some(rate), BIG_WINDOW);
-                next_lossy = next_lossy + lossy_every;
+                next_lossy += lossy_every;
             }
             if p.can_send(now, Some(rate)) {
                 p.on_sent(now, MAX_PACKET, Some(rate), BIG_WINDOW);

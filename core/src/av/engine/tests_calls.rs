@@ -248,6 +248,15 @@ fn cancel_while_ringing_and_a_call_after() {
     assert_eq!(Pair::states(&p.b_events), vec![FriendCallState::FINISHED]);
     assert!(!p.b.in_call(F));
     p.b_events.clear();
+    // The callee rejects: the caller hears FINISHED.
+    p.a.call(p.now, F, 48, 0).unwrap();
+    p.run_ms(100);
+    p.b.control(p.now, F, CallControl::Cancel).unwrap();
+    p.run_ms(100);
+    assert_eq!(Pair::states(&p.a_events), vec![FriendCallState::FINISHED]);
+    assert_eq!(p.a.call_count() + p.b.call_count(), 0);
+    p.a_events.clear();
+    p.b_events.clear();
     p.connect((48, 0), (48, 0));
     assert!(p.a.in_call(F) && p.b.in_call(F));
 }
