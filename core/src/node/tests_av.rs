@@ -481,3 +481,93 @@ fn a_friend_going_offline_ends_its_call_and_disabling_calls_hangs_up() {
     );
     assert_eq!(net.nodes[2].calls().unwrap().call_count(), 0);
 }
+
+/// Every audio sample node `i` got since event `from`, from a call with `who` or from
+/// conference peers (`who` = None), concatenated.
+#[cfg(feature = "codecs")]
+fn received_pcm(net: &Net, i: usize, from: usize, who: Option<FriendNumber>) -> Vec<i16> {
+    net.events[i][from..]
+        .iter()
+        .filter_map(|e| match (e, who) {
+            (NodeEvent::Av(crate::av::AvEvent::AudioFrame { friend, pcm, .. }), Some(w))
+                if *friend == w.0 =>
+            {
+                Some(pcm.clone())
+            }
+            (NodeEvent::ConferenceAudio { pcm, .. }, None) => Some(pcm.clone()),
+            _ => None,
+        })
+        .flatten()
+        .collect()
+}
+
+#[cfg(feature = "codecs")]
+#[test]
+fn on_libopus_a_tone_crosses_a_call_and_an_av_conference_at_its_frequency() {
+    use crate::av::codec::SystemCodecs;
+    use crate::av::signal::{estimate_frequency, Tone};
+    const HZ: f64 = 440.0;
+
+    // A call, A to B.
+    let (mut net, f) = three();
+    let (ab, ba) = (f[0], f[1]);
+    for node in net.nodes.iter_mut() {
+        node.enable_av(Box::new(SystemCodecs));
+    }
+    let now = net.now;
+    net.nodes[0]
+        .av_command(now, ab, |c, f| c.call(now, f, 48, 0))
+        .unwrap()
+        .unwrap();
+    assert!(net.run(Duration::from_secs(2), |n| n
+        .saw(1, 0, |e| call_event(e, ba))));
+    let now = net.now;
+    net.nodes[1]
+        .av_command(now, ba, |c, f| c.answer(now, f, 48, 0))
+        .unwrap()
+        .unwrap();
+    net.run(Duration::from_millis(100), |_| false);
+    let from = net.mark(1);
+    let mut tone = Tone::new(HZ, 48_000, 1, 8_000);
+    for _ in 0..50 {
+        let now = net.now;
+        let pcm = tone.frame(960);
+        net.nodes[0]
+            .av_command(now, ab, |c, f| {
+                c.send_audio_frame(now, f, &pcm, 960, 1, 48_000)
+            })
+            .unwrap()
+            .unwrap();
+        net.run(Duration::from_millis(20), |_| false);
+    }
+    net.run(Duration::from_millis(300), |_| false);
+    let pcm = received_pcm(&net, 1, from, Some(ba));
+    assert!(pcm.len() >= 40 * 960, "B got {} samples", pcm.len());
+    // The codec's start-up is past after the first quarter second.
+    let got = estimate_frequency(&pcm[12_000..], 1, 48_000).expect("a tone");
+    assert!((got - HZ).abs() < 10.0, "the call carried {got} Hz");
+
+    // An AV conference of three on the default codecs: A's tone reaches B and C.
+    let (mut net, _, confs) = conference_of_three(ConferenceType::Av);
+    let now = net.now;
+    net.nodes[0]
+        .conference_set_audio(now, confs[0], true)
+        .unwrap();
+    let marks = [net.mark(1), net.mark(2)];
+    let mut tone = Tone::new(HZ, 48_000, 1, 8_000);
+    for _ in 0..50 {
+        let now = net.now;
+        let pcm = tone.frame(960);
+        net.nodes[0]
+            .conference_send_audio(now, confs[0], &pcm, 960, 1, 48_000)
+            .unwrap();
+        net.run(Duration::from_millis(20), |_| false);
+    }
+    net.run(Duration::from_millis(300), |_| false);
+    for (k, i) in [1, 2].into_iter().enumerate() {
+        let pcm = received_pcm(&net, i, marks[k], None);
+        assert!(pcm.len() >= 40 * 960, "node {i} got {} samples", pcm.len());
+        let got = estimate_frequency(&pcm[12_000..], 1, 48_000).expect("a tone");
+        assert!((got - HZ).abs() < 10.0, "node {i} heard {got} Hz");
+    }
+}
