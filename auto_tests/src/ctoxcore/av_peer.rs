@@ -475,9 +475,11 @@ pub fn wait_video(
 }
 
 /// Waits until `peer` received `n` conference audio frames in `conf` from the peer with key
-/// `pk` at `hz` (± `tolerance`).
+/// `pk` at `hz` (± `tolerance`), counted from line `from` on.
+#[allow(clippy::too_many_arguments)]
 pub fn wait_group_tone(
     peer: &ConfPeer,
+    from: usize,
     conf: u32,
     pk: &str,
     hz: f64,
@@ -487,7 +489,7 @@ pub fn wait_group_tone(
 ) -> Result<usize, String> {
     wait_count(
         peer,
-        0,
+        from,
         &format!(
             "conference {conf} audio frames from {} at {hz} Hz",
             &pk[..8]
