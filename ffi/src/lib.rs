@@ -34,7 +34,6 @@ pub mod lifecycle;
 pub mod options;
 pub mod proxy;
 pub mod self_info;
-mod stub;
 #[cfg(test)]
 mod tests;
 pub mod types;

@@ -355,6 +355,13 @@ pub unsafe extern "C" fn tox_iterate(tox: *mut Tox, user_data: *mut c_void) {
                 // SAFETY: the callbacks are the client's, called with tox.h's arguments.
                 unsafe { callbacks::fire(tox, &callbacks, event, user_data) };
             }
+            if !instance.kill_requested() {
+                // SAFETY: no lock is held; toxav's callbacks run where c-toxcore runs them.
+                unsafe {
+                    crate::av::callbacks::fire_signals(&instance);
+                    crate::av::group::fire_group_audio(tox, &instance);
+                }
+            }
         });
         let kill = instance.kill_requested();
         drop(instance);

@@ -13,13 +13,18 @@
 
 pub mod bwc;
 pub mod codec;
+mod codec_standin;
+#[cfg(feature = "codecs")]
+mod codec_system;
 mod engine;
 pub mod group_audio;
 pub mod jitter;
 pub mod msi;
 pub mod rtp;
+pub mod signal;
 
 pub use engine::{
     AnswerError, AvEvent, AvStats, AvTransmit, BitRateError, CallControl, CallError, Calls,
-    ControlError, FriendCallState, PathEstimate, SendFrameError,
+    ControlError, FriendCallState, PathEstimate, SendFrameError, FRAME_DURATIONS_TENTHS_MS,
+    MAX_CALLS, PACKET_ID_KEYFRAME_REQUEST, SAMPLING_RATES,
 };

@@ -56,6 +56,9 @@ impl Node {
         conference: ConferenceNumber,
     ) -> Result<(), ConferenceError> {
         let result = self.conferences.delete(now, conference);
+        if result.is_ok() {
+            self.group_audio_forget(Some(conference));
+        }
         self.drain_conferences(now);
         result
     }
@@ -98,14 +101,17 @@ impl Node {
     }
 
     /// toxav's `toxav_join_av_groupchat`: [`Node::conference_join`] for an AV conference's
-    /// cookie (a text one's is `WrongType`). Group audio rides on its lossy packets.
+    /// cookie (a text one's is `WrongType`), its group audio on (`groupchat_enable_av`
+    /// follows the join there).
     pub fn conference_join_av(
         &mut self,
         now: Timestamp,
         friend: FriendNumber,
         cookie: &[u8],
     ) -> Result<ConferenceNumber, ConferenceError> {
-        self.join_typed(now, friend, cookie, ConferenceType::Av)
+        let conference = self.join_typed(now, friend, cookie, ConferenceType::Av)?;
+        let _ = self.conference_set_audio(now, conference, true);
+        Ok(conference)
     }
 
     fn join_typed(
@@ -187,6 +193,7 @@ impl Node {
     /// first: afterwards it holds no conference.
     pub fn conference_close_all(&mut self, now: Timestamp) {
         self.conferences.close(now);
+        self.group_audio_forget(None);
         self.drain_conferences(now);
     }
 
@@ -233,6 +240,9 @@ impl Node {
             _ if self.friends.is_hidden(number) => {
                 self.stats.packets_ignored = self.stats.packets_ignored.saturating_add(1);
             }
+            (Some(k), _) if super::CALL_LOSSY_IDS.contains(k) => {
+                self.av_media_packet(now, number, p)
+            }
             _ => self.on_lossy_packet(number, p),
         }
     }
@@ -260,7 +270,7 @@ impl Node {
             if let Some(action) = self.conferences.poll_action() {
                 self.apply_link_action(now, action);
             } else if let Some(event) = self.conferences.poll_event() {
-                self.conference_event(event);
+                self.conference_event(now, event);
             } else {
                 break;
             }
@@ -270,8 +280,28 @@ impl Node {
 
     /// An invite names its friend by number (one that is no longer a friend is dropped);
     /// everything else goes out as it is.
-    fn conference_event(&mut self, event: ConferenceEvent) {
+    fn conference_event(&mut self, now: Timestamp, event: ConferenceEvent) {
         match event {
+            // Group audio, when the conference's audio is on (groupav.c's lossy handler).
+            ConferenceEvent::Lossy {
+                conference,
+                peer,
+                data,
+            } => {
+                if let Some(data) = self.group_audio_packet(now, conference, peer, data) {
+                    self.push_event(NodeEvent::Conference(ConferenceEvent::Lossy {
+                        conference,
+                        peer,
+                        data,
+                    }));
+                }
+            }
+            ConferenceEvent::PeerListChanged { conference } => {
+                self.group_audio_peers_changed(conference);
+                self.push_event(NodeEvent::Conference(ConferenceEvent::PeerListChanged {
+                    conference,
+                }));
+            }
             ConferenceEvent::Invite {
                 friend_pk,
                 kind,

@@ -131,6 +131,7 @@ impl Node {
             }
         }
         f.files.friend_offline(friend, &mut Vec::new());
+        self.av_friend_offline(now, friend);
         self.requests.forget(&pk);
         if !self.keep_as_hidden(friend) {
             if let Some(removed) = self.friends.remove(friend) {
@@ -720,6 +721,7 @@ impl Node {
         for e in events {
             self.push_event(e);
         }
+        self.av_friend_offline(now, number);
         if was_online {
             self.push_event(NodeEvent::FriendConnection {
                 friend: number,

@@ -213,6 +213,8 @@ impl Node {
                     text: p.get(1..).unwrap_or_default().to_vec(),
                 });
             }
+            // Calls on: signalling is the engine's (`m_callback_msi_packet`'s handler).
+            (Some(PACKET_ID_MSI), true) if self.av_enabled() => self.av_msi_packet(now, number, p),
             (Some(k), true) if CUSTOM_LOSSLESS_IDS.contains(&k) || k == PACKET_ID_MSI => {
                 self.push_event(NodeEvent::CustomPacket {
                     friend: number,

@@ -54,7 +54,7 @@ use crate::friend::{NoSpam, RequestFilter, ToxId};
 use crate::onion::client::{OnionClient, OnionClientConfig, OnionClientStats};
 use crate::onion::server::{OnionConfig, OnionServer, OnionStats};
 use crate::relay::client::{RelayClientConfig, RelayClients};
-pub use av_ops::{AvAccessError, GroupAudioError};
+pub use av_ops::{AvAccessError, GroupAudioError, CALL_LOSSY_IDS};
 pub use event::{FileOffer, FileVerification, NodeEvent};
 pub use files::{DigestSlot, PreparedFile};
 use friends::FriendList;
@@ -189,6 +189,8 @@ pub struct DueTimers {
     pub friends: bool,
     /// The conferences' pings, timeouts and reconnections.
     pub conferences: bool,
+    /// The calls' timers (audio playout, loss reports, rates) and path refreshes.
+    pub calls: bool,
 }
 
 /// Counters of the node's own routing.
@@ -292,6 +294,8 @@ pub struct Node {
     /// The conferences' actions are being carried out: a status change they cause is
     /// fed back in that same loop rather than in a nested one.
     draining_conferences: bool,
+    /// Calls and group audio (`av_ops.rs`).
+    av: av_ops::AvState,
 }
 
 impl std::fmt::Debug for Node {
@@ -388,6 +392,7 @@ impl Node {
             relay_onion: None,
             conferences,
             draining_conferences: false,
+            av: Default::default(),
         }
     }
 
@@ -617,6 +622,7 @@ impl Node {
         if self.conferences.poll_timeout().is_some_and(|t| t <= now) {
             self.conferences.handle_timeout(now);
         }
+        self.av_timers(now);
         self.after_input(now);
     }
 
@@ -680,6 +686,7 @@ impl Node {
             self.friends_poll_timeout(),
             self.relays.poll_timeout(),
             self.conferences.poll_timeout(),
+            self.av_poll_timeout(),
         ]
         .into_iter()
         .flatten()
@@ -697,6 +704,7 @@ impl Node {
             sessions: due(self.endpoint.poll_timeout()),
             friends: due(self.friends_poll_timeout()),
             conferences: due(self.conferences.poll_timeout()),
+            calls: due(self.av_poll_timeout()),
         }
     }
 
@@ -769,6 +777,8 @@ fn rng_seed(rng: &mut dyn CryptoRng) -> [u8; 32] {
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_av;
 #[cfg(test)]
 mod tests_conference;
 #[cfg(test)]

@@ -26,11 +26,11 @@ fn addr(i: usize) -> SocketAddr {
 
 /// Nodes on a wire of [`ONE_WAY`] each way, the virtual clock, and every event each node
 /// reported so far.
-struct Net {
-    nodes: Vec<Node>,
-    now: Timestamp,
+pub(super) struct Net {
+    pub(super) nodes: Vec<Node>,
+    pub(super) now: Timestamp,
     wire: Vec<(Timestamp, usize, usize, Vec<u8>)>,
-    events: Vec<Vec<NodeEvent>>,
+    pub(super) events: Vec<Vec<NodeEvent>>,
     /// A node that is off: nothing reaches it and it runs no timers.
     off: Vec<bool>,
 }
@@ -48,7 +48,7 @@ impl Net {
     }
 
     /// Runs until `done` holds (true) or `limit` more virtual time passed (false).
-    fn run(&mut self, limit: Duration, done: impl Fn(&Net) -> bool) -> bool {
+    pub(super) fn run(&mut self, limit: Duration, done: impl Fn(&Net) -> bool) -> bool {
         let end = self.now + limit;
         loop {
             for i in 0..self.nodes.len() {
@@ -99,11 +99,11 @@ impl Net {
     }
 
     /// Whether node `i` reported an event `f` picks since its event `from`.
-    fn saw(&self, i: usize, from: usize, f: impl Fn(&NodeEvent) -> bool) -> bool {
+    pub(super) fn saw(&self, i: usize, from: usize, f: impl Fn(&NodeEvent) -> bool) -> bool {
         self.events[i].iter().skip(from).any(f)
     }
 
-    fn mark(&self, i: usize) -> usize {
+    pub(super) fn mark(&self, i: usize) -> usize {
         self.events[i].len()
     }
 
@@ -135,7 +135,7 @@ fn link_up(node: &Node, pk: &PublicKey) -> bool {
 
 /// A, B, C with A–B and B–C friends online, A and C bootstrapped from B. Returns the net and
 /// A's number for B, B's for A, B's for C, C's for B.
-fn three() -> (Net, [FriendNumber; 4]) {
+pub(super) fn three() -> (Net, [FriendNumber; 4]) {
     let now = Timestamp::ZERO;
     let mut a = node(31, false);
     let mut b = node(32, false);
@@ -224,7 +224,9 @@ fn invite_and_join(
 
 /// The three in one conference: A made it, invited B, B invited C. Returns each one's
 /// conference number.
-fn conference_of_three(kind: ConferenceType) -> (Net, [FriendNumber; 4], [ConferenceNumber; 3]) {
+pub(super) fn conference_of_three(
+    kind: ConferenceType,
+) -> (Net, [FriendNumber; 4], [ConferenceNumber; 3]) {
     let (mut net, f) = three();
     let now = net.now;
     let conf_a = net.nodes[0].conference_new(now, kind).unwrap();

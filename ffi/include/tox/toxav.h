@@ -18,7 +18,7 @@ typedef struct Tox Tox;
 
 /**
  * `enum Toxav_Friend_Call_State` (toxav.h): the bit flags of `toxav_call_state_cb`'s
- * `state` (a `uint32_t` there, hence plain constants). Missing from types/toxav.rs.
+ * `state` (a `uint32_t` there, hence plain constants).
  */
 enum Toxav_Friend_Call_State {
     TOXAV_FRIEND_CALL_STATE_NONE = 0,
@@ -29,13 +29,6 @@ enum Toxav_Friend_Call_State {
     TOXAV_FRIEND_CALL_STATE_ACCEPTING_A = 16,
     TOXAV_FRIEND_CALL_STATE_ACCEPTING_V = 32,
 };
-
-typedef enum Toxav_Err_New {
-    TOXAV_ERR_NEW_OK = 0,
-    TOXAV_ERR_NEW_NULL = 1,
-    TOXAV_ERR_NEW_MALLOC = 2,
-    TOXAV_ERR_NEW_MULTIPLE = 3,
-} Toxav_Err_New;
 
 typedef enum Toxav_Err_Call {
     TOXAV_ERR_CALL_OK = 0,
@@ -64,6 +57,14 @@ typedef enum Toxav_Err_Call_Control {
     TOXAV_ERR_CALL_CONTROL_INVALID_TRANSITION = 4,
 } Toxav_Err_Call_Control;
 
+typedef enum Toxav_Err_Bit_Rate_Set {
+    TOXAV_ERR_BIT_RATE_SET_OK = 0,
+    TOXAV_ERR_BIT_RATE_SET_SYNC = 1,
+    TOXAV_ERR_BIT_RATE_SET_INVALID_BIT_RATE = 2,
+    TOXAV_ERR_BIT_RATE_SET_FRIEND_NOT_FOUND = 3,
+    TOXAV_ERR_BIT_RATE_SET_FRIEND_NOT_IN_CALL = 4,
+} Toxav_Err_Bit_Rate_Set;
+
 typedef enum Toxav_Err_Send_Frame {
     TOXAV_ERR_SEND_FRAME_OK = 0,
     TOXAV_ERR_SEND_FRAME_NULL = 1,
@@ -75,13 +76,12 @@ typedef enum Toxav_Err_Send_Frame {
     TOXAV_ERR_SEND_FRAME_RTP_FAILED = 7,
 } Toxav_Err_Send_Frame;
 
-typedef enum Toxav_Err_Bit_Rate_Set {
-    TOXAV_ERR_BIT_RATE_SET_OK = 0,
-    TOXAV_ERR_BIT_RATE_SET_SYNC = 1,
-    TOXAV_ERR_BIT_RATE_SET_INVALID_BIT_RATE = 2,
-    TOXAV_ERR_BIT_RATE_SET_FRIEND_NOT_FOUND = 3,
-    TOXAV_ERR_BIT_RATE_SET_FRIEND_NOT_IN_CALL = 4,
-} Toxav_Err_Bit_Rate_Set;
+typedef enum Toxav_Err_New {
+    TOXAV_ERR_NEW_OK = 0,
+    TOXAV_ERR_NEW_NULL = 1,
+    TOXAV_ERR_NEW_MALLOC = 2,
+    TOXAV_ERR_NEW_MULTIPLE = 3,
+} Toxav_Err_New;
 
 typedef enum Toxav_Call_Control {
     TOXAV_CALL_CONTROL_RESUME = 0,
@@ -94,8 +94,7 @@ typedef enum Toxav_Call_Control {
 } Toxav_Call_Control;
 
 /**
- * `ToxAV` (toxav.h): an A/V session, opaque to C. It only knows its Tox: it never has a
- * call.
+ * `ToxAV` (toxav.h): an A/V session, opaque to C.
  */
 typedef struct ToxAV ToxAV;
 
@@ -153,8 +152,8 @@ typedef void toxav_audio_data_cb(void *tox,
                                  void *userdata);
 
 /**
- * `toxav_group_audio_cb` (toxav.h): audio of the old group calls. No group call exists here,
- * so it is never called; the type is part of the header clients compile against.
+ * `toxav_group_audio_cb` (toxav.h): the same callback with a typed `Tox *`, which
+ * toxav.h declares for clients of the old group calls.
  */
 typedef void toxav_group_audio_cb(Tox *tox,
                                   uint32_t groupnumber,
@@ -170,59 +169,47 @@ extern "C" {
 #endif // __cplusplus
 
 /**
- * `toxav_new`: always NULL, as rustox has no audio/video. A NULL `tox` is
- * `TOXAV_ERR_NEW_NULL`, as in c-toxcore. Otherwise the error is `TOXAV_ERR_NEW_MALLOC`:
- * of the codes toxav.h offers it is the one c-toxcore gives whenever it cannot build the
- * session's structures (its allocation, mutex and MSI failures all map to it), which is
- * what happens here; `MULTIPLE` would claim a session exists and `NULL` would blame the
- * `toxav_new`: a session over `tox` that never has a call (see the module documentation);
- * NULL with `TOXAV_ERR_NEW_NULL` for a NULL `tox`. Free it with `toxav_kill`.
+ * `toxav_callback_call`: called (from `tox_iterate`) when a friend calls.
  */
-struct ToxAV *toxav_new(Tox *tox, enum Toxav_Err_New *error);
+void toxav_callback_call(struct ToxAV *av, toxav_call_cb *callback, void *user_data);
 
 /**
- * `toxav_kill`: frees the session (NULL is ignored).
+ * `toxav_callback_call_state`: called (from `tox_iterate`) when a call's state changes.
  */
-void toxav_kill(struct ToxAV *av);
+void toxav_callback_call_state(struct ToxAV *av, toxav_call_state_cb *callback, void *user_data);
 
 /**
- * `toxav_get_tox`: the Tox the session was created with (NULL for a NULL session).
+ * `toxav_callback_audio_bit_rate`: the engine's audio bit-rate suggestions.
  */
-Tox *toxav_get_tox(const struct ToxAV *av);
+void toxav_callback_audio_bit_rate(struct ToxAV *av,
+                                   toxav_audio_bit_rate_cb *callback,
+                                   void *user_data);
 
 /**
- * `toxav_iteration_interval`: 200 ms, toxav.h's value when no call is active.
+ * `toxav_callback_video_bit_rate`: the engine's video bit-rate suggestions.
  */
-uint32_t toxav_iteration_interval(const struct ToxAV *av);
+void toxav_callback_video_bit_rate(struct ToxAV *av,
+                                   toxav_video_bit_rate_cb *callback,
+                                   void *user_data);
 
 /**
- * `toxav_iterate`: nothing to do, no call is active.
+ * `toxav_callback_audio_receive_frame`: decoded audio, from `toxav_audio_iterate`.
  */
-void toxav_iterate(struct ToxAV *av);
+void toxav_callback_audio_receive_frame(struct ToxAV *av,
+                                        toxav_audio_receive_frame_cb *callback,
+                                        void *user_data);
 
 /**
- * `toxav_audio_iteration_interval`: 200 ms, toxav.h's value when no call is active.
+ * `toxav_callback_video_receive_frame`: decoded video, from `toxav_video_iterate`.
  */
-uint32_t toxav_audio_iteration_interval(const struct ToxAV *av);
+void toxav_callback_video_receive_frame(struct ToxAV *av,
+                                        toxav_video_receive_frame_cb *callback,
+                                        void *user_data);
 
 /**
- * `toxav_audio_iterate`: nothing to do, no call is active.
- */
-void toxav_audio_iterate(struct ToxAV *av);
-
-/**
- * `toxav_video_iteration_interval`: 200 ms, toxav.h's value when no call is active.
- */
-uint32_t toxav_video_iteration_interval(const struct ToxAV *av);
-
-/**
- * `toxav_video_iterate`: nothing to do, no call is active.
- */
-void toxav_video_iterate(struct ToxAV *av);
-
-/**
- * `toxav_call`: false with `TOXAV_ERR_CALL_FRIEND_NOT_FOUND` (no session, so no friend
- * of one; see the module documentation).
+ * `toxav_call`: calls an online friend. Bit rates are in kbit/s; 0 sends none of that
+ * kind. Checks: the bit rates (`INVALID_BIT_RATE`), then the friend (`FRIEND_NOT_FOUND`,
+ * `FRIEND_NOT_CONNECTED`), then the call (`FRIEND_ALREADY_IN_CALL`), as toxav.c does.
  */
 bool toxav_call(struct ToxAV *av,
                 uint32_t friend_number,
@@ -231,13 +218,8 @@ bool toxav_call(struct ToxAV *av,
                 enum Toxav_Err_Call *error);
 
 /**
- * `toxav_callback_call`: dropped; no call can come in.
- */
-void toxav_callback_call(struct ToxAV *av, toxav_call_cb *callback, void *user_data);
-
-/**
- * `toxav_answer`: false with `TOXAV_ERR_ANSWER_FRIEND_NOT_FOUND` (no session, so no
- * friend of one).
+ * `toxav_answer`: answers a friend who is calling. Checks the friend, then the bit rates,
+ * then the call, as toxav.c does.
  */
 bool toxav_answer(struct ToxAV *av,
                   uint32_t friend_number,
@@ -246,13 +228,9 @@ bool toxav_answer(struct ToxAV *av,
                   enum Toxav_Err_Answer *error);
 
 /**
- * `toxav_callback_call_state`: dropped; no call state can change.
- */
-void toxav_callback_call_state(struct ToxAV *av, toxav_call_state_cb *callback, void *user_data);
-
-/**
- * `toxav_call_control`: false with `TOXAV_ERR_CALL_CONTROL_FRIEND_NOT_FOUND`. The
- * `Toxav_Call_Control` arrives as the plain integer C passed and is not looked at.
+ * `toxav_call_control`: pause, resume, cancel (hang up or reject), mute, hide. A value
+ * `Toxav_Call_Control` does not have is `INVALID_TRANSITION` for a friend in a call, as
+ * toxav.c's `call_control_handle` falls through to it.
  */
 bool toxav_call_control(struct ToxAV *av,
                         uint32_t friend_number,
@@ -260,8 +238,27 @@ bool toxav_call_control(struct ToxAV *av,
                         enum Toxav_Err_Call_Control *error);
 
 /**
- * `toxav_audio_send_frame`: false, `FRIEND_NOT_FOUND` or `FRIEND_NOT_IN_CALL` (c-toxcore's
- * first checks, before the one for NULL samples); `pcm` is never read.
+ * `toxav_audio_set_bit_rate`: the audio bit rate (kbit/s) of a call in progress; 0 stops
+ * sending audio (the peer is told through MSI's capabilities).
+ */
+bool toxav_audio_set_bit_rate(struct ToxAV *av,
+                              uint32_t friend_number,
+                              uint32_t bit_rate,
+                              enum Toxav_Err_Bit_Rate_Set *error);
+
+/**
+ * `toxav_video_set_bit_rate`: the video bit rate (kbit/s) of a call in progress; 0 stops
+ * sending video.
+ */
+bool toxav_video_set_bit_rate(struct ToxAV *av,
+                              uint32_t friend_number,
+                              uint32_t bit_rate,
+                              enum Toxav_Err_Bit_Rate_Set *error);
+
+/**
+ * `toxav_audio_send_frame`: encodes `sample_count` samples per channel of interleaved
+ * `pcm` and sends them. Checks the friend, the call, whether audio is sent, then NULL
+ * `pcm`, then the frame (toxav.c's order).
  */
 bool toxav_audio_send_frame(struct ToxAV *av,
                             uint32_t friend_number,
@@ -272,23 +269,8 @@ bool toxav_audio_send_frame(struct ToxAV *av,
                             enum Toxav_Err_Send_Frame *error);
 
 /**
- * `toxav_audio_set_bit_rate`: false with `TOXAV_ERR_BIT_RATE_SET_FRIEND_NOT_FOUND`.
- */
-bool toxav_audio_set_bit_rate(struct ToxAV *av,
-                              uint32_t friend_number,
-                              uint32_t bit_rate,
-                              enum Toxav_Err_Bit_Rate_Set *error);
-
-/**
- * `toxav_callback_audio_bit_rate`: dropped; no call, no bit-rate suggestion.
- */
-void toxav_callback_audio_bit_rate(struct ToxAV *av,
-                                   toxav_audio_bit_rate_cb *callback,
-                                   void *user_data);
-
-/**
- * `toxav_video_send_frame`: false, `FRIEND_NOT_FOUND` or `FRIEND_NOT_IN_CALL` (c-toxcore's
- * first checks, before the one for NULL planes); `y`, `u`, `v` are never read.
+ * `toxav_video_send_frame`: encodes a YUV 4:2:0 picture and sends it. Checks the
+ * friend, the call, whether video is sent, then NULL planes, then the picture.
  */
 bool toxav_video_send_frame(struct ToxAV *av,
                             uint32_t friend_number,
@@ -300,44 +282,14 @@ bool toxav_video_send_frame(struct ToxAV *av,
                             enum Toxav_Err_Send_Frame *error);
 
 /**
- * `toxav_video_set_bit_rate`: false with `TOXAV_ERR_BIT_RATE_SET_FRIEND_NOT_FOUND`.
- */
-bool toxav_video_set_bit_rate(struct ToxAV *av,
-                              uint32_t friend_number,
-                              uint32_t bit_rate,
-                              enum Toxav_Err_Bit_Rate_Set *error);
-
-/**
- * `toxav_callback_video_bit_rate`: dropped; no call, no bit-rate suggestion.
- */
-void toxav_callback_video_bit_rate(struct ToxAV *av,
-                                   toxav_video_bit_rate_cb *callback,
-                                   void *user_data);
-
-/**
- * `toxav_callback_audio_receive_frame`: dropped; no audio frame can arrive.
- */
-void toxav_callback_audio_receive_frame(struct ToxAV *av,
-                                        toxav_audio_receive_frame_cb *callback,
-                                        void *user_data);
-
-/**
- * `toxav_callback_video_receive_frame`: dropped; no video frame can arrive.
- */
-void toxav_callback_video_receive_frame(struct ToxAV *av,
-                                        toxav_video_receive_frame_cb *callback,
-                                        void *user_data);
-
-/**
- * `toxav_add_av_groupchat`: -1, c-toxcore's "failure" (it returns the new conference's
- * number on success); rustox creates no A/V conferences.
+ * `toxav_add_av_groupchat`: a new A/V conference with audio on; its number, or -1.
  */
 int toxav_add_av_groupchat(Tox *tox, toxav_audio_data_cb *audio_callback, void *userdata);
 
 /**
- * `toxav_join_av_groupchat`: -1, c-toxcore's "failure"; rustox joins no A/V
- * conferences.
- * `data` (the invite cookie) is never read.
+ * `toxav_join_av_groupchat`: joins the A/V conference a friend invited us to (`data`:
+ * the invite's cookie) with audio on; its number, or -1 (also for a text conference's
+ * cookie, as `join_groupchat` checks the type).
  */
 int toxav_join_av_groupchat(Tox *tox,
                             uint32_t friendnumber,
@@ -347,9 +299,9 @@ int toxav_join_av_groupchat(Tox *tox,
                             void *userdata);
 
 /**
- * `toxav_group_send_audio`: -1, c-toxcore's "failure": no A/V conference exists to send
- * to.
- * `pcm` is never read.
+ * `toxav_group_send_audio`: encodes `samples` samples per channel of interleaved `pcm`
+ * and sends them to the conference; 0, or -1 (no A/V conference with audio on, 1 or 2
+ * channels, a rate Opus takes, a frame it takes).
  */
 int toxav_group_send_audio(Tox *tox,
                            uint32_t groupnumber,
@@ -359,8 +311,8 @@ int toxav_group_send_audio(Tox *tox,
                            uint32_t sample_rate);
 
 /**
- * `toxav_groupchat_enable_av`: -1, c-toxcore's "failure" for a conference number that
- * does not designate an A/V conference (none exists).
+ * `toxav_groupchat_enable_av`: turns audio on for an A/V conference; 0, or -1 (not an
+ * A/V conference, or its audio is already on).
  */
 int toxav_groupchat_enable_av(Tox *tox,
                               uint32_t groupnumber,
@@ -368,15 +320,63 @@ int toxav_groupchat_enable_av(Tox *tox,
                               void *userdata);
 
 /**
- * `toxav_groupchat_disable_av`: -1, c-toxcore's "failure" for a conference number that
- * does not designate an A/V conference (none exists).
+ * `toxav_groupchat_disable_av`: turns audio off; 0, or -1 (not an A/V conference, or its
+ * audio is off).
  */
 int toxav_groupchat_disable_av(Tox *tox, uint32_t groupnumber);
 
 /**
- * `toxav_groupchat_av_enabled`: false; no conference has A/V.
+ * `toxav_groupchat_av_enabled`: whether the conference's audio is on.
  */
 bool toxav_groupchat_av_enabled(Tox *tox, uint32_t groupnumber);
+
+/**
+ * `toxav_iteration_interval`: the smaller of the audio and video intervals.
+ */
+uint32_t toxav_iteration_interval(const struct ToxAV *av);
+
+/**
+ * `toxav_iterate`: decoded audio and video to their callbacks.
+ */
+void toxav_iterate(struct ToxAV *av);
+
+/**
+ * `toxav_audio_iteration_interval`: how soon decoded audio is due.
+ */
+uint32_t toxav_audio_iteration_interval(const struct ToxAV *av);
+
+/**
+ * `toxav_audio_iterate`: decoded audio to its callback (video waits).
+ */
+void toxav_audio_iterate(struct ToxAV *av);
+
+/**
+ * `toxav_video_iteration_interval`: how soon decoded video is due.
+ */
+uint32_t toxav_video_iteration_interval(const struct ToxAV *av);
+
+/**
+ * `toxav_video_iterate`: decoded video to its callback (audio waits).
+ */
+void toxav_video_iterate(struct ToxAV *av);
+
+/**
+ * `toxav_new`: turns calls on for `tox` (libopus and libvpx as codecs). NULL with
+ * `TOXAV_ERR_NEW_NULL` for a NULL (or killed) `tox`, `TOXAV_ERR_NEW_MULTIPLE` when the Tox
+ * already has a session (toxav.c checks Messenger's `msi_packet`).
+ */
+struct ToxAV *toxav_new(Tox *tox, enum Toxav_Err_New *error);
+
+/**
+ * `toxav_kill`: hangs up every call (msi.c's `msi_kill` ends each one towards the peer),
+ * turns calls off and frees the session. NULL is ignored.
+ */
+void toxav_kill(struct ToxAV *av);
+
+/**
+ * `toxav_get_tox`: the Tox the session was created with (NULL for a NULL session).
+ */
+Tox *toxav_get_tox(const struct ToxAV *av);
 
 #ifdef __cplusplus
 }  // extern "C"

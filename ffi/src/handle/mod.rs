@@ -125,6 +125,8 @@ pub struct State {
     /// What the client has been told of each friend, which the getters answer with:
     /// [`Delivered`].
     pub delivered: HashMap<u32, Delivered>,
+    /// toxav's events and group audio, waiting for the client (av/hub.rs).
+    pub av: crate::av::hub::AvHub,
 }
 
 /// A friend's state as the callbacks delivered so far have told it. The node's state runs
@@ -160,6 +162,7 @@ impl Instance {
                 pending: Vec::new(),
                 last_step: StepReport::default(),
                 delivered: HashMap::new(),
+                av: crate::av::hub::AvHub::default(),
             }),
             callbacks: Mutex::new(Callbacks::default()),
             calls: AtomicUsize::new(0),
@@ -374,8 +377,21 @@ impl State {
             }),
             // Only a node accepting strangers adds friends by itself; a C client never asks.
             NodeEvent::FriendAdded { .. } | NodeEvent::SessionClosed { .. } => {}
-            // Calls and group audio belong to the ToxAV session (av/), not to tox_iterate.
-            NodeEvent::Av(_) | NodeEvent::ConferenceAudio { .. } => {}
+            // Calls and group audio wait for toxav's callbacks (av/hub.rs).
+            NodeEvent::Av(event) => self.av.push(event),
+            NodeEvent::ConferenceAudio {
+                conference,
+                peer,
+                pcm,
+                channels,
+                sampling_rate,
+            } => self.av.push_group(crate::av::hub::GroupFrame {
+                conference: conference.0,
+                peer,
+                pcm,
+                channels,
+                sampling_rate,
+            }),
             NodeEvent::FriendConnection { friend, online, .. } => {
                 let status = if online {
                     self.friend_kind(friend.0).unwrap_or(Tox_Connection::UDP)
@@ -577,8 +593,8 @@ impl State {
             ConferenceEvent::PeerListChanged { conference } => Event::ConferencePeerListChanged {
                 conference_number: conference.0,
             },
-            // Group audio (packet 199) is toxav's, which has no conference audio yet
-            // (av.rs): nothing in tox.h hears it.
+            // Group audio (packet 199) reaches toxav as `NodeEvent::ConferenceAudio`,
+            // decoded (av/group.rs): nothing in tox.h hears it.
             ConferenceEvent::Lossy { .. } => return,
         })
     }
@@ -708,6 +724,13 @@ pub unsafe fn finish_kill(tox: *mut Tox) {
     let tox = tox.cast::<Instance>();
     // SAFETY: alive until freed below.
     let instance = unsafe { &*tox };
+    // A ToxAV session still alive (toxav.h asks for it to be killed first) must not reach
+    // the instance from now on; marked before the wait, which then covers a session call
+    // that got in (av/session.rs).
+    let link = instance.lock().av.take_link();
+    if let Some(link) = link {
+        link.tox_killed();
+    }
     while instance.calls.load(Ordering::SeqCst) > 0 {
         std::thread::sleep(Duration::from_millis(1));
     }

@@ -80,7 +80,12 @@ impl Connection {
     }
 
     /// Send a lossy payload (id 192–254 first). It is encrypted now and leaves with the
-    /// next `poll_transmit`; it is never resent.
+    /// next `poll_transmit`, ahead of every lossless packet waiting for the pacer or the
+    /// window (a call's audio never waits behind file chunks); it is never resent. Its
+    /// bytes are charged to the pacer ([`Transport::on_lossy_sent`]), so the lossless data
+    /// that follows yields them the rate.
+    ///
+    /// [`Transport::on_lossy_sent`]: crate::transport::Transport::on_lossy_sent
     pub fn send_lossy(&mut self, now: Timestamp, payload: &[u8]) -> Result<(), SendError> {
         self.check_payload(payload, PayloadKind::Lossy)?;
         if self.outgoing.len() >= MAX_QUEUED_DATAGRAMS {
@@ -90,6 +95,7 @@ impl Connection {
         let datagram = self
             .sealed_datagram(packet_number, payload)
             .ok_or(SendError::NotEstablished)?;
+        self.transport.on_lossy_sent(now, payload.len() as u64);
         self.outgoing.push_back(Queued {
             bytes: datagram,
             route: Route::Data,

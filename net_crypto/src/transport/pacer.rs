@@ -201,6 +201,19 @@ impl Pacer {
                 .update(now.as_micros(), late.as_micros() as u64);
             self.last_sample_at = Some(now);
         }
+        self.charge(now, bytes, rate, credit_cap);
+    }
+
+    /// Advances the departures by `bytes` sent at `now` outside the pacer's own schedule
+    /// (a lossy datagram, which leaves at once: `Transport::on_lossy_sent`), without taking a
+    /// wake-up lateness sample: that send answered no wake-up the pacer asked for.
+    pub(crate) fn charge(
+        &mut self,
+        now: Timestamp,
+        bytes: u64,
+        rate: Option<u64>,
+        credit_cap: u64,
+    ) {
         let Some(rate) = rate else {
             self.next_departure_ns = to_ns(now);
             return;
@@ -241,6 +254,41 @@ mod tests {
             }
         }
         sent as f64 / (now - start).as_secs_f64()
+    }
+
+    /// Lossy bytes charged to the pacer take their share of the rate: the paced sends
+    /// get the rest, and a charge takes no wake-up lateness sample.
+    #[test]
+    fn charged_lossy_bytes_leave_the_paced_sends_the_rest() {
+        let rate = 1_250_000; // 10 Mbit/s
+        let lossy_every = Duration::from_millis(20);
+        let lossy_bytes = 5_000; // 250 kB/s: a fifth of the rate
+        let mut p = Pacer::default();
+        let start = Timestamp::from_secs(1);
+        let mut now = start;
+        let mut next_lossy = start;
+        let mut paced = 0u64;
+        while now < start + Duration::from_secs(2) {
+            if now >= next_lossy {
+                p.charge(now, lossy_bytes, Some(rate), BIG_WINDOW);
+                next_lossy += lossy_every;
+            }
+            if p.can_send(now, Some(rate)) {
+                p.on_sent(now, MAX_PACKET, Some(rate), BIG_WINDOW);
+                paced += MAX_PACKET;
+            } else {
+                p.on_held_back();
+                now = p.release_time(Some(rate)).min(next_lossy);
+            }
+        }
+        let achieved = paced as f64 / (now - start).as_secs_f64();
+        let expected = (rate - 250_000) as f64;
+        let err = (achieved - expected).abs() / expected;
+        assert!(
+            err < 0.03,
+            "paced {achieved:.0} B/s, expected {expected:.0}"
+        );
+        assert_eq!(p.last_wake_lateness(), Duration::ZERO);
     }
 
     #[test]

@@ -344,6 +344,31 @@ impl Transport {
         out
     }
 
+    /// A lossy datagram of `bytes` left at `now` (audio, video: it never waits for the
+    /// pacer, and is never resent or acknowledged). Its bytes are charged to the pacer, so
+    /// the lossless data behind it (a file) is paced at what the path has left: together
+    /// they keep to the controller's rate instead of the lossy traffic queueing on top of
+    /// a saturating transfer at the bottleneck.
+    pub fn on_lossy_sent(&mut self, now: Timestamp, bytes: u64) {
+        if self.cc.paces() {
+            let rate = self.pacing_rate();
+            let cap = pacer::credit_cap(self.cc.window(), rate, self.rtt.min_rtt());
+            self.pacer.charge(now, bytes, rate, cap);
+        }
+    }
+
+    /// The congestion controller's estimate of the path's bandwidth, bytes per second: its
+    /// bandwidth model where it has one (BBR's max filter), else the pacing rate; `None`
+    /// before either exists. What a call's sender sizes its bit rates by.
+    pub fn bandwidth_estimate(&self) -> Option<u64> {
+        self.cc.bandwidth_estimate().or_else(|| self.pacing_rate())
+    }
+
+    /// The smoothed round-trip time, once a sample exists.
+    pub fn smoothed_rtt(&self) -> Option<std::time::Duration> {
+        self.rtt.smoothed()
+    }
+
     /// The number the next lossless packet will get (carried by lossy/request/kill packets).
     ///
     /// This is one past the highest number actually transmitted: packets queued but not yet

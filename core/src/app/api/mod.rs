@@ -14,6 +14,9 @@
 //! Conferences (c-toxcore's group chats) are `conference_*` methods on the same handle, and
 //! their invitations and events come through the same stream
 //! ([`NodeEvent::ConferenceInvite`], [`NodeEvent::Conference`]); see `examples/group_echo_bot.rs`.
+//! Calls (ToxAV) are methods too ([`Tox::enable_calls`], [`Tox::call`], [`Tox::answer`],
+//! [`Tox::send_audio`], ...), their events [`NodeEvent::Av`] in the same stream; see
+//! `examples/answering_machine.rs`.
 //!
 //! ```no_run
 //! # async fn demo() -> Result<(), rustox_core::api::ToxError> {
@@ -40,6 +43,7 @@ use rustox_net_crypto::crypto::{KeyPair, PublicKey};
 use rustox_net_crypto::Timestamp;
 use tokio::sync::{mpsc, oneshot, Notify};
 
+mod av;
 mod conference;
 mod file_sink;
 mod file_source;
@@ -124,6 +128,27 @@ pub enum ToxError {
     /// The TCP relay ([`ToxOptions::tcp_port`]) could not listen.
     #[error(transparent)]
     Relay(#[from] crate::driver::instance_relay::InstanceRelayError),
+    /// Calls are off, or the friend is unknown or offline (toxav.h's node-side errors).
+    #[error(transparent)]
+    Av(#[from] crate::node::AvAccessError),
+    /// `toxav_call` refused (`Toxav_Err_Call`).
+    #[error(transparent)]
+    Call(#[from] crate::av::CallError),
+    /// `toxav_answer` refused (`Toxav_Err_Answer`).
+    #[error(transparent)]
+    Answer(#[from] crate::av::AnswerError),
+    /// `toxav_call_control` refused (`Toxav_Err_Call_Control`).
+    #[error(transparent)]
+    CallControl(#[from] crate::av::ControlError),
+    /// A bit-rate setter refused (`Toxav_Err_Bit_Rate_Set`).
+    #[error(transparent)]
+    BitRate(#[from] crate::av::BitRateError),
+    /// A frame could not be sent (`Toxav_Err_Send_Frame`).
+    #[error(transparent)]
+    SendFrame(#[from] crate::av::SendFrameError),
+    /// Group audio refused (groupav.c's failures).
+    #[error(transparent)]
+    GroupAudio(#[from] crate::node::GroupAudioError),
 }
 
 type Job = Box<dyn FnOnce(&mut Node, Timestamp) + Send>;

@@ -134,6 +134,11 @@ pub(crate) trait Controller: Debug + Send {
     fn pacing_rate(&self, rtt: &RttEstimator) -> Option<u64>;
     /// Whether still in the startup / slow-start phase (diagnostics).
     fn in_slow_start(&self) -> bool;
+    /// The path's bandwidth as the controller models it, bytes per second (`None`: no
+    /// model, or no sample yet).
+    fn bandwidth_estimate(&self) -> Option<u64> {
+        None
+    }
     /// A one-line state summary for traces.
     fn summary(&self) -> String {
         format!("{self:?}")

@@ -652,6 +652,10 @@ impl Controller for Bbr {
         self.cwnd
     }
 
+    fn bandwidth_estimate(&self) -> Option<u64> {
+        self.bw()
+    }
+
     fn pacing_rate(&self, rtt: &RttEstimator) -> Option<u64> {
         let rate = match self.bw() {
             Some(bw) => self.pacing_gain * bw as f64,

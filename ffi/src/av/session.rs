@@ -1,0 +1,182 @@
+//! The session (`ToxAV`): `toxav_new`, `toxav_kill`, `toxav_get_tox`, and how every
+//! other entry point reaches the Tox's state.
+//!
+//! A session keeps its Tox's pointer and a shared [`AvLink`] which the Tox's state also
+//! holds (hub.rs). toxav.h asks clients to kill the session before its Tox; should a
+//! client kill the Tox first, `tox_kill` marks the link dead before it frees anything
+//! ([`AvLink::tox_killed`]), and the session's functions then fail as for an unknown
+//! friend instead of reaching freed memory.
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use rustox_core::av::codec::{
+    AudioDecoder, AudioEncoder, CodecError, CodecFactory, VideoDecoder, VideoEncoder,
+};
+
+use super::callbacks::AvCallbacks;
+use crate::guard;
+use crate::handle::{tox_ref, State, Tox};
+use crate::types::Toxav_Err_New;
+
+/// `ToxAV` (toxav.h): an A/V session, opaque to C.
+pub struct ToxAV {
+    tox: *mut Tox,
+    link: Arc<AvLink>,
+}
+
+/// What a session shares with its Tox's state: whether the Tox is still alive, the
+/// session's callbacks, and its address (the first argument of every callback).
+#[derive(Default)]
+pub struct AvLink {
+    /// False once `tox_kill` began: the Tox must not be reached any more.
+    alive: Mutex<bool>,
+    callbacks: Mutex<AvCallbacks>,
+    av: AtomicUsize,
+}
+
+impl AvLink {
+    /// A link to a live Tox.
+    pub fn new() -> Self {
+        Self {
+            alive: Mutex::new(true),
+            ..Self::default()
+        }
+    }
+
+    fn alive(&self) -> MutexGuard<'_, bool> {
+        self.alive.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// `tox_kill` began: from now on the session's functions do not reach the Tox. Waits
+    /// for an entry point that is checking the flag to have entered the Tox, which
+    /// `tox_kill` then waits for.
+    pub fn tox_killed(&self) {
+        *self.alive() = false;
+    }
+
+    /// The session's callbacks, locked.
+    pub fn callbacks(&self) -> MutexGuard<'_, AvCallbacks> {
+        self.callbacks.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The session, as its callbacks receive it.
+    pub fn av(&self) -> *mut ToxAV {
+        self.av.load(Ordering::SeqCst) as *mut ToxAV
+    }
+}
+
+/// The session behind a pointer from C (NULL: none).
+///
+/// # Safety
+/// A non-NULL `av` comes from `toxav_new` and was not killed.
+pub unsafe fn session<'a>(av: *const ToxAV) -> Option<&'a ToxAV> {
+    // SAFETY: the caller's contract.
+    unsafe { av.as_ref() }
+}
+
+impl ToxAV {
+    /// The link the session shares with its Tox.
+    pub fn link(&self) -> &Arc<AvLink> {
+        &self.link
+    }
+}
+
+/// Runs `body` on the state of the session's Tox, locked; `None` for a NULL session or a
+/// killed Tox.
+///
+/// # Safety
+/// A non-NULL `av` comes from `toxav_new` and was not killed.
+pub unsafe fn with_state<T>(av: *const ToxAV, body: impl FnOnce(&mut State) -> T) -> Option<T> {
+    // SAFETY: the caller's contract.
+    let av = unsafe { session(av) }?;
+    let entered = {
+        let alive = av.link.alive();
+        if !*alive {
+            return None;
+        }
+        // SAFETY: the Tox is alive: `tox_kill` marks the link (under this lock) before it
+        // waits for the calls it has counted in and frees the instance.
+        unsafe { tox_ref(av.tox) }?
+    };
+    let mut state = entered.lock();
+    Some(body(&mut state))
+}
+
+/// `toxav_new`: turns calls on for `tox` (libopus and libvpx as codecs). NULL with
+/// `TOXAV_ERR_NEW_NULL` for a NULL (or killed) `tox`, `TOXAV_ERR_NEW_MULTIPLE` when the Tox
+/// already has a session (toxav.c checks Messenger's `msi_packet`).
+#[no_mangle]
+pub unsafe extern "C" fn toxav_new(tox: *mut Tox, error: *mut Toxav_Err_New) -> *mut ToxAV {
+    let null = std::ptr::null_mut();
+    guard::call(null, || {
+        // SAFETY: tox.h's contract for `tox`.
+        let Some(instance) = (unsafe { tox_ref(tox) }) else {
+            return guard::fail(error, Toxav_Err_New::NULL, null);
+        };
+        let mut state = instance.lock();
+        if !state.node.enable_av(Box::new(PendingCodecs)) {
+            return guard::fail(error, Toxav_Err_New::MULTIPLE, null);
+        }
+        let link = Arc::new(AvLink::new());
+        state.av.attach(link.clone());
+        let av = Box::into_raw(Box::new(ToxAV {
+            tox,
+            link: link.clone(),
+        }));
+        link.av.store(av as usize, Ordering::SeqCst);
+        guard::set(error, Toxav_Err_New::OK);
+        av
+    })
+}
+
+/// `toxav_kill`: hangs up every call (msi.c's `msi_kill` ends each one towards the peer),
+/// turns calls off and frees the session. NULL is ignored.
+#[no_mangle]
+pub unsafe extern "C" fn toxav_kill(av: *mut ToxAV) {
+    guard::call((), || {
+        if av.is_null() {
+            return;
+        }
+        // SAFETY: toxav.h: a non-NULL session came from `toxav_new` and is killed once.
+        let session = unsafe { Box::from_raw(av) };
+        // SAFETY: the session is alive until dropped below.
+        unsafe {
+            with_state(&*session, |state| {
+                let now = state.now();
+                state.av.detach(&session.link);
+                state.node.disable_av(now);
+                state.flush();
+            })
+        };
+        drop(session);
+    })
+}
+
+/// `toxav_get_tox`: the Tox the session was created with (NULL for a NULL session).
+#[no_mangle]
+pub unsafe extern "C" fn toxav_get_tox(av: *const ToxAV) -> *mut Tox {
+    guard::call(std::ptr::null_mut(), || {
+        // SAFETY: toxav.h's contract for `av`.
+        unsafe { session(av) }.map_or(std::ptr::null_mut(), |av| av.tox)
+    })
+}
+
+/// Stands for `SystemCodecs` until that factory implements `CodecFactory`: every codec
+/// fails to open, which toxav.h reports as `MALLOC` / `CODEC_INITIALIZATION`.
+struct PendingCodecs;
+
+impl CodecFactory for PendingCodecs {
+    fn audio_encoder(&self, _: u32, _: u32, _: u8) -> Result<Box<dyn AudioEncoder>, CodecError> {
+        Err(CodecError("no audio encoder".into()))
+    }
+    fn audio_decoder(&self, _: u32, _: u8) -> Result<Box<dyn AudioDecoder>, CodecError> {
+        Err(CodecError("no audio decoder".into()))
+    }
+    fn video_encoder(&self, _: u32, _: u16, _: u16) -> Result<Box<dyn VideoEncoder>, CodecError> {
+        Err(CodecError("no video encoder".into()))
+    }
+    fn video_decoder(&self) -> Result<Box<dyn VideoDecoder>, CodecError> {
+        Err(CodecError("no video decoder".into()))
+    }
+}
