@@ -102,9 +102,9 @@ fn frames_are_the_ones_sent(
         .into_iter()
         .filter(|f| f.friend == friend)
         .collect();
-    let good: Vec<&VideoFrame> = got.iter().filter(|f| f.ok).collect();
+    let good: Vec<u32> = got.iter().filter_map(|f| f.number).collect();
     let steady: Vec<&VideoFrame> = got.iter().filter(|f| f.t < steady_until).collect();
-    let steady_good = steady.iter().filter(|f| f.ok).count();
+    let steady_good = steady.iter().filter(|f| f.number.is_some()).count();
     assert!(
         steady_good as f64 >= RECOGNISABLE * steady.len() as f64,
         "{}: {steady_good} of {} frames from friend {friend} recognisable before the pause\n{}",
@@ -112,11 +112,7 @@ fn frames_are_the_ones_sent(
         steady.len(),
         receiver.report()
     );
-    let strangers: Vec<u32> = good
-        .iter()
-        .map(|f| f.number)
-        .filter(|n| !sent.contains(n))
-        .collect();
+    let strangers: Vec<u32> = good.iter().copied().filter(|n| !sent.contains(n)).collect();
     assert!(
         strangers.is_empty(),
         "{}: decoded frame numbers {strangers:?} that {} never sent",
@@ -125,10 +121,7 @@ fn frames_are_the_ones_sent(
     );
     // c-toxcore's receiver may finish an older frame after a newer one, or hand a picture
     // over twice: order is reported, not asserted.
-    let back = good
-        .windows(2)
-        .filter(|p| p[1].number < p[0].number)
-        .count();
+    let back = good.windows(2).filter(|p| p[1] < p[0]).count();
     eprintln!(
         "{}: {} frames from friend {friend}, {} recognisable, {back} out of order",
         receiver.label,
