@@ -223,8 +223,9 @@ fn init_encoder(cfg: &vpx::vpx_codec_enc_cfg_t) -> Result<Box<vpx::vpx_codec_ctx
             vpx::VPX_ENCODER_ABI_VERSION as c_int,
         )
     };
-    // On failure libvpx leaves nothing allocated in the context.
-    check("vpx_codec_enc_init", code, &mut *ctx)?;
+    // On failure libvpx has already destroyed what it allocated, and the context's detail may
+    // point into that: the error is reported without it.
+    check("vpx_codec_enc_init", code, std::ptr::null_mut())?;
     let encoder = EncoderContext(ctx);
     let mut ctx = encoder;
     // SAFETY: `ctx` is an initialised encoder; VP8E_SET_CPUUSED takes one int argument.
@@ -522,7 +523,8 @@ impl Vp8Decoder {
         if code == vpx::vpx_codec_err_t::VPX_CODEC_INCAPABLE {
             (ctx, code) = init(vpx::VPX_CODEC_USE_FRAME_THREADING);
         }
-        check("vpx_codec_dec_init", code, &mut *ctx)?;
+        // As for the encoder: a failed init is already cleaned up, its detail not trusted.
+        check("vpx_codec_dec_init", code, std::ptr::null_mut())?;
         let mut off = vpx::vp8_postproc_cfg_t {
             post_proc_flag: 0,
             deblocking_level: 0,

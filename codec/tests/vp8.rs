@@ -256,3 +256,32 @@ fn garbage_into_the_decoder_is_an_error() {
     let picture = decode(&mut dec, &frame);
     assert!(Pattern::new(96, 64, 43).distance(&picture) < 14.0);
 }
+
+#[test]
+fn bit_rate_change_mid_stream_changes_frame_sizes() {
+    let mut enc = Vp8Encoder::new(2_000_000, 320, 240).unwrap();
+    let mut sizes = [0usize; 2];
+    for n in 0..80u32 {
+        if n == 40 {
+            enc.set_bit_rate(200_000).unwrap();
+        }
+        // Blocks changing every frame under a moving gradient.
+        let mut pattern = Pattern::new(320, 240, n.wrapping_mul(0x9e37_79b9));
+        for (i, p) in pattern.y.iter_mut().enumerate() {
+            *p = p.saturating_add(((i / 320 + i % 320 + n as usize * 3) % 32) as u8);
+        }
+        let frame = encode(&mut enc, &pattern, false);
+        if (10..40).contains(&n) {
+            sizes[0] += frame.data.len();
+        } else if n >= 50 {
+            sizes[1] += frame.data.len();
+        }
+    }
+    // 2 Mbit/s is 8333 bytes a frame at libvpx's 30 frames/s, 200 kbit/s 833.
+    assert!(
+        sizes[0] > 4 * sizes[1],
+        "before {} after {}",
+        sizes[0] / 30,
+        sizes[1] / 30
+    );
+}

@@ -181,3 +181,91 @@ async fn calls_off_and_group_audio_through_the_api() {
         .unwrap();
     assert_eq!(named, Some(alice_pk), "Bob names Alice by her peer number");
 }
+
+/// Alice calls Bob (audio only, libopus), Bob answers, Alice's tone reaches Bob at its
+/// frequency, Alice hangs up and Bob's call finishes.
+#[cfg(feature = "codecs")]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_call_through_the_api_carries_a_tone_and_hangs_up() {
+    use rustox_core::av::codec::SystemCodecs;
+    use rustox_core::av::signal::{estimate_frequency, Tone};
+    use rustox_core::av::{AvEvent, CallControl, FriendCallState};
+
+    let boot = NodeRunner::start(
+        KeyPair::generate(&mut StdRng::from_entropy()),
+        RunnerConfig::loopback(0),
+    )
+    .expect("bootstrap node");
+    let mut alice = Tox::start(options(&boot)).await.unwrap();
+    let mut bob = Tox::start(options(&boot)).await.unwrap();
+    let to_bob = alice.add_friend_norequest(bob.tox_id().pk).await.unwrap();
+    let to_alice = bob.add_friend_norequest(alice.tox_id().pk).await.unwrap();
+    assert!(alice.enable_calls(Box::new(SystemCodecs)).await.unwrap());
+    assert!(!alice.enable_calls(Box::new(SystemCodecs)).await.unwrap());
+    assert!(bob.enable_calls(Box::new(SystemCodecs)).await.unwrap());
+    assert!(matches!(
+        alice.call(FriendNumber(42), 48, 0).await,
+        Err(ToxError::Av(AvAccessError::FriendNotFound))
+    ));
+    let online = |f: FriendNumber| {
+        move |e: &NodeEvent| {
+            matches!(e, NodeEvent::FriendConnection { friend, online: true, .. } if *friend == f)
+                .then_some(())
+        }
+    };
+    wait_for(&mut alice, online(to_bob)).await;
+    wait_for(&mut bob, online(to_alice)).await;
+
+    alice.call(to_bob, 48, 0).await.unwrap();
+    wait_for(&mut bob, |e| {
+        matches!(e, NodeEvent::Av(AvEvent::Call { friend, audio: true, .. }) if *friend == to_alice.0)
+            .then_some(())
+    })
+    .await;
+    bob.answer(to_alice, 48, 0).await.unwrap();
+    wait_for(&mut alice, |e| {
+        matches!(e, NodeEvent::Av(AvEvent::State { friend, state })
+            if *friend == to_bob.0 && state.0 & FriendCallState::SENDING_A != 0)
+        .then_some(())
+    })
+    .await;
+
+    // Alice plays 440 Hz in 20 ms frames until Bob has a second of it.
+    let mut tone = Tone::new(440.0, 48_000, 1, 8_000);
+    let speaker = async {
+        for _ in 0..500 {
+            let _ = alice
+                .send_audio(to_bob, &tone.frame(960), 960, 1, 48_000)
+                .await;
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    };
+    let mut heard = Vec::new();
+    let listener = wait_for(&mut bob, |e| {
+        if let NodeEvent::Av(AvEvent::AudioFrame { friend, pcm, .. }) = e {
+            if *friend == to_alice.0 {
+                heard.extend_from_slice(pcm);
+            }
+        }
+        (heard.len() >= 60_000).then(|| heard.clone())
+    });
+    let pcm = tokio::select! {
+        pcm = listener => pcm,
+        _ = speaker => panic!("Bob heard too little in 10 s"),
+    };
+    let got = estimate_frequency(&pcm[12_000..], 1, 48_000).expect("a tone");
+    assert!((got - 440.0).abs() < 10.0, "Bob heard {got} Hz");
+
+    alice
+        .call_control(to_bob, CallControl::Cancel)
+        .await
+        .unwrap();
+    wait_for(&mut bob, |e| {
+        matches!(e, NodeEvent::Av(AvEvent::State { friend, state })
+            if *friend == to_alice.0 && state.0 & FriendCallState::FINISHED != 0)
+        .then_some(())
+    })
+    .await;
+    let stats = alice.call_stats().await.unwrap().unwrap();
+    assert!(stats.audio_frames_sent >= 50, "{stats:?}");
+}

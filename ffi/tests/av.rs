@@ -68,7 +68,6 @@ fn first_difference(ours: &[String], theirs: &[String]) -> String {
 }
 
 #[test]
-#[ignore = "needs the calls engine and the node's calls (Node::enable_av, Calls), not merged yet"]
 fn a_c_client_sees_the_same_calls_on_both_libraries() {
     if let Err(reason) = c_toolchain() {
         skip_or_fail(&reason);

@@ -178,7 +178,6 @@ fn toxic_on_debian_places_a_call() {
 }
 
 #[test]
-#[ignore = "needs the calls engine and the node's calls (Node::enable_av, Calls), not merged yet"]
 fn toxic_on_ours_places_a_call() {
     toxic_places_a_call(Lib::Ours);
 }

@@ -184,7 +184,7 @@ fn a_program_using_every_function_loads_with_bind_now() {
 }
 
 /// The same program linked statically against our libtoxcore.a (with the system
-/// libraries a Rust static library needs) links and runs.
+/// libraries a Rust static library needs, and the codecs') links and runs.
 #[test]
 fn a_program_using_every_function_links_against_our_static_library() {
     let Some(names) = debian_functions() else {
@@ -203,6 +203,9 @@ fn a_program_using_every_function_links_against_our_static_library() {
         .args(["-O1", "-g", "-Wall", "-Werror"])
         .arg(&src)
         .arg(&archive)
+        // The calls' codecs: libopus and libvpx, as c-toxcore's own libtoxcore.a needs
+        // them (`pkg-config --static --libs toxcore`).
+        .args(["-lopus", "-lvpx"])
         .args([
             "-lgcc_s",
             "-lutil",

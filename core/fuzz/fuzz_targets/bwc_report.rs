@@ -23,7 +23,10 @@ fuzz_target!(|data: &[u8]| {
             1 => m.add_lost(value),
             2 => now = now.saturating_add(u64::from(value >> 16)),
             _ => {
-                let r = BwcReport { lost: value >> 8, received: value };
+                let r = BwcReport {
+                    lost: value >> 8,
+                    received: value,
+                };
                 if let Some(ratio) = m.handle_report(Timestamp::from_millis(now), r) {
                     assert!((0.0..=1.0).contains(&ratio));
                 }

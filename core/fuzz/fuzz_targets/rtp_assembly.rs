@@ -21,8 +21,12 @@ fuzz_target!(|data: &[u8]| {
             let (patch, tail) = tail.split_at(take);
             rest = tail;
             // The patch names a packet, an offset into it, and the bytes to put there.
-            let Some((&which, patch)) = patch.split_first() else { continue };
-            let Some((&at, patch)) = patch.split_first() else { continue };
+            let Some((&which, patch)) = patch.split_first() else {
+                continue;
+            };
+            let Some((&at, patch)) = patch.split_first() else {
+                continue;
+            };
             let mut p = packets[usize::from(which) % packets.len()].clone();
             let at = usize::from(at) % p.len();
             for (i, &b) in patch.iter().enumerate() {

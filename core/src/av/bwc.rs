@@ -12,9 +12,10 @@
 //! [`BwcMonitor`] is one call's `BWController`, both halves: the receiver's counting
 //! (`bwc_add_lost`, `bwc_add_recv`, `send_update`) and the sender's reading (`on_update`).
 //! c-toxcore decides whether to report when a count is added; sans-IO, the decision is
-//! [`BwcMonitor::poll_report`], which the driver calls after feeding counts in (the
-//! conditions are the same, so the reports are too). 0.2.18 averages nothing: the loss
-//! ratio of each accepted report goes to the layer above as it is.
+//! [`BwcMonitor::poll_report`]; polled after every non-zero count, where c-toxcore calls
+//! `send_update`, it sends the same reports at the same moments (checked against
+//! bwcontroller.c itself in core/tests/av_wire_ctoxcore.rs). 0.2.18 averages nothing: the
+//! loss ratio of each accepted report goes to the layer above as it is.
 #![deny(clippy::indexing_slicing, clippy::arithmetic_side_effects)]
 
 use std::time::Duration;

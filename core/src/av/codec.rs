@@ -115,11 +115,13 @@ pub trait CodecFactory: Send {
     fn video_decoder(&self) -> Result<Box<dyn VideoDecoder>, CodecError>;
 }
 
-/// libopus and libvpx, configured as c-toxcore 0.2.18 does.
+/// libopus and libvpx, configured as c-toxcore 0.2.18 does (implemented in `codec_system.rs`
+/// on the `rustox-codec` crate, with feature `codecs`).
 #[derive(Debug, Clone, Copy, Default)]
 pub struct SystemCodecs;
 
 /// A deterministic stand-in for the simulator: no signal processing, frame sizes as real
-/// encodes at the same bit rate, the first samples (or pixels) carried so marks survive.
+/// encodes at the same bit rate, a coarse copy of the signal carried so the marks of
+/// [`super::signal`] survive (implemented and its formats described in `codec_standin.rs`).
 #[derive(Debug, Clone, Copy, Default)]
 pub struct StandInCodecs;

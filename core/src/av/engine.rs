@@ -3,6 +3,20 @@
 //! Friends are named by their number (the node's `FriendNumber.0`); the node has checked
 //! that a friend exists and is online before a command reaches this engine (toxav.c's
 //! `FRIEND_NOT_FOUND` / `FRIEND_NOT_CONNECTED` are the node's errors).
+//!
+//! This file holds the commands, the packet and timer inputs and the outputs; one call's
+//! state is `engine/call.rs`, its audio and video `engine/audio_path.rs` and
+//! `engine/video_path.rs` (with the key-frame request, lossy 195), its rates
+//! `engine/rate.rs` (the rule that joins toxav.c's loss reports to the path's bandwidth),
+//! the events and bounded queues `engine/events.rs`, the refusals `engine/errors.rs`; the
+//! audio jitter buffer is [`crate::av::jitter`].
+//!
+//! Bit rates are toxav.h's kbit/s throughout; the encoders get bits/s (× 1000, as toxav.c).
+//! State events follow toxav.c: the caller hears the callee's capabilities when answered
+//! (the callee hears nothing for its own answer), either side hears the other's capability
+//! changes (pause: 0), `FINISHED` when the other side hangs up or rejects, `ERROR` on an
+//! MSI error or when the friend goes offline (msi.c's peer timeout goes to toxav.c's
+//! `callback_error`); the side that hangs up hears nothing.
 
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -32,6 +46,7 @@ pub use events::{AvEvent, AvTransmit, FriendCallState};
 use rate::{RateControl, Suggestion};
 
 pub use audio_path::{FRAME_DURATIONS_TENTHS_MS, SAMPLING_RATES};
+pub use events::{MAX_QUEUED_EVENTS, MAX_QUEUED_TRANSMITS};
 pub use video_path::PACKET_ID_KEYFRAME_REQUEST;
 
 /// `toxav_call_control`'s controls (`Toxav_Call_Control`, toxav.h).
@@ -802,6 +817,10 @@ fn video_bit_rate_invalid(_kbps: u32) -> bool {
 
 #[cfg(test)]
 mod tests_calls;
+#[cfg(test)]
+mod tests_codecs;
+#[cfg(test)]
+mod tests_fuzz;
 #[cfg(test)]
 mod tests_media;
 #[cfg(test)]

@@ -26,5 +26,5 @@ pub mod signal;
 pub use engine::{
     AnswerError, AvEvent, AvStats, AvTransmit, BitRateError, CallControl, CallError, Calls,
     ControlError, FriendCallState, PathEstimate, SendFrameError, FRAME_DURATIONS_TENTHS_MS,
-    MAX_CALLS, PACKET_ID_KEYFRAME_REQUEST, SAMPLING_RATES,
+    MAX_CALLS, MAX_QUEUED_EVENTS, MAX_QUEUED_TRANSMITS, PACKET_ID_KEYFRAME_REQUEST, SAMPLING_RATES,
 };

@@ -92,7 +92,14 @@ impl std::fmt::Debug for AvState {
 /// The codecs group audio uses unless told otherwise: the system's libopus when the
 /// `codecs` feature is on.
 fn default_group_codecs() -> Option<Box<dyn CodecFactory>> {
-    None
+    #[cfg(feature = "codecs")]
+    {
+        Some(Box::new(crate::av::codec::SystemCodecs))
+    }
+    #[cfg(not(feature = "codecs"))]
+    {
+        None
+    }
 }
 
 impl Node {

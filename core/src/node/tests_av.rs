@@ -5,11 +5,13 @@
 
 use std::time::Duration;
 
-use super::tests_conference::{conference_of_three, three};
+use super::tests_conference::{conference_of_three, three, Net};
 use super::*;
 use crate::av::codec::{
-    AudioDecoder, AudioEncoder, CodecError, CodecFactory, VideoDecoder, VideoEncoder,
+    AudioDecoder, AudioEncoder, CodecError, CodecFactory, DecodedPicture, EncodedVideo,
+    VideoDecoder, VideoEncoder, YuvFrame,
 };
+use crate::av::{CallControl, FriendCallState};
 use crate::conference::{ConferenceNumber, ConferenceType, PeerList};
 
 /// Samples a [`MarkCodecs`] packet carries from the start of its frame.
@@ -89,11 +91,54 @@ impl CodecFactory for MarkCodecs {
         _width: u16,
         _height: u16,
     ) -> Result<Box<dyn VideoEncoder>, CodecError> {
-        Err(CodecError("no video in routing tests".into()))
+        Ok(Box::new(MarkVideo))
     }
 
     fn video_decoder(&self) -> Result<Box<dyn VideoDecoder>, CodecError> {
-        Err(CodecError("no video in routing tests".into()))
+        Ok(Box::new(MarkVideo))
+    }
+}
+
+/// Video as the calls need it to exist (toxav makes both codecs for every call): a frame is
+/// its size and its first luma byte, decoded into a flat picture.
+struct MarkVideo;
+
+impl VideoEncoder for MarkVideo {
+    fn encode(
+        &mut self,
+        picture: &YuvFrame<'_>,
+        keyframe: bool,
+        out: &mut Vec<EncodedVideo>,
+    ) -> Result<(), CodecError> {
+        let mut data = Vec::with_capacity(5);
+        data.extend_from_slice(&picture.width.to_be_bytes());
+        data.extend_from_slice(&picture.height.to_be_bytes());
+        data.push(picture.y.first().copied().unwrap_or(0));
+        out.push(EncodedVideo { data, keyframe });
+        Ok(())
+    }
+
+    fn set_bit_rate(&mut self, _: u32) -> Result<(), CodecError> {
+        Ok(())
+    }
+}
+
+impl VideoDecoder for MarkVideo {
+    fn decode(&mut self, data: &[u8], out: &mut Vec<DecodedPicture>) -> Result<(), CodecError> {
+        let [w0, w1, h0, h1, y] = *data else {
+            return Err(CodecError("not a mark frame".into()));
+        };
+        let (width, height) = (u16::from_be_bytes([w0, w1]), u16::from_be_bytes([h0, h1]));
+        let (w, h) = (usize::from(width), usize::from(height));
+        let chroma = w.div_ceil(2) * h.div_ceil(2);
+        out.push(DecodedPicture {
+            width,
+            height,
+            y: vec![y; w * h],
+            u: vec![128; chroma],
+            v: vec![128; chroma],
+        });
+        Ok(())
     }
 }
 
@@ -269,5 +314,260 @@ fn group_audio_crosses_an_av_conference_of_three_with_each_peer_named() {
             e,
             NodeEvent::Conference(crate::conference::ConferenceEvent::Lossy { .. })
         )));
+    }
+}
+
+fn call_event(e: &NodeEvent, who: FriendNumber) -> bool {
+    matches!(e, NodeEvent::Av(crate::av::AvEvent::Call { friend, audio: true, video: false }) if *friend == who.0)
+}
+
+fn state_has(e: &NodeEvent, who: FriendNumber, bits: u32) -> bool {
+    matches!(e, NodeEvent::Av(crate::av::AvEvent::State { friend, state }) if *friend == who.0 && state.0 & bits != 0)
+}
+
+/// The marks of the audio frames node `i` got from `who` since event `from`.
+fn heard(net: &Net, i: usize, from: usize, who: FriendNumber) -> Vec<i16> {
+    net.events[i][from..]
+        .iter()
+        .filter_map(|e| match e {
+            NodeEvent::Av(crate::av::AvEvent::AudioFrame { friend, pcm, .. })
+                if *friend == who.0 =>
+            {
+                pcm.get(1).copied().filter(|_| pcm.first() == Some(&777))
+            }
+            _ => None,
+        })
+        .collect()
+}
+
+/// A and B (friends in [`three`]) with calls on, A calling B with audio at 48 kbit/s and B
+/// answering: the net, A's number for B, B's for A.
+fn call_up() -> (Net, FriendNumber, FriendNumber) {
+    let (mut net, f) = three();
+    let (ab, ba) = (f[0], f[1]);
+    for node in net.nodes.iter_mut() {
+        assert!(node.enable_av(Box::new(MarkCodecs)));
+    }
+    let now = net.now;
+    let from_b = net.mark(1);
+    net.nodes[0]
+        .av_command(now, ab, |c, f| c.call(now, f, 48, 0))
+        .unwrap()
+        .unwrap();
+    assert!(
+        net.run(Duration::from_secs(2), |n| n.saw(
+            1,
+            from_b,
+            |e| call_event(e, ba)
+        )),
+        "B hears the call"
+    );
+    let now = net.now;
+    let from_a = net.mark(0);
+    net.nodes[1]
+        .av_command(now, ba, |c, f| c.answer(now, f, 48, 0))
+        .unwrap()
+        .unwrap();
+    let both = FriendCallState::SENDING_A | FriendCallState::ACCEPTING_A;
+    assert!(
+        net.run(Duration::from_secs(2), |n| n
+            .saw(0, from_a, |e| state_has(e, ab, both))),
+        "A hears the answer: {:?}",
+        &net.events[0][from_a..]
+    );
+    // Signalling went to the engines, not to the application.
+    for i in 0..2 {
+        assert!(!net.saw(i, 0, |e| matches!(e, NodeEvent::CustomPacket { .. })));
+    }
+    (net, ab, ba)
+}
+
+#[test]
+fn an_answered_call_carries_audio_both_ways_and_a_hang_up_ends_it() {
+    let (mut net, ab, ba) = call_up();
+    let (mark_a, mark_b) = (net.mark(0), net.mark(1));
+    const FRAMES: i16 = 25;
+    for n in 0..FRAMES {
+        let now = net.now;
+        let mut pcm = vec![0i16; 960];
+        pcm[0] = 777;
+        pcm[1] = n;
+        for (i, friend) in [(0, ab), (1, ba)] {
+            net.nodes[i]
+                .av_command(now, friend, |c, f| {
+                    c.send_audio_frame(now, f, &pcm, 960, 1, 48_000)
+                })
+                .unwrap()
+                .unwrap();
+        }
+        net.run(Duration::from_millis(20), |_| false);
+    }
+    net.run(Duration::from_millis(500), |_| false);
+    for (i, from, who) in [(0, mark_a, ab), (1, mark_b, ba)] {
+        let marks = heard(&net, i, from, who);
+        assert!(
+            marks.windows(2).all(|w| w[0] < w[1]) && marks.len() >= FRAMES as usize - 2,
+            "node {i} heard {marks:?}"
+        );
+        let stats = net.nodes[i].calls().unwrap().stats();
+        assert!(stats.audio_frames_sent >= FRAMES as u64, "{stats:?}");
+    }
+    // A hangs up: B's call ends, and A's.
+    let now = net.now;
+    let from_b = net.mark(1);
+    net.nodes[0]
+        .av_command(now, ab, |c, f| c.control(now, f, CallControl::Cancel))
+        .unwrap()
+        .unwrap();
+    assert!(
+        net.run(Duration::from_secs(2), |n| n.saw(1, from_b, |e| state_has(
+            e,
+            ba,
+            FriendCallState::FINISHED
+        ))),
+        "B's call finished"
+    );
+    assert!(!net.nodes[0].calls().unwrap().in_call(ab.0));
+    assert!(!net.nodes[1].calls().unwrap().in_call(ba.0));
+}
+
+#[test]
+fn a_friend_going_offline_ends_its_call_and_disabling_calls_hangs_up() {
+    let (mut net, ab, ba) = call_up();
+    assert!(net.nodes[0].calls().unwrap().in_call(ab.0));
+    // B leaves A (deleting A as a friend sends OFFLINE): A's call with B ends.
+    let now = net.now;
+    let from_a = net.mark(0);
+    net.nodes[1].delete_friend(now, ba).unwrap();
+    assert!(!net.nodes[1].calls().unwrap().in_call(ba.0));
+    assert!(
+        net.run(Duration::from_secs(5), |n| n.saw(0, from_a, |e| state_has(
+            e,
+            ab,
+            FriendCallState::ERROR | FriendCallState::FINISHED
+        ))),
+        "A's call ended: {:?}",
+        &net.events[0][from_a..]
+    );
+    assert!(!net.nodes[0].calls().unwrap().in_call(ab.0));
+    assert_eq!(net.nodes[0].calls().unwrap().call_count(), 0);
+
+    // B calls C and turns calls off: the hang-up reaches C.
+    let (bc, cb) = (FriendNumber(1), FriendNumber(0));
+    let now = net.now;
+    let from_c = net.mark(2);
+    net.nodes[1]
+        .av_command(now, bc, |c, f| c.call(now, f, 48, 0))
+        .unwrap()
+        .unwrap();
+    assert!(
+        net.run(Duration::from_secs(2), |n| n.saw(
+            2,
+            from_c,
+            |e| call_event(e, cb)
+        )),
+        "C hears B's call"
+    );
+    let now = net.now;
+    net.nodes[1].disable_av(now);
+    assert!(net.nodes[1].calls().is_none());
+    assert!(
+        net.run(Duration::from_secs(2), |n| n.saw(2, from_c, |e| state_has(
+            e,
+            cb,
+            FriendCallState::FINISHED
+        ))),
+        "C's call finished"
+    );
+    assert_eq!(net.nodes[2].calls().unwrap().call_count(), 0);
+}
+
+/// Every audio sample node `i` got since event `from`, from a call with `who` or from
+/// conference peers (`who` = None), concatenated.
+#[cfg(feature = "codecs")]
+fn received_pcm(net: &Net, i: usize, from: usize, who: Option<FriendNumber>) -> Vec<i16> {
+    net.events[i][from..]
+        .iter()
+        .filter_map(|e| match (e, who) {
+            (NodeEvent::Av(crate::av::AvEvent::AudioFrame { friend, pcm, .. }), Some(w))
+                if *friend == w.0 =>
+            {
+                Some(pcm.clone())
+            }
+            (NodeEvent::ConferenceAudio { pcm, .. }, None) => Some(pcm.clone()),
+            _ => None,
+        })
+        .flatten()
+        .collect()
+}
+
+#[cfg(feature = "codecs")]
+#[test]
+fn on_libopus_a_tone_crosses_a_call_and_an_av_conference_at_its_frequency() {
+    use crate::av::codec::SystemCodecs;
+    use crate::av::signal::{estimate_frequency, Tone};
+    const HZ: f64 = 440.0;
+
+    // A call, A to B.
+    let (mut net, f) = three();
+    let (ab, ba) = (f[0], f[1]);
+    for node in net.nodes.iter_mut() {
+        node.enable_av(Box::new(SystemCodecs));
+    }
+    let now = net.now;
+    net.nodes[0]
+        .av_command(now, ab, |c, f| c.call(now, f, 48, 0))
+        .unwrap()
+        .unwrap();
+    assert!(net.run(Duration::from_secs(2), |n| n
+        .saw(1, 0, |e| call_event(e, ba))));
+    let now = net.now;
+    net.nodes[1]
+        .av_command(now, ba, |c, f| c.answer(now, f, 48, 0))
+        .unwrap()
+        .unwrap();
+    net.run(Duration::from_millis(100), |_| false);
+    let from = net.mark(1);
+    let mut tone = Tone::new(HZ, 48_000, 1, 8_000);
+    for _ in 0..50 {
+        let now = net.now;
+        let pcm = tone.frame(960);
+        net.nodes[0]
+            .av_command(now, ab, |c, f| {
+                c.send_audio_frame(now, f, &pcm, 960, 1, 48_000)
+            })
+            .unwrap()
+            .unwrap();
+        net.run(Duration::from_millis(20), |_| false);
+    }
+    net.run(Duration::from_millis(300), |_| false);
+    let pcm = received_pcm(&net, 1, from, Some(ba));
+    assert!(pcm.len() >= 40 * 960, "B got {} samples", pcm.len());
+    // The codec's start-up is past after the first quarter second.
+    let got = estimate_frequency(&pcm[12_000..], 1, 48_000).expect("a tone");
+    assert!((got - HZ).abs() < 10.0, "the call carried {got} Hz");
+
+    // An AV conference of three on the default codecs: A's tone reaches B and C.
+    let (mut net, _, confs) = conference_of_three(ConferenceType::Av);
+    let now = net.now;
+    net.nodes[0]
+        .conference_set_audio(now, confs[0], true)
+        .unwrap();
+    let marks = [net.mark(1), net.mark(2)];
+    let mut tone = Tone::new(HZ, 48_000, 1, 8_000);
+    for _ in 0..50 {
+        let now = net.now;
+        let pcm = tone.frame(960);
+        net.nodes[0]
+            .conference_send_audio(now, confs[0], &pcm, 960, 1, 48_000)
+            .unwrap();
+        net.run(Duration::from_millis(20), |_| false);
+    }
+    net.run(Duration::from_millis(300), |_| false);
+    for (k, i) in [1, 2].into_iter().enumerate() {
+        let pcm = received_pcm(&net, i, marks[k], None);
+        assert!(pcm.len() >= 40 * 960, "node {i} got {} samples", pcm.len());
+        let got = estimate_frequency(&pcm[12_000..], 1, 48_000).expect("a tone");
+        assert!((got - HZ).abs() < 10.0, "node {i} heard {got} Hz");
     }
 }

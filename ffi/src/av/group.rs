@@ -9,6 +9,7 @@
 
 use std::ffi::{c_int, c_uint, c_void};
 
+use rustox_core::av::codec::SystemCodecs;
 use rustox_core::conference::ConferenceNumber;
 use rustox_core::node::FriendNumber;
 
@@ -37,6 +38,11 @@ unsafe fn with_tox<T>(tox: *mut Tox, body: impl FnOnce(&mut State) -> T) -> Opti
     Some(body(&mut state))
 }
 
+/// Group audio encodes and decodes with libopus (groupav.c's Opus, as toxav.c's calls).
+fn use_system_codecs(state: &mut State) {
+    state.node.set_group_audio_codecs(Box::new(SystemCodecs));
+}
+
 /// Turns audio on for an A/V conference and keeps its callback; false when it is not an
 /// A/V conference or its audio is already on (groupav.c's `groupchat_enable_av`).
 fn enable(
@@ -50,6 +56,7 @@ fn enable(
         return false;
     }
     let now = state.now();
+    use_system_codecs(state);
     if state.node.conference_set_audio(now, number, true).is_err() {
         return false;
     }
@@ -75,6 +82,7 @@ pub unsafe extern "C" fn toxav_add_av_groupchat(
         unsafe {
             with_tox(tox, |state| {
                 let now = state.now();
+                use_system_codecs(state);
                 let Ok(conference) = state.node.conference_new_av(now) else {
                     return -1;
                 };
@@ -117,6 +125,7 @@ pub unsafe extern "C" fn toxav_join_av_groupchat(
         unsafe {
             with_tox(tox, |state| {
                 let now = state.now();
+                use_system_codecs(state);
                 let Ok(conference) =
                     state
                         .node

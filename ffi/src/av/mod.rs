@@ -38,3 +38,5 @@ pub use session::*;
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod thread_tests;

@@ -10,9 +10,7 @@
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use rustox_core::av::codec::{
-    AudioDecoder, AudioEncoder, CodecError, CodecFactory, VideoDecoder, VideoEncoder,
-};
+use rustox_core::av::codec::SystemCodecs;
 
 use super::callbacks::AvCallbacks;
 use crate::guard;
@@ -115,7 +113,7 @@ pub unsafe extern "C" fn toxav_new(tox: *mut Tox, error: *mut Toxav_Err_New) -> 
             return guard::fail(error, Toxav_Err_New::NULL, null);
         };
         let mut state = instance.lock();
-        if !state.node.enable_av(Box::new(PendingCodecs)) {
+        if !state.node.enable_av(Box::new(SystemCodecs)) {
             return guard::fail(error, Toxav_Err_New::MULTIPLE, null);
         }
         let link = Arc::new(AvLink::new());
@@ -160,23 +158,4 @@ pub unsafe extern "C" fn toxav_get_tox(av: *const ToxAV) -> *mut Tox {
         // SAFETY: toxav.h's contract for `av`.
         unsafe { session(av) }.map_or(std::ptr::null_mut(), |av| av.tox)
     })
-}
-
-/// Stands for `SystemCodecs` until that factory implements `CodecFactory`: every codec
-/// fails to open, which toxav.h reports as `MALLOC` / `CODEC_INITIALIZATION`.
-struct PendingCodecs;
-
-impl CodecFactory for PendingCodecs {
-    fn audio_encoder(&self, _: u32, _: u32, _: u8) -> Result<Box<dyn AudioEncoder>, CodecError> {
-        Err(CodecError("no audio encoder".into()))
-    }
-    fn audio_decoder(&self, _: u32, _: u8) -> Result<Box<dyn AudioDecoder>, CodecError> {
-        Err(CodecError("no audio decoder".into()))
-    }
-    fn video_encoder(&self, _: u32, _: u16, _: u16) -> Result<Box<dyn VideoEncoder>, CodecError> {
-        Err(CodecError("no video encoder".into()))
-    }
-    fn video_decoder(&self) -> Result<Box<dyn VideoDecoder>, CodecError> {
-        Err(CodecError("no video decoder".into()))
-    }
 }

@@ -25,7 +25,7 @@ fn new_tox() -> *mut Tox {
 }
 
 #[test]
-fn one_session_per_tox() {
+fn one_session_per_tox_and_a_new_one_after_kill() {
     let tox = new_tox();
     // SAFETY (every call): a live Tox, sessions from toxav_new, valid error pointers.
     unsafe {
@@ -40,6 +40,10 @@ fn one_session_per_tox() {
         assert_eq!(err, Toxav_Err_New::MULTIPLE);
         assert_eq!(toxav_iteration_interval(av), IDLE_ITERATION_INTERVAL_MS);
         toxav_kill(av);
+        let again = toxav_new(tox, &mut err);
+        assert_eq!(err, Toxav_Err_New::OK, "a killed session makes room");
+        assert!(!again.is_null());
+        toxav_kill(again);
         crate::lifecycle::tox_kill(tox);
     }
 }

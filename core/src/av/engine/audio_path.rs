@@ -6,6 +6,7 @@
 //! packet (toxav.c `toxav_audio_send_frame`; audio.c `ac_iterate` reads the rate from those 4
 //! bytes and the channel count from the Opus TOC byte).
 
+use rustox_net_crypto::wire::Reader;
 use rustox_net_crypto::Timestamp;
 
 use crate::av::codec::{AudioDecoder, AudioEncoder, CodecError, CodecFactory};
@@ -291,9 +292,9 @@ enum DecodeKind {
 /// An audio payload's sampling rate, channel count (from the Opus TOC byte's stereo bit,
 /// RFC 6716 §3.1) and Opus packet; None for a payload audio.c could not decode.
 pub(super) fn parse_payload(data: &[u8]) -> Option<(u32, u8, &[u8])> {
-    let prefix: [u8; RATE_PREFIX_LEN] = data.get(..RATE_PREFIX_LEN)?.try_into().ok()?;
-    let rate = u32::from_be_bytes(prefix);
-    let opus = &data[RATE_PREFIX_LEN..];
+    let mut reader = Reader::new(data);
+    let rate = reader.u32_be().ok()?;
+    let opus = reader.rest();
     let toc = *opus.first()?;
     if !SAMPLING_RATES.contains(&rate) || opus.len() > MAX_OPUS_PACKET {
         return None;

@@ -99,7 +99,8 @@ impl RateControl {
             return None;
         }
         let fits = link_kbps * LINK_SHARE - Self::audio_overhead_kbps();
-        Some((fits.max(0.0) as u32).clamp(MIN_AUDIO_KBPS, audio_kbps))
+        // max then min, not clamp: never a panic whatever the rates.
+        Some((fits.max(0.0) as u32).max(MIN_AUDIO_KBPS).min(audio_kbps))
     }
 
     /// The video rate the link leaves after audio (None: no estimate yet).

@@ -314,3 +314,71 @@ fn iteration_interval_and_timeouts() {
     }
     assert_eq!(p.b.iteration_interval(), Duration::from_millis(20));
 }
+
+#[test]
+fn a_new_rate_or_channel_count_recreates_the_codecs_at_both_ends() {
+    let mut p = Pair::new(20, Link::default());
+    p.connect((48, 0), (48, 0));
+    let formats = [(48000u32, 1u8), (16000, 2), (8000, 1), (48000, 2)];
+    for (rate, channels) in formats {
+        let samples = (rate / 50) as usize;
+        let pcm = vec![7i16; samples * usize::from(channels)];
+        for _ in 0..3 {
+            p.a.send_audio_frame(p.now, F, &pcm, samples, channels, rate)
+                .unwrap();
+            p.run_ms(20);
+        }
+    }
+    p.run_ms(500);
+    let mut seen: Vec<(u32, u8, usize)> = Vec::new();
+    for (_, e) in &p.b_events {
+        if let AvEvent::AudioFrame {
+            pcm,
+            channels,
+            sampling_rate,
+            ..
+        } = e
+        {
+            let entry = (*sampling_rate, *channels, pcm.len());
+            if seen.last() != Some(&entry) {
+                seen.push(entry);
+            }
+        }
+    }
+    assert_eq!(
+        seen,
+        vec![
+            (48000, 1, 960),
+            (16000, 2, 640),
+            (8000, 1, 160),
+            (48000, 2, 1920)
+        ]
+    );
+}
+
+#[test]
+fn a_link_too_small_for_the_audio_lowers_it_too() {
+    let mut p = Pair::new(22, Link::default());
+    p.connect((64, 500), (48, 0));
+    p.a.handle_path(
+        p.now,
+        F,
+        PathEstimate {
+            rtt: Duration::from_millis(300),
+            bandwidth_bps: 80_000,
+        },
+    );
+    p.pump();
+    let audio: Vec<u32> = p
+        .a_events
+        .iter()
+        .filter_map(|(_, e)| match e {
+            AvEvent::AudioBitRate { bit_rate, .. } => Some(*bit_rate),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(audio, vec![12]);
+    p.a_sends_audio(1).unwrap();
+    send_picture(&mut p, 1, 32, 32).unwrap();
+    assert_eq!(p.a.encoder_bit_rates(F), Some((12_000, 16_000)));
+}

@@ -210,9 +210,14 @@ pub const F: u32 = 0;
 
 impl Pair {
     pub fn new(seed: u64, link: Link) -> Self {
+        Self::with_codecs(seed, link, || Box::new(MarkCodecs))
+    }
+
+    /// Two engines on codecs from `codecs`.
+    pub fn with_codecs(seed: u64, link: Link, codecs: fn() -> Box<dyn CodecFactory>) -> Self {
         Self {
-            a: Calls::with_seed(Box::new(MarkCodecs), seed),
-            b: Calls::with_seed(Box::new(MarkCodecs), seed ^ 0xFFFF),
+            a: Calls::with_seed(codecs(), seed),
+            b: Calls::with_seed(codecs(), seed ^ 0xFFFF),
             now: Timestamp::from_secs(1),
             link,
             rng: ChaCha8Rng::seed_from_u64(seed),

@@ -19,7 +19,8 @@
 //! newer frame is complete, older unfinished ones that are not key frames are given up at
 //! once (c-toxcore would deliver them later, out of order). A frame is at most
 //! [`MAX_VIDEO_FRAME_LEN`] bytes (c-toxcore allocates whatever a header claims), and pieces
-//! are checked against their frame's bounds (see `assembly.rs`).
+//! are checked against their frame's bounds (see `assembly.rs`). Timestamps are compared
+//! modulo 2³² (see `earlier`), where c-toxcore compares them plainly.
 //!
 //! Loss for the bandwidth controller (`update_bwc_values`, `bwc_add_recv`): a video frame
 //! delivered or given up counts its whole length as received and its missing bytes as lost,
@@ -53,6 +54,14 @@ const MAX_READY: usize = 16;
 /// Frames finished (delivered or given up) remembered, so that a late or repeated piece of
 /// one does not start it again.
 const FINISHED_REMEMBERED: usize = 8;
+
+/// `a` is an earlier timestamp than `b`: less than 2³¹ ms behind it, so that a sender's
+/// clock wrapping (every 49.7 days of its uptime) does not make every later frame look old
+/// (c-toxcore compares plainly).
+fn earlier(a: u32, b: u32) -> bool {
+    let d = b.wrapping_sub(a);
+    d != 0 && d < 1 << 31
+}
 
 /// One reassembled frame.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -243,7 +252,7 @@ impl RtpReceiver {
     fn check_not_finished(&self, header: &RtpHeader) -> Result<(), RtpError> {
         let late = self
             .newest_finished
-            .is_some_and(|newest| header.timestamp < newest);
+            .is_some_and(|newest| earlier(header.timestamp, newest));
         let repeated = self
             .finished
             .iter()
@@ -261,7 +270,10 @@ impl RtpReceiver {
             let keep_oldest = !header.is_keyframe()
                 && oldest.keyframe
                 && !oldest.assembly.is_complete()
-                && oldest.timestamp.wrapping_add(KEEP_KEYFRAME_MS) > header.timestamp;
+                && earlier(
+                    header.timestamp,
+                    oldest.timestamp.wrapping_add(KEEP_KEYFRAME_MS),
+                );
             if keep_oldest {
                 return Err(RtpError::Stale);
             }
@@ -271,7 +283,7 @@ impl RtpReceiver {
         if self
             .slots
             .last()
-            .is_some_and(|newest| newest.timestamp > header.timestamp)
+            .is_some_and(|newest| earlier(header.timestamp, newest.timestamp))
         {
             return Err(RtpError::Stale);
         }
@@ -317,10 +329,10 @@ impl RtpReceiver {
             self.finished.pop_front();
         }
         self.finished.push_back((slot.sequence, slot.timestamp));
-        self.newest_finished = Some(
-            self.newest_finished
-                .map_or(slot.timestamp, |t| t.max(slot.timestamp)),
-        );
+        self.newest_finished = Some(match self.newest_finished {
+            Some(t) if earlier(slot.timestamp, t) => t,
+            _ => slot.timestamp,
+        });
         if slot.assembly.is_complete() {
             self.stats.frames = self.stats.frames.saturating_add(1);
             if self.ready.len() >= MAX_READY {
@@ -375,7 +387,7 @@ impl RtpReceiver {
                 }
                 return Ok(());
             }
-            if partial.timestamp > header.timestamp {
+            if earlier(header.timestamp, partial.timestamp) {
                 return Err(RtpError::Stale);
             }
         }

@@ -566,3 +566,21 @@ fn random_input_never_panics_and_memory_stays_bounded() {
         }
     }
 }
+
+#[test]
+fn timestamps_compare_across_the_wrap() {
+    let mut tx = RtpSender::new(MediaKind::Video, 0);
+    let mut rx = RtpReceiver::new(MediaKind::Video);
+    let mut seqs = Vec::new();
+    for ts in [u32::MAX - 40, u32::MAX - 7, 26, 59] {
+        for p in tx.packetize(&[1; 3000], ts, false) {
+            if let Some(f) = rx.handle_packet(NOW, &p).unwrap() {
+                seqs.push(f.sequence);
+            }
+        }
+    }
+    assert_eq!(seqs, [0, 1, 2, 3]);
+    // A frame from before the wrap is now old.
+    let late = tx.packetize(&[1; 10], u32::MAX - 100, false).remove(0);
+    assert_eq!(rx.handle_packet(NOW, &late), Err(RtpError::Stale));
+}
