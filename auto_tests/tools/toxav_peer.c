@@ -36,11 +36,11 @@
  *   T SENDSTATE F KIND CODE       the result of sending KIND (audio/video) to F changed to
  *                                 Toxav_Err_Send_Frame CODE (0 ok, 3 not in call, 6 payload
  *                                 type disabled, ...); printed on change only
- *   T AFRAME F SAMPLES CH RATE HZ MARK RMS                a received audio frame: its dominant
- *                                 frequency HZ (channel 0, one decimal), the MARK it carries
- *                                 (-1 none) and its RMS level
- *   T VFRAME F W H NUMBER OK LUMA a received video frame: the NUMBER its pattern encodes, OK 1
- *                                 when the pattern's check nibble matches, the mean luma
+ *   T AFRAME F SAMPLES CH RATE HZ MARK RMS                a received audio frame: its tone's
+ *                                 frequency HZ (channel 0, one decimal; 0: silent or no
+ *                                 single tone), the MARK it carries (-1 none), its RMS level
+ *   T VFRAME F W H NUMBER LUMA    a received video frame: the NUMBER its pattern encodes (-1:
+ *                                 not a readable pattern) and its mean luma
  *   T GFRAME CONF PEER PK SAMPLES CH RATE HZ MARK RMS     received conference audio
  *   T INVITE FRIEND TYPE / T JOINED CONF FRIEND / T JOIN_ERR FRIEND CODE
  *   T CONNECTED CONF / T PEERS CONF ONLINE OFFLINE        as toxconference.c
@@ -75,24 +75,30 @@
  *   gmarks CONF                the mark signal to the conference instead
  *   gav CONF on|off|get        toxav_groupchat_enable_av / disable_av / av_enabled
  *
- * The mark signal (for mouth-to-ear latency): sent audio frame i (20 ms, 48 kHz mono) is one
- * tone of frequency 500 + 250 * (i mod 16) Hz, its phase continuous across frames. A receiver
- * takes a decoded frame's dominant frequency f; its MARK is k when f is within 50 Hz of
- * 500 + 250 k (0 <= k < 16) and the frame is not silent, else -1. A receipt with MARK k matches
- * the last frame sent before it whose index is k mod 16: unambiguous for delays under 320 ms.
- * A codec's look-ahead spreads one frame over two decoded frames; the dominant tone is the one
- * with the larger share.
+ * The signals are those of rustox's core/src/av/signal.rs (tone, frequency estimate, marks,
+ * test picture), so a harness reads a rustox node's and this peer's the same way:
  *
- * The video pattern: frame NUMBER (16 bits) as a 5 x 4 grid of cells, row-major: cells 0-15
- * are NUMBER's bits, most significant first, cells 16-19 the check nibble (the XOR of NUMBER's
- * four nibbles), most significant first; a 1 is luma 200, a 0 luma 50, chroma flat 128. A
- * receiver averages the middle half of each cell and thresholds at 125. It survives any
- * scaling and VP8 at low bit rates.
+ * The mark signal (for mouth-to-ear latency): sent audio frame i (20 ms, 48 kHz mono,
+ * amplitude 10000) is one tone of 400 + 100 * (i mod 16) Hz, its phase continuous across
+ * frames. A receiver runs Goertzel filters at the 16 frequencies over the last 60 % of a
+ * decoded frame (a codec's look-ahead, 6.5 ms for Opus, keeps the previous frame in the first
+ * part); the frame carries MARK k when k's power is at least 4 times every other's and the
+ * window's RMS is at least 300. A receipt with MARK k matches the last frame sent before it
+ * whose index is k mod 16: unambiguous for delays under 320 ms.
  *
- * The dominant frequency: the Hann-windowed frame's power by Goertzel on a 20 Hz grid from
- * 100 Hz to min(8 kHz, rate / 2 - 100 Hz), then on a 0.5 Hz grid 25 Hz either side of the best.
- * A frame whose RMS is under 100 is silent: HZ 0, MARK -1.
- */
+ * The frequency estimate: power by Goertzel on channel 0 on a 10 Hz grid from 50 Hz to
+ * min(4 kHz, rate / 2 - 100 Hz), then on a 0.5 Hz grid 10 Hz either side of the best; a frame
+ * under RMS 300 is silent, and one whose tone's amplitude is under half its RMS times sqrt 2
+ * has no single tone (HZ 0 for both).
+ *
+ * The video pattern: the luma plane as 4 columns x 5 rows of cells (cell edges at i * size /
+ * cells), black 16 or white 235, chroma flat 128. Rows 0-3 carry the 16-bit NUMBER, cell
+ * (row, col) being bit row * 4 + col; row 4 carries the check nibble NUMBER ^ NUMBER >> 4 ^
+ * NUMBER >> 8 ^ NUMBER >> 12 ^ 0b1010 (low 4 bits), bit col in column col. A receiver
+ * averages the central half of each cell (a quarter trimmed off each side): up to 85 is 0,
+ * from 170 is 1, between is no pattern; so is a wrong check nibble. It survives scaling and
+ * VP8 at low bit rates. The optional NOISE adds a texture changing every frame.
+  */
 #define _GNU_SOURCE
 
 #include <dlfcn.h>
@@ -118,15 +124,16 @@
 #define FRAME_SAMPLES 960 /* 20 ms at 48 kHz */
 #define FRAME_S 0.020
 #define TONE_PEAK 10000.0
-#define MARK_BASE 500.0
-#define MARK_STEP 250.0
+#define MARK_BASE 400.0
+#define MARK_STEP 100.0
 #define MARK_COUNT 16
-#define SILENT_RMS 100.0
+#define MARK_SKIP_PERCENT 40
+#define SILENT_RMS 300.0
 #define MAX_ANALYSED 11520 /* 120 ms of 48 kHz stereo */
-#define GRID_COLS 5
-#define GRID_ROWS 4
-#define LUMA_ONE 200
-#define LUMA_ZERO 50
+#define GRID_COLS 4
+#define GRID_ROWS 5
+#define LUMA_ONE 235
+#define LUMA_ZERO 16
 #define MAX_W 1920
 #define MAX_H 1080
 #define CHUNK_BACKLOG 64
@@ -229,51 +236,78 @@ static double goertzel(const float *x, size_t n, double hz, double rate) {
     return s1 * s1 + s2 * s2 - coeff * s1 * s2;
 }
 
-/* Channel 0 of `pcm`: its dominant frequency (0 when silent), mark and RMS. */
+static double rms_of(const float *x, size_t n) {
+    double sum = 0;
+    for (size_t i = 0; i < n; ++i) {
+        sum += (double)x[i] * x[i];
+    }
+    return n ? sqrt(sum / (double)n) : 0;
+}
+
+/* Channel 0 of `pcm`: its tone's frequency (0 when silent or no single tone), mark and RMS. */
 static void analyse(const int16_t *pcm, size_t samples, unsigned channels, uint32_t rate,
                     double *hz, int *mark, double *rms) {
     static float x[MAX_ANALYSED];
     size_t n = samples < MAX_ANALYSED ? samples : MAX_ANALYSED;
-    double sum = 0;
     *hz = 0;
     *mark = -1;
     *rms = 0;
-    if (n < 16 || channels == 0 || rate < 1000) {
+    if (n < 64 || channels == 0 || rate < 1000) {
         return;
     }
     for (size_t i = 0; i < n; ++i) {
-        double v = pcm[i * channels];
-        sum += v * v;
-        x[i] = (float)(v * 0.5 * (1.0 - cos(2.0 * M_PI * (double)i / (double)(n - 1))));
+        x[i] = (float)pcm[i * channels];
     }
-    *rms = sqrt(sum / (double)n);
+    *rms = rms_of(x, n);
+
+    /* The mark: over the last 60 %, one of the 16 frequencies 6 dB clear of the others. */
+    size_t skip = n * MARK_SKIP_PERCENT / 100;
+    if (rms_of(x + skip, n - skip) >= SILENT_RMS) {
+        double best = -1, second = -1;
+        int best_k = -1;
+        for (int k = 0; k < MARK_COUNT; ++k) {
+            double p = goertzel(x + skip, n - skip, MARK_BASE + MARK_STEP * k, rate);
+            if (p > best) {
+                second = best;
+                best = p;
+                best_k = k;
+            } else if (p > second) {
+                second = p;
+            }
+        }
+        if (best >= 4.0 * second) {
+            *mark = best_k;
+        }
+    }
+
     if (*rms < SILENT_RMS) {
         return;
     }
     double top = rate / 2.0 - 100.0;
-    if (top > 8000.0) {
-        top = 8000.0;
+    if (top > 4000.0) {
+        top = 4000.0;
     }
-    double best = 0, best_hz = 0;
-    for (double f = 100.0; f <= top; f += 20.0) {
-        double p = goertzel(x, n, f, rate);
+    double best = -1, best_hz = 0;
+    for (int k = 5; k <= (int)(top / 10.0); ++k) {
+        double p = goertzel(x, n, 10.0 * k, rate);
+        if (p > best) {
+            best = p;
+            best_hz = 10.0 * k;
+        }
+    }
+    double coarse = best_hz;
+    for (int k = -20; k <= 20; ++k) {
+        double f = coarse + 0.5 * k;
+        double p = f > 0 ? goertzel(x, n, f, rate) : -1;
         if (p > best) {
             best = p;
             best_hz = f;
         }
     }
-    double lo = best_hz - 25.0, hi = best_hz + 25.0;
-    for (double f = lo; f <= hi; f += 0.5) {
-        double p = goertzel(x, n, f, rate);
-        if (p > best) {
-            best = p;
-            best_hz = f;
-        }
-    }
-    *hz = best_hz;
-    double k = floor((best_hz - MARK_BASE) / MARK_STEP + 0.5);
-    if (k >= 0 && k < MARK_COUNT && fabs(best_hz - (MARK_BASE + MARK_STEP * k)) <= 50.0) {
-        *mark = (int)k;
+    /* A pure tone of amplitude A over N samples has power (A N / 2)^2 and RMS A / sqrt 2. */
+    double amplitude = 2.0 * sqrt(best > 0 ? best : 0) / (double)n;
+    if (amplitude >= 0.5 * M_SQRT2 * *rms) {
+        *hz = best_hz;
     }
 }
 
@@ -293,10 +327,14 @@ static double synth(struct audio_out *a, int16_t *pcm) {
 
 /* ---- the video pattern -------------------------------------------------------------------- */
 
-static int cell_bit(uint32_t number, int cell) {
+static uint32_t check_nibble(uint32_t n) {
+    return (n ^ (n >> 4) ^ (n >> 8) ^ (n >> 12) ^ 0xa) & 0xf;
+}
+
+static int cell_bit(uint32_t number, int row, int col) {
     uint32_t n = number & 0xffff;
-    uint32_t check = (n ^ (n >> 4) ^ (n >> 8) ^ (n >> 12)) & 0xf;
-    return cell < 16 ? (int)((n >> (15 - cell)) & 1) : (int)((check >> (19 - cell)) & 1);
+    return row < 4 ? (int)((n >> (row * GRID_COLS + col)) & 1)
+                   : (int)((check_nibble(n) >> col) & 1);
 }
 
 static uint32_t xorshift(void) {
@@ -308,10 +346,17 @@ static uint32_t xorshift(void) {
 
 static void draw(uint32_t number, int w, int h, int noise, uint8_t *y, uint8_t *u, uint8_t *v) {
     for (int row = 0; row < h; ++row) {
-        int cr = row * GRID_ROWS / h;
+        /* The cell whose range [i * h / rows, (i + 1) * h / rows) holds the row. */
+        int cr = 0;
+        while ((cr + 1) * h / GRID_ROWS <= row) {
+            ++cr;
+        }
+        int cc = 0;
         for (int col = 0; col < w; ++col) {
-            int cc = col * GRID_COLS / w;
-            int level = cell_bit(number, cr * GRID_COLS + cc) ? LUMA_ONE : LUMA_ZERO;
+            while ((cc + 1) * w / GRID_COLS <= col) {
+                ++cc;
+            }
+            int level = cell_bit(number, cr, cc) ? LUMA_ONE : LUMA_ZERO;
             if (noise > 0) {
                 level += (int)(xorshift() % (uint32_t)(2 * noise + 1)) - noise;
             }
@@ -323,32 +368,55 @@ static void draw(uint32_t number, int w, int h, int noise, uint8_t *y, uint8_t *
     memset(v, 128, c);
 }
 
-/* The number a received frame's pattern encodes; *ok when its check nibble matches. */
-static uint32_t read_pattern(const uint8_t *y, int stride, int w, int h, int *ok, double *mean) {
-    uint32_t bits = 0;
+/* The number a received picture's pattern encodes, or -1; *mean is its mean luma. */
+static long read_pattern(const uint8_t *y, int stride, int w, int h, double *mean) {
+    uint32_t number = 0, check = 0;
+    int readable = 1;
     double all = 0;
-    for (int cell = 0; cell < GRID_COLS * GRID_ROWS; ++cell) {
-        int cr = cell / GRID_COLS, cc = cell % GRID_COLS;
-        int x0 = cc * w / GRID_COLS, x1 = (cc + 1) * w / GRID_COLS;
-        int y0 = cr * h / GRID_ROWS, y1 = (cr + 1) * h / GRID_ROWS;
-        int qx = (x1 - x0) / 4, qy = (y1 - y0) / 4;
-        double sum = 0;
-        long count = 0;
-        for (int r = y0 + qy; r < y1 - qy; ++r) {
-            for (int col = x0 + qx; col < x1 - qx; ++col) {
-                sum += y[(long)r * stride + col];
-                ++count;
+    long pixels = 0;
+    for (int r = 0; r < h; r += 4) {
+        for (int c = 0; c < w; c += 4) {
+            all += y[(long)r * stride + c];
+            ++pixels;
+        }
+    }
+    *mean = pixels ? all / (double)pixels : 0;
+    if (w < 2 * GRID_COLS || h < 2 * GRID_ROWS) {
+        return -1;
+    }
+    for (int row = 0; row < GRID_ROWS; ++row) {
+        for (int col = 0; col < GRID_COLS; ++col) {
+            int y0 = row * h / GRID_ROWS, y1 = (row + 1) * h / GRID_ROWS;
+            int x0 = col * w / GRID_COLS, x1 = (col + 1) * w / GRID_COLS;
+            int qy = (y1 - y0) / 4, qx = (x1 - x0) / 4;
+            unsigned long sum = 0, count = 0;
+            for (int r = y0 + qy; r < y1 - qy; ++r) {
+                for (int c = x0 + qx; c < x1 - qx; ++c) {
+                    sum += y[(long)r * stride + c];
+                    ++count;
+                }
+            }
+            if (count == 0) {
+                return -1;
+            }
+            unsigned long m = sum / count;
+            int bit;
+            if (m <= 85) {
+                bit = 0;
+            } else if (m >= 170) {
+                bit = 1;
+            } else {
+                readable = 0;
+                bit = 0;
+            }
+            if (row < 4) {
+                number |= (uint32_t)bit << (row * GRID_COLS + col);
+            } else {
+                check |= (uint32_t)bit << col;
             }
         }
-        double avg = count ? sum / (double)count : 0;
-        all += avg;
-        bits = (bits << 1) | (avg > 125.0 ? 1u : 0u);
     }
-    uint32_t number = bits >> 4;
-    uint32_t check = bits & 0xf;
-    *ok = check == ((number ^ (number >> 4) ^ (number >> 8) ^ (number >> 12)) & 0xf);
-    *mean = all / (GRID_COLS * GRID_ROWS);
-    return number;
+    return readable && check == check_nibble(number) ? (long)number : -1;
 }
 
 /* ---- ToxAV callbacks ---------------------------------------------------------------------- */
@@ -405,10 +473,9 @@ static void on_video(ToxAV *av, uint32_t f, uint16_t w, uint16_t h, const uint8_
                      void *ud) {
     (void)av; (void)u; (void)v; (void)us; (void)vs; (void)ud;
     double t = now_s();
-    int ok = 0;
     double mean = 0;
-    uint32_t number = w >= GRID_COLS * 4 && h >= GRID_ROWS * 4 ? read_pattern(y, ys, w, h, &ok, &mean) : 0;
-    out_at(t, "VFRAME %u %u %u %u %d %.0f", f, w, h, number, ok, mean);
+    long number = read_pattern(y, ys, w, h, &mean);
+    out_at(t, "VFRAME %u %u %u %ld %.0f", f, w, h, number, mean);
 }
 
 static void on_group_audio(void *tox, uint32_t conf, uint32_t peer, const int16_t *pcm,

@@ -7,9 +7,10 @@
 //! [`VideoFrame`], [`GroupFrame`], [`SentAudio`]) and the waits a call test is written with.
 //!
 //! The C file's header documents the commands, the lines, the tone analysis, the mark signal
-//! (sent frame `i` is a tone of 500 + 250·(i mod 16) Hz) and the video pattern (a frame's
-//! number in a 5 × 4 grid of luma cells with a check nibble); [`mark_latencies`] pairs marks
-//! sent and heard for a mouth-to-ear latency.
+//! (sent frame `i` is a tone of 400 + 100·(i mod 16) Hz) and the video pattern (a frame's
+//! number in a 4 × 5 grid of luma cells with a check nibble), the same as rustox's
+//! `core/src/av/signal.rs`; [`mark_latencies`] pairs marks sent and heard for a mouth-to-ear
+//! latency.
 
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, OnceLock};
@@ -36,9 +37,9 @@ const CFLAGS: [&str; 4] = ["-O2", "-std=c11", "-Wall", "-Wextra"];
 const POLL: Duration = Duration::from_millis(100);
 
 /// The mark signal's first tone and spacing (the C file's header).
-pub const MARK_BASE_HZ: f64 = 500.0;
+pub const MARK_BASE_HZ: f64 = 400.0;
 /// The spacing of the mark tones.
-pub const MARK_STEP_HZ: f64 = 250.0;
+pub const MARK_STEP_HZ: f64 = 100.0;
 /// How many marks before they repeat (one per 20 ms frame: 320 ms).
 pub const MARK_COUNT: u64 = 16;
 
@@ -332,10 +333,8 @@ pub struct VideoFrame {
     pub width: u32,
     /// Height.
     pub height: u32,
-    /// The number the pattern encodes.
-    pub number: u32,
-    /// The pattern's check nibble matched: the frame is recognisable.
-    pub ok: bool,
+    /// The number the pattern encodes; `None` when the picture is not a readable pattern.
+    pub number: Option<u32>,
 }
 
 impl VideoFrame {
@@ -349,8 +348,10 @@ impl VideoFrame {
             friend: l.num(0)?,
             width: l.num(1)?,
             height: l.num(2)?,
-            number: l.num(3)?,
-            ok: l.num(4)? == 1,
+            number: match l.word(3)? {
+                "-1" => None,
+                w => Some(w.parse().ok()?),
+            },
         })
     }
 }
@@ -468,16 +469,22 @@ pub fn wait_video(
             lines
                 .iter()
                 .filter_map(VideoFrame::parse)
-                .filter(|f| f.friend == friend && f.ok && (f.width, f.height) == (width, height))
+                .filter(|f| {
+                    f.friend == friend
+                        && f.number.is_some()
+                        && (f.width, f.height) == (width, height)
+                })
                 .count()
         },
     )
 }
 
 /// Waits until `peer` received `n` conference audio frames in `conf` from the peer with key
-/// `pk` at `hz` (± `tolerance`).
+/// `pk` at `hz` (± `tolerance`), counted from line `from` on.
+#[allow(clippy::too_many_arguments)]
 pub fn wait_group_tone(
     peer: &ConfPeer,
+    from: usize,
     conf: u32,
     pk: &str,
     hz: f64,
@@ -487,7 +494,7 @@ pub fn wait_group_tone(
 ) -> Result<usize, String> {
     wait_count(
         peer,
-        0,
+        from,
         &format!(
             "conference {conf} audio frames from {} at {hz} Hz",
             &pk[..8]
@@ -721,10 +728,12 @@ mod tests {
         let a = AudioFrame::parse(&line("3.5 AFRAME 1 960 1 48000 440.5 -1 7012")).unwrap();
         assert_eq!((a.friend, a.samples, a.rate), (1, 960, 48000));
         assert_eq!((a.hz, a.mark, a.rms), (440.5, None, 7012.0));
-        let m = AudioFrame::parse(&line("3.5 AFRAME 0 960 1 48000 995.0 2 7000")).unwrap();
+        let m = AudioFrame::parse(&line("3.5 AFRAME 0 960 1 48000 600.0 2 7000")).unwrap();
         assert_eq!(m.mark, Some(2));
-        let v = VideoFrame::parse(&line("4.0 VFRAME 0 320 240 77 1 80")).unwrap();
-        assert_eq!((v.width, v.height, v.number, v.ok), (320, 240, 77, true));
+        let v = VideoFrame::parse(&line("4.0 VFRAME 0 320 240 77 80")).unwrap();
+        assert_eq!((v.width, v.height, v.number), (320, 240, Some(77)));
+        let v = VideoFrame::parse(&line("4.0 VFRAME 0 320 240 -1 80")).unwrap();
+        assert_eq!(v.number, None);
         let g = GroupFrame::parse(&line("5.0 GFRAME 0 2 ABCD 960 1 48000 1000.0 2 6000")).unwrap();
         assert_eq!(
             (g.conf, g.peer, g.pk.as_str(), g.hz),
