@@ -212,8 +212,8 @@ fn run(
     }
     log.video_received = collect(&b, 0, VideoFrame::parse)
         .into_iter()
-        .filter(|v| v.friend == fa && v.ok)
-        .map(|v| (v.number, us(v.t)))
+        .filter(|v| v.friend == fa)
+        .filter_map(|v| v.number.map(|n| (n, us(v.t))))
         .collect();
     if with_file {
         let lines = b.lines();
@@ -282,12 +282,22 @@ fn run(
         handed.1 / span
     )];
     if !with_file {
-        // The flow holds audio too: take out its share.
-        figures.video_kbps = figures.video_kbps.map(|k| (k - AUDIO_WIRE_KBPS).max(0.0));
-        figures.audio_kbps = Some(AUDIO_WIRE_KBPS);
-        notes.push(format!(
-            "video kbit/s: the friend flow's IP bytes less {AUDIO_WIRE_KBPS} kbit/s of audio"
-        ));
+        let flow = figures.video_kbps;
+        if let Some(k) = flow {
+            notes.push(format!(
+                "the friend flow caller → callee carried {k:.0} kbit/s"
+            ));
+        }
+        if video.command.is_some() {
+            // The flow holds audio too: take out its share.
+            figures.video_kbps = flow.map(|k| (k - AUDIO_WIRE_KBPS).max(0.0));
+            figures.audio_kbps = Some(AUDIO_WIRE_KBPS);
+            notes.push(format!(
+                "video kbit/s: that flow less {AUDIO_WIRE_KBPS} kbit/s of audio at 64 kbit/s"
+            ));
+        } else {
+            figures.video_kbps = None;
+        }
     }
     Ok((figures, Some(notes.join("; "))))
 }
