@@ -54,6 +54,9 @@ pub struct MediaPlan {
     pub video_kbps: u32,
     /// The most the client lets the engine's suggestions raise video to, kbit/s.
     pub video_ceiling_kbps: u32,
+    /// The host hands the session's bandwidth and RTT to the engine, as the node does; off,
+    /// the engine runs on the clients' rates and loss reports alone (as c-toxcore's does).
+    pub path_estimates: bool,
     /// The client sets the bit rates the engine suggests (toxav's bit-rate callbacks);
     /// otherwise it keeps its own, as the engine caps what it sends by the path anyway.
     pub follow_suggestions: bool,
@@ -78,6 +81,7 @@ impl Default for MediaPlan {
             video_kbps: 2_500,
             video_ceiling_kbps: 50_000,
             follow_suggestions: false,
+            path_estimates: true,
             audio_frame: Duration::from_millis(20),
             sampling_rate: 48_000,
             width: 320,
@@ -307,7 +311,7 @@ impl CallHost {
         if self.calls.poll_timeout().is_some_and(|t| t <= now) {
             self.calls.handle_timeout(now);
         }
-        if now >= self.next_path && self.established() {
+        if self.plan.path_estimates && now >= self.next_path && self.established() {
             self.next_path = now + PATH_INTERVAL;
             let conn = self.session.and_then(|id| self.endpoint.connection(id));
             if let Some(transport) = conn.map(|c| c.transport()) {
@@ -624,7 +628,7 @@ impl SimNode for CallHost {
             media(self.next_audio),
             media(self.next_video),
             self.file_plan.map(|(t, _)| t),
-            self.established().then_some(self.next_path),
+            (self.plan.path_estimates && self.established()).then_some(self.next_path),
         ]
         .into_iter()
         .flatten()

@@ -70,6 +70,10 @@ struct Args {
     /// callbacks) instead of keeping their own.
     #[arg(long)]
     follow_suggestions: bool,
+    /// Also run the simulated calls without handing the session's bandwidth and RTT to the
+    /// engine (its rates then follow the clients and the loss reports alone).
+    #[arg(long)]
+    no_path_too: bool,
     /// Seed of the simulator and of the emulated links' loss.
     #[arg(long, default_value_t = 1)]
     seed: u64,
@@ -127,12 +131,21 @@ fn real_main(args: &Args) -> Result<(), String> {
                 if !args.sides.iter().any(|s| s == "rustox") {
                     continue;
                 }
-                let items: Vec<(Profile, bool)> = profiles
-                    .iter()
-                    .flat_map(|p| modes.iter().map(move |&m| (p.clone(), m)))
-                    .collect();
+                let paths: &[bool] = if args.no_path_too {
+                    &[true, false]
+                } else {
+                    &[true]
+                };
+                let mut items: Vec<(Profile, bool, bool)> = Vec::new();
+                for p in &profiles {
+                    for &e in paths {
+                        for &m in &modes {
+                            items.push((p.clone(), m, e));
+                        }
+                    }
+                }
                 eprintln!("sim: {} calls ...", items.len());
-                rows.extend(run_parallel(items, worker_count(args.jobs), |(p, m)| {
+                rows.extend(run_parallel(items, worker_count(args.jobs), |(p, m, e)| {
                     sim::row(
                         &p,
                         args.seed,
@@ -140,6 +153,7 @@ fn real_main(args: &Args) -> Result<(), String> {
                         m,
                         args.video_kbps,
                         args.follow_suggestions,
+                        e,
                     )
                 }));
             }

@@ -17,10 +17,12 @@ pub fn row(
     with_file: bool,
     video_kbps: u32,
     follow: bool,
+    path_estimates: bool,
 ) -> Row {
     let mut config = Config::new(profile.clone(), seed, seconds, with_file);
     config.plan.video_kbps = video_kbps;
     config.plan.follow_suggestions = follow;
+    config.plan.path_estimates = path_estimates;
     let outcome = catch_unwind(AssertUnwindSafe(|| run(&config)));
     let (figures, note) = match outcome {
         Ok(Ok(o)) => {
@@ -59,7 +61,11 @@ pub fn row(
     Row {
         instrument: "sim",
         profile: profile.name.to_string(),
-        implementation: "rustox".into(),
+        implementation: if path_estimates {
+            "rustox".into()
+        } else {
+            "rustox, no path estimate".into()
+        },
         with_file,
         one_way_ms: profile.rtt.as_secs_f64() * 1000.0 / 2.0,
         link_bps: profile.rate_bps,
