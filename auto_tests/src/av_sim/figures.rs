@@ -196,8 +196,8 @@ pub fn follow_marks(sent: &[u64], receipts: &[(u64, Option<u64>)], count: u64) -
         };
         let index = match last {
             None => (0..sent.len() as u64)
-                .filter(|&i| i % count == k && sent_at(i).is_some_and(|s| s <= t))
-                .last(),
+                .rev()
+                .find(|&i| i % count == k && sent_at(i).is_some_and(|s| s <= t)),
             Some(l) if since == 1 && l % count == k => None,
             Some(l) => {
                 let expected = l + since;

@@ -488,10 +488,11 @@ impl CallHost {
                     self.video_suggestions.push((now, bit_rate));
                     let rate = bit_rate.min(self.plan.video_ceiling_kbps);
                     let follow = self.plan.follow_suggestions && self.plan.video_kbps > 0;
-                    if rate != self.video_kbps && follow {
-                        if self.calls.set_video_bit_rate(now, friend, rate).is_ok() {
-                            self.video_kbps = rate;
-                        }
+                    if rate != self.video_kbps
+                        && follow
+                        && self.calls.set_video_bit_rate(now, friend, rate).is_ok()
+                    {
+                        self.video_kbps = rate;
                     }
                 }
                 AvEvent::AudioBitRate { friend, bit_rate } => {
