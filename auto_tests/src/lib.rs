@@ -9,6 +9,7 @@
 //!   what they share in [`bench`](mod@bench)).
 
 pub mod attack;
+pub mod av_sim;
 pub mod bench;
 pub mod conference_sim;
 pub mod cross_traffic;

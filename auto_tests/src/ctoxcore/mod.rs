@@ -15,6 +15,7 @@
 //! broadcast address, which loopback and point-to-point links lack, so a bootstrap node is
 //! always given and LAN discovery is off by default. The C file's header has the details.
 
+pub mod av_peer;
 pub mod bootstrap;
 pub mod build;
 mod child;
