@@ -12,6 +12,13 @@
 //! silence), and OpenAL Soft is told to use ALSA (`.alsoftrc`), so toxic opens its capture
 //! and playback devices and sends real (silent) Opus frames.
 //!
+//! qTox is not driven into a call here: qTox 1.17.6 places calls only from its window (no
+//! command line or IPC for it, and no X automation tool is installed), and it cannot be
+//! pointed at a local peer (it bootstraps only from its built-in `:/conf/nodes.json` or the
+//! nodes it downloads; LAN discovery did not reach it in this environment). What qTox does
+//! with calls on our library at start-up (`toxav_new`, its A/V thread's `toxav_iterate`) is
+//! exercised by clients.rs's qTox test, which starts its core on our library.
+//!
 //! Every check that the intended library is in use reads the client's /proc/<pid>/maps.
 //! Missing clients, tmux or a C toolchain skip a test, or fail it when `CI` is set.
 

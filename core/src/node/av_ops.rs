@@ -176,7 +176,7 @@ impl Node {
         let calls = self.av.calls.as_mut().ok_or(AvAccessError::Disabled)?;
         let result = command(calls, friend.0);
         // A call that just started gets the path at once, not at the next refresh.
-        self.feed_paths(now, true);
+        self.feed_paths(now);
         self.flush_av(now);
         Ok(result)
     }
@@ -336,7 +336,7 @@ impl Node {
     pub(super) fn av_msi_packet(&mut self, now: Timestamp, friend: FriendNumber, p: &[u8]) {
         if let Some(calls) = self.av.calls.as_mut() {
             calls.handle_msi(now, friend.0, p);
-            self.feed_paths(now, true);
+            self.feed_paths(now);
             self.flush_av(now);
         }
     }
@@ -383,13 +383,13 @@ impl Node {
         if calls.poll_timeout().is_some_and(|t| t <= now) {
             calls.handle_timeout(now);
         }
-        self.feed_paths(now, false);
+        self.feed_paths(now);
         self.flush_av(now);
     }
 
-    /// Gives the engine each call's path estimate from its friend's session: when it
-    /// changed, or [`PATH_REFRESH`] after the last one (or at once with `force`).
-    fn feed_paths(&mut self, now: Timestamp, force: bool) {
+    /// Gives the engine each call's path estimate from its friend's session: for a call
+    /// that has none yet, when it changed, and [`PATH_REFRESH`] after the last one.
+    fn feed_paths(&mut self, now: Timestamp) {
         let Some(calls) = self.av.calls.as_mut() else {
             return;
         };
@@ -420,7 +420,7 @@ impl Node {
             };
             let due = match self.av.paths.get(&number.0) {
                 Some((last, at)) => {
-                    force || *last != estimate || now.saturating_duration_since(*at) >= PATH_REFRESH
+                    *last != estimate || now.saturating_duration_since(*at) >= PATH_REFRESH
                 }
                 None => true,
             };

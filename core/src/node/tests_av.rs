@@ -571,3 +571,164 @@ fn on_libopus_a_tone_crosses_a_call_and_an_av_conference_at_its_frequency() {
         assert!((got - HZ).abs() < 10.0, "node {i} heard {got} Hz");
     }
 }
+
+/// net_crypto's data packet id (docs/protocol.md §2.5).
+const PACKET_ID_CRYPTO_DATA: u8 = 27;
+
+/// A call's audio during a file transfer between the same friends: every media datagram is
+/// the very next session datagram the sender puts out, though file data is queued or in
+/// flight beside it, and the file completes. (That the file yields the call its rate is
+/// net_crypto's test: `transport_lossy_priority.rs`, pacer.rs.)
+#[test]
+fn call_audio_goes_ahead_of_a_file_on_the_same_session_and_the_file_still_completes() {
+    use sha2::{Digest, Sha256};
+    use std::io::Cursor;
+
+    let (mut net, ab, ba) = call_up();
+    let size = 20_000_000usize;
+    let data: Vec<u8> = (0..size).map(|i| (i % 253) as u8).collect();
+    let now = net.now;
+    let from_b = net.mark(1);
+    net.nodes[0]
+        .send_file(
+            now,
+            ab,
+            PreparedFile {
+                source: Box::new(Cursor::new(data.clone())),
+                size: size as u64,
+                sha256: Sha256::digest(&data).into(),
+            },
+            b"big.bin",
+        )
+        .unwrap();
+    assert!(net.run(Duration::from_secs(2), |n| n
+        .saw(1, from_b, |e| matches!(e, NodeEvent::FileOffered(_)))));
+    let offer = net.events[1][from_b..]
+        .iter()
+        .find_map(|e| match e {
+            NodeEvent::FileOffered(o) => Some(o.clone()),
+            _ => None,
+        })
+        .unwrap();
+    let now = net.now;
+    net.nodes[1]
+        .accept_file(now, ba, offer.file, Box::new(Cursor::new(Vec::new())), None)
+        .unwrap();
+    let a_addr = SocketAddr::from(([10, 0, 2, 1], 33445));
+    let (mut behind_backlog, mut first_out) = (0, 0);
+    const FRAMES: usize = 50;
+    for n in 0..FRAMES {
+        let now = net.now;
+        let session = net.nodes[0].online_session_id(ab).unwrap();
+        let stats = net.nodes[0]
+            .endpoint()
+            .connection(session)
+            .unwrap()
+            .transport()
+            .stats();
+        behind_backlog += usize::from(stats.send_queue_len + stats.bytes_in_flight > 0);
+        let mut pcm = vec![0i16; 960];
+        pcm[0] = 777;
+        pcm[1] = n as i16;
+        net.nodes[0]
+            .av_command(now, ab, |c, f| {
+                c.send_audio_frame(now, f, &pcm, 960, 1, 48_000)
+            })
+            .unwrap()
+            .unwrap();
+        // The next session datagram out (net_crypto data, 27; the DHT's and the onion's go
+        // first by design): the audio (a mark frame is a few dozen bytes; file chunks fill
+        // a datagram). Delivered at once.
+        loop {
+            let t = net.nodes[0]
+                .poll_transmit(now)
+                .expect("a datagram leaves now");
+            net.nodes[1].handle_datagram(now, a_addr, &t.payload);
+            if t.payload.first() == Some(&PACKET_ID_CRYPTO_DATA) {
+                first_out += usize::from(t.payload.len() < 300);
+                break;
+            }
+        }
+        net.run(Duration::from_millis(20), |_| false);
+    }
+    assert_eq!(first_out, FRAMES, "every frame went out first");
+    // The memory wire has no bottleneck: the transfer is over within a few hundred
+    // milliseconds, and the frames of that time are the ones that had file data beside them.
+    assert!(
+        behind_backlog >= 5,
+        "frames sent with file data queued or in flight: {behind_backlog}"
+    );
+    let marks = heard(&net, 1, from_b, ba);
+    assert!(marks.len() >= FRAMES - 2, "B heard {marks:?}");
+    assert!(
+        net.run(Duration::from_secs(60), |n| n.saw(1, from_b, |e| matches!(
+            e,
+            NodeEvent::FileReceived { bytes, .. } if *bytes == size as u64
+        ))),
+        "the file completed"
+    );
+}
+
+#[test]
+fn video_frames_cross_a_call_on_packet_193() {
+    let (mut net, f) = three();
+    let (ab, ba) = (f[0], f[1]);
+    for node in net.nodes.iter_mut() {
+        node.enable_av(Box::new(MarkCodecs));
+    }
+    let now = net.now;
+    net.nodes[0]
+        .av_command(now, ab, |c, f| c.call(now, f, 0, 500))
+        .unwrap()
+        .unwrap();
+    assert!(
+        net.run(Duration::from_secs(2), |n| n.saw(1, 0, |e| matches!(
+            e,
+            NodeEvent::Av(crate::av::AvEvent::Call { video: true, .. })
+        )))
+    );
+    let now = net.now;
+    net.nodes[1]
+        .av_command(now, ba, |c, f| c.answer(now, f, 0, 500))
+        .unwrap()
+        .unwrap();
+    net.run(Duration::from_millis(100), |_| false);
+    let from = net.mark(1);
+    let (w, h) = (64u16, 48u16);
+    for n in 0..10u8 {
+        let now = net.now;
+        let y = vec![n + 1; 64 * 48];
+        let uv = vec![128; 32 * 24];
+        let frame = YuvFrame {
+            width: w,
+            height: h,
+            y: &y,
+            u: &uv,
+            v: &uv,
+        };
+        net.nodes[0]
+            .av_command(now, ab, |c, f| c.send_video_frame(now, f, &frame))
+            .unwrap()
+            .unwrap();
+        net.run(Duration::from_millis(40), |_| false);
+    }
+    net.run(Duration::from_millis(300), |_| false);
+    let lumas: Vec<u8> = net.events[1][from..]
+        .iter()
+        .filter_map(|e| match e {
+            NodeEvent::Av(crate::av::AvEvent::VideoFrame {
+                friend,
+                width: 64,
+                height: 48,
+                y,
+                ..
+            }) if *friend == ba.0 => y.first().copied(),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        lumas,
+        (1..=10).collect::<Vec<u8>>(),
+        "B saw every picture in order"
+    );
+}

@@ -343,9 +343,14 @@ fn strangers_in_a_conference_talk_through_hidden_links_the_application_never_see
     for (node, conf) in net.nodes.iter().zip(confs) {
         assert_eq!(node.conferences().title(conf), Ok(&b"three of us"[..]));
     }
-    // Lossy conference packets (group audio's 199) cross the hidden link too.
+    // Lossy conference packets (group audio's 199) cross the hidden link too. C joined with
+    // its audio on, which would take a group audio packet (192) as audio: off, it is handed
+    // over as it came.
     let now = net.now;
     let mark = net.mark(2);
+    net.nodes[2]
+        .conference_set_audio(now, confs[2], false)
+        .unwrap();
     net.nodes[0]
         .conference_send_lossy(now, confs[0], &[192, 1, 2, 3])
         .unwrap();

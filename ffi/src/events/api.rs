@@ -42,11 +42,27 @@ pub unsafe extern "C" fn tox_events_iterate(
 ) -> *mut Tox_Events {
     let _ = fail_hard;
     let events = guard::call(None, || {
+        let raw = tox;
         // SAFETY: tox.h: a non-NULL `tox` comes from `tox_new` and is still alive.
         let Some(tox) = (unsafe { handle::tox_ref(tox) }) else {
             return Some(std::ptr::null_mut());
         };
         let events = tox.iterate_events();
+        // toxav's callbacks run inside the iteration, as c-toxcore's MSI and group audio
+        // handlers do (av/); a `tox_kill` from one of them takes effect once they are done.
+        tox.in_callbacks(|| {
+            // SAFETY: no lock is held.
+            unsafe {
+                crate::av::callbacks::fire_signals(&tox);
+                crate::av::group::fire_group_audio(raw, &tox);
+            }
+        });
+        if tox.kill_requested() {
+            drop(tox);
+            // SAFETY: a toxav callback killed the instance; our own call has left it.
+            unsafe { handle::finish_kill(raw) };
+            return Some(Box::into_raw(from_events(events)));
+        }
         if events.is_empty() {
             return Some(std::ptr::null_mut());
         }
