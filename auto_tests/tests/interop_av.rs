@@ -14,8 +14,8 @@
 use std::time::Duration;
 
 use rustox_auto_tests::ctoxcore::av_peer::{
-    assert_none_between, call_state, must_at, place_call, send_result, wait_send_state, wait_state,
-    wait_tone, AudioFrame, AvNet,
+    assert_no_rate_cut, assert_none_between, call_state, must_at, place_call, send_result,
+    wait_send_state, wait_state, wait_tone, AudioFrame, AvNet,
 };
 use rustox_auto_tests::ctoxcore::conference::Implementation::{self, CToxcore, Rustox};
 use rustox_auto_tests::ctoxcore::conference_net::befriend;
@@ -262,6 +262,10 @@ fn audio_calls(alice_impl: Implementation, bob_impl: Implementation) {
         SIGNAL_LIMIT,
         |s| s == call_state::FINISHED,
     ));
+    // The lowest audio rate set here is 8 kbit/s; loopback loses nothing.
+    for p in [&alice, &bob] {
+        assert_no_rate_cut(p, "ABITRATE", 8);
+    }
     alice.quit(Duration::from_secs(5));
     bob.quit(Duration::from_secs(5));
 }

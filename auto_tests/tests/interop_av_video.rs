@@ -14,8 +14,9 @@ use std::collections::HashSet;
 use std::time::Duration;
 
 use rustox_auto_tests::ctoxcore::av_peer::{
-    answered_state, assert_none_between, call_state, collect, must_at, place_call, send_result,
-    wait_send_state, wait_state, wait_tone, wait_video, AvNet, VideoFrame,
+    answered_state, assert_no_rate_cut, assert_none_between, call_state, collect, must_at,
+    or_report, place_call, send_result, wait_send_state, wait_state, wait_tone, wait_video, AvNet,
+    VideoFrame,
 };
 use rustox_auto_tests::ctoxcore::conference::Implementation::{self, CToxcore, Rustox};
 use rustox_auto_tests::ctoxcore::conference_net::befriend;
@@ -218,14 +219,12 @@ fn video_calls(alice_impl: Implementation, bob_impl: Implementation) {
     // Bob pauses: neither audio nor video flows either way until he resumes.
     let alice_from = alice.mark();
     let paused_at = must_at(&mut bob, &format!("control {a} pause"));
-    ok(wait_state(
-        &alice,
-        alice_from,
-        b,
-        "Bob's pause",
-        SIGNAL_LIMIT,
-        |s| s == 0,
-    ));
+    or_report(
+        wait_state(&alice, alice_from, b, "Bob's pause", SIGNAL_LIMIT, |s| {
+            s == 0
+        }),
+        &[&bob],
+    );
     std::thread::sleep(HOLD);
     let resumed_at = must_at(&mut bob, &format!("control {a} resume"));
     assert_none_between(
@@ -301,6 +300,11 @@ fn video_calls(alice_impl: Implementation, bob_impl: Implementation) {
         "frames from Bob after he hung up",
         is_media_from(b),
     );
+    // The lowest rates set here: audio 48, video 150 kbit/s; loopback loses nothing.
+    for p in [&alice, &bob] {
+        assert_no_rate_cut(p, "ABITRATE", AUDIO_KBPS);
+        assert_no_rate_cut(p, "VBITRATE", 150);
+    }
     alice.quit(Duration::from_secs(5));
     bob.quit(Duration::from_secs(5));
 }

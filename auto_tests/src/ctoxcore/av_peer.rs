@@ -675,6 +675,34 @@ pub fn must_at(peer: &mut ConfPeer, command: &str) -> f64 {
         .map_or(0.0, |l| l.t)
 }
 
+/// `r`'s value, or a panic with its error and the reports of `others` (the other side of a
+/// call: what it printed explains what this side missed).
+pub fn or_report<T>(r: Result<T, String>, others: &[&ConfPeer]) -> T {
+    r.unwrap_or_else(|e| {
+        let reports: Vec<String> = others.iter().map(|p| p.report()).collect();
+        panic!("{e}\n{}", reports.join("\n"))
+    })
+}
+
+/// Asserts that no `tag` (`ABITRATE`/`VBITRATE`) event of `peer` suggests less than `floor`
+/// kbit/s. toxav.h's bit-rate callbacks report a link too saturated for the current rates, and
+/// c-toxcore reports one only when the receiver loses at least 10 % (toxav.c `callback_bwc`):
+/// on loopback a suggestion below the lowest rate a test set tells a client to starve a call
+/// for nothing.
+pub fn assert_no_rate_cut(peer: &ConfPeer, tag: &str, floor: u32) {
+    let cuts: Vec<String> = peer
+        .lines()
+        .iter()
+        .filter(|l| l.tag == tag && l.num(1).is_some_and(|r| r < floor))
+        .map(|l| format!("{:.3} {} {}", l.t, l.tag, l.rest))
+        .collect();
+    assert!(
+        cuts.is_empty(),
+        "{}: bit-rate events below {floor} kbit/s on an unsaturated loopback link: {cuts:?}",
+        peer.label
+    );
+}
+
 /// The stamp of `peer`'s last line (its clock is the machine's CLOCK_MONOTONIC).
 pub fn last_stamp(peer: &ConfPeer) -> f64 {
     peer.lines().last().map_or(0.0, |l| l.t)
