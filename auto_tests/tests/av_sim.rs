@@ -8,8 +8,6 @@ use rustox_auto_tests::av_sim::{run, Config};
 use rustox_simulator::{seed_from_env, Profile};
 
 #[test]
-#[ignore = "the engine caps audio at 6 kbit/s and video at 16 kbit/s on an idle session: the \
-            session's bandwidth estimate does not grow with lossy media (docs/benchmarks.md, Calls)"]
 fn a_call_alone_on_wan20_hears_audio_within_one_way_delay_plus_60_ms() {
     let seed = seed_from_env(1);
     let config = Config::new(Profile::wan20(), seed, 5, false);

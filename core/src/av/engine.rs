@@ -73,7 +73,10 @@ pub enum CallControl {
 pub struct PathEstimate {
     /// Smoothed round-trip time.
     pub rtt: Duration,
-    /// The congestion controller's bandwidth estimate, bits per second (0: none yet).
+    /// The path's capacity as the congestion controller measured it with the pipe full, bits
+    /// per second (net_crypto `Transport::bandwidth_capacity`). 0: not measured, which is the
+    /// case of a call alone on its session (lossy media is never sampled); the engine then
+    /// keeps the application's rates, as c-toxcore does, and the loss reports still apply.
     pub bandwidth_bps: u64,
 }
 

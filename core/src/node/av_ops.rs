@@ -414,7 +414,7 @@ impl Node {
             let estimate = PathEstimate {
                 rtt: transport.smoothed_rtt().unwrap_or_default(),
                 bandwidth_bps: transport
-                    .bandwidth_estimate()
+                    .bandwidth_capacity()
                     .unwrap_or(0)
                     .saturating_mul(8),
             };

@@ -349,8 +349,12 @@ impl Transport {
     /// the lossless data behind it (a file) is paced at what the path has left: together
     /// they keep to the controller's rate instead of the lossy traffic queueing on top of
     /// a saturating transfer at the bottleneck.
+    ///
+    /// Only once the controller knows the path's capacity: before, its rate is a lower bound
+    /// that grows only with the lossless data it samples, and charging a call's media to it
+    /// would hold that data back for good (no samples, no growth, no file).
     pub fn on_lossy_sent(&mut self, now: Timestamp, bytes: u64) {
-        if self.cc.paces() {
+        if self.cc.paces() && self.cc.bandwidth_capacity().is_some() {
             let rate = self.pacing_rate();
             let cap = pacer::credit_cap(self.cc.window(), rate, self.rtt.min_rtt());
             self.pacer.charge(now, bytes, rate, cap);
@@ -362,6 +366,14 @@ impl Transport {
     /// before either exists. What a call's sender sizes its bit rates by.
     pub fn bandwidth_estimate(&self) -> Option<u64> {
         self.cc.bandwidth_estimate().or_else(|| self.pacing_rate())
+    }
+
+    /// The path's capacity, bytes per second, once the controller measured it with the pipe
+    /// full (`CongestionControl::bandwidth_capacity`); `None` while the estimate is only a
+    /// lower bound. What a call's sender caps its bit rates by: a lower bound would cut a call
+    /// that runs alone to the rate of the handshake.
+    pub fn bandwidth_capacity(&self) -> Option<u64> {
+        self.cc.bandwidth_capacity()
     }
 
     /// The smoothed round-trip time, once a sample exists.

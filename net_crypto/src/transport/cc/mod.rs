@@ -139,6 +139,14 @@ pub(crate) trait Controller: Debug + Send {
     fn bandwidth_estimate(&self) -> Option<u64> {
         None
     }
+    /// The path's capacity, bytes per second, once the controller has measured it with the
+    /// pipe full (BBR after startup found the bandwidth plateau); `None` before, and for
+    /// controllers without a bandwidth model. Until then an estimate is only a lower bound:
+    /// a session carrying a call alone never fills its pipe (lossy media is neither
+    /// acknowledged nor sampled), so its estimate stays at what the handshake measured.
+    fn bandwidth_capacity(&self) -> Option<u64> {
+        None
+    }
     /// A one-line state summary for traces.
     fn summary(&self) -> String {
         format!("{self:?}")

@@ -49,6 +49,11 @@ use params::{
 };
 use standing_queue::{ack_delay_allowance, queue_threshold, slow_acker_cadence};
 
+/// Delivery-rate samples taken with data waiting before [`Bbr`]'s bandwidth counts as the
+/// path's capacity (`bandwidth_capacity`): two initial windows' worth of packets, about
+/// 45 kB sent back to back — a file, never a call's signalling or a chat.
+const CAPACITY_SAMPLES: u32 = 32;
+
 /// How a round looked to the loss guard.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum RoundVerdict {
@@ -97,6 +102,9 @@ pub(crate) struct Bbr {
     round_samples: u32,
     // full pipe
     filled_pipe: bool,
+    /// Delivery-rate samples taken while data waited to be sent (not application-limited),
+    /// saturating: what tells a measured capacity from a lower bound.
+    unlimited_samples: u32,
     full_bw: u64,
     full_bw_count: u32,
     // probe bw
@@ -147,6 +155,7 @@ impl Bbr {
             round_min_rtt: None,
             round_samples: 0,
             filled_pipe: false,
+            unlimited_samples: 0,
             full_bw: 0,
             full_bw_count: 0,
             cycle_index: 0,
@@ -594,6 +603,9 @@ impl Controller for Bbr {
         self.update_round(ack);
         if let Some(s) = ack.sample {
             let current = self.max_bw.get().unwrap_or(0);
+            if !s.is_app_limited {
+                self.unlimited_samples = self.unlimited_samples.saturating_add(1);
+            }
             if !s.is_app_limited || s.delivery_rate > current {
                 self.max_bw.update(self.round_count, s.delivery_rate);
             }
@@ -654,6 +666,14 @@ impl Controller for Bbr {
 
     fn bandwidth_estimate(&self) -> Option<u64> {
         self.bw()
+    }
+
+    fn bandwidth_capacity(&self) -> Option<u64> {
+        // Startup can end on a rise of the RTT alone (a busy host, a delayed ACK) with the
+        // session carrying a few messages; the bandwidth is a capacity only once enough
+        // samples were taken with data waiting.
+        self.bw()
+            .filter(|_| self.filled_pipe && self.unlimited_samples >= CAPACITY_SAMPLES)
     }
 
     fn pacing_rate(&self, rtt: &RttEstimator) -> Option<u64> {
