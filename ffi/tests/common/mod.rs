@@ -513,23 +513,10 @@ pub fn check_ports_free(ports: &[u16]) {
     }
 }
 
-/// What our library documents as not implemented, with the check names of peer.c's
-/// selftest it makes fail (README, "the C library"): these fail there by design.
-pub fn documented_gap(check_line: &str) -> Option<&'static str> {
-    let name = check_line.split_whitespace().nth(1)?;
-    if name.starts_with("conference_") {
-        Some("no conferences in rustox (ffi/src/conference.rs): tox_conference_new fails")
-    } else if name.starts_with("toxav_") {
-        Some("no audio/video in rustox (ffi/src/av.rs): toxav_new returns NULL")
-    } else {
-        None
-    }
-}
-
 /// Runs peer.c's `--selftest` (single-instance checks: sizes, Tox_Options through setters
 /// and struct fields, tox_new's errors, the address and checksum, own info, friend list
 /// errors, savedata, tox_hash, toxencryptsave, conferences, toxav, tox_events_iterate);
-/// on our library the documented gaps may fail, nothing else.
+/// every check passes on either library.
 pub fn run_selftest(prog: &CProgram, port: u16, valgrind: bool) {
     check_ports_free(&[port, port + 1]);
     let mut p = Peer::spawn(
@@ -543,21 +530,13 @@ pub fn run_selftest(prog: &CProgram, port: u16, valgrind: bool) {
         valgrind,
     );
     let st = p.finish(Duration::from_secs(if valgrind { 300 } else { 60 }));
-    let ours = prog.lib == Lib::Ours;
-    let (gaps, failed): (Vec<String>, Vec<String>) = p
+    let failed: Vec<String> = p
         .lines()
         .into_iter()
         .filter(|l| l.ends_with("FAILED"))
-        .partition(|l| ours && documented_gap(l).is_some());
-    for g in &gaps {
-        println!(
-            "{g}: allowed on our library: {}",
-            documented_gap(g).unwrap()
-        );
-    }
-    // peer.c exits 1 when any check failed, the documented gaps included; valgrind's
-    // errors make it 99.
-    let clean_exit = st.success() || (st.code() == Some(1) && !gaps.is_empty());
+        .collect();
+    // peer.c exits 1 when any check failed; valgrind's errors make it 99.
+    let clean_exit = st.success();
     assert!(
         clean_exit
             && failed.is_empty()
@@ -573,7 +552,7 @@ pub fn run_selftest(prog: &CProgram, port: u16, valgrind: bool) {
     );
     let checks = p.lines_tagged("CHECK").len();
     assert!(
-        checks > 60 - gaps.len(),
+        checks > 60,
         "only {checks} checks ran\n{}",
         p.report()
     );
