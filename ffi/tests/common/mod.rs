@@ -551,9 +551,5 @@ pub fn run_selftest(prog: &CProgram, port: u16, valgrind: bool) {
         p.report()
     );
     let checks = p.lines_tagged("CHECK").len();
-    assert!(
-        checks > 60,
-        "only {checks} checks ran\n{}",
-        p.report()
-    );
+    assert!(checks > 60, "only {checks} checks ran\n{}", p.report());
 }
