@@ -5,8 +5,12 @@ use std::ffi::c_void;
 
 use rustox_core::av::AvEvent;
 
-use super::hub::{EventClass, UserData};
-use super::session::{session, AvLink, ToxAV};
+use super::hub::EventClass;
+use super::link::{session, AvLink, Registered, ToxAV, UserData};
+pub use super::link::{
+    toxav_audio_bit_rate_cb, toxav_audio_data_cb, toxav_audio_receive_frame_cb, toxav_call_cb,
+    toxav_call_state_cb, toxav_video_bit_rate_cb, toxav_video_receive_frame_cb, AvCallbacks,
+};
 use crate::guard;
 use crate::handle::Instance;
 
@@ -30,66 +34,6 @@ pub mod Toxav_Friend_Call_State {
     pub const ACCEPTING_V: u32 = 32;
 }
 
-/// `toxav_call_cb` (toxav.h).
-pub type toxav_call_cb = unsafe extern "C" fn(
-    av: *mut ToxAV,
-    friend_number: u32,
-    audio: bool,
-    video: bool,
-    user_data: *mut c_void,
-);
-/// `toxav_call_state_cb` (toxav.h).
-pub type toxav_call_state_cb =
-    unsafe extern "C" fn(av: *mut ToxAV, friend_number: u32, state: u32, user_data: *mut c_void);
-/// `toxav_audio_bit_rate_cb` (toxav.h).
-pub type toxav_audio_bit_rate_cb = unsafe extern "C" fn(
-    av: *mut ToxAV,
-    friend_number: u32,
-    audio_bit_rate: u32,
-    user_data: *mut c_void,
-);
-/// `toxav_video_bit_rate_cb` (toxav.h).
-pub type toxav_video_bit_rate_cb = unsafe extern "C" fn(
-    av: *mut ToxAV,
-    friend_number: u32,
-    video_bit_rate: u32,
-    user_data: *mut c_void,
-);
-/// `toxav_audio_receive_frame_cb` (toxav.h).
-pub type toxav_audio_receive_frame_cb = unsafe extern "C" fn(
-    av: *mut ToxAV,
-    friend_number: u32,
-    pcm: *const i16,
-    sample_count: usize,
-    channels: u8,
-    sampling_rate: u32,
-    user_data: *mut c_void,
-);
-/// `toxav_video_receive_frame_cb` (toxav.h).
-pub type toxav_video_receive_frame_cb = unsafe extern "C" fn(
-    av: *mut ToxAV,
-    friend_number: u32,
-    width: u16,
-    height: u16,
-    y: *const u8,
-    u: *const u8,
-    v: *const u8,
-    ystride: i32,
-    ustride: i32,
-    vstride: i32,
-    user_data: *mut c_void,
-);
-/// `toxav_audio_data_cb` (toxav.h): the conference audio callback, with its `void *tox`.
-pub type toxav_audio_data_cb = unsafe extern "C" fn(
-    tox: *mut c_void,
-    groupnumber: u32,
-    peernumber: u32,
-    pcm: *const i16,
-    samples: u32,
-    channels: u8,
-    sample_rate: u32,
-    userdata: *mut c_void,
-);
 /// `toxav_group_audio_cb` (toxav.h): the same callback with a typed `Tox *`, which
 /// toxav.h declares for clients of the old group calls.
 pub type toxav_group_audio_cb = unsafe extern "C" fn(
@@ -102,33 +46,6 @@ pub type toxav_group_audio_cb = unsafe extern "C" fn(
     sample_rate: u32,
     user_data: *mut c_void,
 );
-
-/// One registered callback with its userdata.
-#[derive(Debug, Clone, Copy)]
-pub struct Registered<F> {
-    callback: Option<F>,
-    user_data: UserData,
-}
-
-impl<F> Default for Registered<F> {
-    fn default() -> Self {
-        Self {
-            callback: None,
-            user_data: UserData::default(),
-        }
-    }
-}
-
-/// A session's callbacks (toxav.c's `ccb`, `scb`, `abcb`, `vbcb`, `acb`, `vcb`).
-#[derive(Debug, Clone, Copy, Default)]
-pub struct AvCallbacks {
-    call: Registered<toxav_call_cb>,
-    call_state: Registered<toxav_call_state_cb>,
-    audio_bit_rate: Registered<toxav_audio_bit_rate_cb>,
-    video_bit_rate: Registered<toxav_video_bit_rate_cb>,
-    audio_frame: Registered<toxav_audio_receive_frame_cb>,
-    video_frame: Registered<toxav_video_receive_frame_cb>,
-}
 
 /// Defines a `toxav_callback_*` setter of the table's `$field` (NULL session: nothing).
 macro_rules! setter {

@@ -4,13 +4,12 @@
 //! the end of `tox_iterate` empty it.
 
 use std::collections::{HashMap, VecDeque};
-use std::ffi::c_void;
 use std::sync::Arc;
 
 use rustox_core::av::AvEvent;
 
-use super::callbacks::toxav_audio_data_cb;
-use super::session::AvLink;
+pub use super::link::UserData;
+use super::link::{toxav_audio_data_cb, AvLink};
 
 /// Decoded frames (audio or video) kept at most for a client that does not iterate its
 /// session: about 2 s of 20 ms audio frames for two calls. Older ones are dropped as a
@@ -20,23 +19,6 @@ pub const MAX_PENDING_FRAMES: usize = 200;
 /// Group audio frames kept at most between two `tox_iterate`s (each conference peer sends
 /// 50 a second; a client iterates at least 5 times a second).
 pub const MAX_PENDING_GROUP_FRAMES: usize = 400;
-
-/// A pointer the client gave with a callback, handed back to it untouched. Kept as an
-/// address so that the state stays `Send` (the client owns what it points to).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub struct UserData(pub usize);
-
-impl UserData {
-    /// The client's pointer.
-    pub fn get(self) -> *mut c_void {
-        self.0 as *mut c_void
-    }
-
-    /// Keeps `ptr`.
-    pub fn of(ptr: *mut c_void) -> Self {
-        Self(ptr as usize)
-    }
-}
 
 /// A conference's audio callback (`toxav_add_av_groupchat`'s `audio_callback`, userdata).
 #[derive(Debug, Clone, Copy)]
@@ -194,7 +176,12 @@ impl AvHub {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use std::sync::Arc;
+
+    use rustox_core::av::AvEvent;
+
+    use crate::av::hub::{AvHub, EventClass, GroupCallback, GroupFrame, MAX_PENDING_FRAMES};
+    use crate::av::link::{AvLink, UserData};
 
     fn frame(n: i16) -> AvEvent {
         AvEvent::AudioFrame {

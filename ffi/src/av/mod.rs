@@ -27,6 +27,7 @@ mod frames;
 pub(crate) mod group;
 pub(crate) mod hub;
 mod iterate;
+mod link;
 mod session;
 
 pub use callbacks::*;

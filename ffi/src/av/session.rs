@@ -7,78 +7,15 @@
 //! ([`AvLink::tox_killed`]), and the session's functions then fail as for an unknown
 //! friend instead of reaching freed memory.
 
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
 
 use rustox_core::av::codec::SystemCodecs;
 
-use super::callbacks::AvCallbacks;
+pub use super::link::{session, AvLink, ToxAV};
 use crate::guard;
 use crate::handle::{tox_ref, State, Tox};
 use crate::types::Toxav_Err_New;
-
-/// `ToxAV` (toxav.h): an A/V session, opaque to C.
-pub struct ToxAV {
-    tox: *mut Tox,
-    link: Arc<AvLink>,
-}
-
-/// What a session shares with its Tox's state: whether the Tox is still alive, the
-/// session's callbacks, and its address (the first argument of every callback).
-#[derive(Default)]
-pub struct AvLink {
-    /// False once `tox_kill` began: the Tox must not be reached any more.
-    alive: Mutex<bool>,
-    callbacks: Mutex<AvCallbacks>,
-    av: AtomicUsize,
-}
-
-impl AvLink {
-    /// A link to a live Tox.
-    pub fn new() -> Self {
-        Self {
-            alive: Mutex::new(true),
-            ..Self::default()
-        }
-    }
-
-    fn alive(&self) -> MutexGuard<'_, bool> {
-        self.alive.lock().unwrap_or_else(|e| e.into_inner())
-    }
-
-    /// `tox_kill` began: from now on the session's functions do not reach the Tox. Waits
-    /// for an entry point that is checking the flag to have entered the Tox, which
-    /// `tox_kill` then waits for.
-    pub fn tox_killed(&self) {
-        *self.alive() = false;
-    }
-
-    /// The session's callbacks, locked.
-    pub fn callbacks(&self) -> MutexGuard<'_, AvCallbacks> {
-        self.callbacks.lock().unwrap_or_else(|e| e.into_inner())
-    }
-
-    /// The session, as its callbacks receive it.
-    pub fn av(&self) -> *mut ToxAV {
-        self.av.load(Ordering::SeqCst) as *mut ToxAV
-    }
-}
-
-/// The session behind a pointer from C (NULL: none).
-///
-/// # Safety
-/// A non-NULL `av` comes from `toxav_new` and was not killed.
-pub unsafe fn session<'a>(av: *const ToxAV) -> Option<&'a ToxAV> {
-    // SAFETY: the caller's contract.
-    unsafe { av.as_ref() }
-}
-
-impl ToxAV {
-    /// The link the session shares with its Tox.
-    pub fn link(&self) -> &Arc<AvLink> {
-        &self.link
-    }
-}
 
 /// Runs `body` on the state of the session's Tox, locked; `None` for a NULL session or a
 /// killed Tox.
@@ -95,7 +32,7 @@ pub unsafe fn with_state<T>(av: *const ToxAV, body: impl FnOnce(&mut State) -> T
         }
         // SAFETY: the Tox is alive: `tox_kill` marks the link (under this lock) before it
         // waits for the calls it has counted in and frees the instance.
-        unsafe { tox_ref(av.tox) }?
+        unsafe { tox_ref(av.tox.cast()) }?
     };
     let mut state = entered.lock();
     Some(body(&mut state))
@@ -119,7 +56,7 @@ pub unsafe extern "C" fn toxav_new(tox: *mut Tox, error: *mut Toxav_Err_New) -> 
         let link = Arc::new(AvLink::new());
         state.av.attach(link.clone());
         let av = Box::into_raw(Box::new(ToxAV {
-            tox,
+            tox: tox.cast(),
             link: link.clone(),
         }));
         link.av.store(av as usize, Ordering::SeqCst);
@@ -156,6 +93,6 @@ pub unsafe extern "C" fn toxav_kill(av: *mut ToxAV) {
 pub unsafe extern "C" fn toxav_get_tox(av: *const ToxAV) -> *mut Tox {
     guard::call(std::ptr::null_mut(), || {
         // SAFETY: toxav.h's contract for `av`.
-        unsafe { session(av) }.map_or(std::ptr::null_mut(), |av| av.tox)
+        unsafe { session(av) }.map_or(std::ptr::null_mut(), |av| av.tox.cast())
     })
 }
