@@ -14,58 +14,6 @@
 mod common;
 
 use common::*;
-use rustox_testkit::net::free_udp_port;
-
-/// Runs one build on two free ports; returns its output after the `LIB` line.
-fn run(prog: &CProgram) -> Vec<String> {
-    let ports: Vec<String> = (0..2).map(|_| free_udp_port().to_string()).collect();
-    let out = prog.command(false).args(&ports).output().expect("run av");
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(
-        out.status.success() && stdout.lines().last() == Some("OK"),
-        "av on {:?}'s library failed ({}):\n{stderr}\nlast lines:\n{}",
-        prog.lib,
-        out.status,
-        stdout.lines().rev().take(15).collect::<Vec<_>>().join("\n")
-    );
-    let loaded = stdout
-        .lines()
-        .find_map(|l| l.strip_prefix("LIB "))
-        .expect("a LIB line");
-    prog.check_loaded(loaded);
-    stdout
-        .lines()
-        .filter(|l| !l.starts_with("LIB "))
-        .map(str::to_owned)
-        .collect()
-}
-
-/// The first lines where `ours` and `theirs` part, with context, for the failure message.
-fn first_difference(ours: &[String], theirs: &[String]) -> String {
-    let at = ours
-        .iter()
-        .zip(theirs)
-        .position(|(a, b)| a != b)
-        .unwrap_or(ours.len().min(theirs.len()));
-    let from = at.saturating_sub(5);
-    let show = |lines: &[String]| {
-        lines
-            .iter()
-            .enumerate()
-            .skip(from)
-            .take(15)
-            .map(|(i, l)| format!("{:4} {l}", i + 1))
-            .collect::<Vec<_>>()
-            .join("\n")
-    };
-    format!(
-        "first difference at line {}\n--- c-toxcore:\n{}\n--- ours:\n{}",
-        at + 1,
-        show(theirs),
-        show(ours)
-    )
-}
 
 #[test]
 fn a_c_client_sees_the_same_calls_on_both_libraries() {
@@ -77,7 +25,7 @@ fn a_c_client_sees_the_same_calls_on_both_libraries() {
     let src = c_dir().join("av.c");
     let debian = compile_c(&src, dir.path(), "av", Lib::Debian, &["-lm"]);
     let ours = compile_c(&src, dir.path(), "av", Lib::Ours, &["-lm"]);
-    let theirs = run(&debian);
+    let theirs = run_line_by_line(&debian, "av", 2);
     // c-toxcore itself shows what the program checks: calls connect, tones arrive at their
     // frequency, the pattern is recognised, group audio flows both ways.
     for expected in [
@@ -99,7 +47,7 @@ fn a_c_client_sees_the_same_calls_on_both_libraries() {
             "c-toxcore's run lacks {expected:?}"
         );
     }
-    let mine = run(&ours);
+    let mine = run_line_by_line(&ours, "av", 2);
     assert!(
         mine == theirs,
         "our library's calls differ from c-toxcore's: {}",

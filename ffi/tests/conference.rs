@@ -12,62 +12,6 @@
 mod common;
 
 use common::*;
-use rustox_testkit::net::free_udp_port;
-
-/// Runs one build on three free ports; returns its output after the `LIB` line.
-fn run(prog: &CProgram) -> Vec<String> {
-    let ports: Vec<String> = (0..3).map(|_| free_udp_port().to_string()).collect();
-    let out = prog
-        .command(false)
-        .args(&ports)
-        .output()
-        .expect("run conference");
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(
-        out.status.success() && stdout.lines().last() == Some("OK"),
-        "conference on {:?}'s library failed ({}):\n{stderr}\nlast lines:\n{}",
-        prog.lib,
-        out.status,
-        stdout.lines().rev().take(15).collect::<Vec<_>>().join("\n")
-    );
-    let loaded = stdout
-        .lines()
-        .find_map(|l| l.strip_prefix("LIB "))
-        .expect("a LIB line");
-    prog.check_loaded(loaded);
-    stdout
-        .lines()
-        .filter(|l| !l.starts_with("LIB "))
-        .map(str::to_owned)
-        .collect()
-}
-
-/// The first lines where `ours` and `theirs` part, with context, for the failure message.
-fn first_difference(ours: &[String], theirs: &[String]) -> String {
-    let at = ours
-        .iter()
-        .zip(theirs)
-        .position(|(a, b)| a != b)
-        .unwrap_or(ours.len().min(theirs.len()));
-    let from = at.saturating_sub(5);
-    let show = |lines: &[String]| {
-        lines
-            .iter()
-            .enumerate()
-            .skip(from)
-            .take(15)
-            .map(|(i, l)| format!("{:4} {l}", i + 1))
-            .collect::<Vec<_>>()
-            .join("\n")
-    };
-    format!(
-        "first difference at line {}\n--- c-toxcore:\n{}\n--- ours:\n{}",
-        at + 1,
-        show(theirs),
-        show(ours)
-    )
-}
 
 #[test]
 fn a_c_client_sees_the_same_conferences_on_both_libraries() {
@@ -79,7 +23,7 @@ fn a_c_client_sees_the_same_conferences_on_both_libraries() {
     let src = c_dir().join("conference.c");
     let debian = compile_c(&src, dir.path(), "conference", Lib::Debian, &[]);
     let ours = compile_c(&src, dir.path(), "conference", Lib::Ours, &[]);
-    let theirs = run(&debian);
+    let theirs = run_line_by_line(&debian, "conference", 3);
     // c-toxcore itself shows what the program checks: the calls succeed where they should,
     // and the messages arrive once each.
     for expected in [
@@ -97,7 +41,7 @@ fn a_c_client_sees_the_same_conferences_on_both_libraries() {
             "c-toxcore's run lacks {expected:?}"
         );
     }
-    let mine = run(&ours);
+    let mine = run_line_by_line(&ours, "conference", 3);
     assert!(
         mine == theirs,
         "our library's conferences differ from c-toxcore's: {}",

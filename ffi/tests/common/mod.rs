@@ -553,3 +553,63 @@ pub fn run_selftest(prog: &CProgram, port: u16, valgrind: bool) {
     let checks = p.lines_tagged("CHECK").len();
     assert!(checks > 60, "only {checks} checks ran\n{}", p.report());
 }
+
+/// Runs a C program that drives several instances of one library in one process (av.c,
+/// conference.c) on `ports` free UDP ports, checks it finished with `OK` on the library it
+/// was built for, and returns its output without the `LIB` line: the lines that must be the
+/// same on Debian's library and on ours.
+pub fn run_line_by_line(prog: &CProgram, name: &str, ports: usize) -> Vec<String> {
+    let ports: Vec<String> = (0..ports)
+        .map(|_| rustox_testkit::net::free_udp_port().to_string())
+        .collect();
+    let out = prog
+        .command(false)
+        .args(&ports)
+        .output()
+        .unwrap_or_else(|e| panic!("run {name}: {e}"));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        out.status.success() && stdout.lines().last() == Some("OK"),
+        "{name} on {:?}'s library failed ({}):\n{stderr}\nlast lines:\n{}",
+        prog.lib,
+        out.status,
+        stdout.lines().rev().take(15).collect::<Vec<_>>().join("\n")
+    );
+    let loaded = stdout
+        .lines()
+        .find_map(|l| l.strip_prefix("LIB "))
+        .expect("a LIB line");
+    prog.check_loaded(loaded);
+    stdout
+        .lines()
+        .filter(|l| !l.starts_with("LIB "))
+        .map(str::to_owned)
+        .collect()
+}
+
+/// The first lines where `ours` and `theirs` part, with context, for a failure message.
+pub fn first_difference(ours: &[String], theirs: &[String]) -> String {
+    let at = ours
+        .iter()
+        .zip(theirs)
+        .position(|(a, b)| a != b)
+        .unwrap_or(ours.len().min(theirs.len()));
+    let from = at.saturating_sub(5);
+    let show = |lines: &[String]| {
+        lines
+            .iter()
+            .enumerate()
+            .skip(from)
+            .take(15)
+            .map(|(i, l)| format!("{:4} {l}", i + 1))
+            .collect::<Vec<_>>()
+            .join("\n")
+    };
+    format!(
+        "first difference at line {}\n--- c-toxcore:\n{}\n--- ours:\n{}",
+        at + 1,
+        show(theirs),
+        show(ours)
+    )
+}
