@@ -26,6 +26,7 @@
 
 use std::time::Duration;
 
+use super::sender_watch::SenderWatch;
 use crate::Timestamp;
 
 /// QUIC's default max_ack_delay (RFC 9000 §18.2), our request interval while data flows.
@@ -51,6 +52,9 @@ pub(crate) struct AckTiming {
     advertise: bool,
     /// A peer's request found us silent for [`KEEPALIVE_INTERVAL`]: answer it.
     keepalive: bool,
+    /// What the peer's sender is, and when a request would make a c-toxcore sender resend
+    /// a packet already on its way.
+    pub(crate) watch: SenderWatch,
 }
 
 impl AckTiming {
@@ -62,6 +66,7 @@ impl AckTiming {
             new_hole: false,
             advertise: false,
             keepalive: false,
+            watch: SenderWatch::default(),
         }
     }
 
@@ -79,6 +84,7 @@ impl AckTiming {
     /// A request from the peer arrived at `now`: answered with one of ours if we have been
     /// silent for [`KEEPALIVE_INTERVAL`].
     pub(crate) fn on_peer_request(&mut self, now: Timestamp) {
+        self.watch.on_peer_request(now);
         if now >= self.last_sent + KEEPALIVE_INTERVAL {
             self.keepalive = true;
         }

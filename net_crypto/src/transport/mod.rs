@@ -53,6 +53,7 @@ mod request;
 mod rtt;
 mod send_array;
 mod sender;
+mod sender_watch;
 mod stats;
 mod timer;
 
@@ -383,6 +384,7 @@ impl Transport {
             + q(&self.control_queue)
             + q(&self.bulk_queue)
             + q(&self.tail_named)
+            + self.ack_timing.watch.memory_usage()
             + std::mem::size_of_val(self.cc.as_ref())
     }
 }

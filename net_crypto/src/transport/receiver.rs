@@ -8,8 +8,11 @@
 //! packet if it is older than its `rtt_time` (at most one extra packet per request of
 //! ours, and only while holes exist); one at or past its `buffer_end` ends its walk.
 
+use std::time::Duration;
+
 use super::request;
 use super::send_array::WINDOW;
+use super::sender_watch::{HOLD_STEPS, MAX_HOLD};
 use super::{Transport, TransportError, MAX_PAYLOAD};
 use crate::Timestamp;
 
@@ -52,7 +55,6 @@ impl Transport {
         packet_number: u32,
         payload: &[u8],
     ) -> Result<(), TransportError> {
-        let _ = now;
         if payload.is_empty() || payload.len() > MAX_PAYLOAD {
             return Err(TransportError::BadLength);
         }
@@ -62,6 +64,9 @@ impl Transport {
             .store(packet_number, payload, |extra| account.may_grow(extra))
         {
             Ok(stored) => {
+                if stored.filled_hole {
+                    self.ack_timing.watch.on_hole_filled(now, packet_number);
+                }
                 self.sync_array_account();
                 self.stats.packets_received += 1;
                 self.ack_timing.on_packet(stored.new_hole);
@@ -94,6 +99,7 @@ impl Transport {
     /// The next in-order lossless payload for the layer above.
     pub fn poll_delivered(&mut self) -> Option<Vec<u8>> {
         let p = self.recv.pop()?;
+        self.ack_timing.watch.on_delivered_below(self.recv.start());
         self.sync_array_account();
         self.stats.bytes_delivered += p.len() as u64;
         Some(p)
@@ -105,8 +111,35 @@ impl Transport {
             // c-toxcore's receiver: its own interval (1 s when receiving slowly), no
             // hole-triggered requests.
             Some(interval) => Some(self.ack_timing.last_request() + interval),
-            None => self.ack_timing.due(self.recv.holes() > 0),
+            None => {
+                let due = self.ack_timing.due(self.recv.holes() > 0)?;
+                if self.ack_timing.watch.is_legacy() {
+                    Some(self.held_past_windows(due))
+                } else {
+                    Some(due)
+                }
+            }
         }
+    }
+
+    /// `due`, or the first time after it at which a request lands in no named hole's
+    /// window (sender_watch.rs), at most [`MAX_HOLD`] after the last request.
+    fn held_past_windows(&self, due: Timestamp) -> Timestamp {
+        let last = self.ack_timing.last_request();
+        let cap = (last + MAX_HOLD).max(due);
+        // A request due at the instant of the last one would go at the next poll: judge
+        // it a millisecond on, when the holes that one named are in their windows.
+        let mut at = due.max(last + Duration::from_millis(1));
+        // Each step moves past the windows open at `at`; those that open meanwhile are
+        // looked at in the next step.
+        for _ in 0..HOLD_STEPS {
+            match self.ack_timing.watch.hold_until(at) {
+                Some(until) if until < cap => at = until,
+                Some(_) => return cap,
+                None => return at,
+            }
+        }
+        at
     }
 
     /// A data packet of ours (lossless or lossy) went out carrying our `buffer_start`.
@@ -136,6 +169,7 @@ impl Transport {
         // of tail-named packets turn them off for the session ([`TAIL_DUPLICATES_OFF`]);
         // our own sender holds a lone trailing NACK for a PTO and seldom causes one.
         let tail = self.cc.sends_tail_entries()
+            && !self.ack_timing.watch.is_legacy()
             && self.tail_duplicates < TAIL_DUPLICATES_OFF
             && recv.holes() > 0
             && len > 0
@@ -157,8 +191,87 @@ impl Transport {
             }
             request::encode(len, |o| recv.is_filled(o))
         };
+        let start = recv.start();
+        let highest = recv.received_len();
+        self.ack_timing.watch.on_request_sent(
+            now,
+            (0..highest)
+                .filter(|o| !recv.is_filled(*o))
+                .map(|o| start.wrapping_add(o)),
+        );
         self.ack_timing.on_sent(now);
         self.stats.requests_sent += 1;
         Some(req)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::{Transport, TransportConfig};
+    use crate::{ControllerKind, Timestamp};
+
+    fn ms(v: u64) -> Timestamp {
+        Timestamp::from_millis(v)
+    }
+
+    fn receiver() -> Transport {
+        Transport::new(
+            Timestamp::ZERO,
+            TransportConfig {
+                controller: ControllerKind::Bbr,
+                wake_lateness: std::time::Duration::ZERO,
+            },
+        )
+    }
+
+    /// Packets `from..to` except `hole` arrive at `at` and are delivered.
+    fn arrive(t: &mut Transport, at: Timestamp, from: u32, to: u32, hole: Option<u32>) {
+        for pn in (from..to).filter(|pn| Some(*pn) != hole) {
+            t.on_lossless(at, pn, &[7]).expect("stored");
+        }
+        while t.poll_delivered().is_some() {}
+    }
+
+    /// A hole at 5 named at 3000 ms and repaired at 3100 ms; a second hole at 15 named at
+    /// 3200 ms; eight more packets at 3210 ms make a request due.
+    fn second_hole_pending(t: &mut Transport) {
+        arrive(t, ms(3000), 0, 10, Some(5));
+        assert!(
+            t.poll_request(ms(3000)).is_some(),
+            "the new hole is named at once"
+        );
+        arrive(t, ms(3100), 5, 6, None);
+        arrive(t, ms(3200), 10, 20, Some(15));
+        assert!(t.poll_request(ms(3200)).is_some());
+        arrive(t, ms(3210), 20, 28, None);
+    }
+
+    #[test]
+    fn a_c_toxcore_sender_gets_no_request_while_a_repair_is_on_its_way() {
+        let mut t = receiver();
+        // c-toxcore's idle requests, one a second, before the file.
+        for s in 1..=3 {
+            t.on_request(ms(s * 1000), &[]).expect("an empty request");
+        }
+        second_hole_pending(&mut t);
+        // Repairs take 100 ms: the request waits for 3200 + 100 + 10 ms.
+        assert_eq!(t.request_due(), Some(ms(3310)));
+        assert!(t.poll_request(ms(3250)).is_none());
+        let request = t.poll_request(ms(3310)).expect("due");
+        assert_eq!(
+            request,
+            [1, 1],
+            "hole 15 (the first slot) still named, no tail entry"
+        );
+    }
+
+    #[test]
+    fn a_rustox_sender_keeps_the_prompt_timing_and_tail_entries() {
+        let mut t = receiver();
+        second_hole_pending(&mut t);
+        assert!(t.request_due().is_some_and(|due| due <= ms(3210)));
+        let request = t.poll_request(ms(3210)).expect("due");
+        // Hole 15 (the first slot) and the tail entry past packet 27 (13 further).
+        assert_eq!(request, [1, 1, 13]);
     }
 }

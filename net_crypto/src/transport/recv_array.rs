@@ -62,6 +62,12 @@ impl RecvArray {
         matches!(self.slots.get(offset as usize), Some(Some(_)))
     }
 
+    /// Slots up to and including the highest packet received (`len` counts on to the
+    /// peer's `buffer_end`, which may lie beyond: packets sent but not yet received).
+    pub(crate) fn received_len(&self) -> u32 {
+        self.slots.len() as u32
+    }
+
     /// Number of holes in `[start, end)`.
     pub(crate) fn holes(&self) -> u32 {
         self.len() - self.held

@@ -31,6 +31,8 @@ use crate::runs::{host_drops, link_figures, testbed, CpuMeter, LinkFigures, Setu
 const RECEIVER_STARTUP: Duration = Duration::from_secs(10);
 /// How often a running child is checked for exit.
 const POLL_CHILD: Duration = Duration::from_millis(20);
+/// How long the lines of an exited child may take to reach us.
+const LINES_GRACE: Duration = Duration::from_secs(2);
 
 /// One real run of a mixed pair.
 #[derive(Debug, Clone, Default)]
@@ -169,9 +171,9 @@ fn ctoxcore_to_rustox_on(
         }
     };
     let sent = sender.wait_summary();
-    let summary = lines
-        .try_iter()
-        .filter_map(|l| serde_json::from_str::<CliSummary>(&l).ok())
+    let summary = drain(&lines)
+        .iter()
+        .filter_map(|l| serde_json::from_str::<CliSummary>(l).ok())
         .last();
     let _ = std::fs::remove_dir_all(&out);
     let summary = match (status, summary) {
@@ -301,6 +303,18 @@ fn line_reader(child: &mut Child) -> mpsc::Receiver<String> {
         });
     }
     rx
+}
+
+/// The lines still to come from an exited child: until its stdout closes (the reader
+/// thread may not have passed on the last line when the exit is seen), [`LINES_GRACE`]
+/// at most.
+fn drain(lines: &mpsc::Receiver<String>) -> Vec<String> {
+    let deadline = Instant::now() + LINES_GRACE;
+    let mut out = Vec::new();
+    while let Ok(line) = lines.recv_timeout(deadline.saturating_duration_since(Instant::now())) {
+        out.push(line);
+    }
+    out
 }
 
 /// The last few non-empty lines of a child's stderr file.

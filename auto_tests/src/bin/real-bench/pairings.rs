@@ -100,6 +100,8 @@ pub struct Cell {
     pub sim_lost: Option<u64>,
     /// Duplicates the simulated receiver got (resends of packets it already had).
     pub sim_duplicates: Option<u64>,
+    /// The simulated sender's RTT at the end (the legacy model's `rtt_time`).
+    pub sim_rtt_ms: Option<f64>,
     pub sim_error: Option<String>,
 }
 
@@ -253,6 +255,7 @@ fn set_sim(cell: &mut Cell, profile: &Profile, m: &TransferMetrics) {
     cell.sim_resent = Some(m.packets_resent);
     cell.sim_lost = Some(m.link_bytes_lost.div_ceil(1428));
     cell.sim_duplicates = Some(m.spurious_resends);
+    cell.sim_rtt_ms = m.final_srtt_ms;
     if !m.completed {
         cell.sim_error = Some(format!(
             "did not complete: {:.1} of {:.1} MiB in {:.0} s",
@@ -282,6 +285,7 @@ fn print_table(rows: &[PairingRow], pairings: &[Pairing]) {
     header.push("sim/real c→c, c→r".to_owned());
     header.push("pkts/chunk real c→c, c→r".to_owned());
     header.push("sim resent/lost, dups c→c; c→r".to_owned());
+    header.push("sim sender RTT ms c→c; c→r".to_owned());
     header.push("load".to_owned());
     let header: Vec<&str> = header.iter().map(String::as_str).collect();
     let mut t = Table::new(&header);
@@ -338,6 +342,8 @@ fn print_table(rows: &[PairingRow], pairings: &[Pairing]) {
             resends(Pairing::CC),
             resends(Pairing::CR)
         ));
+        let rtt = |p: Pairing| opt(r.cell(p).and_then(|c| c.sim_rtt_ms), 0);
+        cells.push(format!("{}; {}", rtt(Pairing::CC), rtt(Pairing::CR)));
         let loads: Vec<String> = pairings
             .iter()
             .map(|p| opt(r.cell(*p).and_then(|c| c.real_load), 1))
