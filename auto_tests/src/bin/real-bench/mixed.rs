@@ -173,8 +173,8 @@ fn ctoxcore_to_rustox_on(
     let sent = sender.wait_summary();
     let summary = drain(&lines)
         .iter()
-        .filter_map(|l| serde_json::from_str::<CliSummary>(l).ok())
-        .last();
+        .rev()
+        .find_map(|l| serde_json::from_str::<CliSummary>(l).ok());
     let _ = std::fs::remove_dir_all(&out);
     let summary = match (status, summary) {
         (Some(s), Some(summary)) if s.success() => summary,
