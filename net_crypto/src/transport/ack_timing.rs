@@ -22,7 +22,11 @@
 //!   §2.9), after which it sends only short packets directly. Answering costs no wake-up:
 //!   the peer's request already woke us. A rustox peer sends no idle requests, so two
 //!   rustox nodes exchange only ALIVEs and their acknowledgements when idle;
-//! - at once when the sender side asks to advertise `buffer_end` (PTO).
+//! - at once when the sender side asks to advertise `buffer_end` (PTO);
+//! - later, toward a sender that shows c-toxcore's 1 s request cadence: a request due
+//!   while a hole it was asked for is still on its way waits for it (200 ms at most), since
+//!   such a sender resends a hole on every request that names it after its first resend
+//!   ([`SenderWatch`], `Transport::request_due` in receiver.rs).
 
 use std::time::Duration;
 
