@@ -28,7 +28,7 @@
 //!
 //! Here the state machine; params.rs holds the parameters with their sources, and
 //! standing_queue.rs the RTT-rise test that tells a standing queue from a flat path, and
-//! random_loss.rs which loss may be learned as random.
+//! random_loss.rs where loss may be learned as random.
 
 mod params;
 mod random_loss;
@@ -49,7 +49,7 @@ use params::{
     QUEUE_DRAIN_FACTOR, QUEUE_ROUND_MIN_SAMPLES, RANDOM_LOSS_EVIDENCE, STARTUP_CWND_GAIN,
     STARTUP_PACING_GAIN, STARTUP_RISEN_SAMPLES,
 };
-use random_loss::{FlatLoss, Path};
+use random_loss::may_learn_random_loss;
 use standing_queue::{ack_delay_allowance, queue_threshold, slow_acker_cadence};
 
 /// Delivery-rate samples taken with data waiting before [`Bbr`]'s bandwidth counts as the
@@ -129,8 +129,6 @@ pub(crate) struct Bbr {
     drain_until: Option<Timestamp>,
     /// Loss rate of rounds with a flat RTT (random loss), EWMA.
     background_loss: f64,
-    /// This round's loss on acks whose RTT stayed flat: what `background_loss` learns.
-    flat_loss: FlatLoss,
     // ack aggregation
     extra_acked: MinMax,
     ack_epoch_start: Timestamp,
@@ -178,7 +176,6 @@ impl Bbr {
             startup_risen: 0,
             drain_until: None,
             background_loss: 0.0,
-            flat_loss: FlatLoss::default(),
             extra_acked: MinMax::new_max(EXTRA_ACKED_ROUNDS),
             ack_epoch_start: now,
             ack_epoch_acked: 0,
@@ -493,7 +490,6 @@ impl Bbr {
         }
         let round_min = self.round_min_rtt.take();
         let round_samples = std::mem::take(&mut self.round_samples);
-        let flat = self.flat_loss.take_round();
         self.round_lost_start = ack.lost;
         self.round_delivered_start = ack.delivered_total;
         if let (Mode::Startup, Some(min), Some(rmin)) = (self.mode, self.min_rtt, round_min) {
@@ -530,8 +526,17 @@ impl Bbr {
                 // path's background (random) loss rate from these rounds, and lift the
                 // guard's bounds: the queue they were cut for has drained (waiting for the
                 // next probe cycle costs seconds at satellite RTTs).
-                // Startup's overflow is congestion, whatever the RTT showed.
-                if let (Mode::ProbeBw, Some(rate)) = (self.mode, flat) {
+                // Not where the RTT is mostly delay (random_loss.rs).
+                let learn = match (self.min_rtt, rtt.smoothed()) {
+                    (Some(min), Some(srtt)) => may_learn_random_loss(
+                        min,
+                        srtt,
+                        slow_acker_cadence(rtt).unwrap_or(Duration::ZERO),
+                    ),
+                    _ => false,
+                };
+                if learn {
+                    let rate = lost as f64 / (lost + delivered).max(1) as f64;
                     self.background_loss += (rate - self.background_loss) * BACKGROUND_LOSS_GAIN;
                 }
                 self.bounds = Bounds {
@@ -541,24 +546,6 @@ impl Bbr {
             }
             None => {}
         }
-    }
-
-    /// Feeds this ack to the random-loss account (random_loss.rs).
-    fn account_flat_loss(&mut self, ack: &AckEvent, rtt: &RttEstimator) {
-        let (Some(min), Some(srtt)) = (self.min_rtt, rtt.smoothed()) else {
-            self.flat_loss.skip(ack.lost);
-            return;
-        };
-        self.flat_loss.on_ack(
-            ack.lost,
-            ack.newly_delivered,
-            ack.rtt_sample.unwrap_or_else(|| rtt.latest()),
-            Path {
-                min,
-                srtt,
-                cadence: slow_acker_cadence(rtt).unwrap_or(Duration::ZERO),
-            },
-        );
     }
 
     /// HyStart++'s delay test (RFC 9406 §4.2) as a Startup exit: [`STARTUP_RISEN_SAMPLES`]
@@ -644,7 +631,6 @@ impl Controller for Bbr {
             }
         }
         self.update_min_rtt(ack.now, ack.rtt_sample);
-        self.account_flat_loss(ack, rtt);
         self.startup_delay_exit(ack, rtt);
         self.loss_guard(ack, rtt);
         self.update_ack_aggregation(ack);
