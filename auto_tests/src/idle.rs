@@ -1,7 +1,8 @@
 //! What wakes an idle node, by cause (against a budget of about one wake-up a second in
 //! all), in virtual time: one
 //! bootstrap node, node A, `friends` friends of A (each sends A a friend request, A accepts
-//! strangers) and `fillers` plain nodes that make the DHT and the onion realistic, 20 ms
+//! strangers), optionally friends of A that nobody runs ([`run_idle_with`]), and `fillers`
+//! plain nodes that make the DHT and the onion realistic, 20 ms
 //! between any two nodes. Once everyone is online and a settling minute has passed, A is
 //! watched for `seconds`: every instant at which A handles a datagram or a timer is one
 //! wake-up, tallied by the timers due and by the datagrams' first bytes.

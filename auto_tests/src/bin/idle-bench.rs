@@ -355,7 +355,6 @@ fn main() -> Result<(), String> {
         std::thread::sleep(Duration::from_secs(args.settle));
         row(n)?;
     }
-    drop(row);
     print_causes(&by_row, args.seconds);
     drop(fillers);
     let _ = std::fs::remove_dir_all(&dir);
