@@ -4,11 +4,15 @@
 //! `heaptrack` lists its heap by allocation site as the program's leaks.
 //!
 //! ```text
-//! cargo run --release -p rustox-auto-tests --example idle_trace -- FRIENDS FILLERS SECONDS
+//! cargo run --release -p rustox-auto-tests --example idle_trace -- FRIENDS FILLERS SECONDS [OFFLINE]
 //! cargo run --release -p rustox-auto-tests --example idle_trace -- 100 20 120
+//! cargo run --release -p rustox-auto-tests --example idle_trace -- 0 20 300 100
 //! ```
+//!
+//! OFFLINE adds that many friends nobody runs (random keys), as a profile's friends who
+//! are all offline.
 use rustox_auto_tests::heap_meter::{live_bytes, CountingAlloc};
-use rustox_auto_tests::idle::run_idle;
+use rustox_auto_tests::idle::run_idle_with;
 
 #[global_allocator]
 static HEAP: CountingAlloc = CountingAlloc;
@@ -21,13 +25,14 @@ fn main() {
     let friends = args.first().copied().unwrap_or(1);
     let fillers = args.get(1).copied().unwrap_or(20);
     let seconds = args.get(2).copied().unwrap_or(300) as u64;
-    let Some((r, a)) = run_idle(friends, fillers, seconds) else {
+    let offline = args.get(3).copied().unwrap_or(0);
+    let Some((r, a)) = run_idle_with(friends, offline, fillers, seconds) else {
         println!("not everyone came online");
         return;
     };
     println!("all online at {:.2} s", r.online_at);
     println!(
-        "A, {friends} friends online, {fillers} other nodes: {} wake-ups in {seconds} s = {:.2}/s ({:.2}/s by timers)",
+        "A, {friends} friends online, {offline} offline, {fillers} other nodes: {} wake-ups in {seconds} s = {:.2}/s ({:.2}/s by timers)",
         r.wakeups,
         r.wakeups_per_sec(),
         r.timer_wakeups_per_sec()

@@ -42,8 +42,12 @@ pub struct OnlineOptions {
     pub seed: u64,
     /// How they become friends.
     pub friendship: Friendship,
-    /// Give up after this much virtual time.
+    /// Give up after this much virtual time (counted from Bob's start).
     pub limit: Duration,
+    /// Bob starts this long after Alice and the bootstrap node: Alice has searched for
+    /// him all that while, her search backed off (onion_client.c's schedule, on the shared
+    /// search grid). Times are counted from Bob's start.
+    pub bob_starts_after: Duration,
 }
 
 impl OnlineOptions {
@@ -54,6 +58,7 @@ impl OnlineOptions {
             seed,
             friendship: Friendship::Request,
             limit: Duration::from_secs(120),
+            bob_starts_after: Duration::ZERO,
         }
     }
 }
@@ -96,8 +101,9 @@ pub fn run_friend_online(options: &OnlineOptions) -> OnlineReport {
     let bootstrap = SimToxNode::new(start, seed, plain());
     let (boot_pk, boot_addr) = (bootstrap.node.dht_public_key(), addr(1));
     let mut alice = SimToxNode::new(start, seed + 1, plain());
+    let bob_start = start + options.bob_starts_after;
     let mut bob = SimToxNode::new(
-        start,
+        bob_start,
         seed + 2,
         SimToxOptions {
             node: NodeOptions {
@@ -107,7 +113,7 @@ pub fn run_friend_online(options: &OnlineOptions) -> OnlineReport {
         },
     );
     alice.bootstrap(start, boot_addr, boot_pk);
-    bob.bootstrap(start, boot_addr, boot_pk);
+    bob.bootstrap(bob_start, boot_addr, boot_pk);
     let bob_id = bob.node.tox_id();
     let alice_pk = alice.node.public_key();
     let friend_of_alice = match options.friendship {
@@ -116,12 +122,22 @@ pub fn run_friend_online(options: &OnlineOptions) -> OnlineReport {
             .add_friend(start, &bob_id, b"Hi Bob, it's Alice")
             .ok(),
         Friendship::Mutual => {
-            let _ = bob.node.add_friend_norequest(start, alice_pk);
+            let _ = bob.node.add_friend_norequest(bob_start, alice_pk);
             alice.node.add_friend_norequest(start, bob_id.pk).ok()
         }
     };
     let _ = sim.add_node(vec![boot_addr], bootstrap);
     let a = sim.add_node(vec![addr(2)], alice);
+    while sim.now() < bob_start {
+        match sim.step() {
+            Ok(true) => {}
+            Ok(false) => break,
+            Err(e) => panic!("simulator: {e:?}"),
+        }
+    }
+    // Bob joins at the first event at or after his start (the same instant when he starts
+    // with the others); his timers already due run at once.
+    let bob_start = sim.now().max(bob_start);
     let b = sim.add_node(vec![addr(3)], bob);
     let (Some(a), Some(b), Some(_)) = (a, b, friend_of_alice) else {
         return OnlineReport {
@@ -131,7 +147,7 @@ pub fn run_friend_online(options: &OnlineOptions) -> OnlineReport {
             dht_connected: (None, None),
         };
     };
-    let deadline = start + options.limit;
+    let deadline = bob_start + options.limit;
     let both = |sim: &Simulator<SimToxNode>| {
         !sim.node(a).log.online.is_empty() && !sim.node(b).log.online.is_empty()
     };
@@ -142,7 +158,7 @@ pub fn run_friend_online(options: &OnlineOptions) -> OnlineReport {
             Err(e) => panic!("simulator: {e:?}"),
         }
     }
-    let since = |t: Timestamp| t - start;
+    let since = |t: Timestamp| t - bob_start;
     let first_connected = |n: &SimToxNode| {
         n.log
             .self_connection

@@ -1,7 +1,8 @@
 //! What wakes an idle node, by cause (against a budget of about one wake-up a second in
 //! all), in virtual time: one
 //! bootstrap node, node A, `friends` friends of A (each sends A a friend request, A accepts
-//! strangers) and `fillers` plain nodes that make the DHT and the onion realistic, 20 ms
+//! strangers), optionally friends of A that nobody runs ([`run_idle_with`]), and `fillers`
+//! plain nodes that make the DHT and the onion realistic, 20 ms
 //! between any two nodes. Once everyone is online and a settling minute has passed, A is
 //! watched for `seconds`: every instant at which A handles a datagram or a timer is one
 //! wake-up, tallied by the timers due and by the datagrams' first bytes.
@@ -15,7 +16,10 @@ use std::collections::{BTreeMap, BTreeSet, BinaryHeap};
 use std::net::SocketAddr;
 use std::time::Duration;
 
+use rand::SeedableRng;
+use rand_chacha::ChaCha20Rng;
 use rustox_core::node::{FriendNumber, NodeOptions};
+use rustox_net_crypto::crypto::KeyPair;
 use rustox_net_crypto::Timestamp;
 use rustox_simulator::SimNode;
 
@@ -69,6 +73,18 @@ fn addr(i: usize) -> SocketAddr {
 /// Runs the scenario; `None` if not everyone came online. Also returns A itself, so that a
 /// caller can measure its heap by dropping it.
 pub fn run_idle(friends: usize, fillers: usize, seconds: u64) -> Option<(IdleReport, SimToxNode)> {
+    run_idle_with(friends, 0, fillers, seconds)
+}
+
+/// [`run_idle`] where A also has `offline` friends nobody runs (random keys, added without
+/// a request, as a profile's friends are): A searches for them through the onion for as
+/// long as it runs. With no online friend, the count starts [`SETTLE`] after the start.
+pub fn run_idle_with(
+    friends: usize,
+    offline: usize,
+    fillers: usize,
+    seconds: u64,
+) -> Option<(IdleReport, SimToxNode)> {
     let t0 = Timestamp::ZERO;
     // 0: bootstrap, 1: A, 2..2 + friends: friends, then fillers.
     let n = 2 + friends + fillers;
@@ -88,6 +104,11 @@ pub fn run_idle(friends: usize, fillers: usize, seconds: u64) -> Option<(IdleRep
     let a_id = nodes[1].node.tox_id();
     for f in nodes.iter_mut().skip(2).take(friends) {
         f.node.add_friend(t0, &a_id, b"hi").ok()?;
+    }
+    let mut keys = ChaCha20Rng::seed_from_u64(0x0ff1);
+    for _ in 0..offline {
+        let pk = KeyPair::generate(&mut keys).public;
+        nodes[1].node.add_friend_norequest(t0, pk).ok()?;
     }
     let by_addr: BTreeMap<SocketAddr, usize> = (0..n).map(|i| (addr(i), i)).collect();
     let mut wire: BinaryHeap<Reverse<InFlight>> = BinaryHeap::new();
@@ -176,7 +197,7 @@ pub fn run_idle(friends: usize, fillers: usize, seconds: u64) -> Option<(IdleRep
     }
     report.wakeups = instants.len() as u64;
     let a = nodes.swap_remove(1);
-    report.friend_memory = (0..friends as u32)
+    report.friend_memory = (0..(friends + offline) as u32)
         .filter_map(|f| a.node.friend_memory(FriendNumber(f)))
         .sum();
     Some((report, a))

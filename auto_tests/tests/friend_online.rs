@@ -55,3 +55,28 @@ fn friends_added_by_key_come_online_within_the_goal_on_every_profile() {
         check(profile, Friendship::Mutual, 5);
     }
 }
+
+#[test]
+fn a_friend_who_comes_online_after_ten_minutes_offline_is_found_within_the_goal() {
+    // Alice has searched for Bob for 10 minutes: her search is far into its back-off and
+    // on the shared search grid. Bob, just started, announces himself and searches for her
+    // at a new search's pace, so the two are online within the same bound as when they
+    // start together.
+    for profile in [Profile::wan20(), Profile::wan100()] {
+        let base = seed_from_env(11);
+        for seed in base..base + 3 {
+            let mut options = OnlineOptions::new(profile.clone(), seed);
+            options.friendship = Friendship::Mutual;
+            options.bob_starts_after = Duration::from_secs(600);
+            let report = run_friend_online(&options);
+            let both = report.both_online().unwrap_or_else(|| {
+                panic!("{profile} seed {seed}: not both online after Bob started: {report:?}")
+            });
+            assert!(
+                both <= goal(&profile),
+                "{profile} seed {seed}: online {both:?} after Bob started > {:?}: {report:?}",
+                goal(&profile)
+            );
+        }
+    }
+}

@@ -1,10 +1,11 @@
 //! An idle node sleeps until its next real deadline: in virtual time, with
 //! friends online and nothing to say, it wakes about once a second in all, its own timers
-//! far less, and an idle friend costs only ALIVEs and their acknowledgements.
+//! far less, and an idle friend costs only ALIVEs and their acknowledgements; a hundred
+//! offline friends are searched for in shared wake-ups.
 //! `rustox_auto_tests::idle` has the scenario; `idle-bench` measures the same on real
 //! sockets.
 
-use rustox_auto_tests::idle::run_idle;
+use rustox_auto_tests::idle::{run_idle, run_idle_with};
 
 #[test]
 fn one_idle_friend_costs_only_alives_and_the_node_wakes_about_once_a_second() {
@@ -45,4 +46,30 @@ fn a_hundred_idle_friends_share_their_wake_ups() {
     );
     assert!(r.timer_wakeups_per_sec() <= 1.0, "{r:?}");
     assert!(r.wakeups_per_sec() <= 3.0, "{r:?}");
+}
+
+#[test]
+fn a_hundred_offline_friends_are_searched_for_in_shared_wake_ups() {
+    let seconds = 120;
+    let (r, _) = run_idle_with(0, 100, 20, seconds).expect("the node starts");
+    // The searches have backed off (0.2.18's schedule) and go out on a shared grid: the
+    // onion client's own timer wakes the node a few times a minute (155 times in these
+    // 120 s when each friend's requests went at their own instants).
+    let onion_timer = r
+        .timer_wakeups
+        .iter()
+        .filter(|(k, _)| k.contains("onion_client"))
+        .map(|(_, n)| n)
+        .sum::<u64>();
+    assert!(
+        onion_timer <= seconds / 2,
+        "{onion_timer} onion timer wake-ups: {r:?}"
+    );
+    // The searches still run: announce responses (0x84) come back.
+    assert!(
+        r.received.get(&0x84).copied().unwrap_or(0) >= seconds,
+        "{r:?}"
+    );
+    assert!(r.timer_wakeups_per_sec() <= 0.6, "{r:?}");
+    assert!(r.wakeups_per_sec() <= 2.0, "{r:?}");
 }

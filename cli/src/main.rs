@@ -27,6 +27,7 @@ mod sim;
 mod size;
 mod summary;
 mod trace_stats;
+mod wake_stats;
 
 #[derive(Parser)]
 #[command(

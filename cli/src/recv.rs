@@ -210,6 +210,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             bar: ProgressBar::hidden(),
             linger: None,
             profile: profile.map(|(path, _, pass)| (path, pass)),
+            wake_stats: crate::wake_stats::WakeStats::from_env()?,
         };
         match args.tcp_port {
             Some(port) => {
@@ -265,6 +266,8 @@ struct RecvApp {
     linger: Option<(FriendNumber, Timestamp)>,
     /// With `--profile`: where to save the friends we accept, and its passphrase.
     profile: Option<(PathBuf, Option<Vec<u8>>)>,
+    /// With `RUSTOX_WAKE_STATS`: what woke the driver, printed on SIGUSR1.
+    wake_stats: Option<crate::wake_stats::WakeStats>,
 }
 
 impl RecvApp {
@@ -468,6 +471,21 @@ impl App for RecvApp {
     fn on_timeout(&mut self, _node: &mut Node, _now: Timestamp) -> Option<Self::Output> {
         // The sender never closed; the file is complete and verified all the same.
         Some(Ok(()))
+    }
+
+    fn waker(&self) -> Option<std::sync::Arc<tokio::sync::Notify>> {
+        self.wake_stats.as_ref().map(|w| w.signal.clone())
+    }
+
+    fn on_wake(&mut self, _node: &mut Node, _now: Timestamp) -> Option<Self::Output> {
+        if let Some(w) = &self.wake_stats {
+            w.print();
+        }
+        None
+    }
+
+    fn wake_tally(&mut self) -> Option<&mut rustox_core::driver::WakeTally> {
+        self.wake_stats.as_mut().map(|w| &mut w.tally)
     }
 
     fn after_io(&mut self, node: &mut Node, now: Timestamp) {

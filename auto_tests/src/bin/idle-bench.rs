@@ -4,7 +4,18 @@
 //! ```text
 //! cargo build --release -p rustox -p rustox-auto-tests --bin idle-bench
 //! target/release/idle-bench --friends 1,100 --seconds 30
+//! target/release/idle-bench --offline 100 --fillers 20 --friends 100 --settle 100
 //! ```
+//!
+//! `--offline N` starts the node from a c-toxcore-format profile (`rustox profile new`,
+//! then N random friends nobody runs): the first row is the node searching for them, the
+//! rows after add online friends beside them. `--fillers K` starts K quiet rustox nodes
+//! first, which make the DHT and the onion a network of their own.
+//!
+//! For `rustox recv`, every row is also broken down by cause: the CLI counts what woke its
+//! driver (`RUSTOX_WAKE_STATS`, printed on SIGUSR1; core's `driver::wake_tally`): which
+//! timer was due or which kind of datagram arrived. Those are loop turns; a turn whose
+//! cause was already waiting did not sleep, so they may exceed the context switches.
 //!
 //! The measured node is a real `rustox recv` (the CLI, its tokio driver on the main
 //! thread) or core's echo bot (`--node echo-bot`: the Rust API alone, its node on a thread
@@ -16,9 +27,16 @@
 //! For comparison, c-toxcore 0.2.18 measured on this machine on 2026-12-01: ~20 wake-ups/s
 //! with one friend (it iterates every 50 ms), 0.4 % of a core, 4.0 MiB resident.
 
+use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader};
+use std::path::Path;
 use std::process::{Child, Command, Stdio};
+use std::sync::mpsc::{channel, Receiver};
 use std::time::{Duration, Instant};
+
+use rand::rngs::OsRng;
+use rustox_core::savedata::{FriendStatus, Profile, SavedFriend};
+use rustox_net_crypto::crypto::KeyPair;
 
 use clap::Parser;
 use rustox_auto_tests::emulator::rustox_beside_current_exe;
@@ -52,6 +70,64 @@ struct Args {
     /// default) or `tokio` (its millisecond wheel, `RUSTOX_TIMER=tokio`).
     #[arg(long, default_value = "precise")]
     timer: String,
+    /// Offline friends: the node starts from a profile holding this many random friends
+    /// that nobody runs (`rustox recv` only).
+    #[arg(long, default_value_t = 0)]
+    offline: usize,
+    /// The `rustox` executable measured, when not the one beside this program.
+    #[arg(long)]
+    rustox: Option<std::path::PathBuf>,
+    /// Quiet rustox nodes started before the node, as the rest of the network.
+    #[arg(long, default_value_t = 0)]
+    fillers: usize,
+}
+
+/// Loop turns by cause, from a `wake-ups total=N cause=N ...` line.
+type Causes = BTreeMap<String, u64>;
+
+fn parse_causes(line: &str) -> Causes {
+    line.split_whitespace()
+        .skip(1)
+        .filter_map(|kv| {
+            let (k, v) = kv.split_once('=')?;
+            Some((k.to_string(), v.parse().ok()?))
+        })
+        .collect()
+}
+
+/// Asks the node for its counts (SIGUSR1) and waits for the line.
+fn causes(pid: u32, lines: &Receiver<String>) -> Option<Causes> {
+    while lines.try_recv().is_ok() {}
+    let _ = nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(pid as i32),
+        nix::sys::signal::Signal::SIGUSR1,
+    );
+    lines
+        .recv_timeout(Duration::from_secs(5))
+        .ok()
+        .map(|l| parse_causes(&l))
+}
+
+/// A c-toxcore-format profile made by `rustox profile new`, with `offline` random friends
+/// added (confirmed, as friends accepted long ago).
+fn offline_profile(rustox: &Path, file: &Path, offline: usize) -> Result<(), String> {
+    let status = Command::new(rustox)
+        .args(["profile", "new"])
+        .arg(file)
+        .stdout(Stdio::null())
+        .status()
+        .map_err(|e| format!("rustox profile new: {e}"))?;
+    if !status.success() {
+        return Err("rustox profile new failed".into());
+    }
+    let bytes = std::fs::read(file).map_err(|e| e.to_string())?;
+    let mut profile = Profile::parse(&bytes).map_err(|e| e.to_string())?;
+    for _ in 0..offline {
+        let mut friend = SavedFriend::empty(KeyPair::generate(&mut OsRng).public);
+        friend.status = FriendStatus::Confirmed;
+        profile.friends.push(friend);
+    }
+    std::fs::write(file, profile.to_bytes()).map_err(|e| e.to_string())
 }
 
 /// A child killed on drop.
@@ -109,26 +185,53 @@ fn main() -> Result<(), String> {
     let counts: Vec<usize> = args
         .friends
         .split(',')
+        .filter(|n| !n.trim().is_empty())
         .map(|n| {
             n.trim()
                 .parse()
                 .map_err(|_| format!("{n:?} is not a count"))
         })
         .collect::<Result<_, _>>()?;
-    let rustox = rustox_beside_current_exe()?;
+    let rustox = match &args.rustox {
+        Some(path) => path.clone(),
+        None => rustox_beside_current_exe()?,
+    };
     let runner = rustox_bootstrap(0).map_err(|e| format!("bootstrap node: {e}"))?;
     let boot = (runner.local_addr(), runner.public_key());
     let dir = std::env::temp_dir().join(format!("rustox-idle-{}", std::process::id()));
     std::fs::create_dir_all(&dir).map_err(|e| e.to_string())?;
+    // The rest of the network, on loopback addresses of their own (127.0.3.x up).
+    let mut fillers: Vec<RustoxPeer> = Vec::new();
+    for i in 0..args.fillers {
+        let ip = std::net::Ipv4Addr::new(127, 0, 3 + (i / 250) as u8, 1 + (i % 250) as u8);
+        fillers.push(
+            RustoxPeer::start(RustoxOptions {
+                bind_ip: Some(ip.into()),
+                bootstrap: vec![boot],
+                ..RustoxOptions::default()
+            })
+            .map_err(|e| e.to_string())?,
+        );
+    }
+    if args.offline > 0 && args.node != "rustox" {
+        return Err("--offline needs --node rustox".into());
+    }
+    let identity: Vec<std::ffi::OsString> = if args.offline > 0 {
+        let file = dir.join("profile.tox");
+        offline_profile(&rustox, &file, args.offline)?;
+        vec!["--profile".into(), file.into()]
+    } else {
+        vec!["--key-file".into(), dir.join("recv.key").into()]
+    };
     let mut recv = Killed(match args.node.as_str() {
         "rustox" => Command::new(&rustox)
             .args(["recv", "--listen", "127.0.0.1:0", "--out"])
             .arg(dir.join("inbox"))
-            .arg("--key-file")
-            .arg(dir.join("recv.key"))
+            .args(&identity)
             .arg("--bootstrap")
             .arg(format!("{}:{}", boot.0, boot.1.to_hex()))
             .env("RUSTOX_TIMER", &args.timer)
+            .env("RUSTOX_WAKE_STATS", "1")
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
             .spawn()
@@ -166,10 +269,15 @@ fn main() -> Result<(), String> {
             break id.parse().map_err(|e| format!("{e}"))?;
         }
     };
-    // The node's output is drained so that it never blocks on a full pipe.
+    // The node's output is drained so that it never blocks on a full pipe; its counts by
+    // cause come back through the channel.
+    let (tx, lines) = channel();
     std::thread::spawn(move || {
         let mut sink = String::new();
         while out.read_line(&mut sink).is_ok_and(|n| n > 0) {
+            if sink.starts_with("wake-ups ") {
+                let _ = tx.send(sink.trim_end().to_string());
+            }
             sink.clear();
         }
     });
@@ -184,12 +292,34 @@ fn main() -> Result<(), String> {
         args.seconds,
         args.settle
     );
-    println!("| friends online | wake-ups/s | CPU % of a core | RSS MiB |");
-    println!("|---:|---:|---:|---:|");
+    println!(
+        "{} offline friends, {} other nodes",
+        args.offline, args.fillers
+    );
+    println!("| friends online | wake-ups/s | CPU % of a core | RSS MiB | driver turns/s |");
+    println!("|---:|---:|---:|---:|---:|");
     std::thread::sleep(Duration::from_secs(3.max(args.settle)));
-    let row = |n: usize| -> Result<(), String> {
+    let mut by_row: Vec<(usize, Causes)> = Vec::new();
+    let mut row = |n: usize| -> Result<(), String> {
+        let before = causes(pid, &lines);
         let (w, cpu, rss) = measure(pid, args.seconds).ok_or("cannot read /proc")?;
-        println!("| {n} | {w:.1} | {cpu:.2} | {rss:.1} |");
+        let after = causes(pid, &lines);
+        let per_sec = match (before, after) {
+            (Some(b), Some(a)) => {
+                let d: Causes = a
+                    .iter()
+                    .map(|(k, v)| (k.clone(), v - b.get(k).copied().unwrap_or(0)))
+                    .filter(|(_, v)| *v > 0)
+                    .collect();
+                by_row.push((n, d.clone()));
+                format!(
+                    "{:.1}",
+                    d.get("total").copied().unwrap_or(0) as f64 / args.seconds as f64
+                )
+            }
+            _ => "-".into(),
+        };
+        println!("| {n} | {w:.1} | {cpu:.2} | {rss:.1} | {per_sec} |");
         Ok(())
     };
     row(0)?;
@@ -225,6 +355,42 @@ fn main() -> Result<(), String> {
         std::thread::sleep(Duration::from_secs(args.settle));
         row(n)?;
     }
+    print_causes(&by_row, args.seconds);
+    drop(fillers);
     let _ = std::fs::remove_dir_all(&dir);
     Ok(())
+}
+
+/// The driver's turns per second by cause, one column per row measured (the signal's own
+/// turn, `app`, left out).
+fn print_causes(rows: &[(usize, Causes)], seconds: u64) {
+    if rows.is_empty() {
+        return;
+    }
+    let mut names: Vec<&String> = rows
+        .iter()
+        .flat_map(|(_, c)| c.keys())
+        .filter(|k| *k != "total" && *k != "app")
+        .collect();
+    names.sort();
+    names.dedup();
+    println!();
+    println!(
+        "driver turns per second by cause (timer: the timers due; recv: the first datagram's kind)"
+    );
+    let head: Vec<String> = rows.iter().map(|(n, _)| format!("{n} online")).collect();
+    println!("| cause | {} |", head.join(" | "));
+    println!("|---|{}", "---:|".repeat(rows.len()));
+    for name in names {
+        let cells: Vec<String> = rows
+            .iter()
+            .map(|(_, c)| {
+                format!(
+                    "{:.2}",
+                    c.get(name).copied().unwrap_or(0) as f64 / seconds as f64
+                )
+            })
+            .collect();
+        println!("| {name} | {} |", cells.join(" | "));
+    }
 }

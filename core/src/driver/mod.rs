@@ -17,7 +17,7 @@
 //! * [`step`]: a node advanced one step at a time by its caller, with no runtime and no
 //!   thread: what the C API's `tox_iterate` runs; [`relay_streams`] its TCP relay
 //!   connections on non-blocking sockets.
-//! * `keyfile`, [`clock`], `cpu_time`.
+//! * `keyfile`, [`clock`], `cpu_time`, [`wake_tally`] (what woke a driver, by cause).
 //!
 //! With tokio (cargo feature `tokio`), [`tokio`]: the async loop that runs a [`Node`] for
 //! the commands and for embedding, and the DHT-only loop the workers were measured against.
@@ -40,11 +40,13 @@ pub mod step;
 pub mod tcp_relay;
 #[cfg(feature = "tokio")]
 pub mod tokio;
+pub mod wake_tally;
 pub mod workers;
 
 pub use clock::Clock;
 pub use cpu_time::CpuTimer;
 pub use prepare::{hashing_sink, prepare_file, sha256_of_file};
+pub use wake_tally::WakeTally;
 
 /// How the driver uses the OS.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

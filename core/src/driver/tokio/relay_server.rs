@@ -88,4 +88,8 @@ impl<A: App> App for WithRelayServer<A> {
         self.relay.service(node, now);
         self.app.on_wake(node, now)
     }
+
+    fn wake_tally(&mut self) -> Option<&mut crate::driver::WakeTally> {
+        self.app.wake_tally()
+    }
 }

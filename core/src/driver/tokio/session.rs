@@ -21,7 +21,7 @@ use rustox_net_crypto::Timestamp;
 use super::relays::RelaySockets;
 use super::timer;
 use crate::driver::socket::for_socket;
-use crate::driver::{batch_recv, gso, Clock, DriverOptions, TimerKind};
+use crate::driver::{batch_recv, gso, Clock, DriverOptions, TimerKind, WakeTally};
 use crate::node::{Node, NodeEvent};
 
 /// What drives a node: the commands (`demo`, `send`, `recv`) implement it.
@@ -58,6 +58,11 @@ pub trait App {
 
     /// The [`App::waker`] fired; `Some` ends the loop.
     fn on_wake(&mut self, _node: &mut Node, _now: Timestamp) -> Option<Self::Output> {
+        None
+    }
+
+    /// Where the loop counts what woke it, by cause ([`WakeTally`]); `None`: not counted.
+    fn wake_tally(&mut self) -> Option<&mut WakeTally> {
         None
     }
 }
@@ -125,27 +130,46 @@ pub async fn run<A: App>(
                 // One `recvmmsg` per wake-up (up to `batch_recv::SLOTS` datagrams, more
                 // with GRO), then the outputs are drained again: acknowledgements and
                 // timers keep flowing while a fast peer floods us.
+                let mut first = None;
                 match socket.try_io(Interest::READABLE, || batch.recv(socket.as_fd())) {
                     Ok(_) => batch.for_each(|from, datagram| {
+                        first = first.or(datagram.first().copied());
                         node.handle_datagram(clock.now(), from, datagram);
                     }),
                     Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
                     Err(e) => recv_error(e)?,
+                }
+                if let Some(tally) = app.wake_tally() {
+                    tally.datagram(first);
                 }
                 // Under a steady flood the timer branch may lose every race: run it here.
                 if deadline.is_some_and(|t| t <= clock.now()) {
                     node.handle_timeout(clock.now());
                 }
             }
-            Some((id, io)) = relays.next() => relays.deliver(node, clock.now(), id, io),
+            Some((id, io)) = relays.next() => {
+                if let Some(tally) = app.wake_tally() {
+                    tally.other("relay");
+                }
+                relays.deliver(node, clock.now(), id, io);
+            }
             // The app's own deadline is checked at the top of the loop.
-            () = sleep => node.handle_timeout(clock.now()),
+            () = sleep => {
+                let now = clock.now();
+                if let Some(tally) = app.wake_tally() {
+                    tally.timer(node.due_timers(now));
+                }
+                node.handle_timeout(now);
+            }
             () = async {
                 match &waker {
                     Some(w) => w.notified().await,
                     None => std::future::pending().await,
                 }
             } => {
+                if let Some(tally) = app.wake_tally() {
+                    tally.other("app");
+                }
                 if let Some(output) = app.on_wake(node, clock.now()) {
                     flush(node, socket, v6, &mut out, clock.now()).await?;
                     return Ok(output);

@@ -9,6 +9,16 @@
 //! `run_count` ≤ [`ANNOUNCE_FRIEND_RUN_COUNT_BEGINNING`], then
 //! 2^min([`MAX_RUN_COUNT_EXPONENT`], run_count − 2) s capped at
 //! [`ANNOUNCE_FRIEND_MAX_INTERVAL`]; `run_count` grows every 4 requests.
+//!
+//! Ours: once a search is past its beginning, its requests go out on a grid shared by every
+//! friend ([`search_grid`]): a node due at `t` is asked at the last grid instant at or
+//! before `t` (never later than 0.2.18 would ask it, so the worst case stays 0.2.18's), and
+//! the throttle's end is moved to the next grid instant. 0.2.18 serves every friend on its
+//! 1 s tick, which costs it nothing more; a node that sleeps between its deadlines would
+//! otherwise wake once per request of each friend, each due at its own instant (with 100
+//! offline friends, 100 s after the start, about six a second). On the grid, every friend
+//! due within the same few seconds goes in one wake-up, and their answers, which come back
+//! together, in few more.
 
 use std::time::Duration;
 
@@ -30,6 +40,40 @@ pub const ANNOUNCE_FRIEND_RUN_COUNT_BEGINNING: u32 = 5;
 pub const ANNOUNCE_FRIEND_MAX_INTERVAL: u64 = 3600;
 /// `MAX_RUN_COUNT_EXPONENT` (`onion_client.c`).
 pub const MAX_RUN_COUNT_EXPONENT: u32 = 12;
+/// The coarsest grid a search's requests are aligned to: the grids are powers of two of
+/// seconds, so every instant of a coarser grid is one of each finer grid too, and friends
+/// at different stages of their back-off still share wake-ups. 32 s: a search at its
+/// longest interval (1 h) then moves by less than 1 % of it.
+pub const SEARCH_GRID_MAX: Duration = Duration::from_secs(32);
+
+/// The grid a search with this per-node interval (whole seconds) is aligned to: the
+/// largest power of two of seconds no longer than a quarter of the interval (the throttle
+/// between two requests of one friend) and [`SEARCH_GRID_MAX`]; `None` for a new search
+/// (3 s), which runs at its own pace so that a friend just added is found as in 0.2.18.
+pub fn search_grid(interval_secs: u64) -> Option<Duration> {
+    if interval_secs <= ANNOUNCE_FRIEND_NEW_INTERVAL.as_secs() {
+        return None;
+    }
+    let quarter = (interval_secs / (MAX_ONION_CLIENTS as u64 / 2)).max(1);
+    let pow = 1u64 << (63 - quarter.leading_zeros());
+    Some(Duration::from_secs(pow.min(SEARCH_GRID_MAX.as_secs())))
+}
+
+/// The last instant of `grid` at or before `t` (counted from [`Timestamp::ZERO`]).
+fn grid_floor(t: Timestamp, grid: Duration) -> Timestamp {
+    let g = grid.as_micros() as u64;
+    Timestamp::from_micros(t.as_micros() / g * g)
+}
+
+/// The first instant of `grid` at or after `t`.
+fn grid_ceil(t: Timestamp, grid: Duration) -> Timestamp {
+    let g = grid.as_micros() as u64;
+    if t == Timestamp::MAX {
+        return t;
+    }
+    Timestamp::from_micros(t.as_micros().div_ceil(g).saturating_mul(g))
+}
+
 /// When a DHT-PK send found enough nodes but no path, the next try waits this long
 /// (0.2.18 retries on its next 1 s tick).
 pub const DHTPK_RETRY: Duration = Duration::from_secs(1);
@@ -107,17 +151,26 @@ impl Friend {
         self.time_last_pinged.map_or(Timestamp::ZERO, |t| t + gap)
     }
 
-    /// When listed node `i` is next due, or `None` after its last try.
+    /// When listed node `i` is next due, or `None` after its last try. Past the search's
+    /// beginning, on its grid ([`search_grid`]): the interval's end moved back to the grid,
+    /// the throttle's and a refusal's moved forward to it.
     fn node_due(&self, i: usize) -> Option<Timestamp> {
         let n = &self.list.nodes[i];
         if n.pings_since_response >= ONION_NODE_MAX_PINGS {
             return None;
         }
-        let interval = Duration::from_secs(self.interval_secs());
+        let secs = self.interval_secs();
+        let interval = Duration::from_secs(secs);
         let due = n.last_pinged.map_or(Timestamp::ZERO, |t| t + interval);
-        Some(due.max(n.not_before).max(self.throttle_until()))
+        let Some(grid) = search_grid(secs) else {
+            return Some(due.max(n.not_before).max(self.throttle_until()));
+        };
+        let later = n.not_before.max(self.throttle_until());
+        Some(grid_ceil(grid_floor(due, grid).max(later), grid))
     }
 
+    /// When random path nodes are next asked for this friend; past the search's beginning,
+    /// at the next instant of its grid.
     fn populate_due(&self, now: Timestamp) -> Timestamp {
         let (count, _) = self.list.counts(now);
         if count >= MAX_ONION_CLIENTS {
@@ -126,10 +179,14 @@ impl Friend {
         let refresh = self
             .populated_at
             .map_or(now, |t| t + ANNOUNCE_POPULATE_TIMEOUT);
-        if count <= MAX_ONION_CLIENTS / 2 {
+        let due = if count <= MAX_ONION_CLIENTS / 2 {
             refresh.min(self.populate_sent.map_or(now, |t| t + POPULATE_INTERVAL))
         } else {
             refresh
+        };
+        match search_grid(self.interval_secs()) {
+            Some(grid) => grid_ceil(due, grid),
+            None => due,
         }
     }
 
@@ -267,3 +324,7 @@ impl OnionClient {
         d
     }
 }
+
+#[cfg(test)]
+#[path = "search_tests.rs"]
+mod tests;
