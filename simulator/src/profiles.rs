@@ -150,6 +150,29 @@ impl Profile {
         p
     }
 
+    /// slow150: 150 ms, 2 Mbit/s, 1 % random loss, 1 BDP: a slow uplink (DSL, a mobile
+    /// cell's edge), one of the paths c-toxcore's own transfers were measured on against
+    /// rustox's (docs/benchmarks.md "Against c-toxcore itself").
+    pub fn slow150() -> Self {
+        Profile::new("slow150", 150_000, 2_000_000, LossModel::Random(0.01), None)
+    }
+    /// jitter50: 50 ms ± 5 ms (±2.5 ms each way, correlated as on `bursty`), 20 Mbit/s, no
+    /// loss, 1 BDP: jitter alone, without loss (docs/benchmarks.md "Against c-toxcore
+    /// itself").
+    pub fn jitter50() -> Self {
+        let mut p = Profile::new("jitter50", 50_000, 20_000_000, LossModel::None, None);
+        p.jitter = Jitter {
+            amplitude: Duration::from_micros(2_500),
+            correlation: BURSTY_JITTER_CORRELATION,
+        };
+        p
+    }
+
+    /// Profiles outside docs/design.md's table, reached by name only.
+    pub fn extra() -> Vec<Profile> {
+        vec![Profile::slow150(), Profile::jitter50()]
+    }
+
     /// Every profile, in docs/design.md's order.
     pub fn all() -> Vec<Profile> {
         vec![
@@ -168,6 +191,7 @@ impl Profile {
     pub fn by_name(name: &str) -> Option<Profile> {
         Profile::all()
             .into_iter()
+            .chain(Profile::extra())
             .find(|p| p.name.eq_ignore_ascii_case(name))
     }
 
@@ -230,5 +254,16 @@ mod tests {
             Profile::by_name("RELAY500").map(|p| p.name),
             Some("relay500")
         );
+    }
+
+    #[test]
+    fn extra_profiles_are_found_by_name_only() {
+        let slow = Profile::by_name("slow150").expect("slow150");
+        assert_eq!(slow.buffer_bytes, 37_500, "2 Mbit/s × 150 ms");
+        assert!((slow.loss.mean_loss() - 0.01).abs() < 1e-9);
+        let jitter = Profile::by_name("JITTER50").expect("jitter50");
+        assert_eq!(jitter.jitter.amplitude, Duration::from_micros(2_500));
+        assert_eq!(jitter.loss, LossModel::None);
+        assert!(Profile::all().iter().all(|p| p.name != "slow150"));
     }
 }

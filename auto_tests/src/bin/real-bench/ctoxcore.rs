@@ -23,6 +23,7 @@ use rustox_net_crypto::ControllerKind;
 use rustox_simulator::{run_transfer, Profile, SimError, TransferMetrics};
 use serde::Serialize;
 
+use crate::mixed::{chunks, RealRun};
 use crate::runs::{
     deadline, host_drops, link_figures, load_average, sim_spec, source_file, testbed,
     transfer_spec, CpuMeter, LinkFigures, Setup, FIRST_PORT,
@@ -246,6 +247,35 @@ pub fn default_size(profile: &Profile) -> u64 {
     }
 }
 
+/// A c-toxcore → c-toxcore transfer as one cell of `--pairings`.
+pub fn ctoxcore_pair(
+    profile: &Profile,
+    seed: u64,
+    setup: &Setup,
+    peer: &PeerBinary,
+    bytes: u64,
+    timeout: Duration,
+) -> RealRun {
+    match ctoxcore_run(profile, seed, setup, peer, bytes, timeout) {
+        Ok(run) => {
+            let mut row = CToxcoreRow::new(profile, seed, bytes);
+            let link = run.link.clone();
+            row.set_ctoxcore(run, bytes);
+            RealRun {
+                mbit: row.ctoxcore_mbit,
+                packets_per_chunk: row.ctoxcore_packets_per_chunk,
+                dropped: Some((link.loss_drops, link.queue_drops)),
+                error: row.ctoxcore_error,
+                link: Some(link),
+            }
+        }
+        Err(e) => RealRun {
+            error: Some(e),
+            ..RealRun::default()
+        },
+    }
+}
+
 /// One c-toxcore transfer through the emulator.
 struct CToxcoreRun {
     outcome: Result<rustox_auto_tests::ctoxcore::TransferReport, String>,
@@ -320,19 +350,19 @@ fn real_rustox(
 }
 
 /// What a real rustox run gave.
-struct RustoxRun {
-    mbit: Option<f64>,
-    resent: Option<u64>,
-    rtt_ms: Option<f64>,
+pub struct RustoxRun {
+    pub mbit: Option<f64>,
+    pub resent: Option<u64>,
+    pub rtt_ms: Option<f64>,
     /// IP packets A → B per file chunk.
-    packets_per_chunk: f64,
+    pub packets_per_chunk: f64,
     /// IP bytes A → B per file byte.
-    wire_per_byte: f64,
-    error: Option<String>,
-    load: Option<f64>,
+    pub wire_per_byte: f64,
+    pub error: Option<String>,
+    pub load: Option<f64>,
 }
 
-fn rustox_run(
+pub fn rustox_run(
     profile: &Profile,
     seed: u64,
     setup: &Setup,
@@ -463,11 +493,6 @@ impl CToxcoreRow {
             Err(e) => self.legacy_sim_error = Some(e.to_string()),
         }
     }
-}
-
-/// File chunks of `bytes`: MAX_FILE_DATA_SIZE = 1371 bytes each (docs/protocol.md §3.6).
-fn chunks(bytes: u64) -> f64 {
-    bytes.div_ceil(1371).max(1) as f64
 }
 
 /// The byte count of the C peer's "no complete transfer within S s (N bytes)".

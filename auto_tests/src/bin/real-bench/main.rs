@@ -18,6 +18,8 @@
 
 mod calibration;
 mod ctoxcore;
+mod mixed;
+mod pairings;
 mod runs;
 mod sharing;
 mod single;
@@ -36,6 +38,7 @@ use rustox_simulator::{controller_by_name, driver_by_name, LossModel, Profile};
 
 use calibration::run_calibration;
 use ctoxcore::run_ctoxcore;
+use pairings::run_pairings;
 use runs::Setup;
 use sharing::run_flows;
 use single::run_single;
@@ -99,10 +102,22 @@ struct Args {
     /// bbr (real).
     #[arg(long, value_delimiter = ',', default_value = "ctoxcore,legacy,sim,bbr")]
     ctoxcore_columns: Vec<String>,
-    /// `--ctoxcore`: each c-toxcore peer gives up after this many seconds (coming online
+    /// `--ctoxcore`, `--pairings`: each c-toxcore peer gives up after this many seconds (coming online
     /// included); the rustox runs get at least as long.
     #[arg(long, default_value_t = 300.0)]
     ctoxcore_timeout: f64,
+    /// The four pairings of c-toxcore and rustox (c-toxcore → c-toxcore, rustox → rustox,
+    /// rustox → c-toxcore, c-toxcore → rustox) on each profile, real and simulated, with
+    /// ratios to c-toxcore → c-toxcore. Default size: 4 MiB up to 2 Mbit/s, 16 MiB up to
+    /// 10 Mbit/s, 32 MiB above. `--controller` is not used (rustox runs BBR).
+    #[arg(long)]
+    pairings: bool,
+    /// Which pairings `--pairings` runs (comma-separated, sender first): cc, rr, rc, cr.
+    #[arg(long, value_delimiter = ',', default_value = "cc,rr,rc,cr")]
+    pairings_of: Vec<String>,
+    /// Skip the real runs (`--pairings`: the simulated columns only).
+    #[arg(long)]
+    no_real: bool,
     /// Skip the simulator.
     #[arg(long)]
     no_sim: bool,
@@ -137,9 +152,14 @@ fn main() -> ExitCode {
 }
 
 fn run(args: &Args) -> Result<(), String> {
-    check_prerequisites().map_err(|e| e.to_string())?;
+    // `--pairings --no-real` runs the simulator only: no namespaces, no binaries.
+    let sim_only = args.pairings && args.no_real;
+    if !sim_only {
+        check_prerequisites().map_err(|e| e.to_string())?;
+    }
     let rustox = match &args.rustox {
         Some(p) => p.clone(),
+        None if sim_only => PathBuf::new(),
         None => rustox_beside_current_exe()?,
     };
     let controller = controller_by_name(&args.controller)
@@ -170,7 +190,9 @@ fn run(args: &Args) -> Result<(), String> {
         work: work.0.clone(),
         options,
     };
-    let result = if args.ctoxcore {
+    let result = if args.pairings {
+        run_pairings(args, &setup, &profiles, size)
+    } else if args.ctoxcore {
         run_ctoxcore(args, &setup, &profiles, size)
     } else if let Some(load) = args.calibrate {
         run_calibration(args, &setup, &profiles, load)
