@@ -33,6 +33,13 @@ const GAP_WINDOW: Duration = Duration::from_secs(1);
 const MAX_GAP: Duration = Duration::from_millis(5);
 /// How long after a declared loss the pacer's credit stays at the shallow-buffer cap.
 const LOSS_QUIET: Duration = Duration::from_secs(1);
+/// Only toward a peer whose requests come further apart than this (cc/bbr/standing_queue.rs
+/// marks a slow acknowledger, c-toxcore, at the same cadence): between its requests nothing
+/// but the driver's own loop moves the sender, and the window covers the cadence, so the
+/// driver's release per call is all that holds it. A prompt acknowledger's requests keep
+/// the flight, and with it the rate, bounded by the window; on a link of unbounded rate (a
+/// test's instant delivery) the credit fed its own bandwidth samples without end.
+const SLOW_ACKER_CADENCE: Duration = Duration::from_millis(30);
 
 /// The measured gaps of one session's driver.
 #[derive(Debug, Clone)]
@@ -85,20 +92,24 @@ impl DriverGap {
         self.last_loss_at = Some(now);
     }
 
-    /// Bytes at `rate` that one gap takes: what the bulk queue must hold at a call.
-    pub(crate) fn cover_bytes(&self, now: Timestamp, rate: u64) -> u64 {
+    /// Bytes at `rate` that one gap takes: what the bulk queue must hold at a call; zero
+    /// unless the peer acknowledges slowly (`cadence`: its request cadence).
+    pub(crate) fn cover_bytes(&self, now: Timestamp, rate: u64, cadence: Option<Duration>) -> u64 {
+        if cadence.is_none_or(|c| c <= SLOW_ACKER_CADENCE) {
+            return 0;
+        }
         let gap = self.gap(now);
         u64::try_from(u128::from(rate) * gap.as_micros() / 1_000_000).unwrap_or(u64::MAX)
     }
 
     /// The pacer's credit for one gap at `rate`, while the path drops nothing: zero within
     /// [`LOSS_QUIET`] of a declared loss.
-    pub(crate) fn credit_bytes(&self, now: Timestamp, rate: u64) -> u64 {
+    pub(crate) fn credit_bytes(&self, now: Timestamp, rate: u64, cadence: Option<Duration>) -> u64 {
         let quiet = self
             .last_loss_at
             .is_none_or(|t| now.saturating_duration_since(t) >= LOSS_QUIET);
         if quiet {
-            self.cover_bytes(now, rate)
+            self.cover_bytes(now, rate, cadence)
         } else {
             0
         }
@@ -108,6 +119,9 @@ impl DriverGap {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// c-toxcore's request cadence.
+    const C: Option<Duration> = Some(Duration::from_millis(50));
 
     fn ms(t: f64) -> Timestamp {
         Timestamp::from_micros((t * 1000.0) as u64)
@@ -127,8 +141,14 @@ mod tests {
         assert!(gap >= Duration::from_micros(1300), "{gap:?}");
         assert!(gap <= Duration::from_micros(1360), "{gap:?}");
         // 50 MB/s over 1.34 ms: ~67 kB to hold at each call.
-        let cover = g.cover_bytes(ms(t), 50_000_000);
+        let cover = g.cover_bytes(ms(t), 50_000_000, C);
         assert!((65_000..=68_000).contains(&cover), "{cover}");
+        // Toward a prompt acknowledger (ours: every 8 packets or 25 ms), nothing.
+        assert_eq!(
+            g.cover_bytes(ms(t), 50_000_000, Some(Duration::from_millis(2))),
+            0
+        );
+        assert_eq!(g.credit_bytes(ms(t), 50_000_000, None), 0);
     }
 
     #[test]
@@ -148,15 +168,15 @@ mod tests {
         let mut g = DriverGap::new();
         g.on_call(ms(1000.0), true);
         g.on_call(ms(1002.0), true);
-        assert_eq!(g.credit_bytes(ms(1002.0), 1_000_000), 2_000);
+        assert_eq!(g.credit_bytes(ms(1002.0), 1_000_000, C), 2_000);
         g.on_loss(ms(1002.0));
-        assert_eq!(g.credit_bytes(ms(1500.0), 1_000_000), 0);
+        assert_eq!(g.credit_bytes(ms(1500.0), 1_000_000, C), 0);
         assert_eq!(
-            g.cover_bytes(ms(1500.0), 1_000_000),
+            g.cover_bytes(ms(1500.0), 1_000_000, C),
             2_000,
             "the queue still covers it"
         );
         g.on_call(ms(2003.0), true); // 1 s after the last call: believed as MAX_GAP
-        assert_eq!(g.credit_bytes(ms(2003.0), 1_000_000), 5_000);
+        assert_eq!(g.credit_bytes(ms(2003.0), 1_000_000, C), 5_000);
     }
 }

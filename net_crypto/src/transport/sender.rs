@@ -107,9 +107,11 @@ impl Transport {
         // One quantum, or what the pacing rate sends before the layer above comes back
         // (driver_gap.rs), whichever is more.
         let quantum = match self.pacing_rate() {
-            Some(rate) => pacer::quantum_packets(rate)
-                .max(2)
-                .max(self.driver_gap.cover_bytes(now, rate).div_ceil(MAX_PACKET)),
+            Some(rate) => pacer::quantum_packets(rate).max(2).max(
+                self.driver_gap
+                    .cover_bytes(now, rate, self.rtt.peer_request_cadence())
+                    .div_ceil(MAX_PACKET),
+            ),
             None => u64::MAX,
         };
         let quantum = quantum.saturating_sub(self.bulk_queue.len() as u64);
@@ -346,8 +348,12 @@ impl Transport {
         if self.cc.paces() {
             // The shallow-buffer cap, or one gap of the driver's at the rate while the
             // path drops nothing (driver_gap.rs).
-            let cap = pacer::credit_cap(self.cc.window(), rate, self.rtt.min_rtt())
-                .max(rate.map_or(0, |r| self.driver_gap.credit_bytes(now, r)));
+            let cap = pacer::credit_cap(self.cc.window(), rate, self.rtt.min_rtt()).max(
+                rate.map_or(0, |r| {
+                    self.driver_gap
+                        .credit_bytes(now, r, self.rtt.peer_request_cadence())
+                }),
+            );
             self.pacer.on_sent(now, size, rate, cap);
         }
         out
