@@ -41,6 +41,7 @@ mod ack;
 mod ack_timing;
 mod array_budget;
 mod cc;
+mod driver_gap;
 mod loss;
 mod minmax;
 mod pacer;
@@ -244,6 +245,8 @@ pub struct Transport {
     /// yet. If it is still positive when the queues run dry, the sender is
     /// application-limited (the file layer had nothing to send), not window-limited.
     budget_unused: u64,
+    /// How far apart the layer above calls for bulk data (driver_gap.rs).
+    driver_gap: driver_gap::DriverGap,
     // ---- receiver ----
     recv: RecvArray,
     ack_timing: AckTiming,
@@ -295,6 +298,7 @@ impl Transport {
             last_request_rx: None,
             karn_violated: false,
             budget_unused: 0,
+            driver_gap: driver_gap::DriverGap::new(),
             recv: RecvArray::new(0),
             ack_timing: AckTiming::new(now),
             tail_named: VecDeque::new(),

@@ -180,6 +180,7 @@ impl Transport {
         if lost_packets > 0 {
             self.bytes_in_flight = self.bytes_in_flight.saturating_sub(lost_bytes);
             self.stats.packets_declared_lost += lost_packets;
+            self.driver_gap.on_loss(now);
             self.stats.bytes_declared_lost += lost_bytes;
             self.delivery.on_lost(lost_bytes);
             let persistent = persistent.established();

@@ -102,8 +102,16 @@ impl Transport {
             .saturating_sub(self.bytes_in_flight)
             .saturating_sub(self.queued_bulk_bytes)
             / MAX_PACKET;
+        self.driver_gap
+            .on_call(now, self.bytes_in_flight + MAX_PACKET <= cwnd);
+        // One quantum, or what the pacing rate sends before the layer above comes back
+        // (driver_gap.rs), whichever is more.
         let quantum = match self.pacing_rate() {
-            Some(rate) => pacer::quantum_packets(rate).max(2),
+            Some(rate) => pacer::quantum_packets(rate).max(2).max(
+                self.driver_gap
+                    .cover_bytes(now, rate, self.rtt.peer_request_cadence())
+                    .div_ceil(MAX_PACKET),
+            ),
             None => u64::MAX,
         };
         let quantum = quantum.saturating_sub(self.bulk_queue.len() as u64);
@@ -338,7 +346,14 @@ impl Transport {
         self.last_inflight_sent = now;
         self.cc.on_sent(now, size, self.bytes_in_flight);
         if self.cc.paces() {
-            let cap = pacer::credit_cap(self.cc.window(), rate, self.rtt.min_rtt());
+            // The shallow-buffer cap, or one gap of the driver's at the rate while the
+            // path drops nothing (driver_gap.rs).
+            let cap = pacer::credit_cap(self.cc.window(), rate, self.rtt.min_rtt()).max(
+                rate.map_or(0, |r| {
+                    self.driver_gap
+                        .credit_bytes(now, r, self.rtt.peer_request_cadence())
+                }),
+            );
             self.pacer.on_sent(now, size, rate, cap);
         }
         out

@@ -46,7 +46,12 @@ pub(super) fn slow_acker_cadence(rtt: &RttEstimator) -> Option<Duration> {
         .filter(|c| *c > SLOW_ACKER_CADENCE)
 }
 
-/// Above this request cadence a peer is a slow acknowledger: between our ack rule's 25 ms
-/// (a rustox receiver at a low rate, give or take a late timer) and c-toxcore's shortest
-/// interval, 50 ms (`PACKET_COUNTER_AVERAGE_INTERVAL`).
-const SLOW_ACKER_CADENCE: Duration = Duration::from_millis(40);
+/// Above this request cadence a peer is a slow acknowledger: above our ack rule's 25 ms (a
+/// rustox receiver at a low rate, give or take a late timer), below c-toxcore's shortest
+/// interval, 50 ms (`PACKET_COUNTER_AVERAGE_INTERVAL`), and below the cadence's first
+/// smoothed values against c-toxcore on loopback, 32–39 ms (its first gaps are shorter:
+/// the file control packets' headers acknowledge too). At 40 ms BBR judged c-toxcore's
+/// cadence a queue in the third request's round, left Startup at 0.76 MB/s, and took ProbeBW
+/// five seconds to reach the 50 MB/s that loopback carries (ffi-bench, rustox →
+/// c-toxcore, 256 MiB: 23.0 MiB/s).
+const SLOW_ACKER_CADENCE: Duration = Duration::from_millis(30);
