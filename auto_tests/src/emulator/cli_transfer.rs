@@ -1,6 +1,6 @@
-//! The real `rustox recv` and `rustox send` run as child processes inside a [`Testbed`]'s
-//! namespaces, and the JSON summary line each prints at the end of a file
-//! ([`CliSummary`], the CLI's own type) read back.
+//! The real `rustox recv` and `rustox send` run as child processes in two namespaced hosts
+//! (a [`Testbed`](super::Testbed)'s or any other [`TwoHosts`]), and the JSON summary line each
+//! prints at the end of a file ([`CliSummary`], the CLI's own type) read back.
 //!
 //! Several transfers may run at once through one testbed (two receivers on different
 //! ports, two senders), which is how the sharing goals are measured.
@@ -13,8 +13,9 @@ use std::process::{Child, ChildStdout, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-use super::testbed::{Side, Testbed};
+use super::testbed::Side;
 use super::EmulatorError;
+use super::TwoHosts;
 
 /// How long `rustox recv` may take to print its address and key.
 const RECEIVER_STARTUP: Duration = Duration::from_secs(10);
@@ -83,7 +84,10 @@ pub struct CliTransfer {
 
 impl CliTransfer {
     /// Starts `rustox recv --once` in namespace B and waits for its address and key.
-    pub fn start_receiver(bed: &Testbed, spec: CliTransferSpec) -> Result<Self, EmulatorError> {
+    pub fn start_receiver(
+        bed: &impl TwoHosts,
+        spec: CliTransferSpec,
+    ) -> Result<Self, EmulatorError> {
         let out_dir = spec.work_dir.join(format!("received-{}", spec.port));
         std::fs::create_dir_all(&out_dir).map_err(|e| io_error(&out_dir, e))?;
         let listen = SocketAddr::from((bed.addr(Side::B), spec.port));
@@ -130,7 +134,7 @@ impl CliTransfer {
     }
 
     /// Starts `rustox send` in namespace A towards this receiver.
-    pub fn start_sender(&mut self, bed: &Testbed) -> Result<(), EmulatorError> {
+    pub fn start_sender(&mut self, bed: &impl TwoHosts) -> Result<(), EmulatorError> {
         let stderr = stderr_file(&self.spec.work_dir, "send", self.spec.port)?;
         let mut cmd = bed.command(Side::A, &self.spec.rustox.to_string_lossy());
         cmd.arg("send")
