@@ -225,7 +225,7 @@ mod tests {
     fn an_idle_link_starts_afresh_and_keeps_nanoseconds() {
         let mut l = PlainLink::new(Duration::from_nanos(500), 1_000_000_000, 10_000);
         assert_eq!(l.offer(0, 1500), Some(12_500));
-        assert_eq!(l.offer(1_000_001, 1500), Some(1_013_001));
+        assert_eq!(l.offer(1_000_001, 1500), Some(1_012_501));
         assert_eq!(l.waiting_bytes(1_000_001), 0);
     }
 }

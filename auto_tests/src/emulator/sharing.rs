@@ -131,7 +131,7 @@ mod tests {
         assert_eq!(per[3], vec![Some(0.4), Some(0.6)], "drifted down");
         let [first, second] = shares_by_half(&[rustox, tcp], window);
         assert_eq!(first, vec![0.6, 0.4]);
-        assert!((second[0] - 9.0 / 19.0).abs() < 1e-12);
+        assert!((second[0] - 0.45).abs() < 1e-12, "9 of 20");
         assert_eq!(
             shares_per_interval(&[vec![0, 0], vec![0, 0]], 0..1),
             vec![vec![None, None]]
