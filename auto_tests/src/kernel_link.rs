@@ -243,7 +243,7 @@ impl KernelLink {
 
     /// The counters of the qdisc on `side`'s egress (side A's carries A → B).
     pub fn qdisc(&self, side: Side) -> Result<QdiscCounters, EmulatorError> {
-        let i = side_index(side);
+        let i = side.index();
         let mut tc = self.namespaces[i].command("tc");
         tc.args(["-s", "-j", "qdisc", "show", "dev", DEVICES[i]]);
         let out = run_command(&mut tc)?;
@@ -256,18 +256,11 @@ impl KernelLink {
 
 impl TwoHosts for KernelLink {
     fn command(&self, side: Side, program: &str) -> Command {
-        self.namespaces[side_index(side)].command(program)
+        self.namespaces[side.index()].command(program)
     }
 
     fn addr(&self, side: Side) -> Ipv4Addr {
-        [KERNEL_ADDR_A, KERNEL_ADDR_B][side_index(side)]
-    }
-}
-
-fn side_index(side: Side) -> usize {
-    match side {
-        Side::A => 0,
-        Side::B => 1,
+        [KERNEL_ADDR_A, KERNEL_ADDR_B][side.index()]
     }
 }
 

@@ -13,9 +13,8 @@ use std::process::{Child, ChildStdout, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-use super::testbed::Side;
+use super::hosts::{Side, TwoHosts};
 use super::EmulatorError;
-use super::TwoHosts;
 
 /// How long `rustox recv` may take to print its address and key.
 const RECEIVER_STARTUP: Duration = Duration::from_secs(10);

@@ -41,7 +41,7 @@ pub use cli_transfer::{
 };
 pub use engine::EmulatorOptions;
 pub use error::EmulatorError;
-pub use hosts::TwoHosts;
+pub use hosts::{Side, TwoHosts};
 pub use namespace::{remove_stale_namespaces, run_command, veth_into, NetNs, NAMESPACE_PREFIX};
 pub use packet::{FlowKey, PacketInfo, PROTO_TCP, PROTO_UDP};
 pub use plain::PlainLink;
@@ -50,4 +50,4 @@ pub use stats::{
     DirectionStats, EmulatorReport, EmulatorStats, FlowSeries, LatenessHistogram, LatenessSummary,
     LinkCounters, UdpCounters,
 };
-pub use testbed::{check_prerequisites, Side, Testbed, TestbedConfig, ADDR_A, ADDR_B};
+pub use testbed::{check_prerequisites, Testbed, TestbedConfig, ADDR_A, ADDR_B};

@@ -131,7 +131,7 @@ pub(super) enum DirectionModel {
     /// The simulator's [`Link`], as the profile builds it.
     Profile(Box<Link>),
     /// [`PlainLink`].
-    Plain(PlainLink),
+    Plain(Box<PlainLink>),
 }
 
 /// A packet the model lets through.

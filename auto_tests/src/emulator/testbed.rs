@@ -26,6 +26,7 @@ use rustox_simulator::{derive_rng, Link, LinkConfig, Profile, StreamKind};
 use tun_rs::{DeviceBuilder, Layer, SyncDevice};
 
 use super::engine::{EmulatorOptions, Engine, EngineOutput};
+use super::hosts::Side;
 use super::namespace::{command_line, remove_stale_namespaces, run, NetNs, NAMESPACE_PREFIX};
 use super::plain::{DirectionModel, PlainLink};
 use super::stats::{EmulatorReport, EmulatorStats, UdpCounters};
@@ -48,24 +49,6 @@ const TX_QUEUE_LEN: u32 = 10_000;
 
 /// Distinguishes the testbeds of one process.
 static NEXT_TESTBED: AtomicU32 = AtomicU32::new(0);
-
-/// One end of the path.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Side {
-    /// The first host (a sender, usually).
-    A,
-    /// The second host.
-    B,
-}
-
-impl Side {
-    fn index(self) -> usize {
-        match self {
-            Side::A => 0,
-            Side::B => 1,
-        }
-    }
-}
 
 /// What to build.
 #[derive(Debug, Clone)]
@@ -165,7 +148,7 @@ impl Testbed {
         ];
         let model = |link: LinkConfig, stream| {
             if config.options.plain {
-                DirectionModel::Plain(PlainLink::from_config(&link))
+                DirectionModel::Plain(Box::new(PlainLink::from_config(&link)))
             } else {
                 let rng = derive_rng(config.seed, StreamKind::Link, stream);
                 DirectionModel::Profile(Box::new(Link::new(link, rng)))
