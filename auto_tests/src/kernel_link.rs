@@ -21,7 +21,7 @@
 //!   and drops larger non-GSO packets: `burst 1514` becomes 1512 and would drop every full
 //!   frame, so the smallest safe burst is two frames, [`DEFAULT_BURST`].
 
-use std::net::Ipv4Addr;
+use std::net::{Ipv4Addr, SocketAddr, UdpSocket};
 use std::process::Command;
 use std::sync::atomic::{AtomicU32, Ordering};
 
@@ -239,6 +239,17 @@ impl KernelLink {
     /// The shaper's parameters.
     pub fn tbf(&self) -> TbfConfig {
         self.tbf
+    }
+
+    /// A UDP socket bound in `side`'s namespace to its address and `port` (0: any).
+    pub fn udp_socket(&self, side: Side, port: u16) -> Result<UdpSocket, EmulatorError> {
+        let ns = &self.namespaces[side.index()];
+        let addr = SocketAddr::from((self.addr(side), port));
+        ns.run_inside(move || UdpSocket::bind(addr))?
+            .map_err(|source| EmulatorError::Setns {
+                name: ns.name().to_owned(),
+                source,
+            })
     }
 
     /// The counters of the qdisc on `side`'s egress (side A's carries A → B).
