@@ -153,9 +153,28 @@ impl KernelProfile {
         }
     }
 
-    /// Every named profile.
-    pub fn all() -> [Self; 2] {
-        [Self::tbf100(), Self::tbf1g()]
+    /// `self` with a bucket as deep as its queue: after a pause the link passes a whole
+    /// queue's worth at the veth's speed before it shapes, and absorbs twice the queue. A
+    /// second reading of "a 12.5 kB queue" on tbf, and the one under which a sender that
+    /// measures delivery rates sees bursts above the rate.
+    pub fn deep(self, name: &'static str) -> Self {
+        KernelProfile {
+            name,
+            tbf: TbfConfig {
+                burst_bytes: self.tbf.limit_bytes,
+                ..self.tbf
+            },
+        }
+    }
+
+    /// Every named profile: tbf100 and tbf1g, and each with a deep bucket (`-deep`).
+    pub fn all() -> [Self; 4] {
+        [
+            Self::tbf100(),
+            Self::tbf1g(),
+            Self::tbf100().deep("tbf100-deep"),
+            Self::tbf1g().deep("tbf1g-deep"),
+        ]
     }
 
     /// A profile by name (case-insensitive).
@@ -304,6 +323,9 @@ mod tests {
         assert_eq!(gig.rate_bps, 1_000_000_000);
         assert_eq!(gig.limit_bytes, 62_500);
         assert!(KernelProfile::by_name("tbf10").is_none());
+        let deep = KernelProfile::by_name("tbf100-deep").unwrap().tbf;
+        assert_eq!((deep.burst_bytes, deep.limit_bytes), (12_500, 12_500));
+        assert_eq!(deep.validate(), Ok(()));
     }
 
     #[test]
