@@ -16,10 +16,17 @@
 //! - `limit`: bytes the child bfifo holds while they wait for tokens: the queue. A packet
 //!   that would take the backlog past it is dropped (drop-tail in bytes).
 //! - `burst`: the bucket's depth. After an idle spell up to this many bytes leave at the
-//!   veth's own speed, so it adds to what the link absorbs; it is kept small. The kernel
-//!   derives the largest packet tbf passes whole from it (rounded down to its time ticks),
-//!   and drops larger non-GSO packets: `burst 1514` becomes 1512 and would drop every full
-//!   frame, so the smallest safe burst is two frames, [`DEFAULT_BURST`].
+//!   veth's own speed, so it adds to what the link absorbs. The kernel derives the largest
+//!   packet tbf passes whole from it (rounded down to its time ticks) and drops larger
+//!   non-GSO packets: `burst 1514` becomes 1512 and would drop every full frame, so the
+//!   least safe burst is two frames, [`MIN_BURST`].
+//!
+//! The named profiles set the burst to the limit (a bucket as deep as the queue): measured
+//! here (docs/benchmarks.md "Shallow buffers", 2026-12-07), that is what reproduces the
+//! reference figures for TCP CUBIC alone (0.925 of 100 Mbit/s and 0.900 of 1 Gbit/s, none
+//! resent), while a two-frame bucket makes CUBIC resend 2.7 % at 100 Mbit/s and cannot
+//! carry a gigabit at all on a busy host (its timer fires every 24 µs; CUBIC 0.51). The
+//! `-small` profiles keep the two-frame bucket, for which the queue is the limit alone.
 
 use std::net::{Ipv4Addr, SocketAddr, UdpSocket};
 use std::process::Command;
@@ -39,9 +46,9 @@ pub const KERNEL_ADDR_B: Ipv4Addr = Ipv4Addr::new(10, 203, 0, 2);
 
 /// A full Ethernet frame at the veth's default MTU of 1500: 1500 + 14 header bytes.
 pub const FRAME_BYTES: u64 = 1514;
-/// tbf's bucket by default: two full frames, the least that lets a full frame through
-/// after the kernel rounds the burst down to its ticks (`burst 3028` reads back as 3025).
-pub const DEFAULT_BURST: u64 = 2 * FRAME_BYTES;
+/// The least bucket: two full frames, the least that lets a full frame through after the
+/// kernel rounds the burst down to its ticks (`burst 3028` reads back as 3025).
+pub const MIN_BURST: u64 = 2 * FRAME_BYTES;
 
 /// Ethernet header bytes the qdisc counts on a veth beyond the IP packet.
 pub const ETHERNET_HEADER: u64 = 14;
@@ -67,7 +74,7 @@ pub enum TbfConfigError {
     #[error("the rate must be above zero")]
     ZeroRate,
     /// tbf would drop every full frame.
-    #[error("burst {0} bytes is below two frames ({DEFAULT_BURST}): tbf would drop full frames")]
+    #[error("burst {0} bytes is below two frames ({MIN_BURST}): tbf would drop full frames")]
     BurstTooSmall(u64),
     /// The queue could not hold one full frame.
     #[error("limit {0} bytes cannot hold one {FRAME_BYTES}-byte frame")]
@@ -75,11 +82,11 @@ pub enum TbfConfigError {
 }
 
 impl TbfConfig {
-    /// `rate_bps` with a queue of `limit_bytes` and the default burst.
+    /// `rate_bps` with a queue of `limit_bytes` and a bucket as deep (module docs).
     pub fn new(rate_bps: u64, limit_bytes: u64) -> Self {
         TbfConfig {
             rate_bps,
-            burst_bytes: DEFAULT_BURST,
+            burst_bytes: limit_bytes,
             limit_bytes,
         }
     }
@@ -89,7 +96,7 @@ impl TbfConfig {
         if self.rate_bps == 0 {
             return Err(TbfConfigError::ZeroRate);
         }
-        if self.burst_bytes < DEFAULT_BURST {
+        if self.burst_bytes < MIN_BURST {
             return Err(TbfConfigError::BurstTooSmall(self.burst_bytes));
         }
         if self.limit_bytes < FRAME_BYTES {
@@ -153,27 +160,25 @@ impl KernelProfile {
         }
     }
 
-    /// `self` with a bucket as deep as its queue: after a pause the link passes a whole
-    /// queue's worth at the veth's speed before it shapes, and absorbs twice the queue. A
-    /// second reading of "a 12.5 kB queue" on tbf, and the one under which a sender that
-    /// measures delivery rates sees bursts above the rate.
-    pub fn deep(self, name: &'static str) -> Self {
+    /// `self` with the least bucket, [`MIN_BURST`]: the queue is then the limit alone,
+    /// and the link passes no more than two frames at once after a pause.
+    pub fn small_bucket(self, name: &'static str) -> Self {
         KernelProfile {
             name,
             tbf: TbfConfig {
-                burst_bytes: self.tbf.limit_bytes,
+                burst_bytes: MIN_BURST,
                 ..self.tbf
             },
         }
     }
 
-    /// Every named profile: tbf100 and tbf1g, and each with a deep bucket (`-deep`).
+    /// Every named profile: tbf100 and tbf1g, and each with the least bucket (`-small`).
     pub fn all() -> [Self; 4] {
         [
             Self::tbf100(),
             Self::tbf1g(),
-            Self::tbf100().deep("tbf100-deep"),
-            Self::tbf1g().deep("tbf1g-deep"),
+            Self::tbf100().small_bucket("tbf100-small"),
+            Self::tbf1g().small_bucket("tbf1g-small"),
         ]
     }
 
@@ -317,15 +322,15 @@ mod tests {
         let args = KernelProfile::tbf100().tbf.tc_args("ka");
         assert_eq!(
             args.join(" "),
-            "qdisc add dev ka root tbf rate 100000000bit burst 3028 limit 12500"
+            "qdisc add dev ka root tbf rate 100000000bit burst 12500 limit 12500"
         );
         let gig = KernelProfile::by_name("TBF1G").unwrap().tbf;
         assert_eq!(gig.rate_bps, 1_000_000_000);
         assert_eq!(gig.limit_bytes, 62_500);
         assert!(KernelProfile::by_name("tbf10").is_none());
-        let deep = KernelProfile::by_name("tbf100-deep").unwrap().tbf;
-        assert_eq!((deep.burst_bytes, deep.limit_bytes), (12_500, 12_500));
-        assert_eq!(deep.validate(), Ok(()));
+        let small = KernelProfile::by_name("tbf100-small").unwrap().tbf;
+        assert_eq!((small.burst_bytes, small.limit_bytes), (3028, 12_500));
+        assert_eq!(small.validate(), Ok(()));
     }
 
     #[test]

@@ -20,6 +20,8 @@ use super::EmulatorError;
 const RECEIVER_STARTUP: Duration = Duration::from_secs(10);
 /// How often a running child is checked for exit.
 const POLL_CHILD: Duration = Duration::from_millis(20);
+/// Longest wait for the last lines of a child that has exited.
+const READER_DRAIN: Duration = Duration::from_secs(2);
 /// Lines of a failed child's stderr quoted in its error.
 const STDERR_TAIL_LINES: usize = 5;
 
@@ -192,10 +194,19 @@ fn finish_child(
             }
         }
     };
-    let summary = lines
-        .try_iter()
-        .filter_map(|l| serde_json::from_str::<CliSummary>(&l).ok())
-        .last();
+    // The reader thread may still hold the last lines of a child that has just exited:
+    // read until it has seen the pipe's end (or a killed child's pipe stays open too long).
+    let mut summary = None;
+    loop {
+        match lines.recv_timeout(READER_DRAIN) {
+            Ok(l) => {
+                if let Ok(s) = serde_json::from_str::<CliSummary>(&l) {
+                    summary = Some(s);
+                }
+            }
+            Err(_) => break,
+        }
+    }
     match (status, summary) {
         (Some(s), Some(summary)) if s.success() => Ok(summary),
         (Some(s), _) => Err(format!(

@@ -129,15 +129,15 @@ struct Args {
     #[arg(long)]
     no_realtime: bool,
     /// Kernel-shaped links instead of the emulator (comma-separated): tbf100 (100 Mbit/s,
-    /// 12.5 kB queue), tbf1g (1 Gbit/s, 62.5 kB), each also as NAME-deep (tbf's bucket as
-    /// deep as the queue). A veth pair with tbf on each egress, no delay; rustox and iperf3
-    /// CUBIC each run alone across it (`--kernel-flows`).
+    /// 12.5 kB queue), tbf1g (1 Gbit/s, 62.5 kB), tbf's bucket as deep as the queue; each
+    /// also as NAME-small (a two-frame bucket). A veth pair with tbf on each egress, no
+    /// delay; rustox and iperf3 CUBIC each run alone across it (`--kernel-flows`).
     #[arg(long, value_delimiter = ',')]
     kernel_link: Vec<String>,
     /// `--kernel-link`: what runs, in this order per seed (rustox, cubic).
     #[arg(long, value_delimiter = ',', default_value = "rustox,cubic")]
     kernel_flows: Vec<String>,
-    /// `--kernel-link`: tbf's bucket, bytes (default two full frames, 3028).
+    /// `--kernel-link`: tbf's bucket, bytes (default the queue's size; at least 3028).
     #[arg(long)]
     tbf_burst: Option<u64>,
     /// `--kernel-link`: tbf's queue, bytes (default the profile's).
