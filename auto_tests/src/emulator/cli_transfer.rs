@@ -197,14 +197,9 @@ fn finish_child(
     // The reader thread may still hold the last lines of a child that has just exited:
     // read until it has seen the pipe's end (or a killed child's pipe stays open too long).
     let mut summary = None;
-    loop {
-        match lines.recv_timeout(READER_DRAIN) {
-            Ok(l) => {
-                if let Ok(s) = serde_json::from_str::<CliSummary>(&l) {
-                    summary = Some(s);
-                }
-            }
-            Err(_) => break,
+    while let Ok(l) = lines.recv_timeout(READER_DRAIN) {
+        if let Ok(s) = serde_json::from_str::<CliSummary>(&l) {
+            summary = Some(s);
         }
     }
     match (status, summary) {
