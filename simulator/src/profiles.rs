@@ -164,10 +164,11 @@ impl Profile {
         ]
     }
 
-    /// The profile with this name.
+    /// The profile with this name, among [`Profile::all`] and [`Profile::shallow`].
     pub fn by_name(name: &str) -> Option<Profile> {
         Profile::all()
             .into_iter()
+            .chain(Profile::shallow())
             .find(|p| p.name.eq_ignore_ascii_case(name))
     }
 
@@ -208,6 +209,40 @@ impl Profile {
     }
 }
 
+/// Shallow-buffer paths: a kernel token-bucket shaper (`tc qdisc ... tbf`) on a veth pair
+/// between two namespaces, the real-socket shape of a home router or a switch port whose
+/// queue holds a few packets. Not in docs/design.md's table (so not in [`Profile::all`]):
+/// they test that the controller neither overflows such a queue with its probes nor leaves
+/// the link idle.
+impl Profile {
+    /// shallow100: 100 Mbit/s, 12.5 kB drop-tail queue (1 ms, 8 full packets), 0.2 ms of
+    /// propagation (a veth pair's RTT between two processes on one host), no loss.
+    pub fn shallow100() -> Self {
+        Profile::new(
+            "shallow100",
+            200,
+            100_000_000,
+            LossModel::None,
+            Some(12_500),
+        )
+    }
+    /// shallow1g: 1 Gbit/s, 62.5 kB drop-tail queue (0.5 ms), 0.2 ms, no loss.
+    pub fn shallow1g() -> Self {
+        Profile::new(
+            "shallow1g",
+            200,
+            1_000_000_000,
+            LossModel::None,
+            Some(62_500),
+        )
+    }
+
+    /// The shallow-buffer profiles.
+    pub fn shallow() -> Vec<Profile> {
+        vec![Profile::shallow100(), Profile::shallow1g()]
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -229,6 +264,11 @@ mod tests {
         assert_eq!(
             Profile::by_name("RELAY500").map(|p| p.name),
             Some("relay500")
+        );
+        assert_eq!(Profile::shallow100().buffer_bytes, 12_500);
+        assert_eq!(
+            Profile::by_name("shallow1g").map(|p| p.buffer_bytes),
+            Some(62_500)
         );
     }
 }

@@ -27,9 +27,11 @@
 //! Only never-resent packets feed the samples (the transport enforces Karn's rule).
 //!
 //! Here the state machine; params.rs holds the parameters with their sources, and
-//! standing_queue.rs the RTT-rise test that tells a standing queue from a flat path.
+//! standing_queue.rs the RTT-rise test that tells a standing queue from a flat path, and
+//! random_loss.rs where loss may be learned as random.
 
 mod params;
+mod random_loss;
 mod standing_queue;
 
 use std::time::Duration;
@@ -47,6 +49,7 @@ use params::{
     QUEUE_DRAIN_FACTOR, QUEUE_ROUND_MIN_SAMPLES, RANDOM_LOSS_EVIDENCE, STARTUP_CWND_GAIN,
     STARTUP_PACING_GAIN, STARTUP_RISEN_SAMPLES,
 };
+use random_loss::may_learn_random_loss;
 use standing_queue::{ack_delay_allowance, queue_threshold, slow_acker_cadence};
 
 /// Delivery-rate samples taken with data waiting before [`Bbr`]'s bandwidth counts as the
@@ -421,7 +424,7 @@ impl Bbr {
         // docs/transport.md §3.6: 2 % by default, raised toward 10 % on paths whose RTT-flat
         // rounds show that much random loss, so Wi-Fi/cellular/satellite loss is not
         // mistaken for congestion just because a probe built a small queue.
-        let mut loss_thresh = (2.0 * self.background_loss).clamp(LOSS_THRESH, MAX_LOSS_THRESH);
+        let mut loss_thresh = self.loss_thresh();
         if self.mode == Mode::Startup {
             // Startup always builds a queue and has not yet learned the path's random
             // loss; an overflowing buffer loses far more than 10 % of a round, random
@@ -435,6 +438,12 @@ impl Bbr {
         } else {
             Some(RoundVerdict::Queue(rmin))
         }
+    }
+
+    /// The loss rate above which a round's loss is congestion: 2 % by default, raised
+    /// toward 10 % on paths whose RTT-flat rounds show that much random loss.
+    fn loss_thresh(&self) -> f64 {
+        (2.0 * self.background_loss).clamp(LOSS_THRESH, MAX_LOSS_THRESH)
     }
 
     /// The loss guard's response to a congested round (draft-ietf-ccwg-bbr Beta).
@@ -517,8 +526,19 @@ impl Bbr {
                 // path's background (random) loss rate from these rounds, and lift the
                 // guard's bounds: the queue they were cut for has drained (waiting for the
                 // next probe cycle costs seconds at satellite RTTs).
-                let rate = lost as f64 / (lost + delivered).max(1) as f64;
-                self.background_loss += (rate - self.background_loss) * BACKGROUND_LOSS_GAIN;
+                // Not where the RTT is mostly delay (random_loss.rs).
+                let learn = match (self.min_rtt, rtt.smoothed()) {
+                    (Some(min), Some(srtt)) => may_learn_random_loss(
+                        min,
+                        srtt,
+                        slow_acker_cadence(rtt).unwrap_or(Duration::ZERO),
+                    ),
+                    _ => false,
+                };
+                if learn {
+                    let rate = lost as f64 / (lost + delivered).max(1) as f64;
+                    self.background_loss += (rate - self.background_loss) * BACKGROUND_LOSS_GAIN;
+                }
                 self.bounds = Bounds {
                     bw_lo: None,
                     inflight_hi: None,
