@@ -3,7 +3,8 @@
 //! - in the simulator: whole Tox nodes ([`tox_node`]), a TCP model ([`tcp`]) for cross
 //!   traffic, simulated TCP relays ([`relay_sim`]), node-level file transfers, friends coming
 //!   online, an idle node, the scale simulation, and [`toy`] nodes that test the simulator;
-//! - on real sockets: the TUN link emulator ([`emulator`]), live rustox peers ([`live`]),
+//! - on real sockets: the TUN link emulator ([`emulator`]), a kernel-shaped veth link
+//!   ([`kernel_link`]), live rustox peers ([`live`]),
 //!   the c-toxcore 0.2.18 harness ([`ctoxcore`]), proxies, relay probes and the attack tools;
 //! - the scenario and interop tests (`tests/`) and the benchmark binaries (`src/bin`, with
 //!   what they share in [`bench`](mod@bench)).
@@ -19,6 +20,7 @@ pub mod friend_online;
 pub mod hashing_sink;
 pub mod heap_meter;
 pub mod idle;
+pub mod kernel_link;
 pub mod live;
 pub mod node_transfer;
 pub mod proxies;

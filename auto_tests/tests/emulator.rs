@@ -376,3 +376,44 @@ fn flows_are_counted_apart() {
     assert_eq!(by_port.get(&p2), Some(&(10 * 328)));
     assert_eq!(by_port.len(), 2);
 }
+
+#[test]
+fn the_plain_link_delays_and_drops_tail_in_bytes_ignoring_the_profile_loss() {
+    // 10 Mbit/s (1500 bytes = 1.2 ms) and a queue of ten full packets; the profile's 50 %
+    // loss is not the plain link's business.
+    let link = LinkConfig {
+        delay: Duration::from_millis(20),
+        loss: LossModel::Random(0.5),
+        bottleneck: Some(BottleneckConfig {
+            rate_bps: 10_000_000,
+            queue_bytes: 15_000,
+        }),
+        record_samples: true,
+        ..LinkConfig::default()
+    };
+    let mut config = TestbedConfig::symmetric(link, 4);
+    config.options.plain = true;
+    let Some(bed) = testbed(config) else {
+        return;
+    };
+    let (tx, rx, to) = sockets(&bed);
+    let mut rng = ChaCha8Rng::seed_from_u64(10);
+    let start = Instant::now();
+    let sent = 60u32;
+    for seq in 0..sent {
+        tx.send_to(&datagram(seq, MAX_PAYLOAD, &mut rng), to)
+            .expect("send");
+    }
+    let got = receive_all(&rx, &bed, u64::from(sent));
+    let report = finish(bed);
+    let link = report.stats.a_to_b.link;
+    assert_eq!(link.packets_in, u64::from(sent));
+    assert_eq!(link.dropped_loss, 0, "no random loss on the plain link");
+    assert!(link.dropped_queue > 0, "60 packets at once overflow 15 kB");
+    assert_eq!(link.packets_out + link.dropped_queue, u64::from(sent));
+    assert_eq!(got.len() as u64, link.packets_out, "what passed arrived");
+    let first = got.first().expect("some arrive").1;
+    assert!(first.duration_since(start) >= Duration::from_millis(20));
+    let seqs: Vec<u32> = got.iter().map(|(d, _)| seq_of(d)).collect();
+    assert!(seqs.windows(2).all(|w| w[0] < w[1]), "in order: {seqs:?}");
+}

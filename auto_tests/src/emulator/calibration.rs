@@ -15,8 +15,9 @@ use std::time::{Duration, Instant};
 use rustox_simulator::{Admission, Bottleneck, BottleneckConfig, LinkConfig};
 use serde::Serialize;
 
+use super::hosts::Side;
 use super::stats::{LatenessHistogram, LatenessSummary};
-use super::testbed::{Side, Testbed, TestbedConfig};
+use super::testbed::{Testbed, TestbedConfig};
 use super::{EmulatorError, EmulatorOptions};
 
 /// IPv4 + UDP header bytes around each calibration datagram's payload.

@@ -1,6 +1,6 @@
-//! The real `rustox recv` and `rustox send` run as child processes inside a [`Testbed`]'s
-//! namespaces, and the JSON summary line each prints at the end of a file
-//! ([`CliSummary`], the CLI's own type) read back.
+//! The real `rustox recv` and `rustox send` run as child processes in two namespaced hosts
+//! (a [`Testbed`](super::Testbed)'s or any other [`TwoHosts`]), and the JSON summary line each
+//! prints at the end of a file ([`CliSummary`], the CLI's own type) read back.
 //!
 //! Several transfers may run at once through one testbed (two receivers on different
 //! ports, two senders), which is how the sharing goals are measured.
@@ -13,13 +13,15 @@ use std::process::{Child, ChildStdout, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-use super::testbed::{Side, Testbed};
+use super::hosts::{Side, TwoHosts};
 use super::EmulatorError;
 
 /// How long `rustox recv` may take to print its address and key.
 const RECEIVER_STARTUP: Duration = Duration::from_secs(10);
 /// How often a running child is checked for exit.
 const POLL_CHILD: Duration = Duration::from_millis(20);
+/// Longest wait for the last lines of a child that has exited.
+const READER_DRAIN: Duration = Duration::from_secs(2);
 /// Lines of a failed child's stderr quoted in its error.
 const STDERR_TAIL_LINES: usize = 5;
 
@@ -83,7 +85,10 @@ pub struct CliTransfer {
 
 impl CliTransfer {
     /// Starts `rustox recv --once` in namespace B and waits for its address and key.
-    pub fn start_receiver(bed: &Testbed, spec: CliTransferSpec) -> Result<Self, EmulatorError> {
+    pub fn start_receiver(
+        bed: &impl TwoHosts,
+        spec: CliTransferSpec,
+    ) -> Result<Self, EmulatorError> {
         let out_dir = spec.work_dir.join(format!("received-{}", spec.port));
         std::fs::create_dir_all(&out_dir).map_err(|e| io_error(&out_dir, e))?;
         let listen = SocketAddr::from((bed.addr(Side::B), spec.port));
@@ -130,7 +135,7 @@ impl CliTransfer {
     }
 
     /// Starts `rustox send` in namespace A towards this receiver.
-    pub fn start_sender(&mut self, bed: &Testbed) -> Result<(), EmulatorError> {
+    pub fn start_sender(&mut self, bed: &impl TwoHosts) -> Result<(), EmulatorError> {
         let stderr = stderr_file(&self.spec.work_dir, "send", self.spec.port)?;
         let mut cmd = bed.command(Side::A, &self.spec.rustox.to_string_lossy());
         cmd.arg("send")
@@ -189,10 +194,14 @@ fn finish_child(
             }
         }
     };
-    let summary = lines
-        .try_iter()
-        .filter_map(|l| serde_json::from_str::<CliSummary>(&l).ok())
-        .last();
+    // The reader thread may still hold the last lines of a child that has just exited:
+    // read until it has seen the pipe's end (or a killed child's pipe stays open too long).
+    let mut summary = None;
+    while let Ok(l) = lines.recv_timeout(READER_DRAIN) {
+        if let Ok(s) = serde_json::from_str::<CliSummary>(&l) {
+            summary = Some(s);
+        }
+    }
     match (status, summary) {
         (Some(s), Some(summary)) if s.success() => Ok(summary),
         (Some(s), _) => Err(format!(

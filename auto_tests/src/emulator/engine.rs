@@ -18,11 +18,10 @@ use std::time::{Duration, Instant};
 
 use nix::poll::{ppoll, PollFd, PollFlags};
 use nix::sys::time::TimeSpec;
-use rustox_net_crypto::Timestamp;
-use rustox_simulator::{Link, LinkVerdict};
 use tun_rs::SyncDevice;
 
 use super::packet::{link_split, parse};
+use super::plain::DirectionModel;
 use super::stats::{DirectionStats, EmulatorStats, FlowTable, LinkCounters};
 
 /// Largest packet read from a TUN device: the devices run without offloads, so packets are
@@ -55,6 +54,9 @@ pub struct EmulatorOptions {
     /// come milliseconds late; a real-time thread preempts them. The kernel's RT throttling
     /// (95 % of each second by default) keeps a spinning emulator from starving a core.
     pub realtime_priority: Option<u8>,
+    /// Run each direction through the plain link (`plain.rs`: delay, rate and a drop-tail
+    /// queue of waiting bytes only) instead of the profile's model.
+    pub plain: bool,
 }
 
 impl Default for EmulatorOptions {
@@ -64,6 +66,7 @@ impl Default for EmulatorOptions {
             max_pending: 262_144,
             flow_interval: Duration::from_secs(1),
             realtime_priority: Some(10),
+            plain: false,
         }
     }
 }
@@ -80,7 +83,7 @@ struct Pending {
 
 /// One direction: its link model, the packets in flight, and what it delivered per flow.
 struct Direction {
-    link: Link,
+    link: DirectionModel,
     pending: BinaryHeap<Reverse<Pending>>,
     stats: DirectionStats,
     flows: FlowTable,
@@ -104,8 +107,8 @@ impl Direction {
 /// What the thread hands back when stopped.
 pub(super) struct EngineOutput {
     pub(super) stats: EmulatorStats,
-    pub(super) a_to_b: Link,
-    pub(super) b_to_a: Link,
+    pub(super) a_to_b: DirectionModel,
+    pub(super) b_to_a: DirectionModel,
 }
 
 /// The loop's state. Index 0 is namespace A's device and the A → B direction; index 1 is B.
@@ -126,7 +129,7 @@ impl Engine {
     /// clock reads zero at `origin`.
     pub(super) fn new(
         devices: [SyncDevice; 2],
-        links: [Link; 2],
+        links: [DirectionModel; 2],
         origin: Instant,
         options: EmulatorOptions,
         stop: Arc<AtomicBool>,
@@ -279,13 +282,12 @@ impl Engine {
             let dir = &mut self.directions[side];
             dir.stats.packets_read += 1;
             dir.stats.bytes_read += n as u64;
-            let now = Timestamp::from_micros(now_ns / 1000);
-            let LinkVerdict::Arrives(arrival) = dir.link.transmit(now, dst, payload) else {
+            let Some(passed) = dir.link.transmit(now_ns, dst, payload) else {
                 continue;
             };
-            packet.extend_from_slice(&arrival.payload);
-            let at_ns = arrival.at.as_micros().saturating_mul(1000);
-            let copies = if arrival.duplicate { 2 } else { 1 };
+            packet.extend_from_slice(&passed.payload);
+            let at_ns = passed.at_ns;
+            let copies = if passed.duplicate { 2 } else { 1 };
             for copy in 0..copies {
                 if dir.pending.len() >= self.options.max_pending {
                     dir.stats.pending_overflow += 1;

@@ -27,8 +27,10 @@ mod calibration;
 pub(crate) mod cli_transfer;
 mod engine;
 mod error;
+mod hosts;
 mod namespace;
 mod packet;
+mod plain;
 mod sharing;
 mod stats;
 mod testbed;
@@ -39,11 +41,13 @@ pub use cli_transfer::{
 };
 pub use engine::EmulatorOptions;
 pub use error::EmulatorError;
-pub use namespace::{remove_stale_namespaces, veth_into, NetNs, NAMESPACE_PREFIX};
+pub use hosts::{Side, TwoHosts};
+pub use namespace::{remove_stale_namespaces, run_command, veth_into, NetNs, NAMESPACE_PREFIX};
 pub use packet::{FlowKey, PacketInfo, PROTO_TCP, PROTO_UDP};
-pub use sharing::{merged, overlap, rates_bps};
+pub use plain::PlainLink;
+pub use sharing::{merged, overlap, rates_bps, shares_by_half, shares_per_interval};
 pub use stats::{
     DirectionStats, EmulatorReport, EmulatorStats, FlowSeries, LatenessHistogram, LatenessSummary,
     LinkCounters, UdpCounters,
 };
-pub use testbed::{check_prerequisites, Side, Testbed, TestbedConfig, ADDR_A, ADDR_B};
+pub use testbed::{check_prerequisites, Testbed, TestbedConfig, ADDR_A, ADDR_B};

@@ -143,6 +143,11 @@ fn owner_pid(name: &str) -> Option<u32> {
 }
 
 /// Runs a command to completion; its stdout, or an error carrying its stderr.
+pub fn run_command(cmd: &mut Command) -> Result<String, EmulatorError> {
+    run(cmd)
+}
+
+/// [`run_command`], by its short name inside this module's siblings.
 pub(super) fn run(cmd: &mut Command) -> Result<String, EmulatorError> {
     let line = command_line(cmd);
     let Output {

@@ -63,6 +63,47 @@ pub fn rates_bps(series: &[Vec<u64>], range: Range<usize>, interval: Duration) -
         .collect()
 }
 
+/// Each flow's part of what all of them delivered, interval by interval over `range`
+/// (`None` for an interval in which nothing was delivered): shows a share that drifts,
+/// which the mean over the window hides.
+pub fn shares_per_interval(series: &[Vec<u64>], range: Range<usize>) -> Vec<Vec<Option<f64>>> {
+    range
+        .map(|t| {
+            let at = |s: &Vec<u64>| s.get(t).copied().unwrap_or(0);
+            let total: u64 = series.iter().map(at).sum();
+            series
+                .iter()
+                .map(|s| (total > 0).then(|| at(s) as f64 / total as f64))
+                .collect()
+        })
+        .collect()
+}
+
+/// Each flow's part of the bytes all delivered over the first and over the second half of
+/// `range` (the middle interval of an odd count goes to neither).
+pub fn shares_by_half(series: &[Vec<u64>], range: Range<usize>) -> [Vec<f64>; 2] {
+    let half = range.len() / 2;
+    let first = range.start..range.start + half;
+    let second = range.end - half..range.end;
+    [first, second].map(|r| {
+        let bytes: Vec<u64> = series
+            .iter()
+            .map(|s| s.get(r.clone()).map_or(0, |x| x.iter().sum()))
+            .collect();
+        let total: u64 = bytes.iter().sum();
+        bytes
+            .iter()
+            .map(|&b| {
+                if total > 0 {
+                    b as f64 / total as f64
+                } else {
+                    0.0
+                }
+            })
+            .collect()
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -76,5 +117,24 @@ mod tests {
         assert_eq!(rates, vec![80.0, 80.0]);
         assert_eq!(overlap(&[vec![1, 0, 0], vec![0, 0, 1]]), None);
         assert_eq!(overlap(&[vec![0, 1], vec![0, 1]]), Some(1..2));
+    }
+
+    #[test]
+    fn a_late_joiner_window_starts_when_it_delivers_and_ends_with_the_first_to_stop() {
+        // TCP from second 0, rustox joins at 3 and finishes at 8; TCP runs on to 10.
+        let tcp = vec![9, 10, 10, 10, 4, 4, 5, 6, 8, 10, 10];
+        let rustox = vec![0, 0, 0, 2, 6, 6, 5, 4, 1, 0, 0];
+        let window = overlap(&[rustox.clone(), tcp.clone()]).unwrap();
+        assert_eq!(window, 4..8, "whole seconds 4–7");
+        let per = shares_per_interval(&[rustox.clone(), tcp.clone()], window.clone());
+        assert_eq!(per[0], vec![Some(0.6), Some(0.4)]);
+        assert_eq!(per[3], vec![Some(0.4), Some(0.6)], "drifted down");
+        let [first, second] = shares_by_half(&[rustox, tcp], window);
+        assert_eq!(first, vec![0.6, 0.4]);
+        assert!((second[0] - 0.45).abs() < 1e-12, "9 of 20");
+        assert_eq!(
+            shares_per_interval(&[vec![0, 0], vec![0, 0]], 0..1),
+            vec![vec![None, None]]
+        );
     }
 }

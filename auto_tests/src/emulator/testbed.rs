@@ -26,7 +26,9 @@ use rustox_simulator::{derive_rng, Link, LinkConfig, Profile, StreamKind};
 use tun_rs::{DeviceBuilder, Layer, SyncDevice};
 
 use super::engine::{EmulatorOptions, Engine, EngineOutput};
+use super::hosts::Side;
 use super::namespace::{command_line, remove_stale_namespaces, run, NetNs, NAMESPACE_PREFIX};
+use super::plain::{DirectionModel, PlainLink};
 use super::stats::{EmulatorReport, EmulatorStats, UdpCounters};
 use super::EmulatorError;
 
@@ -47,24 +49,6 @@ const TX_QUEUE_LEN: u32 = 10_000;
 
 /// Distinguishes the testbeds of one process.
 static NEXT_TESTBED: AtomicU32 = AtomicU32::new(0);
-
-/// One end of the path.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Side {
-    /// The first host (a sender, usually).
-    A,
-    /// The second host.
-    B,
-}
-
-impl Side {
-    fn index(self) -> usize {
-        match self {
-            Side::A => 0,
-            Side::B => 1,
-        }
-    }
-}
 
 /// What to build.
 #[derive(Debug, Clone)]
@@ -162,10 +146,15 @@ impl Testbed {
             host_device(&namespaces[0], &devices[0], ADDR_A, ADDR_B)?,
             host_device(&namespaces[1], &devices[1], ADDR_B, ADDR_A)?,
         ];
-        let links = [
-            Link::new(config.a_to_b, derive_rng(config.seed, StreamKind::Link, 0)),
-            Link::new(config.b_to_a, derive_rng(config.seed, StreamKind::Link, 1)),
-        ];
+        let model = |link: LinkConfig, stream| {
+            if config.options.plain {
+                DirectionModel::Plain(Box::new(PlainLink::from_config(&link)))
+            } else {
+                let rng = derive_rng(config.seed, StreamKind::Link, stream);
+                DirectionModel::Profile(Box::new(Link::new(link, rng)))
+            }
+        };
+        let links = [model(config.a_to_b, 0), model(config.b_to_a, 1)];
         let stop = Arc::new(AtomicBool::new(false));
         let shared = Arc::new(Mutex::new(EmulatorStats::default()));
         let origin = Instant::now();
@@ -300,6 +289,15 @@ impl Testbed {
             .thread
             .join()
             .map_err(|_| EmulatorError::Thread("the emulator thread panicked".into()))
+    }
+}
+
+impl super::TwoHosts for Testbed {
+    fn command(&self, side: Side, program: &str) -> Command {
+        Testbed::command(self, side, program)
+    }
+    fn addr(&self, side: Side) -> Ipv4Addr {
+        Testbed::addr(self, side)
     }
 }
 

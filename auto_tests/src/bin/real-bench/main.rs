@@ -7,17 +7,21 @@
 //! `--flows N` runs N transfers at once through one link; `--tcp` runs one next to an iperf3
 //! TCP CUBIC flow; both report each flow's share while all were active. `--ctoxcore` runs
 //! c-toxcore 0.2.18 itself on each profile beside rustox's legacy model (real and
-//! simulated) and BBR.
+//! simulated) and BBR. `--kernel-link` runs rustox and iperf3 CUBIC alone across a veth
+//! pair shaped by the kernel's tbf instead (no emulator in user space, no delay).
 //!
 //! ```text
 //! cargo build --release -p rustox -p rustox-auto-tests --bin real-bench
 //! target/release/real-bench --profiles wan100,lan        # as root
+//! target/release/real-bench --kernel-link tbf100,tbf1g
 //! ```
 //!
-//! Needs root, /dev/net/tun, iproute2, and for `--tcp` iperf3.
+//! Needs root, /dev/net/tun, iproute2 (with tc for `--kernel-link`), and for `--tcp` and
+//! `--kernel-link` iperf3.
 
 mod calibration;
 mod ctoxcore;
+mod kernel;
 mod mixed;
 mod pairings;
 mod runs;
@@ -38,6 +42,7 @@ use rustox_simulator::{controller_by_name, driver_by_name, LossModel, Profile};
 
 use calibration::run_calibration;
 use ctoxcore::run_ctoxcore;
+use kernel::run_kernel;
 use pairings::run_pairings;
 use runs::Setup;
 use sharing::run_flows;
@@ -138,6 +143,30 @@ struct Args {
     /// `EmulatorOptions::realtime_priority`).
     #[arg(long)]
     no_realtime: bool,
+    /// Kernel-shaped links instead of the emulator (comma-separated): tbf100 (100 Mbit/s,
+    /// 12.5 kB queue), tbf1g (1 Gbit/s, 62.5 kB), tbf's bucket as deep as the queue; each
+    /// also as NAME-small (a two-frame bucket). A veth pair with tbf on each egress, no
+    /// delay; rustox and iperf3 CUBIC each run alone across it (`--kernel-flows`).
+    #[arg(long, value_delimiter = ',')]
+    kernel_link: Vec<String>,
+    /// `--kernel-link`: what runs, in this order per seed (rustox, cubic).
+    #[arg(long, value_delimiter = ',', default_value = "rustox,cubic")]
+    kernel_flows: Vec<String>,
+    /// `--kernel-link`: tbf's bucket, bytes (default the queue's size; at least 3028).
+    #[arg(long)]
+    tbf_burst: Option<u64>,
+    /// `--kernel-link`: tbf's queue, bytes (default the profile's).
+    #[arg(long)]
+    tbf_limit: Option<u64>,
+    /// `--tcp`: seconds between iperf3's start and the rustox sender's (the rustox flow
+    /// joins a link the TCP flow already fills).
+    #[arg(long, default_value_t = 0.0)]
+    start_offset: f64,
+    /// A plain link instead of the profile's model: its delay, rate and drop-tail byte
+    /// queue only, the queue counting just the packets waiting (see the emulator's `plain`
+    /// module for what differs).
+    #[arg(long)]
+    plain_link: bool,
 }
 
 fn main() -> ExitCode {
@@ -183,6 +212,7 @@ fn run(args: &Args) -> Result<(), String> {
     if args.no_realtime {
         options.realtime_priority = None;
     }
+    options.plain = args.plain_link;
     let setup = Setup {
         rustox,
         sim_driver: driver_by_name(&args.sim_driver)?,
@@ -190,14 +220,18 @@ fn run(args: &Args) -> Result<(), String> {
         work: work.0.clone(),
         options,
     };
-    let result = if args.pairings {
+    let result = if !args.kernel_link.is_empty() {
+        run_kernel(args, &setup, size)
+    } else if args.pairings {
         run_pairings(args, &setup, &profiles, size)
     } else if args.ctoxcore {
         run_ctoxcore(args, &setup, &profiles, size)
     } else if let Some(load) = args.calibrate {
         run_calibration(args, &setup, &profiles, load)
     } else if args.tcp {
-        run_tcp(args, &setup, &profiles, size)
+        let offset = Duration::try_from_secs_f64(args.start_offset)
+            .map_err(|e| format!("--start-offset: {e}"))?;
+        run_tcp(args, &setup, &profiles, size, offset)
     } else if args.flows > 1 || !flow_sizes.is_empty() {
         run_flows(args, &setup, &profiles, size, &flow_sizes)
     } else {

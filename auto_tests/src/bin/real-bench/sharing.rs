@@ -5,7 +5,8 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use rustox_auto_tests::emulator::{
-    merged, overlap, rates_bps, CliOutcome, CliTransfer, EmulatorReport, PROTO_UDP,
+    merged, overlap, rates_bps, shares_by_half, shares_per_interval, CliOutcome, CliTransfer,
+    EmulatorReport, PROTO_UDP,
 };
 use rustox_simulator::{controller_name, jain_index, Profile};
 use serde::Serialize;
@@ -33,6 +34,10 @@ pub struct FlowRow {
     pub overlap_mbit: Option<f64>,
     /// That rate ÷ bottleneck rate.
     pub overlap_share: Option<f64>,
+    /// Its part of what all flows delivered while all were active.
+    pub pair_share: Option<f64>,
+    /// That part over the first and the second half of the window.
+    pub halves: Option<(f64, f64)>,
     /// Largest 1 s rate while it was the only flow delivering, ÷ bottleneck rate.
     pub alone_share: Option<f64>,
     /// IP bytes delivered per second (emulator arrival times).
@@ -47,6 +52,12 @@ pub struct SharingRun {
     pub seed: u64,
     /// Seconds (emulator time) of the overlap the shares are computed over.
     pub overlap_s: Option<(usize, usize)>,
+    /// Seconds from the start of the first flow to the start of the last (`--start-offset`).
+    pub start_offset_s: f64,
+    /// The emulated link: the profile's model or the plain one.
+    pub link_model: &'static str,
+    /// Per second of the window: each flow's part of what all delivered.
+    pub shares_per_second: Vec<Vec<Option<f64>>>,
     pub jain: Option<f64>,
     pub flows: Vec<FlowRow>,
     pub link: LinkFigures,
@@ -147,6 +158,8 @@ impl FlowRow {
             error: None,
             overlap_mbit: None,
             overlap_share: None,
+            pair_share: None,
+            halves: None,
             alone_share: None,
             mbit_per_second: Vec::new(),
         }
@@ -194,10 +207,18 @@ pub fn sharing_run(
         .clone()
         .map(|w| rates_bps(&series, w, interval))
         .unwrap_or_default();
+    let total: f64 = rates.iter().sum();
+    let halves = window.clone().map(|w| shares_by_half(&series, w));
+    let shares_per_second = window
+        .clone()
+        .map(|w| shares_per_interval(&series, w))
+        .unwrap_or_default();
     let per_s = |b: u64| b as f64 * 8.0 / interval.as_secs_f64() / 1e6;
     for (i, row) in rows.iter_mut().enumerate() {
         row.overlap_mbit = rates.get(i).map(|r| r / 1e6);
         row.overlap_share = rates.get(i).map(|r| r / rate);
+        row.pair_share = rates.get(i).filter(|_| total > 0.0).map(|r| r / total);
+        row.halves = halves.as_ref().map(|[a, b]| (a[i], b[i]));
         row.mbit_per_second = series[i].iter().map(|&b| per_s(b)).collect();
         // Intervals where only this flow delivered, boundary intervals excluded.
         row.alone_share = (1..series[i].len().saturating_sub(1))
@@ -218,6 +239,13 @@ pub fn sharing_run(
         controller: controller_name(setup.controller).to_owned(),
         seed,
         overlap_s: window.map(|w| (w.start, w.end)),
+        start_offset_s: 0.0,
+        link_model: if setup.options.plain {
+            "plain"
+        } else {
+            "profile"
+        },
+        shares_per_second,
         jain: (!rates.is_empty()).then(|| jain_index(&rates)),
         flows: rows,
         link,
@@ -230,10 +258,12 @@ pub fn report_sharing(args: &Args, profile: &Profile, run: &SharingRun) {
         return;
     }
     println!(
-        "\n### {} ({} Mbit/s, {} ms), {}, seed {}\n",
+        "\n### {} ({} Mbit/s, {} ms, {} B queue, {} link), {}, seed {}\n",
         profile.name,
         profile.rate_bps / 1_000_000,
         profile.rtt.as_secs_f64() * 1000.0,
+        profile.buffer_bytes,
+        run.link_model,
         run.controller,
         run.seed,
     );
@@ -246,6 +276,8 @@ pub fn report_sharing(args: &Args, profile: &Profile, run: &SharingRun) {
         "RTT ms",
         "Mbit/s while all active",
         "share of link",
+        "share of the pair",
+        "first / second half",
         "best 1 s alone",
     ]);
     for f in &run.flows {
@@ -258,12 +290,22 @@ pub fn report_sharing(args: &Args, profile: &Profile, run: &SharingRun) {
             opt(f.rtt_ms, 1),
             opt(f.overlap_mbit, 1),
             percent(f.overlap_share),
+            percent(f.pair_share),
+            f.halves.map_or("–".into(), |(a, b)| {
+                format!("{} / {}", percent(Some(a)), percent(Some(b)))
+            }),
             percent(f.alone_share),
         ]);
     }
     t.print();
     match (run.jain, run.overlap_s) {
-        (Some(j), Some((a, b))) => println!("\nJain's index over seconds {a}–{b}: {j:.3}"),
+        (Some(j), Some((a, b))) => println!(
+            "\nWindow: seconds {a}–{b} of the link's clock ({} s: from the first whole second \
+             in which every flow delivered to the last before the first flow stopped; the \
+             last flow started {:.1} s after the first). Jain's index over it: {j:.3}",
+            b - a,
+            run.start_offset_s
+        ),
         _ => println!("\nThe flows never delivered at the same time."),
     }
     for f in &run.flows {
@@ -291,6 +333,10 @@ pub fn report_sharing(args: &Args, profile: &Profile, run: &SharingRun) {
         .unwrap_or(0);
     let mut header = vec!["s".to_owned()];
     header.extend(run.flows.iter().map(|f| format!("{} Mbit/s", f.name)));
+    let first = run.flows.first().map_or("", |f| f.name.as_str());
+    let share_header = format!("{first}'s part");
+    header.push(share_header);
+    let window_start = run.overlap_s.map_or(usize::MAX, |(a, _)| a);
     let header_refs: Vec<&str> = header.iter().map(String::as_str).collect();
     let mut s = Table::new(&header_refs);
     for i in 0..len {
@@ -300,8 +346,16 @@ pub fn report_sharing(args: &Args, profile: &Profile, run: &SharingRun) {
                 .iter()
                 .map(|f| opt(f.mbit_per_second.get(i).copied(), 1)),
         );
+        let part = i
+            .checked_sub(window_start)
+            .and_then(|k| run.shares_per_second.get(k))
+            .and_then(|shares| shares.first().copied().flatten());
+        row.push(percent(part));
         s.row(row);
     }
-    println!("\nPer second (IP bytes at the emulator's arrival times):\n");
+    println!(
+        "\nPer second (IP bytes at the emulator's arrival times; the part only inside the \
+         window):\n"
+    );
     s.print();
 }

@@ -1,4 +1,5 @@
-//! One rustox transfer next to one iperf3 TCP CUBIC flow.
+//! One rustox transfer next to one iperf3 TCP CUBIC flow, the rustox sender starting
+//! `--start-offset` seconds after iperf3's client.
 
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
@@ -22,6 +23,7 @@ pub fn run_tcp(
     setup: &Setup,
     profiles: &[Profile],
     size: Option<u64>,
+    offset: Duration,
 ) -> Result<(), String> {
     Command::new("iperf3")
         .arg("--version")
@@ -33,12 +35,13 @@ pub fn run_tcp(
         let file = source_file(&setup.work, bytes)?;
         for seed in args.seed..args.seed + args.runs {
             eprintln!(
-                "real-bench: {} rustox {} vs iperf3 cubic, seed {seed}, {} MiB ...",
+                "real-bench: {} rustox {} vs iperf3 cubic, seed {seed}, {} MiB, {:.1} s later ...",
                 profile.name,
                 controller_name(setup.controller),
-                bytes >> 20
+                bytes >> 20,
+                offset.as_secs_f64()
             );
-            let run = sharing_tcp(profile, seed, setup, &file, bytes)?;
+            let run = sharing_tcp(profile, seed, setup, &file, bytes, offset)?;
             report_sharing(args, profile, &run);
         }
     }
@@ -51,13 +54,14 @@ pub fn sharing_tcp(
     setup: &Setup,
     file: &Path,
     bytes: u64,
+    offset: Duration,
 ) -> Result<SharingRun, String> {
     let cpu = CpuMeter::start();
     let bed = testbed(profile, seed, setup)?;
     // iperf3 runs as long as the rustox transfer would at half the link, plus margin, so
     // the two overlap for the whole transfer if the sharing is fair.
     let half_link_s = bytes as f64 * 8.0 / (profile.rate_bps as f64 / 2.0);
-    let tcp_seconds = (half_link_s * 1.5).ceil() as u64 + 5;
+    let tcp_seconds = (half_link_s * 1.5 + offset.as_secs_f64()).ceil() as u64 + 5;
     let server = spawn_quiet(bed.command(Side::B, "iperf3").args([
         "-s",
         "-1",
@@ -77,6 +81,7 @@ pub fn sharing_tcp(
         .stderr(Stdio::null())
         .spawn()
         .map_err(|e| format!("cannot start iperf3: {e}"))?;
+    std::thread::sleep(offset);
     transfer.start_sender(&bed).map_err(|e| e.to_string())?;
     let outcome = transfer.wait(deadline(profile, bytes, 2));
     let tcp = wait_iperf(
@@ -103,7 +108,7 @@ pub fn sharing_tcp(
         }
         Err(e) => iperf.error = Some(e),
     }
-    Ok(sharing_run(
+    let mut run = sharing_run(
         profile,
         setup,
         seed,
@@ -111,7 +116,9 @@ pub fn sharing_tcp(
         series,
         &report,
         link,
-    ))
+    );
+    run.start_offset_s = offset.as_secs_f64();
+    Ok(run)
 }
 
 /// What iperf3's client reported.
