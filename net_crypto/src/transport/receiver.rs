@@ -113,7 +113,7 @@ impl Transport {
             Some(interval) => Some(self.ack_timing.last_request() + interval),
             None => {
                 let due = self.ack_timing.due(self.recv.holes() > 0)?;
-                if self.ack_timing.watch.is_legacy() {
+                if self.ack_timing.watch.is_legacy_at(due) {
                     Some(self.held_past_windows(due))
                 } else {
                     Some(due)
@@ -169,7 +169,7 @@ impl Transport {
         // of tail-named packets turn them off for the session ([`TAIL_DUPLICATES_OFF`]);
         // our own sender holds a lone trailing NACK for a PTO and seldom causes one.
         let tail = self.cc.sends_tail_entries()
-            && !self.ack_timing.watch.is_legacy()
+            && !self.ack_timing.watch.is_legacy_at(now)
             && self.tail_duplicates < TAIL_DUPLICATES_OFF
             && recv.holes() > 0
             && len > 0

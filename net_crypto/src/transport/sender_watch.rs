@@ -10,7 +10,12 @@
 //! answer after 4 s of silence (ack_timing.rs). Three requests from the peer spaced
 //! [`IDLE_GAP_MIN`]–[`IDLE_GAP_MAX`] apart in a row are that cadence; it is there before
 //! a file starts (the friend connection comes up seconds earlier), so the first packets
-//! of a file already see the right timing.
+//! of a file already see the right timing. A rustox sender's first probes on a long path
+//! can look like that cadence (the simulator's sat600, seed 12: three requests 1.000 s
+//! apart, then silence, and the transfer fell from ≥ 0.75 to 0.63 of the link while we
+//! held our requests), so the judgement lapses when the peer stops writing
+//! ([`SenderWatch::is_legacy_at`]) and ends when it writes two requests closer than
+//! c-toxcore ever does ([`PROMPT_GAP`]).
 //!
 //! **Why it matters.** c-toxcore's sender resends a named packet iff
 //! `sent_time + rtt_time < now` (`handle_request_packet`), `rtt_time` being the lowest RTT
@@ -54,6 +59,14 @@ const IDLE_GAP_MIN: Duration = Duration::from_millis(900);
 /// Longest such gap: 1000 ms + one `tox_iterate` (≤ MIN_RUN_INTERVAL = 50 ms, Messenger.c)
 /// + jitter.
 const IDLE_GAP_MAX: Duration = Duration::from_millis(1200);
+/// Two requests closer than this are not c-toxcore's: its receive side writes one at most
+/// every PACKET_COUNTER_AVERAGE_INTERVAL = 50 ms (`send_crypto_packets`, net_crypto.c),
+/// less what jitter can take off a gap; a rustox receiver acknowledges every 8 packets or
+/// 25 ms while data flows (ack_timing.rs).
+const PROMPT_GAP: Duration = Duration::from_millis(30);
+/// Silence after which a peer taken for c-toxcore is not treated as one until it writes
+/// again: its 1 s cadence, one lost request, and slack.
+const CADENCE_LAPSE: Duration = Duration::from_millis(2_500);
 /// Gaps of that cadence in a row that identify the sender.
 const IDLE_GAPS: u8 = 2;
 /// Holes whose first naming we remember (one entry each, 12 bytes): more than a 2 Mbit/s
@@ -92,7 +105,11 @@ impl SenderWatch {
     pub(crate) fn on_peer_request(&mut self, now: Timestamp) {
         if let Some(last) = self.last_peer_request {
             let gap = now.saturating_duration_since(last);
-            if (IDLE_GAP_MIN..=IDLE_GAP_MAX).contains(&gap) {
+            if gap < PROMPT_GAP {
+                // Not c-toxcore, whatever came before: a rustox peer acknowledging data.
+                self.legacy = false;
+                self.idle_gaps = 0;
+            } else if (IDLE_GAP_MIN..=IDLE_GAP_MAX).contains(&gap) {
                 self.idle_gaps = self.idle_gaps.saturating_add(1);
                 if self.idle_gaps >= IDLE_GAPS {
                     self.legacy = true;
@@ -105,8 +122,19 @@ impl SenderWatch {
     }
 
     /// The peer's sender has shown c-toxcore's request cadence.
+    #[cfg(test)]
     pub(crate) fn is_legacy(&self) -> bool {
         self.legacy
+    }
+
+    /// The peer's sender has shown c-toxcore's request cadence and keeps it at `at`: a
+    /// c-toxcore peer writes a request at least every CRYPTO_SEND_PACKET_INTERVAL = 1 s, so
+    /// one silent for [`CADENCE_LAPSE`] is not treated as one until its next request.
+    pub(crate) fn is_legacy_at(&self, at: Timestamp) -> bool {
+        self.legacy
+            && self
+                .last_peer_request
+                .is_some_and(|last| at <= last.saturating_add(CADENCE_LAPSE))
     }
 
     /// A request goes out at `now` naming the holes `holes` (packet numbers, ascending);
@@ -204,6 +232,20 @@ mod tests {
         assert!(!w.is_legacy(), "one gap is not enough");
         w.on_peer_request(ms(3_030));
         assert!(w.is_legacy());
+    }
+
+    #[test]
+    fn the_judgement_lapses_in_silence_and_ends_on_prompt_requests() {
+        let mut w = SenderWatch::default();
+        for t in [1_000, 2_000, 3_000] {
+            w.on_peer_request(ms(t));
+        }
+        assert!(w.is_legacy_at(ms(5_500)));
+        assert!(!w.is_legacy_at(ms(5_501)), "silent past the lapse");
+        w.on_peer_request(ms(6_000));
+        assert!(w.is_legacy_at(ms(6_000)), "writing again");
+        w.on_peer_request(ms(6_010));
+        assert!(!w.is_legacy_at(ms(6_010)), "two requests 10 ms apart");
     }
 
     #[test]
