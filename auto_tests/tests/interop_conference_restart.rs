@@ -9,7 +9,7 @@
 //! With `CI` set, a missing c-toxcore, compiler or tox-bootstrapd fails these tests;
 //! otherwise they return at once with a notice.
 
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use rustox_auto_tests::ctoxcore::conference::Implementation::{self, CToxcore, Rustox};
 use rustox_auto_tests::ctoxcore::conference_net::{
@@ -60,6 +60,20 @@ fn restart(host_impl: Implementation, saved_by: Implementation, restarted_on: Im
         "before the restart",
         SEE_LIMIT,
     ));
+    // The title travels apart from the messages (host → guest): on a loaded machine the
+    // guest's message can cross before it. Saved before it arrives, the profile would
+    // rightly hold no title.
+    let deadline = Instant::now() + SEE_LIMIT;
+    loop {
+        match guest.cmd(&format!("get-title {gconf}")) {
+            Ok(title) if title.trim() == "kept across restarts" => break,
+            other => assert!(
+                Instant::now() < deadline,
+                "the guest has no title after {SEE_LIMIT:?}: {other:?}"
+            ),
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
     let id = guest.must(&format!("id {gconf}"));
 
     let profile = dir.join("gus.tox");
