@@ -85,13 +85,26 @@ pub fn ctoxcore_to_rustox(
     bytes: u64,
     timeout: Duration,
 ) -> RealRun {
+    on_testbed(profile, seed, setup, bytes, |bed| {
+        ctoxcore_to_rustox_on(bed, seed, setup, peer, bytes, timeout)
+    })
+}
+
+/// One mixed run on a fresh testbed: `run` gives the goodput; the link's figures and the
+/// CPU used are added either way.
+fn on_testbed(
+    profile: &Profile,
+    seed: u64,
+    setup: &Setup,
+    bytes: u64,
+    run: impl FnOnce(&Testbed) -> Result<f64, String>,
+) -> RealRun {
     let cpu = CpuMeter::start();
     let bed = match testbed(profile, seed, setup) {
         Ok(b) => b,
         Err(e) => return RealRun::failed(e),
     };
-    let run = ctoxcore_to_rustox_on(&bed, seed, setup, peer, bytes, timeout);
-    let run = match run {
+    let run = match run(&bed) {
         Ok(mbit) => RealRun {
             mbit: Some(mbit),
             ..RealRun::default()
@@ -211,19 +224,9 @@ pub fn rustox_to_ctoxcore(
     bytes: u64,
     timeout: Duration,
 ) -> RealRun {
-    let cpu = CpuMeter::start();
-    let bed = match testbed(profile, seed, setup) {
-        Ok(b) => b,
-        Err(e) => return RealRun::failed(e),
-    };
-    let run = match rustox_to_ctoxcore_on(&bed, seed, setup, peer, file, bytes, timeout) {
-        Ok(mbit) => RealRun {
-            mbit: Some(mbit),
-            ..RealRun::default()
-        },
-        Err(e) => RealRun::failed(e),
-    };
-    run.with_link(bed, bytes, &cpu)
+    on_testbed(profile, seed, setup, bytes, |bed| {
+        rustox_to_ctoxcore_on(bed, seed, setup, peer, file, bytes, timeout)
+    })
 }
 
 fn rustox_to_ctoxcore_on(
