@@ -203,12 +203,11 @@ impl Node {
 
     /// Tops up every online friend's file layer; returns file bytes queued.
     pub(super) fn pump_files(&mut self, now: Timestamp) -> u64 {
+        self.sent_since_pump = false;
+        self.stats.file_pumps += 1;
         let mut queued = 0;
         let mut events = Vec::new();
-        for number in self.friends.numbers() {
-            let Some(f) = self.friends.get_mut(number) else {
-                continue;
-            };
+        for (number, f) in self.friends.iter_mut() {
             let Some(id) = f.session.filter(|_| f.online) else {
                 continue;
             };

@@ -239,6 +239,9 @@ pub struct NodeStats {
     pub links_refused: u64,
     /// Conference packets dropped because their link was not up.
     pub conference_unsent: u64,
+    /// Times the friends' file layers were topped up ([`Node::poll_transmit`] and every
+    /// input): what an idle or window-blocked sender pays per pass of its driver.
+    pub file_pumps: u64,
 }
 
 /// One Tox instance. See the module docs.
@@ -296,6 +299,9 @@ pub struct Node {
     draining_conferences: bool,
     /// Calls and group audio (`av_ops.rs`).
     av: av_ops::AvState,
+    /// A session datagram went out since the file layers were last topped up: sending
+    /// may have opened budget for more file data ([`Node::poll_transmit_into`]).
+    sent_since_pump: bool,
 }
 
 impl std::fmt::Debug for Node {
@@ -393,6 +399,7 @@ impl Node {
             conferences,
             draining_conferences: false,
             av: Default::default(),
+            sent_since_pump: false,
         }
     }
 
@@ -627,9 +634,9 @@ impl Node {
     }
 
     /// The next UDP datagram to send: the DHT's few control datagrams first, then the
-    /// sessions'. When none is left, the file layer gets one more chance to fill budget
-    /// that sending just opened. Session datagrams bound for a TCP relay go to the relay
-    /// client on the way.
+    /// sessions'. When none is left and a session datagram went out since the file layers
+    /// were last topped up, they get one more chance to fill budget that sending just
+    /// opened. Session datagrams bound for a TCP relay go to the relay client on the way.
     pub fn poll_transmit(&mut self, now: Timestamp) -> Option<Transmit> {
         let mut payload = Vec::new();
         let destination = self.poll_transmit_into(now, &mut payload)?;
@@ -649,7 +656,13 @@ impl Node {
         if let Some(to) = self.poll_session_into(now, out) {
             return Some(to);
         }
-        if self.pump_files(now) == 0 {
+        // Nothing sent since the last top-up: the budget it saw is unchanged. Everything
+        // else that opens budget or unblocks a file (an acknowledgement, a timer, a control,
+        // a source with data again, a new file) is an input, and every input ends with a
+        // top-up (`after_input`, `file_source_ready`, `send_file_kind`). Topping up on every
+        // empty poll instead cost a window-blocked C client most of its CPU: its driver polls
+        // several times a step, a thousand steps a second.
+        if !self.sent_since_pump || self.pump_files(now) == 0 {
             return None;
         }
         self.poll_session_into(now, out)
@@ -659,7 +672,9 @@ impl Node {
     fn poll_session_into(&mut self, now: Timestamp, out: &mut Vec<u8>) -> Option<SocketAddr> {
         loop {
             let start = out.len();
-            match self.endpoint.poll_transmit_into(now, out)? {
+            let destination = self.endpoint.poll_transmit_into(now, out)?;
+            self.sent_since_pump = true;
+            match destination {
                 Destination::Udp(addr) => return Some(addr),
                 Destination::Relay(peer_dht_pk) => {
                     let datagram = out.split_off(start);
@@ -781,5 +796,7 @@ mod tests;
 mod tests_av;
 #[cfg(test)]
 mod tests_conference;
+#[cfg(test)]
+mod tests_pump;
 #[cfg(test)]
 mod tests_relay;

@@ -17,6 +17,21 @@ use crate::event::Event;
 /// iterations of a client that answers requests from its callback.
 pub const READ_AHEAD: u64 = 256 << 10;
 
+/// Read-ahead below which refilling it is urgent: `tox_iteration_interval` answers 0 only
+/// then (or when the node waits for the client). Above it the next regular iteration tops
+/// it up: answering 0 whenever the node had taken a chunk since the last request kept a
+/// client sending to c-toxcore in a busy loop (55 % of its intervals at 0 ms, 26.7 CPU
+/// s/GiB against c-toxcore's 7.6; ffi-bench on a quiet machine).
+pub const REFILL_BELOW: u64 = READ_AHEAD / 2;
+
+/// Bytes a starved file must hold before one of the client's chunks wakes the node, unless
+/// the client has answered every request or given the file's end: each wake tops up the
+/// file layer, which raises chunk requests for its whole send budget and takes back those
+/// the buffer cannot fill, so waking per chunk made a burst of the window (tens of packets)
+/// cost tens of requests per chunk. 64 KiB is ~48 chunks, about one top-up's budget toward
+/// c-toxcore on loopback.
+pub const WAKE_BATCH: u64 = 64 << 10;
+
 /// `TOX_FILE_ID_LENGTH`.
 pub(super) const FILE_ID_LENGTH: usize = 32;
 
@@ -98,6 +113,38 @@ impl ChunkBuffer {
             && self.requested < self.size
             && self.requested - self.start < READ_AHEAD
     }
+
+    /// Whether the client should be asked for chunks at once rather than at its next
+    /// regular iteration: the node waits for them, or the read-ahead ran low.
+    pub(super) fn refill_urgent(&self) -> bool {
+        self.wants_chunks() && (self.starved || self.requested - self.start < REFILL_BELOW)
+    }
+
+    /// Whether the node, which found less than a chunk, should be told now that the client
+    /// gave more: the buffer holds a batch, or all the client was asked for, or the file's
+    /// end. Clears the mark when it says so.
+    pub(super) fn take_wake(&mut self) -> bool {
+        let held = self.bytes.len() as u64;
+        let wake = self.starved
+            && (held >= WAKE_BATCH
+                || (held >= CHUNK && self.end() >= self.requested)
+                || self.end() == self.known_end());
+        if wake {
+            self.starved = false;
+        }
+        wake
+    }
+
+    /// Like [`Self::take_wake`] for a client that answers requests over several
+    /// iterations: at the start of an iteration, a whole chunk is enough.
+    pub(super) fn take_wake_at_step(&mut self) -> bool {
+        let wake =
+            self.starved && (self.bytes.len() as u64 >= CHUNK || self.end() == self.known_end());
+        if wake {
+            self.starved = false;
+        }
+        wake
+    }
 }
 
 /// The node's side of a file we send: reads what the client gave.
@@ -118,9 +165,9 @@ impl Read for ChunkReader {
             return Err(io::ErrorKind::WouldBlock.into());
         }
         let n = out.len().min(held);
-        for (slot, byte) in out.iter_mut().zip(b.bytes.drain(..n)) {
-            *slot = byte;
-        }
+        // VecDeque's own `Read` copies its two slices whole (a byte-by-byte drain was
+        // 14 % of a sending client's CPU).
+        let n = b.bytes.read(&mut out[..n])?;
         b.start += n as u64;
         Ok(n)
     }
@@ -239,8 +286,23 @@ impl FileBridge {
             .unwrap_or_else(|e| e.into_inner())
             .is_empty()
             || self.outgoing.iter().any(|(&(friend, file), (b, _))| {
-                !paused(friend, file) && b.lock().unwrap_or_else(|e| e.into_inner()).wants_chunks()
+                !paused(friend, file) && b.lock().unwrap_or_else(|e| e.into_inner()).refill_urgent()
             })
+    }
+
+    /// The files whose node waits for chunks the client has given since (answered over
+    /// several iterations, so no single chunk woke it): `(friend, file)` pairs to hand to
+    /// [`rustox_core::node::Node::file_source_ready`].
+    pub fn starved_with_data(&self) -> Vec<(u32, u32)> {
+        self.outgoing
+            .iter()
+            .filter(|(_, (b, _))| {
+                b.lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .take_wake_at_step()
+            })
+            .map(|(&key, _)| key)
+            .collect()
     }
 
     /// A transfer is running: a file we send has been accepted, or a file we receive has

@@ -159,11 +159,7 @@ pub unsafe extern "C" fn tox_file_send_chunk(
             b.bytes.extend(data);
             // A streamed file ends with its first chunk shorter than 1371 bytes.
             b.ended = streamed && length < CHUNK;
-            let wake = b.starved && (b.bytes.len() as u64 >= CHUNK || b.end() == b.known_end());
-            if wake {
-                b.starved = false;
-            }
-            wake
+            b.take_wake()
         };
         if wake {
             let now = state.now();

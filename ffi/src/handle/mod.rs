@@ -224,6 +224,14 @@ impl Instance {
     pub fn step_events(&self) -> Vec<Event> {
         let mut state = self.lock();
         let state = &mut *state;
+        // Chunks the client gave since the node ran dry, that no single chunk's call woke
+        // it for (files/bridge.rs, `take_wake`): the step sends them.
+        let now = state.stepper.now();
+        for (friend, file) in state.files.starved_with_data() {
+            state
+                .node
+                .file_source_ready(now, rustox_core::node::FriendNumber(friend), file);
+        }
         match state.stepper.step(&mut state.node) {
             Ok(report) => state.last_step = report,
             Err(e) => tracing::warn!("cannot read the node's socket: {e}"),
