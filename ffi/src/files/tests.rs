@@ -215,7 +215,7 @@ fn a_refill_is_urgent_only_below_half_the_read_ahead_or_when_starved() {
             break;
         }
         drop(b);
-        reader.read(&mut chunk).unwrap();
+        assert_eq!(reader.read(&mut chunk).unwrap(), CHUNK as usize);
         reads += 1;
     }
     assert!(reads > 90, "{reads}");
