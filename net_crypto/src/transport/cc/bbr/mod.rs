@@ -30,33 +30,26 @@
 //! standing_queue.rs the RTT-rise test that tells a standing queue from a flat path, and
 //! random_loss.rs where loss may be learned as random.
 
-mod loss_epoch;
 mod params;
 mod random_loss;
 mod standing_queue;
-#[cfg(test)]
-mod tests;
 
 use std::time::Duration;
 
-#[cfg(test)]
-use super::RateSample;
 use super::{AckEvent, Controller, LossEvent, MAX_PACKET};
 use crate::transport::ack_timing::MAX_ACK_DELAY;
 use crate::transport::minmax::MinMax;
 use crate::transport::rtt::RttEstimator;
 use crate::Timestamp;
 
-use loss_epoch::{EpochLoss, LossEpoch};
 use params::{
-    BACKGROUND_LOSS_GAIN, BBR_INITIAL_WINDOW, BBR_MIN_WINDOW, BETA, BOUND_GROWTH, BW_FILTER_ROUNDS,
-    CWND_GAIN, CYCLE, DRAIN_PACING_GAIN, EPOCH_LOSS_THRESH, EXTRA_ACKED_ROUNDS, FULL_BW_GROWTH,
-    FULL_BW_ROUNDS, LOSS_THRESH, MAX_LOSS_THRESH, MIN_CONGESTION_LOSS, MIN_RTT_WINDOW,
-    PACING_MARGIN, PROBE_RTT_DURATION, PROBE_WAIT, PROBE_WAIT_SPREAD, QUEUE_DRAIN_FACTOR,
-    QUEUE_ROUND_MIN_SAMPLES, RANDOM_LOSS_EVIDENCE, STARTUP_CWND_GAIN, STARTUP_PACING_GAIN,
-    STARTUP_RISEN_SAMPLES,
+    BACKGROUND_LOSS_GAIN, BBR_INITIAL_WINDOW, BBR_MIN_WINDOW, BETA, BW_FILTER_ROUNDS, CWND_GAIN,
+    CYCLE, DRAIN_PACING_GAIN, EXTRA_ACKED_ROUNDS, FULL_BW_GROWTH, FULL_BW_ROUNDS, LOSS_THRESH,
+    MAX_LOSS_THRESH, MIN_CONGESTION_LOSS, MIN_RTT_WINDOW, PACING_MARGIN, PROBE_RTT_DURATION,
+    QUEUE_DRAIN_FACTOR, QUEUE_ROUND_MIN_SAMPLES, RANDOM_LOSS_EVIDENCE, STARTUP_CWND_GAIN,
+    STARTUP_PACING_GAIN, STARTUP_RISEN_SAMPLES,
 };
-use random_loss::{ack_delay_dominates, may_learn_random_loss};
+use random_loss::may_learn_random_loss;
 use standing_queue::{ack_delay_allowance, queue_threshold, slow_acker_cadence};
 
 /// Delivery-rate samples taken with data waiting before [`Bbr`]'s bandwidth counts as the
@@ -130,11 +123,6 @@ pub(crate) struct Bbr {
     saved: Option<Bounds>,
     /// The round whose congestion the loss guard last answered (one cut per round).
     cut_round: Option<u64>,
-    /// Until when a congestion cut holds: probe-up does not lift the bounds before
-    /// (draft-ietf-ccwg-bbr: the next bandwidth probe comes 2–3 s after a cut).
-    hold_until: Option<Timestamp>,
-    /// Loss over time as well as rounds, for paths whose RTT cannot vouch (loss_epoch.rs).
-    epoch: LossEpoch,
     /// Consecutive Startup RTT samples above the queue threshold.
     startup_risen: u32,
     /// When Drain has removed the queue Startup measured (see `on_ack`).
@@ -185,8 +173,6 @@ impl Bbr {
             },
             saved: None,
             cut_round: None,
-            hold_until: None,
-            epoch: LossEpoch::new(now),
             startup_risen: 0,
             drain_until: None,
             background_loss: 0.0,
@@ -385,126 +371,12 @@ impl Bbr {
             self.cycle_stamp = now;
             self.pacing_gain = CYCLE[self.cycle_index];
             if self.cycle_index == 0 {
-                self.probe_up(now);
+                // Probing up: lift the loss guard's bounds and try for more.
+                self.bounds = Bounds {
+                    bw_lo: None,
+                    inflight_hi: None,
+                };
             }
-        }
-    }
-
-    /// Probing up: lift the loss guard's bounds and try for more — unless the epoch guard's
-    /// cut still holds. Lifted at the next probe-up, a cut would last one gain cycle, 8 min
-    /// RTTs: 200 µs through a kernel token bucket, shorter than one acknowledgement
-    /// interval; draft-ietf-ccwg-bbr waits 2–3 s between bandwidth probes ([`PROBE_WAIT`]).
-    /// After a hold the bandwidth filter starts again from the bound, and the gain cycle's
-    /// probes find from there whatever more the path has.
-    fn probe_up(&mut self, now: Timestamp) {
-        if let Some(until) = self.hold_until {
-            if now < until {
-                // The inflight bound is not held: where the peer's ack delay dwarfs the
-                // path, what is in flight is mostly that delay, and a held bound of 0.7 of
-                // a small Startup window sat the window on its floor for seconds
-                // (kernel token bucket: 22 kB against a 1–5 ms ack delay).
-                self.bounds.inflight_hi = None;
-                return;
-            }
-            self.hold_until = None;
-            if let Some(lo) = self.bounds.bw_lo {
-                let max = self.max_bw.get().unwrap_or(lo);
-                self.max_bw.reset(self.round_count, lo.min(max));
-            }
-        }
-        self.bounds = Bounds {
-            bw_lo: None,
-            inflight_hi: None,
-        };
-    }
-
-    /// Starts (or extends) the hold of a congestion cut made at `now`.
-    fn hold_cut(&mut self, now: Timestamp) {
-        let spread = PROBE_WAIT_SPREAD.mul_f64((self.round_count % 8) as f64 / 8.0);
-        self.hold_until = Some(now + PROBE_WAIT + spread);
-    }
-
-    /// Whether the peer's ack delay dwarfs this path's minimum RTT (random_loss.rs): the
-    /// paths the epoch guard watches.
-    fn ack_delay_dominates(&self, rtt: &RttEstimator) -> bool {
-        self.min_rtt.is_some_and(|min| {
-            ack_delay_dominates(
-                min,
-                rtt.peer_ack_delay(),
-                slow_acker_cadence(rtt).unwrap_or(Duration::ZERO),
-            )
-        })
-    }
-
-    /// Whether a flat round on this path vouches for random loss (random_loss.rs).
-    fn path_vouches(&self, rtt: &RttEstimator) -> bool {
-        match (self.min_rtt, rtt.smoothed()) {
-            (Some(min), Some(srtt)) => may_learn_random_loss(
-                min,
-                srtt,
-                rtt.peer_ack_delay(),
-                slow_acker_cadence(rtt).unwrap_or(Duration::ZERO),
-            ),
-            _ => false,
-        }
-    }
-
-    /// The loss guard of paths whose peer's ack delay dwarfs the RTT (loss_epoch.rs): an
-    /// epoch that lost more than [`EPOCH_LOSS_THRESH`] of what it settled, at least
-    /// [`MIN_CONGESTION_LOSS`], overflowed a queue. Startup ends; in ProbeBW the pacer is
-    /// bounded below what the path carried, `bw × (1 − loss − EPOCH_LOSS_THRESH)` (at most a
-    /// [`BETA`] cut), and the bound holds until the next probe for bandwidth. Through a kernel token bucket (100
-    /// Mbit/s, 12.5 kB) BBR's bandwidth samples read 5–40 % above the link (bunched acks, the
-    /// bucket's bursts at veth speed after a pause) and 7–8 % of the packets were resent.
-    fn epoch_guard(&mut self, ack: &AckEvent, rtt: &RttEstimator) {
-        let Some(epoch) =
-            self.epoch
-                .on_ack(ack.now, self.round_start, ack.lost, ack.delivered_total)
-        else {
-            return;
-        };
-        if epoch.rate() <= EPOCH_LOSS_THRESH / 2.0 {
-            self.grow_bounds();
-            return;
-        }
-        if !self.ack_delay_dominates(rtt) || !Self::overflowed(&epoch) {
-            return;
-        }
-        match self.mode {
-            Mode::Startup | Mode::Drain => self.filled_pipe = true,
-            Mode::ProbeBw | Mode::ProbeRtt => {
-                let Some(bw) = self.bw() else { return };
-                self.saved = Some(self.bounds);
-                let carried = (1.0 - epoch.rate() - EPOCH_LOSS_THRESH).max(BETA);
-                self.bounds.bw_lo = Some((bw as f64 * carried) as u64);
-                self.hold_cut(ack.now);
-                self.epoch
-                    .restart_after_cut(ack.now, ack.lost, ack.delivered_total);
-            }
-        }
-    }
-
-    /// Congestion-sized loss in an epoch: above [`EPOCH_LOSS_THRESH`] and at least
-    /// [`MIN_CONGESTION_LOSS`].
-    fn overflowed(epoch: &EpochLoss) -> bool {
-        epoch.lost >= MIN_CONGESTION_LOSS && epoch.rate() > EPOCH_LOSS_THRESH
-    }
-
-    /// An epoch with at most half the overflow rate's loss (one or two packets lost to a
-    /// late wake-up's burst do not stop it) while a cut holds: the bounds grow by
-    /// [`BOUND_GROWTH`] (up to the filter's bandwidth), so a cut that went below the path
-    /// climbs back before the hold ends, and the rate settles where the queue begins to
-    /// overflow instead of a cut's depth under it.
-    fn grow_bounds(&mut self) {
-        if self.hold_until.is_none() {
-            return;
-        }
-        if let (Some(lo), Some(max)) = (self.bounds.bw_lo, self.max_bw.get()) {
-            let grown = (lo as f64 * (1.0 + BOUND_GROWTH)) as u64 + 1;
-            self.bounds.bw_lo = (grown < max).then_some(grown);
-        }
-        if let Some(hi) = self.bounds.inflight_hi {
-            self.bounds.inflight_hi = Some((hi as f64 * (1.0 + BOUND_GROWTH)) as u64 + 1);
         }
     }
 
@@ -654,19 +526,23 @@ impl Bbr {
                 // path's background (random) loss rate from these rounds, and lift the
                 // guard's bounds: the queue they were cut for has drained (waiting for the
                 // next probe cycle costs seconds at satellite RTTs).
-                // Not where the RTT is mostly delay (random_loss.rs). Where the peer's ack
-                // delay dwarfs the path, a flat round says nothing at all, and the epoch
-                // guard's bound holds until probe-up.
-                if self.path_vouches(rtt) {
+                // Not where the RTT is mostly delay (random_loss.rs).
+                let learn = match (self.min_rtt, rtt.smoothed()) {
+                    (Some(min), Some(srtt)) => may_learn_random_loss(
+                        min,
+                        srtt,
+                        slow_acker_cadence(rtt).unwrap_or(Duration::ZERO),
+                    ),
+                    _ => false,
+                };
+                if learn {
                     let rate = lost as f64 / (lost + delivered).max(1) as f64;
                     self.background_loss += (rate - self.background_loss) * BACKGROUND_LOSS_GAIN;
                 }
-                if self.hold_until.is_none() {
-                    self.bounds = Bounds {
-                        bw_lo: None,
-                        inflight_hi: None,
-                    };
-                }
+                self.bounds = Bounds {
+                    bw_lo: None,
+                    inflight_hi: None,
+                };
             }
             None => {}
         }
@@ -750,19 +626,13 @@ impl Controller for Bbr {
             if !s.is_app_limited {
                 self.unlimited_samples = self.unlimited_samples.saturating_add(1);
             }
-            // While a cut bounds the rate, samples measure the bound, not the path: the
-            // filter keeps the path's figure (only a higher sample replaces it), or its
-            // window would forget it within 10 rounds and the next cut would start from
-            // the bound (a loss response once fed that back and ran at 12 Mbit/s of 100).
-            let bounded = self.hold_until.is_some() && self.bounds.bw_lo.is_some();
-            if (!s.is_app_limited && !bounded) || s.delivery_rate > current {
+            if !s.is_app_limited || s.delivery_rate > current {
                 self.max_bw.update(self.round_count, s.delivery_rate);
             }
         }
         self.update_min_rtt(ack.now, ack.rtt_sample);
         self.startup_delay_exit(ack, rtt);
         self.loss_guard(ack, rtt);
-        self.epoch_guard(ack, rtt);
         self.update_ack_aggregation(ack);
         self.check_full_pipe(ack);
         match self.mode {
@@ -803,9 +673,6 @@ impl Controller for Bbr {
     fn on_spurious_loss(&mut self) {
         if let Some(b) = self.saved.take() {
             self.bounds = b;
-            if b.bw_lo.is_none() && b.inflight_hi.is_none() {
-                self.hold_until = None;
-            }
         }
     }
 
@@ -867,7 +734,7 @@ impl Controller for Bbr {
 
     fn summary(&self) -> String {
         format!(
-            "{:?} risen {} gain {:.2} bw {:?} min_rtt {:?} cwnd {} extra {:?} bw_lo {:?} inflight_hi {:?} hold {:?} round {} full {}",
+            "{:?} risen {} gain {:.2} bw {:?} min_rtt {:?} cwnd {} extra {:?} bw_lo {:?} inflight_hi {:?} round {} full {}",
             self.mode, self.startup_risen,
             self.pacing_gain,
             self.max_bw.get(),
@@ -876,7 +743,6 @@ impl Controller for Bbr {
             self.extra_acked.get(),
             self.bounds.bw_lo,
             self.bounds.inflight_hi,
-            self.hold_until,
             self.round_count,
             self.filled_pipe
         )

@@ -49,21 +49,6 @@ pub(super) const RANDOM_LOSS_EVIDENCE: f64 = 0.001;
 pub(super) const BACKGROUND_LOSS_GAIN: f64 = 0.125;
 /// Bandwidth bound while a standing queue drains (BBRv3's ProbeBW_DOWN gain, 0.9).
 pub(super) const QUEUE_DRAIN_FACTOR: f64 = 0.9;
-/// How long a congestion cut holds before probe-up may lift it: draft-ietf-ccwg-bbr's
-/// bandwidth-probe wait, 2 s plus up to [`PROBE_WAIT_SPREAD`] (the draft draws it at random
-/// in [0, 1) s; here the round count spreads it, so competing flows do not probe together).
-pub(super) const PROBE_WAIT: Duration = Duration::from_secs(2);
-pub(super) const PROBE_WAIT_SPREAD: Duration = Duration::from_secs(1);
-/// Loss rate of an epoch (loss_epoch.rs) that means an overflowing queue, on paths whose
-/// RTT cannot vouch for random loss: half of draft-ietf-ccwg-bbr's LossThresh, as nothing
-/// there is learned as random (random_loss.rs), and the cut it starts paces this much
-/// below the rate the path carried.
-pub(super) const EPOCH_LOSS_THRESH: f64 = 0.01;
-/// Growth of a held cut's bounds per epoch without loss (loss_epoch.rs, at least 25 ms and
-/// a round): 0.5 %, ~12 %/s on wan20 — from a cut at 0.7 back to the path in 3 s, the
-/// longest hold, and after a cut at the carried rate less 1 % back over the path in two or
-/// three epochs.
-pub(super) const BOUND_GROWTH: f64 = 0.005;
 /// draft-ietf-ccwg-bbr Beta: multiplicative cut per congested round.
 pub(super) const BETA: f64 = 0.7;
 /// Queue-rise threshold bounds (RFC 9406 MIN/MAX_RTT_THRESH), re-used to tell a standing

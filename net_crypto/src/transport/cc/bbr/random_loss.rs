@@ -3,8 +3,7 @@
 //! compensates the rate lost after the bottleneck.
 //!
 //! Loss in a round whose minimum RTT stayed flat is learned as random, except on paths
-//! whose smoothed RTT is twice the minimum or more, or whose peer's ack delay alone is four
-//! minimum RTTs or more. Why: the compensation paces at
+//! whose smoothed RTT is twice the minimum or more. Why: the compensation paces at
 //! bw / (1 − p), so loss learned from an overflowing queue feeds itself — pacing p above the
 //! link overflows a buffer by p, which is learned again as p, and the probes push p up to
 //! the cap. Where the smoothed RTT is over twice the minimum, queues, our receiver's ack
@@ -18,39 +17,17 @@
 //! learned as random and pacing ran ~15 % above the link; with this test, none. Long paths
 //! with random loss keep learning (sat600: ~0.7 s smoothed over 0.6 s; bursty: 80 ms over
 //! 60 ms; lossy, wan100, vpn300 within a few percent of the minimum).
-//!
-//! The smoothed RTT alone flickers on such a path: through the same token bucket it ran
-//! between 50 µs and 0.9 ms over a 24 µs minimum, under twice the minimum whenever the queue
-//! and the receiver were briefly quick, and each such moment let a flat round lift the loss
-//! guard's bounds (pacing then ran at 2–2.5× the link for a round). The peer's ack delay is
-//! a windowed maximum (rtt.rs, 5 s) and stays put: 1.2 ms there, ≥ 1 ms on any path (the
-//! estimator's floor), at most our 25 ms ack timer from a rustox peer — below four minima
-//! on every simulated path with random loss (the shortest, jitter50, has 45 ms).
 
 use std::time::Duration;
 
 /// Smoothed RTT ÷ min RTT from which no round can vouch for random loss.
 const SMOOTHED_RTT_FLAT_RATIO: u32 = 2;
-/// Peer ack delay ÷ min RTT from which no round can vouch for random loss.
-const ACK_DELAY_RATIO: u32 = 4;
 
 /// True if a flat round on this path may teach random loss: the smoothed RTT `srtt` is
-/// under twice the minimum `min`, and the peer's ack delay `ack_delay` under four times it,
-/// each plus a slow acknowledger's request `cadence` (c-toxcore), which every sample carries.
-pub(super) fn may_learn_random_loss(
-    min: Duration,
-    srtt: Duration,
-    ack_delay: Duration,
-    cadence: Duration,
-) -> bool {
-    srtt < min * SMOOTHED_RTT_FLAT_RATIO + cadence && !ack_delay_dominates(min, ack_delay, cadence)
-}
-
-/// True if the peer's ack delay `ack_delay` is four minimum RTTs `min` or more (beyond a slow
-/// acknowledger's request `cadence`): a LAN, a kernel token bucket, loopback. There the RTT
-/// tells nothing of a queue, and the loss guard judges loss over time (loss_epoch.rs).
-pub(super) fn ack_delay_dominates(min: Duration, ack_delay: Duration, cadence: Duration) -> bool {
-    ack_delay >= min * ACK_DELAY_RATIO + cadence
+/// under twice the minimum `min`, plus a slow acknowledger's request `cadence` (c-toxcore),
+/// which every sample carries.
+pub(super) fn may_learn_random_loss(min: Duration, srtt: Duration, cadence: Duration) -> bool {
+    srtt < min * SMOOTHED_RTT_FLAT_RATIO + cadence
 }
 
 #[cfg(test)]
@@ -64,15 +41,15 @@ mod tests {
     #[test]
     fn long_paths_with_random_loss_learn_it() {
         assert!(
-            may_learn_random_loss(ms(60.0), ms(65.0), ms(25.0), Duration::ZERO),
+            may_learn_random_loss(ms(60.0), ms(65.0), Duration::ZERO),
             "lossy"
         );
         assert!(
-            may_learn_random_loss(ms(600.0), ms(740.0), ms(25.0), Duration::ZERO),
+            may_learn_random_loss(ms(600.0), ms(740.0), Duration::ZERO),
             "sat600"
         );
         assert!(
-            may_learn_random_loss(ms(60.0), ms(80.0), ms(25.0), Duration::ZERO),
+            may_learn_random_loss(ms(60.0), ms(80.0), Duration::ZERO),
             "bursty"
         );
     }
@@ -80,43 +57,15 @@ mod tests {
     #[test]
     fn a_short_path_whose_rtt_is_mostly_delay_learns_nothing() {
         // The kernel-shaped veth: min 25 µs, smoothed 0.9 ms.
-        assert!(!may_learn_random_loss(
-            ms(0.025),
-            ms(0.9),
-            ms(1.2),
-            Duration::ZERO
-        ));
-        // The same path in a quick moment: the smoothed RTT under twice the minimum, the
-        // ack delay still fifty minima.
-        assert!(!may_learn_random_loss(
-            ms(0.024),
-            ms(0.045),
-            ms(1.2),
-            Duration::ZERO
-        ));
+        assert!(!may_learn_random_loss(ms(0.025), ms(0.9), Duration::ZERO));
         // A standing queue as deep as the path: its loss is the queue's.
-        assert!(!may_learn_random_loss(
-            ms(20.0),
-            ms(40.0),
-            ms(1.0),
-            Duration::ZERO
-        ));
+        assert!(!may_learn_random_loss(ms(20.0), ms(40.0), Duration::ZERO));
     }
 
     #[test]
     fn a_slow_acknowledgers_cadence_is_not_a_queue() {
         // c-toxcore requests every 250 ms over a 50 ms path.
-        assert!(may_learn_random_loss(
-            ms(50.0),
-            ms(200.0),
-            ms(250.0),
-            ms(250.0)
-        ));
-        assert!(!may_learn_random_loss(
-            ms(50.0),
-            ms(400.0),
-            ms(250.0),
-            ms(250.0)
-        ));
+        assert!(may_learn_random_loss(ms(50.0), ms(200.0), ms(250.0)));
+        assert!(!may_learn_random_loss(ms(50.0), ms(400.0), ms(250.0)));
     }
 }
