@@ -1,11 +1,11 @@
 //! What wakes an idle node, by cause (against a budget of about one wake-up a second in
 //! all), in virtual time: one
 //! bootstrap node, node A, `friends` friends of A (each sends A a friend request, A accepts
-//! strangers), optionally friends of A that nobody runs ([`run_idle_with`]), and `fillers`
-//! plain nodes that make the DHT and the onion realistic, 20 ms
-//! between any two nodes. Once everyone is online and a settling minute has passed, A is
-//! watched for `seconds`: every instant at which A handles a datagram or a timer is one
-//! wake-up, tallied by the timers due and by the datagrams' first bytes.
+//! strangers; the requests spread over 8 s), optionally friends of A that nobody runs
+//! ([`run_idle_with`]), and `fillers` plain nodes that make the DHT and the onion
+//! realistic, 20 ms between any two nodes. Once everyone is online and a settling minute
+//! has passed, A is watched for `seconds`: every instant at which A handles a datagram or a
+//! timer is one wake-up, tallied by the timers due and by the datagrams' first bytes.
 //!
 //! The simulator delivers datagrams that leave together at the same instant, so this counts
 //! the wake-ups the protocol asks for; a real driver also wakes once per datagram that
@@ -29,6 +29,10 @@ use crate::tox_node::{SimToxNode, SimToxOptions};
 const SETTLE: Duration = Duration::from_secs(60);
 /// One-way delay between any two nodes.
 const ONE_WAY: Duration = Duration::from_millis(20);
+/// The friends send their requests this far apart in all, one after the other (as people
+/// start their clients at their own times): their timers start in every phase of
+/// friend_connection's 8 s ALIVE interval, not in one.
+const STAGGER: Duration = Duration::from_secs(8);
 /// Longest wait for everyone to come online.
 const ONLINE_LIMIT: Duration = Duration::from_secs(600);
 
@@ -49,6 +53,9 @@ pub struct IdleReport {
     pub session_packets_sent: u64,
     /// A's friends' records and sessions at the end, bytes (`Node::friend_memory`).
     pub friend_memory: usize,
+    /// A's DHT searches for friends at the end, and how many of them were paused (the
+    /// friend online over direct UDP).
+    pub searches: (usize, usize),
 }
 
 impl IdleReport {
@@ -102,9 +109,12 @@ pub fn run_idle_with(
         node.bootstrap(t0, addr(0), boot_pk);
     }
     let a_id = nodes[1].node.tox_id();
-    for f in nodes.iter_mut().skip(2).take(friends) {
-        f.node.add_friend(t0, &a_id, b"hi").ok()?;
-    }
+    // (when, friend's index): each friend's request, in time order.
+    let mut requests: Vec<(Timestamp, usize)> = (0..friends)
+        .map(|k| (t0 + STAGGER * k as u32 / friends.max(1) as u32, 2 + k))
+        .rev()
+        .collect();
+
     let mut keys = ChaCha20Rng::seed_from_u64(0x0ff1);
     for _ in 0..offline {
         let pk = KeyPair::generate(&mut keys).public;
@@ -122,6 +132,12 @@ pub fn run_idle_with(
     let mut instants: BTreeSet<Timestamp> = BTreeSet::new();
     let give_up = t0 + ONLINE_LIMIT;
     loop {
+        while requests.last().is_some_and(|r| r.0 <= now) {
+            let Some((_, f)) = requests.pop() else {
+                break;
+            };
+            nodes[f].node.add_friend(now, &a_id, b"hi").ok()?;
+        }
         let counting = window.is_some_and(|(s, e)| now >= s && now < e);
         for (i, node) in nodes.iter_mut().enumerate() {
             while let Some((dst, payload)) = node.poll_transmit(now) {
@@ -155,7 +171,12 @@ pub fn run_idle_with(
         }
         let next_timer = nodes.iter().filter_map(|x| x.poll_timeout()).min();
         let next_wire = wire.peek().map(|Reverse(w)| w.0);
-        let Some(next) = [next_timer, next_wire].into_iter().flatten().min() else {
+        let next_request = requests.last().map(|r| r.0);
+        let Some(next) = [next_timer, next_wire, next_request]
+            .into_iter()
+            .flatten()
+            .min()
+        else {
             break;
         };
         now = next.max(now);
@@ -197,6 +218,11 @@ pub fn run_idle_with(
     }
     report.wakeups = instants.len() as u64;
     let a = nodes.swap_remove(1);
+    let searches = a.node.dht().searches().iter().filter(|s| !s.fake);
+    report.searches = (
+        searches.clone().count(),
+        searches.filter(|s| s.dormant).count(),
+    );
     report.friend_memory = (0..(friends + offline) as u32)
         .filter_map(|f| a.node.friend_memory(FriendNumber(f)))
         .sum();

@@ -663,3 +663,44 @@ fn lan_addresses_go_only_to_lan_requesters() {
         "but never the Internet"
     );
 }
+
+#[test]
+fn a_friend_reached_directly_is_not_searched_for_until_it_is_not() {
+    let mut net = Net::new(30, 9, quiet());
+    for i in 1..30 {
+        net.bootstrap(i, 0);
+    }
+    let (a, b) = (4, 21);
+    let pa = net.nodes[a].public_key();
+    let pb = net.nodes[b].public_key();
+    let mut rng = ChaCha8Rng::seed_from_u64(90);
+    assert!(net.nodes[a].add_friend(pb, &mut rng));
+    assert!(net.nodes[b].add_friend(pa, &mut rng));
+    net.run_for(Duration::from_secs(40));
+    while net.nodes[a].poll_event().is_some() {}
+    let paused_at = net.now;
+    assert!(net.nodes[a].set_search_dormant(net.now, &pb, true, &mut rng));
+    assert!(!net.nodes[a].set_search_dormant(net.now, &pb, true, &mut rng));
+    // Two ping intervals: no node of B's list is asked again.
+    net.run_for(Duration::from_secs(130));
+    let asked_since = |net: &Net| {
+        let s = net.nodes[a].searches().iter().find(|s| s.pk == pb).unwrap();
+        s.clients
+            .iter()
+            .flat_map(|c| c.assocs())
+            .filter(|x| x.last_pinged.is_some_and(|t| t > paused_at))
+            .count()
+    };
+    assert_eq!(asked_since(&net), 0, "a dormant search sends nothing");
+    // Resumed (the session left UDP): the search is under way at once and finds B again.
+    assert!(net.nodes[a].set_search_dormant(net.now, &pb, false, &mut rng));
+    net.run_for(Duration::from_secs(20));
+    assert!(asked_since(&net) > 0);
+    let mut found = false;
+    while let Some(e) = net.nodes[a].poll_event() {
+        if let rustox_core::dht::DhtEvent::FriendAddr { pk, addr } = e {
+            found |= pk == pb && addr == net.addrs[b];
+        }
+    }
+    assert!(found, "A finds B's address again");
+}

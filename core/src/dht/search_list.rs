@@ -30,6 +30,9 @@ pub struct SearchList {
     pub nat: NatState,
     /// True for a random key searched only for diversity.
     pub fake: bool,
+    /// The friend's session runs over direct UDP: its nodes are neither pinged nor asked
+    /// until it stops (see [`super::DhtNode::set_search_dormant`]).
+    pub dormant: bool,
 }
 
 impl SearchList {
@@ -42,6 +45,7 @@ impl SearchList {
             bootstrap_times: 0,
             nat: NatState::new(nat_ping_id),
             fake,
+            dormant: false,
         }
     }
 

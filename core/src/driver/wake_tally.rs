@@ -80,7 +80,8 @@ impl WakeTally {
 pub fn datagram_kind(first: u8) -> &'static str {
     match first {
         0x00 | 0x01 => "dht_ping",
-        0x02 | 0x04 => "dht_nodes",
+        0x02 => "dht_get_nodes",
+        0x04 => "dht_nodes_answer",
         0x18..=0x1a => "session_handshake",
         0x1b => "session",
         0x20 => "dht_crypto",
@@ -119,7 +120,8 @@ mod tests {
 
     #[test]
     fn every_byte_has_a_kind() {
-        assert_eq!(datagram_kind(0x02), "dht_nodes");
+        assert_eq!(datagram_kind(0x02), "dht_get_nodes");
+        assert_eq!(datagram_kind(0x04), "dht_nodes_answer");
         assert_eq!(datagram_kind(0x8c), "onion_relay");
         assert_eq!(datagram_kind(0xff), "other");
     }

@@ -203,6 +203,9 @@ pub struct FriendConnection {
     addrs: [Option<Addr>; 2],
     relays: TcpRelays,
     alive_sent: Option<Timestamp>,
+    /// Where the interval to our next ALIVE counts from: our last ALIVE, or the friend's
+    /// ALIVE that came less than half an interval after it (see [`Self::on_packet`]).
+    alive_timed_from: Option<Timestamp>,
     alive_received: Timestamp,
     share_relays_sent: Option<Timestamp>,
     last_connect: Option<Timestamp>,
@@ -220,6 +223,7 @@ impl FriendConnection {
             addrs: [None, None],
             relays: TcpRelays::default(),
             alive_sent: None,
+            alive_timed_from: None,
             alive_received: Timestamp::ZERO,
             share_relays_sent: None,
             last_connect: None,
@@ -402,9 +406,19 @@ impl FriendConnection {
                 self.stats.alives_received += 1;
                 // Answered at once when ours is due within half an interval: two friends'
                 // ALIVEs then travel together and an idle friend wakes each node about
-                // once per interval, not twice. Ours still goes
-                // at least every FRIEND_PING_INTERVAL and at most twice as often.
-                self.send_alive_if_due_soon(now);
+                // once per interval, not twice. When ours went out less than half an
+                // interval ago, our next one is timed from the friend's instead (once per
+                // ALIVE we send, so at most 1.5 intervals pass between ours, well inside
+                // FRIEND_CONNECTION_TIMEOUT): answering only one way, a friend whose timer
+                // ran in the other half of the interval never joined ours, and a node with
+                // many friends was woken by each of them at its own instant.
+                if !self.send_alive_if_due_soon(now)
+                    && self.status == FriendConnStatus::Connected
+                    && self.alive_sent.is_some()
+                    && self.alive_timed_from == self.alive_sent
+                {
+                    self.alive_timed_from = Some(now);
+                }
                 Ok(Received::Alive)
             }
             Ok(FriendConnPacket::ShareRelays(nodes)) => {
@@ -461,19 +475,14 @@ impl FriendConnection {
                     return;
                 }
                 if self
-                    .alive_sent
+                    .alive_timed_from
                     .is_none_or(|t| now >= t + FRIEND_PING_INTERVAL)
                 {
                     self.alive_sent = Some(now);
+                    self.alive_timed_from = Some(now);
                     self.push(FriendAction::SendAlive);
                 }
-                if self
-                    .share_relays_sent
-                    .is_none_or(|t| now >= t + SHARE_RELAYS_INTERVAL)
-                {
-                    self.share_relays_sent = Some(now);
-                    self.push(FriendAction::SendShareRelays);
-                }
+                self.share_relays_if_due(now);
             }
             FriendConnStatus::Connecting | FriendConnStatus::NotConnected => {
                 if let Some((old, learned)) = self.dht_pk {
@@ -503,13 +512,31 @@ impl FriendConnection {
     pub fn send_alive_if_due_soon(&mut self, now: Timestamp) -> bool {
         let soon = self.status == FriendConnStatus::Connected
             && self
-                .alive_sent
+                .alive_timed_from
                 .is_none_or(|t| now + FRIEND_PING_INTERVAL / 2 >= t + FRIEND_PING_INTERVAL);
         if soon {
             self.alive_sent = Some(now);
+            self.alive_timed_from = Some(now);
             self.push(FriendAction::SendAlive);
+            self.share_relays_if_due(now);
         }
         soon
+    }
+
+    /// SHARE_RELAYS at once when never sent on this connection (or asked for by
+    /// [`Self::share_relays_now`]); after that, every [`SHARE_RELAYS_INTERVAL`] with the
+    /// first ALIVE due then (at most 1.5 ALIVE intervals late), so that it costs no
+    /// wake-up of its own: with many friends, each friend's relays on its own timer woke an
+    /// idle node about once a second.
+    fn share_relays_if_due(&mut self, now: Timestamp) {
+        let due = match self.share_relays_sent {
+            None => true,
+            Some(t) => self.alive_sent == Some(now) && now >= t + SHARE_RELAYS_INTERVAL,
+        };
+        if due {
+            self.share_relays_sent = Some(now);
+            self.push(FriendAction::SendShareRelays);
+        }
     }
 
     /// When our last ALIVE went out.
@@ -522,11 +549,12 @@ impl FriendConnection {
         match self.status {
             FriendConnStatus::Connected => {
                 let alive = self
-                    .alive_sent
+                    .alive_timed_from
                     .map_or(Timestamp::ZERO, |t| t + FRIEND_PING_INTERVAL);
-                let share = self
-                    .share_relays_sent
-                    .map_or(Timestamp::ZERO, |t| t + SHARE_RELAYS_INTERVAL);
+                let share = match self.share_relays_sent {
+                    None => Timestamp::ZERO,
+                    Some(_) => Timestamp::MAX,
+                };
                 let dead = self.alive_received + FRIEND_CONNECTION_TIMEOUT;
                 Some(alive.min(share).min(dead))
             }
@@ -774,6 +802,30 @@ mod tests {
         assert_eq!(share_times, vec![secs(120), secs(240)]);
         assert_eq!(c.status(), FriendConnStatus::Connected);
         assert_eq!(c.stats().alives_received, 30);
+    }
+
+    #[test]
+    fn a_friend_alive_soon_after_ours_moves_our_next_one_to_its_phase() {
+        let alive_times = |c: &mut FriendConnection, friend: &[Timestamp], to| {
+            run(c, secs(0), to, friend)
+                .into_iter()
+                .filter(|(_, a)| *a == FriendAction::SendAlive)
+                .map(|(t, _)| t)
+                .collect::<Vec<_>>()
+        };
+        // The friend's timer runs 2 s after ours: ours follows it from then on.
+        let mut c = connected_at(secs(0));
+        let friend: Vec<_> = (0..10).map(|i| secs(2 + 8 * i)).collect();
+        let ours = alive_times(&mut c, &friend, secs(60));
+        assert_eq!(ours, [10, 18, 26, 34, 42, 50, 58].map(secs));
+        // A friend that sends every 3 s cannot hold ours off: at most 1.5 intervals apart.
+        let mut c = connected_at(secs(0));
+        let friend: Vec<_> = (1..40).map(|i| secs(3 * i)).collect();
+        let ours = alive_times(&mut c, &friend, secs(100));
+        assert!(ours
+            .windows(2)
+            .all(|w| w[1] - w[0] <= std::time::Duration::from_secs(12)));
+        assert!(ours.len() >= 100 / 12);
     }
 
     #[test]

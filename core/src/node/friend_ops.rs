@@ -238,16 +238,22 @@ impl Node {
             self.send_dht_route_pk(now, number);
             self.drive_friend(now, number);
         }
-        // One friend's ALIVE went out: the others due soon go with it.
         if alive_round {
-            for number in self.friends.link_numbers() {
-                let sent = self
-                    .friends
-                    .link_mut(number)
-                    .is_some_and(|f| f.conn.send_alive_if_due_soon(now));
-                if sent {
-                    self.drive_friend(now, number);
-                }
+            self.alive_round(now);
+        }
+    }
+
+    /// One friend's ALIVE went out (its timer, or an answer to its own): the others due
+    /// within half an interval go with it, so a node with many friends sends them all in one
+    /// wake-up and their answers come back together.
+    fn alive_round(&mut self, now: Timestamp) {
+        for number in self.friends.link_numbers() {
+            let sent = self
+                .friends
+                .link_mut(number)
+                .is_some_and(|f| f.conn.send_alive_if_due_soon(now));
+            if sent {
+                self.drive_friend(now, number);
             }
         }
     }
@@ -634,7 +640,13 @@ impl Node {
                     Ok(Received::FriendRequest(request)) => {
                         self.on_friend_request(now, f_pk(self, number), request)
                     }
-                    Ok(Received::Alive) => self.drive_friend(now, number),
+                    Ok(Received::Alive) => {
+                        let answered = f.conn.alive_sent() == Some(now);
+                        self.drive_friend(now, number);
+                        if answered {
+                            self.alive_round(now);
+                        }
+                    }
                     Ok(Received::Relays(_)) => {
                         // Stored by friend_connection; registered on the relay clients so a
                         // route is ready when UDP stops working.

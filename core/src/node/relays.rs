@@ -378,6 +378,9 @@ impl Node {
             };
             let conn = f.session.and_then(|id| self.endpoint.connection(id));
             let direct = conn.is_some_and(|c| c.udp_working(now));
+            // Online over direct UDP (not a relay): the DHT need not search for the friend.
+            let on_udp = f.online
+                && conn.is_some_and(|c| c.data_path(now) == Some(rustox_net_crypto::PathKind::Udp));
             // A session that came in through a relay knows no UDP address, and friend
             // connection reports an address only when it changes: the one the DHT found is
             // handed to the session here, so its UDP probes can start.
@@ -394,6 +397,8 @@ impl Node {
                 }
             }
             self.relays.set_peer_direct(now, &dht_pk, direct);
+            self.dht
+                .set_search_dormant(now, &dht_pk, on_udp, self.rng.as_mut());
         }
     }
 }

@@ -75,7 +75,7 @@ impl DhtNode {
             || self
                 .searches
                 .iter()
-                .any(|s| s.get(&pk).is_some_and(unasked))
+                .any(|s| !s.dormant && s.get(&pk).is_some_and(unasked))
         {
             self.next_tick = self
                 .next_tick
@@ -109,6 +109,10 @@ impl DhtNode {
             .iter_mut()
             .zip(self.search_to_bootstrap.iter_mut())
         {
+            // A paused search asks no one (its list keeps what answers bring it anyway).
+            if s.dormant {
+                continue;
+            }
             let in_list = known(s.clients.iter().find(|c| c.pk == node.pk));
             if s.addable(&node.pk, now) && !in_list {
                 insert_closest(list, MAX_SENT_NODES, node, &s.pk);

@@ -406,6 +406,41 @@ impl DhtNode {
         nodes.len()
     }
 
+    /// Pauses or resumes the search for a friend's DHT key: paused while the friend's
+    /// session runs over direct UDP. Searching finds the friend's address and the close
+    /// nodes that route its NAT pings (`do_dht_friends`, `do_nat` in c-toxcore's DHT.c);
+    /// a session on direct UDP already has the one address that matters, and `friend_iplist`
+    /// gives no hole punching for a friend reached directly. c-toxcore keeps pinging the
+    /// friend's close nodes anyway (every `PING_INTERVAL`, a random one every
+    /// `GET_NODE_INTERVAL`); with a hundred friends online that is a get-nodes to or from
+    /// a friend every few hundred milliseconds, each a wake-up of a node that is otherwise
+    /// idle. On resume the search starts again as a new one does (`search_now`, then the
+    /// quick bootstrap rounds), from whatever nodes we know closest to the key. Returns
+    /// whether the state changed.
+    pub fn set_search_dormant(
+        &mut self,
+        now: Timestamp,
+        pk: &PublicKey,
+        dormant: bool,
+        rng: &mut dyn CryptoRng,
+    ) -> bool {
+        let Some(s) = self.searches.iter_mut().find(|s| s.pk == *pk && !s.fake) else {
+            return false;
+        };
+        if s.dormant == dormant {
+            return false;
+        }
+        s.dormant = dormant;
+        if !dormant {
+            s.bootstrap_times = 0;
+            s.last_get_node = None;
+            self.search_now(now, *pk, rng);
+            // The next round comes within a tick, not at the old schedule's pace.
+            self.next_tick = self.next_tick.min(now + DHT_TICK);
+        }
+        true
+    }
+
     /// Stops searching for a friend.
     pub fn remove_friend(&mut self, pk: &PublicKey) {
         if let Some(i) = self.searches.iter().position(|s| s.pk == *pk && !s.fake) {

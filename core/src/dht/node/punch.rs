@@ -63,7 +63,7 @@ impl DhtNode {
             return;
         }
         for i in 0..self.searches.len() {
-            if self.searches[i].fake {
+            if self.searches[i].fake || self.searches[i].dormant {
                 continue;
             }
             let ips = self.friend_ips(now, i);

@@ -203,6 +203,9 @@ impl DhtNode {
         }
         // Searched keys.
         for i in 0..self.searches.len() {
+            if self.searches[i].dormant {
+                continue;
+            }
             let target = self.searches[i].pk;
             let (due, good) = due_and_good(self.searches[i].clients.iter_mut(), now);
             for (addr, pk) in due {
@@ -241,7 +244,7 @@ impl DhtNode {
             }
         };
         ping_due(&mut self.close.iter());
-        for s in &self.searches {
+        for s in self.searches.iter().filter(|s| !s.dormant) {
             ping_due(&mut s.clients.iter());
         }
         let get_node_due = |last: Option<Timestamp>, times: u32| {
@@ -257,14 +260,16 @@ impl DhtNode {
                 self.close_bootstrap_times,
             ));
         }
-        for s in &self.searches {
+        for s in self.searches.iter().filter(|s| !s.dormant) {
             if s.clients.iter().any(|e| e.is_good(now)) {
                 next = next.min(get_node_due(s.last_get_node, s.bootstrap_times));
             }
         }
         if self.config.hole_punching
             && (0..self.searches.len()).any(|i| {
-                !self.searches[i].fake && self.friend_ips(now, i).len() >= MAX_FRIEND_CLIENTS / 2
+                !self.searches[i].fake
+                    && !self.searches[i].dormant
+                    && self.friend_ips(now, i).len() >= MAX_FRIEND_CLIENTS / 2
             })
         {
             next = soonest;
