@@ -12,7 +12,7 @@ use std::time::Duration;
 
 use super::request;
 use super::send_array::WINDOW;
-use super::sender_watch::{HOLD_STEPS, MAX_HOLD};
+use super::sender_watch::HOLD_STEPS;
 use super::{Transport, TransportError, MAX_PAYLOAD};
 use crate::Timestamp;
 
@@ -123,10 +123,11 @@ impl Transport {
     }
 
     /// `due`, or the first time after it at which a request lands in no named hole's
-    /// window (sender_watch.rs), at most [`MAX_HOLD`] after the last request.
+    /// window (sender_watch.rs), at most [`SenderWatch::max_hold`](super::sender_watch::SenderWatch::max_hold)
+    /// after the last request.
     fn held_past_windows(&self, due: Timestamp) -> Timestamp {
         let last = self.ack_timing.last_request();
-        let cap = (last + MAX_HOLD).max(due);
+        let cap = (last + self.ack_timing.watch.max_hold()).max(due);
         // A request due at the instant of the last one would go at the next poll: judge
         // it a millisecond on, when the holes that one named are in their windows.
         let mut at = due.max(last + Duration::from_millis(1));

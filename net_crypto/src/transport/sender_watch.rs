@@ -39,14 +39,17 @@
 //! is *when* requests go to such a sender: after a request first names a hole, the
 //! next one waits until the repair should have arrived — the longest of the last
 //! [`REPAIR_SAMPLES`] repair delays (first naming → arrival) plus [`REPAIR_SLACK`] — or
-//! [`MAX_HOLD`] after the previous request, whichever comes first
+//! [`SenderWatch::max_hold`] after the previous request, whichever comes first
 //! ([`SenderWatch::hold_until`]). Without holes our prompt timing stands, which keeps the
 //! sender's RTT samples and its send-queue count fresh. In the simulator (seed 1) this
-//! brings the duplicates at our receiver from 655–2804 down to 17–119 a transfer, the
-//! resends to 1.05–2.0× the losses, and the transfers to 1.01–1.55× c-toxcore's own
-//! receiver on wan100, lossy, slow150, jitter50, bursty and wan20; vpn300 stays below
-//! (0.95×; seeds 2–4: 0.67×, 1.32×, 0.90×), also in a run without a single duplicate,
-//! so something other than resends is left there.
+//! brings the duplicates at our receiver from 655–2804 down to 9–98 a transfer and the
+//! transfers to 1.01–1.27× c-toxcore's own receiver on wan100, lossy, slow150, jitter50,
+//! bursty and wan20 (seed 1); vpn300 stays below on seed 1 (0.92×; seeds 2–3: 1.10×,
+//! 1.11×). What is left there is not resends: c-toxcore's sender subtracts the growth of
+//! its send array (`buffer_end − buffer_start`, so only the oldest hole's repair shrinks
+//! it) from the packets it counts as sent (`send_crypto_packets`), and while a hole's
+//! repair crosses a 300 ms path that growth holds its rate at a third of the link, toward
+//! its own receiver as toward ours.
 
 use std::collections::VecDeque;
 use std::time::Duration;
@@ -77,11 +80,25 @@ const HOLES_KEPT: usize = 4096;
 const REPAIR_SAMPLES: usize = 8;
 /// Added to the longest recent repair delay: a queue that grows between two repairs.
 const REPAIR_SLACK: Duration = Duration::from_millis(10);
-/// The longest a request is held back after the previous one: four c-toxcore request
+/// The longest a request is held back after the previous one on a path whose repairs come
+/// sooner ([`SenderWatch::max_hold`] lengthens it on longer ones): four c-toxcore request
 /// intervals (≥ 50 ms each). 100 ms and 300 ms did no better in the simulator (seeds 1–2,
 /// seven profiles: geometric mean of the ratio to c-toxcore's cadence 1.037 and 1.064,
 /// 200 ms 1.049; the 300 ms gain is slow150 alone).
 pub(crate) const MAX_HOLD: Duration = Duration::from_millis(200);
+/// How much longer than the shortest recent repair a hold may last on a path whose repairs
+/// take longer than [`MAX_HOLD`] (4/3: a third more). A hold cut short just before the
+/// repairs land makes the sender resend every hole once more for nothing: in the simulator
+/// (legacy model to our receiver, vpn300, 300 ms, seeds 1–3) a 300 ms cap ran at 0.50,
+/// 0.70, 0.80× c-toxcore's receiver, 200 ms at 0.89, 1.21, 1.48×, 4/3 of the repair
+/// (≈ 400 ms) at 0.92, 1.10, 1.11×; on 100 ms paths a cap above 200 ms cost wan100 a
+/// quarter on seed 1.
+const HOLD_OVER_REPAIR: (u32, u32) = (4, 3);
+/// The longest such hold; on paths whose repairs take longer still (satellite) the hold
+/// stays at [`MAX_HOLD`]: there a rustox sender's start-up probes can look like c-toxcore's
+/// cadence for a while (see above), and holding its acknowledgements 400–800 ms took the
+/// simulator's sat600 (seed 12) from ≥ 0.75 to 0.74 of the link.
+const LONGEST_HOLD: Duration = Duration::from_millis(450);
 /// Steps [`SenderWatch::hold_until`] is followed to find a time outside every window.
 pub(crate) const HOLD_STEPS: usize = 8;
 
@@ -204,6 +221,18 @@ impl SenderWatch {
         until
     }
 
+    /// The longest a request is held after the previous one: [`MAX_HOLD`], or on a path
+    /// whose shortest recent repair (≈ its round trip plus the sender's iteration) takes
+    /// longer, [`HOLD_OVER_REPAIR`] of that repair (up to [`LONGEST_HOLD`]), so that a hold
+    /// ends well after the repairs it waits for and never just before them.
+    pub(crate) fn max_hold(&self) -> Duration {
+        let (num, den) = HOLD_OVER_REPAIR;
+        match self.repairs.iter().min().map(|r| *r * num / den) {
+            Some(hold) if hold > MAX_HOLD && hold <= LONGEST_HOLD => hold,
+            _ => MAX_HOLD,
+        }
+    }
+
     /// Bytes this holds beyond its own size.
     pub(crate) fn memory_usage(&self) -> usize {
         self.named.capacity() * std::mem::size_of::<(u32, Timestamp)>()
@@ -246,6 +275,35 @@ mod tests {
         assert!(w.is_legacy_at(ms(6_000)), "writing again");
         w.on_peer_request(ms(6_010));
         assert!(!w.is_legacy_at(ms(6_010)), "two requests 10 ms apart");
+    }
+
+    #[test]
+    fn a_hold_lasts_a_third_longer_than_the_shortest_repair_on_a_long_path() {
+        let cadence = || {
+            let mut w = SenderWatch::default();
+            for t in [1_000, 2_000, 3_000, 4_000, 5_000] {
+                w.on_peer_request(ms(t));
+            }
+            w
+        };
+        let mut w = cadence();
+        assert_eq!(w.max_hold(), MAX_HOLD, "no repair measured yet");
+        // Repairs of 120 and 90 ms (a 100 ms path): the floor stands.
+        w.on_request_sent(ms(1_000), [5, 9].into_iter());
+        w.on_hole_filled(ms(1_120), 5);
+        w.on_hole_filled(ms(1_090), 9);
+        assert_eq!(w.max_hold(), MAX_HOLD);
+        // Repairs of 330 and 300 ms (a 300 ms path): 4/3 of the shortest, 400 ms.
+        let mut w = cadence();
+        w.on_request_sent(ms(1_000), [5, 9].into_iter());
+        w.on_hole_filled(ms(1_330), 5);
+        w.on_hole_filled(ms(1_300), 9);
+        assert_eq!(w.max_hold(), Duration::from_millis(400));
+        // A 600 ms path (satellite): the floor.
+        let mut w = cadence();
+        w.on_request_sent(ms(1_000), [5].into_iter());
+        w.on_hole_filled(ms(1_650), 5);
+        assert_eq!(w.max_hold(), MAX_HOLD);
     }
 
     #[test]

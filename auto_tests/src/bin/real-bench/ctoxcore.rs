@@ -15,15 +15,14 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use rustox_auto_tests::ctoxcore::{
-    run_transfer as run_ctoxcore_transfer, BuildOptions, ContentCheck, Discovery, Launch,
-    PeerBinary, TransferOptions,
+    run_transfer as run_ctoxcore_transfer, ContentCheck, Discovery, PeerBinary, TransferOptions,
 };
 use rustox_auto_tests::emulator::{CliOutcome, CliTransfer, EmulatorReport, Side};
 use rustox_net_crypto::ControllerKind;
 use rustox_simulator::{run_transfer, Profile, SimError, TransferMetrics};
 use serde::Serialize;
 
-use crate::mixed::{chunks, RealRun};
+use crate::mixed::{chunks, peer_binary_if, peer_in, RealRun};
 use crate::runs::{
     deadline, host_drops, link_figures, load_average, sim_spec, source_file, testbed,
     transfer_spec, CpuMeter, LinkFigures, Setup, FIRST_PORT,
@@ -117,11 +116,7 @@ pub fn run_ctoxcore(
         .map(|n| Column::by_name(n).ok_or_else(|| format!("unknown column {n}")))
         .collect::<Result<Vec<_>, _>>()?;
     let wants = |c: Column| columns.contains(&c);
-    let peer = if wants(Column::CToxcore) {
-        Some(PeerBinary::build(&BuildOptions::default()).map_err(|e| e.to_string())?)
-    } else {
-        None
-    };
+    let peer = peer_binary_if(wants(Column::CToxcore))?;
     let timeout = Duration::from_secs_f64(args.ctoxcore_timeout);
     let mut rows = Vec::new();
     for profile in profiles {
@@ -299,12 +294,8 @@ fn ctoxcore_run(
     };
     // The C peer checks every byte against its pattern without a file on disk.
     options.check = ContentCheck::Pattern;
-    options.recv.launch = Launch::prefixed(["ip", "netns", "exec", bed.namespace(Side::B)]);
-    options.send.launch = Launch::prefixed(["ip", "netns", "exec", bed.namespace(Side::A)]);
-    options.recv.seed = seed;
-    options.send.seed = seed;
-    options.recv.timeout = timeout;
-    options.send.timeout = timeout;
+    options.recv = peer_in(&bed, Side::B, seed, timeout);
+    options.send = peer_in(&bed, Side::A, seed, timeout);
     let started = Instant::now();
     let outcome = run_ctoxcore_transfer(peer, &options).map_err(|e| {
         format!(

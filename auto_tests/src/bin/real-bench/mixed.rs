@@ -18,8 +18,8 @@ use std::time::{Duration, Instant};
 
 use rustox_auto_tests::ctoxcore::peer::pattern;
 use rustox_auto_tests::ctoxcore::{
-    BootstrapSpec, ContentCheck, FileIdChoice, Launch, PeerBinary, PeerOptions, RecvOptions,
-    RecvPeer, SendOptions, SendPeer,
+    BootstrapSpec, BuildOptions, ContentCheck, FileIdChoice, Launch, PeerBinary, PeerOptions,
+    RecvOptions, RecvPeer, SendOptions, SendPeer,
 };
 use rustox_auto_tests::emulator::{CliSummary, Side, Testbed};
 use rustox_simulator::Profile;
@@ -33,6 +33,27 @@ const RECEIVER_STARTUP: Duration = Duration::from_secs(10);
 const POLL_CHILD: Duration = Duration::from_millis(20);
 /// How long the lines of an exited child may take to reach us.
 const LINES_GRACE: Duration = Duration::from_secs(2);
+
+/// The c-toxcore peer binary when a run `needs` it (built once per bench invocation).
+pub fn peer_binary_if(needs: bool) -> Result<Option<PeerBinary>, String> {
+    if !needs {
+        return Ok(None);
+    }
+    PeerBinary::build(&BuildOptions::default())
+        .map(Some)
+        .map_err(|e| e.to_string())
+}
+
+/// A c-toxcore peer inside the testbed's namespace on `side`, with the content pattern's
+/// `seed` and the run's `timeout`; everything else as `PeerOptions::default()`.
+pub fn peer_in(bed: &Testbed, side: Side, seed: u64, timeout: Duration) -> PeerOptions {
+    PeerOptions {
+        launch: Launch::prefixed(["ip", "netns", "exec", bed.namespace(side)]),
+        seed,
+        timeout,
+        ..PeerOptions::default()
+    }
+}
 
 /// One real run of a mixed pair.
 #[derive(Debug, Clone, Default)]
@@ -159,16 +180,13 @@ fn ctoxcore_to_rustox_on(
     }
     let options = SendOptions {
         peer: PeerOptions {
-            launch: Launch::prefixed(["ip", "netns", "exec", bed.namespace(Side::A)]),
             bootstrap: vec![BootstrapSpec {
                 host: bed.addr(Side::B).to_string(),
                 port: FIRST_PORT,
                 dht_key: key.unwrap_or_default(),
             }],
             friend: tox_id,
-            seed,
-            timeout,
-            ..PeerOptions::default()
+            ..peer_in(bed, Side::A, seed, timeout)
         },
         size: bytes,
         file_id: FileIdChoice::Random,
@@ -239,12 +257,7 @@ fn rustox_to_ctoxcore_on(
     timeout: Duration,
 ) -> Result<f64, String> {
     let options = RecvOptions {
-        peer: PeerOptions {
-            launch: Launch::prefixed(["ip", "netns", "exec", bed.namespace(Side::B)]),
-            seed,
-            timeout,
-            ..PeerOptions::default()
-        },
+        peer: peer_in(bed, Side::B, seed, timeout),
         expect_size: Some(bytes),
         check: ContentCheck::FileId,
         ..RecvOptions::default()

@@ -16,13 +16,13 @@
 
 use std::time::Duration;
 
-use rustox_auto_tests::ctoxcore::{BuildOptions, PeerBinary};
+use rustox_auto_tests::ctoxcore::PeerBinary;
 use rustox_net_crypto::ControllerKind;
 use rustox_simulator::{run_transfer, Profile, TransferMetrics};
 use serde::Serialize;
 
 use crate::ctoxcore::{ctoxcore_pair, default_size, rustox_run};
-use crate::mixed::{ctoxcore_to_rustox, rustox_to_ctoxcore, RealRun};
+use crate::mixed::{ctoxcore_to_rustox, peer_binary_if, rustox_to_ctoxcore, RealRun};
 use crate::runs::{load_average, sim_spec, source_file, Setup};
 use crate::table::{opt, Table};
 use crate::Args;
@@ -142,11 +142,7 @@ pub fn run_pairings(
         .collect::<Result<Vec<_>, _>>()?;
     let real = !args.no_real;
     let needs_c = real && pairings.iter().any(|p| *p != Pairing::RR);
-    let peer = if needs_c {
-        Some(PeerBinary::build(&BuildOptions::default()).map_err(|e| e.to_string())?)
-    } else {
-        None
-    };
+    let peer = peer_binary_if(needs_c)?;
     let timeout = Duration::from_secs_f64(args.ctoxcore_timeout);
     let mut rows = Vec::new();
     for profile in profiles {
