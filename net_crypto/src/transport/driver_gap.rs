@@ -18,7 +18,9 @@
 //! and the pacer's credit cover one gap at the pacing rate — the credit only while the
 //! path has dropped nothing for [`LOSS_QUIET`]: a burst of one gap at the rate into a
 //! buffer shallower than that burst loses packets, and then the shallow buffer's cap
-//! (pacer.rs) holds again.
+//! (pacer.rs) holds again. Toward a prompt acknowledger the cover is bounded
+//! ([`DriverGap::cover_bytes`]); without it two C clients on the library moved 2.5 MiB/s on
+//! loopback even at load 1.3 (ffi-bench, 64 MiB, 2026-12-07 23:02 UTC), with it 104–125.
 
 use std::time::Duration;
 
@@ -33,13 +35,17 @@ const GAP_WINDOW: Duration = Duration::from_secs(1);
 const MAX_GAP: Duration = Duration::from_millis(5);
 /// How long after a declared loss the pacer's credit stays at the shallow-buffer cap.
 const LOSS_QUIET: Duration = Duration::from_secs(1);
-/// Only toward a peer whose requests come further apart than this (cc/bbr/standing_queue.rs
-/// marks a slow acknowledger, c-toxcore, at the same cadence): between its requests nothing
+/// The cover in full only toward a peer whose requests come further apart than this
+/// (cc/bbr/standing_queue.rs marks a slow acknowledger, c-toxcore, at the same cadence):
+/// between its requests nothing
 /// but the driver's own loop moves the sender, and the window covers the cadence, so the
 /// driver's release per call is all that holds it. A prompt acknowledger's requests keep
 /// the flight, and with it the rate, bounded by the window; on a link of unbounded rate (a
-/// test's instant delivery) the credit fed its own bandwidth samples without end.
+/// test's instant delivery) an unbounded credit fed its own bandwidth samples without end.
 const SLOW_ACKER_CADENCE: Duration = Duration::from_millis(30);
+/// Toward a prompt acknowledger the cover is at most this fraction of the congestion
+/// window: the pacer's own credit bound (pacer.rs, `CREDIT_WINDOW_DIVISOR`).
+const PROMPT_WINDOW_DIVISOR: u64 = 4;
 
 /// The measured gaps of one session's driver.
 #[derive(Debug, Clone)]
@@ -92,24 +98,54 @@ impl DriverGap {
         self.last_loss_at = Some(now);
     }
 
-    /// Bytes at `rate` that one gap takes: what the bulk queue must hold at a call; zero
-    /// unless the peer acknowledges slowly (`cadence`: its request cadence).
-    pub(crate) fn cover_bytes(&self, now: Timestamp, rate: u64, cadence: Option<Duration>) -> u64 {
+    /// Bytes at `rate` that one gap takes: what the bulk queue must hold at a call. Toward a
+    /// slow acknowledger (`cadence`: its request cadence) all of it. Toward a prompt one at
+    /// most a quarter of the congestion `window` (the pacer's own credit bound), and only
+    /// as much as the driver's wake-ups come late for the pacer (`lateness`: the pacer's
+    /// measured or declared lateness, at most the smoothed RTT) at the rate: a driver that
+    /// wakes when the pacer asks (the simulator's, a node's own loop) gets none, and on a
+    /// path whose acknowledgements come back at once (a test's instant delivery: a burst is
+    /// acknowledged as one and its bandwidth sample is the burst over next to no time) the
+    /// cover stays under what the samples' intervals span, so it cannot feed its own
+    /// samples (without the RTT bound net_crypto's transport_lossy_priority ran to 10 GB/s
+    /// and out of memory). A tox.h client sleeps whole milliseconds whatever the pacer
+    /// asks, and its peer, looping the same way, acknowledges milliseconds later.
+    pub(crate) fn cover_bytes(
+        &self,
+        now: Timestamp,
+        rate: u64,
+        cadence: Option<Duration>,
+        window: u64,
+        lateness: Duration,
+    ) -> u64 {
+        let at_rate = |d: Duration| {
+            u64::try_from(u128::from(rate) * d.as_micros() / 1_000_000).unwrap_or(u64::MAX)
+        };
+        let bytes = at_rate(self.gap(now));
         if cadence.is_none_or(|c| c <= SLOW_ACKER_CADENCE) {
-            return 0;
+            bytes
+                .min(window / PROMPT_WINDOW_DIVISOR)
+                .min(at_rate(lateness))
+        } else {
+            bytes
         }
-        let gap = self.gap(now);
-        u64::try_from(u128::from(rate) * gap.as_micros() / 1_000_000).unwrap_or(u64::MAX)
     }
 
-    /// The pacer's credit for one gap at `rate`, while the path drops nothing: zero within
-    /// [`LOSS_QUIET`] of a declared loss.
-    pub(crate) fn credit_bytes(&self, now: Timestamp, rate: u64, cadence: Option<Duration>) -> u64 {
+    /// The pacer's credit for one gap at `rate` ([`Self::cover_bytes`]), while the path
+    /// drops nothing: zero within [`LOSS_QUIET`] of a declared loss.
+    pub(crate) fn credit_bytes(
+        &self,
+        now: Timestamp,
+        rate: u64,
+        cadence: Option<Duration>,
+        window: u64,
+        lateness: Duration,
+    ) -> u64 {
         let quiet = self
             .last_loss_at
             .is_none_or(|t| now.saturating_duration_since(t) >= LOSS_QUIET);
         if quiet {
-            self.cover_bytes(now, rate, cadence)
+            self.cover_bytes(now, rate, cadence, window, lateness)
         } else {
             0
         }
@@ -122,6 +158,10 @@ mod tests {
 
     /// c-toxcore's request cadence.
     const C: Option<Duration> = Some(Duration::from_millis(50));
+    /// A window that does not bound the cover.
+    const W: u64 = 1 << 30;
+    /// A wake-up lateness that does not bound it.
+    const R: Duration = Duration::from_millis(5);
 
     fn ms(t: f64) -> Timestamp {
         Timestamp::from_micros((t * 1000.0) as u64)
@@ -141,14 +181,28 @@ mod tests {
         assert!(gap >= Duration::from_micros(1300), "{gap:?}");
         assert!(gap <= Duration::from_micros(1360), "{gap:?}");
         // 50 MB/s over 1.34 ms: ~67 kB to hold at each call.
-        let cover = g.cover_bytes(ms(t), 50_000_000, C);
+        let cover = g.cover_bytes(ms(t), 50_000_000, C, W, R);
         assert!((65_000..=68_000).contains(&cover), "{cover}");
-        // Toward a prompt acknowledger (ours: every 8 packets or 25 ms), nothing.
+        // Toward a prompt acknowledger (ours: every 8 packets or 25 ms) the same while a
+        // quarter of the window holds it, and never more.
+        let prompt = Some(Duration::from_millis(2));
+        assert_eq!(g.cover_bytes(ms(t), 50_000_000, prompt, W, R), cover);
+        assert_eq!(g.cover_bytes(ms(t), 50_000_000, prompt, 100_000, R), 25_000);
+        assert_eq!(g.credit_bytes(ms(t), 50_000_000, None, 40_000, R), 10_000);
+        // Nor more than the driver's lateness for the pacer at the rate: 50 MB/s × 0.4 ms;
+        // a driver that wakes when the pacer asks gets nothing.
+        let late = Duration::from_micros(400);
+        assert_eq!(g.cover_bytes(ms(t), 50_000_000, prompt, W, late), 20_000);
         assert_eq!(
-            g.cover_bytes(ms(t), 50_000_000, Some(Duration::from_millis(2))),
+            g.cover_bytes(ms(t), 50_000_000, prompt, W, Duration::ZERO),
             0
         );
-        assert_eq!(g.credit_bytes(ms(t), 50_000_000, None), 0);
+        assert_eq!(
+            g.cover_bytes(ms(t), 50_000_000, C, W, Duration::ZERO),
+            cover
+        );
+        // Toward a slow acknowledger the window does not bound it.
+        assert_eq!(g.cover_bytes(ms(t), 50_000_000, C, 100_000, R), cover);
     }
 
     #[test]
@@ -168,15 +222,15 @@ mod tests {
         let mut g = DriverGap::new();
         g.on_call(ms(1000.0), true);
         g.on_call(ms(1002.0), true);
-        assert_eq!(g.credit_bytes(ms(1002.0), 1_000_000, C), 2_000);
+        assert_eq!(g.credit_bytes(ms(1002.0), 1_000_000, C, W, R), 2_000);
         g.on_loss(ms(1002.0));
-        assert_eq!(g.credit_bytes(ms(1500.0), 1_000_000, C), 0);
+        assert_eq!(g.credit_bytes(ms(1500.0), 1_000_000, C, W, R), 0);
         assert_eq!(
-            g.cover_bytes(ms(1500.0), 1_000_000, C),
+            g.cover_bytes(ms(1500.0), 1_000_000, C, W, R),
             2_000,
             "the queue still covers it"
         );
         g.on_call(ms(2003.0), true); // 1 s after the last call: believed as MAX_GAP
-        assert_eq!(g.credit_bytes(ms(2003.0), 1_000_000, C), 5_000);
+        assert_eq!(g.credit_bytes(ms(2003.0), 1_000_000, C, W, R), 5_000);
     }
 }

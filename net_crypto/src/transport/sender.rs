@@ -102,14 +102,20 @@ impl Transport {
             .saturating_sub(self.bytes_in_flight)
             .saturating_sub(self.queued_bulk_bytes)
             / MAX_PACKET;
-        self.driver_gap
-            .on_call(now, self.bytes_in_flight + MAX_PACKET <= cwnd);
+        let has_room = self.bytes_in_flight + MAX_PACKET <= cwnd;
+        self.driver_gap.on_call(now, has_room);
         // One quantum, or what the pacing rate sends before the layer above comes back
         // (driver_gap.rs), whichever is more.
         let quantum = match self.pacing_rate() {
             Some(rate) => pacer::quantum_packets(rate).max(2).max(
                 self.driver_gap
-                    .cover_bytes(now, rate, self.rtt.peer_request_cadence())
+                    .cover_bytes(
+                        now,
+                        rate,
+                        self.rtt.peer_request_cadence(),
+                        cwnd,
+                        self.driver_delay(now),
+                    )
                     .div_ceil(MAX_PACKET),
             ),
             None => u64::MAX,
@@ -294,6 +300,15 @@ impl Transport {
             .then(|| self.pacer.release_time(self.pacing_rate()))
     }
 
+    /// How long the driver holds the sender beyond the pacer's schedule, as far as the path
+    /// can tell it from a burst: the driver's lateness for the pacer (pacer.rs), at most the
+    /// smoothed RTT (driver_gap.rs, `cover_bytes`).
+    fn driver_delay(&self, now: Timestamp) -> std::time::Duration {
+        self.pacer
+            .wake_lateness(now)
+            .min(self.rtt.smoothed().unwrap_or_default())
+    }
+
     /// The rate the pacer holds sends to ([`pacer::pacing_rate`]).
     pub(super) fn pacing_rate(&self) -> Option<u64> {
         pacer::pacing_rate(self.cc.as_ref(), &self.rtt)
@@ -347,11 +362,16 @@ impl Transport {
         self.cc.on_sent(now, size, self.bytes_in_flight);
         if self.cc.paces() {
             // The shallow-buffer cap, or one gap of the driver's at the rate while the
-            // path drops nothing (driver_gap.rs).
+            // path drops nothing, bounded toward a prompt acknowledger (driver_gap.rs).
             let cap = pacer::credit_cap(self.cc.window(), rate, self.rtt.min_rtt()).max(
                 rate.map_or(0, |r| {
-                    self.driver_gap
-                        .credit_bytes(now, r, self.rtt.peer_request_cadence())
+                    self.driver_gap.credit_bytes(
+                        now,
+                        r,
+                        self.rtt.peer_request_cadence(),
+                        self.cc.window(),
+                        self.driver_delay(now),
+                    )
                 }),
             );
             self.pacer.on_sent(now, size, rate, cap);
