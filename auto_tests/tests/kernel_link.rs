@@ -2,13 +2,19 @@
 //! egress really holds the rate and drops what its byte queue cannot take.
 //!
 //! Needs root and tc. Without them the test skips with a message, except under CI (`CI`
-//! set), where that is a failure. Times are checked only as lower bounds: a slow host can
-//! make frames later, never earlier than the shaper lets them go.
+//! set), where that is a failure. Arrival times are the kernel's receive timestamps
+//! (`SO_TIMESTAMPNS`), taken when a frame reaches the receiving socket: a test thread that
+//! reads late (a loaded host) would stamp the first frames late and so shrink the burst's
+//! span below what the shaper allowed. They are checked only as lower bounds: a slow host
+//! can make frames later, never earlier than the shaper lets them go.
 
+use std::io::IoSliceMut;
 use std::net::UdpSocket;
-use std::time::{Duration, Instant};
+use std::os::fd::AsRawFd;
+use std::time::Duration;
 
-use nix::sys::socket::{setsockopt, sockopt};
+use nix::sys::socket::{recvmsg, setsockopt, sockopt, ControlMessageOwned, MsgFlags};
+use nix::sys::time::TimeSpec;
 use rustox_auto_tests::emulator::{check_prerequisites, Side};
 use rustox_auto_tests::kernel_link::{KernelLink, KernelProfile, FRAME_BYTES};
 use rustox_testkit::ci::skip_or_fail;
@@ -31,14 +37,33 @@ fn link() -> Option<KernelLink> {
     }
 }
 
-/// Receives until nothing has come for 300 ms; the arrival times.
-fn drain(rx: &UdpSocket) -> Vec<Instant> {
+/// Receives until nothing has come for 300 ms; the kernel's arrival time of each datagram
+/// (the socket must have `ReceiveTimestampns` set).
+fn drain(rx: &UdpSocket) -> Vec<Duration> {
     rx.set_read_timeout(Some(Duration::from_millis(300)))
         .expect("timeout");
     let mut buf = vec![0u8; 2048];
+    let mut control = nix::cmsg_space!(TimeSpec);
     let mut at = Vec::new();
-    while rx.recv(&mut buf).is_ok() {
-        at.push(Instant::now());
+    loop {
+        let mut iov = [IoSliceMut::new(&mut buf)];
+        let Ok(msg) = recvmsg::<()>(
+            rx.as_raw_fd(),
+            &mut iov,
+            Some(&mut control),
+            MsgFlags::empty(),
+        ) else {
+            break;
+        };
+        let stamp = msg
+            .cmsgs()
+            .expect("control data fits")
+            .find_map(|c| match c {
+                ControlMessageOwned::ScmTimestampns(ts) => Some(Duration::from(ts)),
+                _ => None,
+            })
+            .expect("a receive timestamp on every datagram");
+        at.push(stamp);
     }
     at
 }
@@ -49,6 +74,7 @@ fn a_burst_beyond_the_queue_is_dropped_and_the_rest_leaves_at_the_rate() {
     let tx = link.udp_socket(Side::A, 0).expect("socket in A");
     let rx = link.udp_socket(Side::B, 0).expect("socket in B");
     setsockopt(&rx, sockopt::RcvBufForce, &(4 << 20)).expect("receive buffer");
+    setsockopt(&rx, sockopt::ReceiveTimestampns, &true).expect("receive timestamps");
     let to = rx.local_addr().expect("address");
     // One datagram first, so address resolution is done and counted before the burst.
     tx.send_to(&[0; PAYLOAD], to).expect("send");
