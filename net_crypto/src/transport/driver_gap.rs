@@ -98,58 +98,58 @@ impl DriverGap {
         self.last_loss_at = Some(now);
     }
 
-    /// Bytes at `rate` that one gap takes: what the bulk queue must hold at a call. Toward a
-    /// slow acknowledger (`cadence`: its request cadence) all of it. Toward a prompt one at
-    /// most a quarter of the congestion `window` (the pacer's own credit bound), and only
-    /// as much as the driver's wake-ups come late for the pacer (`lateness`: the pacer's
-    /// measured or declared lateness, at most the smoothed RTT) at the rate: a driver that
-    /// wakes when the pacer asks (the simulator's, a node's own loop) gets none, and on a
-    /// path whose acknowledgements come back at once (a test's instant delivery: a burst is
-    /// acknowledged as one and its bandwidth sample is the burst over next to no time) the
-    /// cover stays under what the samples' intervals span, so it cannot feed its own
-    /// samples (without the RTT bound net_crypto's transport_lossy_priority ran to 10 GB/s
-    /// and out of memory). A tox.h client sleeps whole milliseconds whatever the pacer
-    /// asks, and its peer, looping the same way, acknowledges milliseconds later.
-    pub(crate) fn cover_bytes(
-        &self,
-        now: Timestamp,
-        rate: u64,
-        cadence: Option<Duration>,
-        window: u64,
-        lateness: Duration,
-    ) -> u64 {
+    /// Bytes at `path.rate` that one gap takes: what the bulk queue must hold at a call.
+    /// Toward a slow acknowledger (`path.cadence`: its request cadence) all of it. Toward a
+    /// prompt one at most a quarter of the congestion window (the pacer's own credit
+    /// bound), and only as much as the driver's wake-ups come late for the pacer
+    /// (`path.lateness`) at the rate: a driver that wakes when the pacer asks (the
+    /// simulator's, a node's own loop) gets none, and on a path whose acknowledgements come
+    /// back at once (a test's instant delivery: a burst is acknowledged as one and its
+    /// bandwidth sample is the burst over next to no time) the cover stays under what the
+    /// samples' intervals span, so it cannot feed its own samples (without the RTT bound on
+    /// the lateness net_crypto's transport_lossy_priority ran to 10 GB/s and out of
+    /// memory). A tox.h client sleeps whole milliseconds whatever the pacer asks, and its
+    /// peer, looping the same way, acknowledges milliseconds later.
+    pub(crate) fn cover_bytes(&self, now: Timestamp, path: &CoverInputs) -> u64 {
         let at_rate = |d: Duration| {
-            u64::try_from(u128::from(rate) * d.as_micros() / 1_000_000).unwrap_or(u64::MAX)
+            u64::try_from(u128::from(path.rate) * d.as_micros() / 1_000_000).unwrap_or(u64::MAX)
         };
         let bytes = at_rate(self.gap(now));
-        if cadence.is_none_or(|c| c <= SLOW_ACKER_CADENCE) {
+        if path.cadence.is_none_or(|c| c <= SLOW_ACKER_CADENCE) {
             bytes
-                .min(window / PROMPT_WINDOW_DIVISOR)
-                .min(at_rate(lateness))
+                .min(path.window / PROMPT_WINDOW_DIVISOR)
+                .min(at_rate(path.lateness))
         } else {
             bytes
         }
     }
 
-    /// The pacer's credit for one gap at `rate` ([`Self::cover_bytes`]), while the path
-    /// drops nothing: zero within [`LOSS_QUIET`] of a declared loss.
-    pub(crate) fn credit_bytes(
-        &self,
-        now: Timestamp,
-        rate: u64,
-        cadence: Option<Duration>,
-        window: u64,
-        lateness: Duration,
-    ) -> u64 {
+    /// The pacer's credit for one gap ([`Self::cover_bytes`]), while the path drops
+    /// nothing: zero within [`LOSS_QUIET`] of a declared loss.
+    pub(crate) fn credit_bytes(&self, now: Timestamp, path: &CoverInputs) -> u64 {
         let quiet = self
             .last_loss_at
             .is_none_or(|t| now.saturating_duration_since(t) >= LOSS_QUIET);
         if quiet {
-            self.cover_bytes(now, rate, cadence, window, lateness)
+            self.cover_bytes(now, path)
         } else {
             0
         }
     }
+}
+
+/// What the session knows of its path at a call, as [`DriverGap::cover_bytes`] bounds the
+/// cover by it.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct CoverInputs {
+    /// The pacing rate, bytes/s.
+    pub rate: u64,
+    /// The peer's request cadence, when measured (ack_timing.rs).
+    pub cadence: Option<Duration>,
+    /// The congestion window, bytes.
+    pub window: u64,
+    /// How late the driver wakes for the pacer (pacer.rs), at most the smoothed RTT.
+    pub lateness: Duration,
 }
 
 #[cfg(test)]
@@ -162,6 +162,15 @@ mod tests {
     const W: u64 = 1 << 30;
     /// A wake-up lateness that does not bound it.
     const R: Duration = Duration::from_millis(5);
+
+    fn at(rate: u64, cadence: Option<Duration>, window: u64, lateness: Duration) -> CoverInputs {
+        CoverInputs {
+            rate,
+            cadence,
+            window,
+            lateness,
+        }
+    }
 
     fn ms(t: f64) -> Timestamp {
         Timestamp::from_micros((t * 1000.0) as u64)
@@ -181,28 +190,37 @@ mod tests {
         assert!(gap >= Duration::from_micros(1300), "{gap:?}");
         assert!(gap <= Duration::from_micros(1360), "{gap:?}");
         // 50 MB/s over 1.34 ms: ~67 kB to hold at each call.
-        let cover = g.cover_bytes(ms(t), 50_000_000, C, W, R);
+        let cover = g.cover_bytes(ms(t), &at(50_000_000, C, W, R));
         assert!((65_000..=68_000).contains(&cover), "{cover}");
         // Toward a prompt acknowledger (ours: every 8 packets or 25 ms) the same while a
         // quarter of the window holds it, and never more.
         let prompt = Some(Duration::from_millis(2));
-        assert_eq!(g.cover_bytes(ms(t), 50_000_000, prompt, W, R), cover);
-        assert_eq!(g.cover_bytes(ms(t), 50_000_000, prompt, 100_000, R), 25_000);
-        assert_eq!(g.credit_bytes(ms(t), 50_000_000, None, 40_000, R), 10_000);
+        assert_eq!(g.cover_bytes(ms(t), &at(50_000_000, prompt, W, R)), cover);
+        assert_eq!(
+            g.cover_bytes(ms(t), &at(50_000_000, prompt, 100_000, R)),
+            25_000
+        );
+        assert_eq!(
+            g.credit_bytes(ms(t), &at(50_000_000, None, 40_000, R)),
+            10_000
+        );
         // Nor more than the driver's lateness for the pacer at the rate: 50 MB/s × 0.4 ms;
         // a driver that wakes when the pacer asks gets nothing.
         let late = Duration::from_micros(400);
-        assert_eq!(g.cover_bytes(ms(t), 50_000_000, prompt, W, late), 20_000);
         assert_eq!(
-            g.cover_bytes(ms(t), 50_000_000, prompt, W, Duration::ZERO),
+            g.cover_bytes(ms(t), &at(50_000_000, prompt, W, late)),
+            20_000
+        );
+        assert_eq!(
+            g.cover_bytes(ms(t), &at(50_000_000, prompt, W, Duration::ZERO)),
             0
         );
         assert_eq!(
-            g.cover_bytes(ms(t), 50_000_000, C, W, Duration::ZERO),
+            g.cover_bytes(ms(t), &at(50_000_000, C, W, Duration::ZERO)),
             cover
         );
         // Toward a slow acknowledger the window does not bound it.
-        assert_eq!(g.cover_bytes(ms(t), 50_000_000, C, 100_000, R), cover);
+        assert_eq!(g.cover_bytes(ms(t), &at(50_000_000, C, 100_000, R)), cover);
     }
 
     #[test]
@@ -222,15 +240,15 @@ mod tests {
         let mut g = DriverGap::new();
         g.on_call(ms(1000.0), true);
         g.on_call(ms(1002.0), true);
-        assert_eq!(g.credit_bytes(ms(1002.0), 1_000_000, C, W, R), 2_000);
+        assert_eq!(g.credit_bytes(ms(1002.0), &at(1_000_000, C, W, R)), 2_000);
         g.on_loss(ms(1002.0));
-        assert_eq!(g.credit_bytes(ms(1500.0), 1_000_000, C, W, R), 0);
+        assert_eq!(g.credit_bytes(ms(1500.0), &at(1_000_000, C, W, R)), 0);
         assert_eq!(
-            g.cover_bytes(ms(1500.0), 1_000_000, C, W, R),
+            g.cover_bytes(ms(1500.0), &at(1_000_000, C, W, R)),
             2_000,
             "the queue still covers it"
         );
         g.on_call(ms(2003.0), true); // 1 s after the last call: believed as MAX_GAP
-        assert_eq!(g.credit_bytes(ms(2003.0), 1_000_000, C, W, R), 5_000);
+        assert_eq!(g.credit_bytes(ms(2003.0), &at(1_000_000, C, W, R)), 5_000);
     }
 }

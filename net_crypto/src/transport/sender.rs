@@ -11,6 +11,7 @@
 //! - The pacing rate and burst are the pacer's ([`super::pacer`]).
 
 use super::cc::MAX_PACKET;
+use super::driver_gap::CoverInputs;
 use super::pacer;
 use super::send_array::{self, SendSlot, SlotState};
 use super::{
@@ -109,13 +110,7 @@ impl Transport {
         let quantum = match self.pacing_rate() {
             Some(rate) => pacer::quantum_packets(rate).max(2).max(
                 self.driver_gap
-                    .cover_bytes(
-                        now,
-                        rate,
-                        self.rtt.peer_request_cadence(),
-                        cwnd,
-                        self.driver_delay(now),
-                    )
+                    .cover_bytes(now, &self.cover_inputs(now, rate))
                     .div_ceil(MAX_PACKET),
             ),
             None => u64::MAX,
@@ -300,13 +295,20 @@ impl Transport {
             .then(|| self.pacer.release_time(self.pacing_rate()))
     }
 
-    /// How long the driver holds the sender beyond the pacer's schedule, as far as the path
-    /// can tell it from a burst: the driver's lateness for the pacer (pacer.rs), at most the
-    /// smoothed RTT (driver_gap.rs, `cover_bytes`).
-    fn driver_delay(&self, now: Timestamp) -> std::time::Duration {
-        self.pacer
-            .wake_lateness(now)
-            .min(self.rtt.smoothed().unwrap_or_default())
+    /// The path as the driver-gap cover sees it at `rate` (driver_gap.rs): the lateness is
+    /// how long the driver holds the sender beyond the pacer's schedule as far as the path
+    /// can tell it from a burst, the driver's lateness for the pacer (pacer.rs) at most the
+    /// smoothed RTT.
+    fn cover_inputs(&self, now: Timestamp, rate: u64) -> CoverInputs {
+        CoverInputs {
+            rate,
+            cadence: self.rtt.peer_request_cadence(),
+            window: self.cc.window(),
+            lateness: self
+                .pacer
+                .wake_lateness(now)
+                .min(self.rtt.smoothed().unwrap_or_default()),
+        }
     }
 
     /// The rate the pacer holds sends to ([`pacer::pacing_rate`]).
@@ -365,13 +367,8 @@ impl Transport {
             // path drops nothing, bounded toward a prompt acknowledger (driver_gap.rs).
             let cap = pacer::credit_cap(self.cc.window(), rate, self.rtt.min_rtt()).max(
                 rate.map_or(0, |r| {
-                    self.driver_gap.credit_bytes(
-                        now,
-                        r,
-                        self.rtt.peer_request_cadence(),
-                        self.cc.window(),
-                        self.driver_delay(now),
-                    )
+                    self.driver_gap
+                        .credit_bytes(now, &self.cover_inputs(now, r))
                 }),
             );
             self.pacer.on_sent(now, size, rate, cap);

@@ -85,7 +85,7 @@ const REPAIR_SLACK: Duration = Duration::from_millis(10);
 /// intervals (≥ 50 ms each). 100 ms and 300 ms did no better in the simulator (seeds 1–2,
 /// seven profiles: geometric mean of the ratio to c-toxcore's cadence 1.037 and 1.064,
 /// 200 ms 1.049; the 300 ms gain is slow150 alone).
-pub(crate) const MAX_HOLD: Duration = Duration::from_millis(200);
+const MAX_HOLD: Duration = Duration::from_millis(200);
 /// How much longer than the shortest recent repair a hold may last on a path whose repairs
 /// take longer than [`MAX_HOLD`] (4/3: a third more). A hold cut short just before the
 /// repairs land makes the sender resend every hole once more for nothing: in the simulator
