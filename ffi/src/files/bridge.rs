@@ -125,21 +125,19 @@ impl ChunkBuffer {
     /// end. Clears the mark when it says so.
     pub(super) fn take_wake(&mut self) -> bool {
         let held = self.bytes.len() as u64;
-        let wake = self.starved
-            && (held >= WAKE_BATCH
-                || (held >= CHUNK && self.end() >= self.requested)
-                || self.end() == self.known_end());
-        if wake {
-            self.starved = false;
-        }
-        wake
+        self.take_wake_if(held >= WAKE_BATCH || (held >= CHUNK && self.end() >= self.requested))
     }
 
     /// Like [`Self::take_wake`] for a client that answers requests over several
     /// iterations: at the start of an iteration, a whole chunk is enough.
     pub(super) fn take_wake_at_step(&mut self) -> bool {
-        let wake =
-            self.starved && (self.bytes.len() as u64 >= CHUNK || self.end() == self.known_end());
+        self.take_wake_if(self.bytes.len() as u64 >= CHUNK)
+    }
+
+    /// Whether a starved node is to be woken, when the buffer holds `enough` or the file's
+    /// end: clears the mark when it says so.
+    fn take_wake_if(&mut self, enough: bool) -> bool {
+        let wake = self.starved && (enough || self.end() == self.known_end());
         if wake {
             self.starved = false;
         }
