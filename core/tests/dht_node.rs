@@ -543,20 +543,27 @@ fn lan_discovery_is_honoured_only_from_lan_sources() {
         .all(|t| t.payload.len() == 33 && t.dst.ip().to_string() == "255.255.255.255"));
 }
 
+/// Bootstraps every node of `net` from node 0 and makes nodes `a` and `b` search for each
+/// other as friends, with an rng seeded with `seed`; `b`'s public key and that rng.
+fn befriend_in_network(net: &mut Net, a: usize, b: usize, seed: u64) -> (PublicKey, ChaCha8Rng) {
+    for i in 1..net.nodes.len() {
+        net.bootstrap(i, 0);
+    }
+    let pa = net.nodes[a].public_key();
+    let pb = net.nodes[b].public_key();
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    assert!(net.nodes[a].add_friend(pb, &mut rng));
+    assert!(net.nodes[b].add_friend(pa, &mut rng));
+    (pb, rng)
+}
+
 /// Two friends in a network find each other's addresses through the DHT, and the friend's
 /// close nodes report its address (the input of hole punching, see the next test).
 #[test]
 fn friends_find_each_other_and_their_close_nodes_report_them() {
     let mut net = Net::new(30, 8, quiet());
-    for i in 1..30 {
-        net.bootstrap(i, 0);
-    }
     let (a, b) = (5, 17);
-    let pa = net.nodes[a].public_key();
-    let pb = net.nodes[b].public_key();
-    let mut rng = ChaCha8Rng::seed_from_u64(80);
-    assert!(net.nodes[a].add_friend(pb, &mut rng));
-    assert!(net.nodes[b].add_friend(pa, &mut rng));
+    let (pb, _) = befriend_in_network(&mut net, a, b, 80);
     net.run_for(Duration::from_secs(40));
     // They reach each other directly here, so no NAT ping is needed.
     let mut found = false;
@@ -619,14 +626,7 @@ fn friends_behind_a_nat_exchange_routed_nat_pings_and_punch() {
     let mut net = Net::new(30, 9, quiet());
     let (a, b) = (4, 21);
     net.blocked.push((a, b));
-    for i in 1..30 {
-        net.bootstrap(i, 0);
-    }
-    let pa = net.nodes[a].public_key();
-    let pb = net.nodes[b].public_key();
-    let mut rng = ChaCha8Rng::seed_from_u64(90);
-    assert!(net.nodes[a].add_friend(pb, &mut rng));
-    assert!(net.nodes[b].add_friend(pa, &mut rng));
+    let (pb, _) = befriend_in_network(&mut net, a, b, 90);
     net.run_for(Duration::from_secs(60));
     let (sa, sb) = (net.nodes[a].stats(), net.nodes[b].stats());
     assert!(sa.nat_pings_received >= 2, "A got NAT pings: {sa:?}");
@@ -667,15 +667,8 @@ fn lan_addresses_go_only_to_lan_requesters() {
 #[test]
 fn a_friend_reached_directly_is_not_searched_for_until_it_is_not() {
     let mut net = Net::new(30, 9, quiet());
-    for i in 1..30 {
-        net.bootstrap(i, 0);
-    }
     let (a, b) = (4, 21);
-    let pa = net.nodes[a].public_key();
-    let pb = net.nodes[b].public_key();
-    let mut rng = ChaCha8Rng::seed_from_u64(90);
-    assert!(net.nodes[a].add_friend(pb, &mut rng));
-    assert!(net.nodes[b].add_friend(pa, &mut rng));
+    let (pb, mut rng) = befriend_in_network(&mut net, a, b, 90);
     net.run_for(Duration::from_secs(40));
     while net.nodes[a].poll_event().is_some() {}
     let paused_at = net.now;
